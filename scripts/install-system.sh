@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs the distribution packages stackbench drives: web servers, PHP, data stores,
+# the reference load generators (wrk, ab) and the C++ libraries for cpp-beast.
+# Idempotent: packages already present are left alone, apt is only called when something is missing.
+set -euo pipefail
+
+PACKAGES=(
+  nginx
+  php-cli php-fpm php-mysql php-redis php-memcached php-opcache
+  apache2 libapache2-mod-php
+  mariadb-server mariadb-client redis-server memcached
+  wrk apache2-utils
+  libboost-dev
+  procps util-linux iproute2 psmisc
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "system packages: all present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "error: installing ${missing[*]} needs root or sudo" >&2; exit 1; }
+  SUDO="sudo"
+fi
+
+# stackbench starts its own private instances of nginx, Apache, MariaDB, Redis and memcached
+# on loopback; the distribution's system-wide services would only compete for CPU, so do not
+# let the package scripts start them (a policy-rc.d that already exists is respected).
+policy=/usr/sbin/policy-rc.d
+created_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+  $SUDO chmod +x "$policy"
+  created_policy=1
+fi
+cleanup() { if [ "$created_policy" = 1 ]; then $SUDO rm -f "$policy"; fi; }
+trap cleanup EXIT
+
+echo "system packages: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+if ! $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"; then
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
