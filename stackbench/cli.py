@@ -1,0 +1,114 @@
+"""The command line: parses arguments and calls the pipeline stages, nothing more."""
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from stackbench import __version__
+from stackbench.errors import StackbenchError
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _csv(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    return items or None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="stackbench")
+def cli() -> None:
+    """Benchmark web stacks on your own hardware, honestly."""
+
+
+@cli.command()
+def stacks() -> None:
+    """List every stack, available or not (with the reason and how to install)."""
+    from stackbench.views import print_stacks
+
+    print_stacks(console)
+
+
+@cli.command()
+def workloads() -> None:
+    """The workload catalog: endpoint, work done, services needed."""
+    from stackbench.views import print_workloads
+
+    print_workloads(console)
+
+
+@cli.command()
+@click.argument("stack")
+@click.option("--workloads", "workload_list", help="Comma-separated workloads (default: all).")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Override a stack parameter (repeatable).")
+def verify(stack: str, workload_list: str | None, params: tuple[str, ...]) -> None:
+    """Start STACK, run every workload's verifier against it, stop it."""
+    from stackbench.views import run_verify
+
+    ok = run_verify(console, stack, _csv(workload_list), params)
+    sys.exit(0 if ok else 1)
+
+
+@cli.command()
+@click.argument("suite", type=click.Path(path_type=Path), required=False)
+@click.option("--stacks", "stack_list", help="Only these stacks (comma-separated).")
+@click.option("--workloads", "workload_list", help="Only these workloads (comma-separated).")
+@click.option("--dry-run", is_flag=True, help="Print the plan and exit.")
+@click.option("--out", type=click.Path(path_type=Path), help="Results directory.")
+def run(suite: Path | None, stack_list: str | None, workload_list: str | None, dry_run: bool,
+        out: Path | None) -> None:
+    """Run SUITE (default: suites/quick.toml): every stack x workload x load level."""
+    from stackbench.runcmd import run_command
+
+    sys.exit(run_command(console, suite, _csv(stack_list), _csv(workload_list), dry_run, out))
+
+
+@cli.command()
+@click.argument("run_id", required=False)
+@click.option("--out", type=click.Path(path_type=Path), help="Results directory.")
+def results(run_id: str | None, out: Path | None) -> None:
+    """List stored runs, or show one run's summary."""
+    from stackbench.views import print_results
+
+    print_results(console, run_id, out)
+
+
+@cli.command()
+@click.argument("run_id")
+@click.option("--out", type=click.Path(path_type=Path), help="Results directory.")
+def report(run_id: str, out: Path | None) -> None:
+    """(Re)write the report files of a stored run."""
+    from stackbench.views import write_report_files
+
+    write_report_files(console, run_id, out)
+
+
+@cli.command()
+def doctor() -> None:
+    """Check this machine for benchmarking and print concrete advice."""
+    from stackbench.doctor import run_doctor
+
+    run_doctor(console)
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        err_console.print("interrupted")
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
+    except StackbenchError as exc:
+        err_console.print(f"error: {exc}", style="red", markup=False, highlight=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err_console.print("interrupted; everything started was stopped")
+        sys.exit(130)

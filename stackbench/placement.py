@@ -1,0 +1,78 @@
+"""CPU placement: which cores the server, its services and the loader may use.
+
+On a 2-core machine the default puts the server (and its services) on one core and the
+loader on the other, so the loader never steals the server's CPU. With one core both share
+it, and the report says so.
+"""
+
+import os
+from dataclasses import dataclass
+
+from stackbench.errors import InputError
+
+
+@dataclass(frozen=True)
+class Placement:
+    server: frozenset[int]
+    loader: frozenset[int]
+    services: frozenset[int]
+
+    @property
+    def shared(self) -> bool:
+        return bool(self.server & self.loader)
+
+
+def allowed_cpus() -> frozenset[int]:
+    return frozenset(os.sched_getaffinity(0))
+
+
+def parse_cpu_list(text: str, where: str) -> frozenset[int]:
+    """'0', '0,2', '0-3', '0-1,4'."""
+    cpus: set[int] = set()
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part:
+                lo, hi = part.split("-", 1)
+                cpus.update(range(int(lo), int(hi) + 1))
+            elif part:
+                cpus.add(int(part))
+    except ValueError as exc:
+        raise InputError(f"{where}: '{text}' is not a CPU list like '0', '0,2' or '0-3'") from exc
+    if not cpus:
+        raise InputError(f"{where}: empty CPU list")
+    return frozenset(cpus)
+
+
+def format_cpus(cpus: frozenset[int]) -> str:
+    return ",".join(str(c) for c in sorted(cpus))
+
+
+def default_placement(cpus: frozenset[int] | None = None) -> Placement:
+    cpus = cpus or allowed_cpus()
+    ordered = sorted(cpus)
+    if len(ordered) == 1:
+        one = frozenset(ordered)
+        return Placement(one, one, one)
+    half = max(1, len(ordered) // 2)
+    server = frozenset(ordered[:half])
+    loader = frozenset(ordered[half:])
+    return Placement(server, loader, server)
+
+
+def make_placement(server: str | None, loader: str | None, services: str | None,
+                   where: str) -> Placement:
+    default = default_placement()
+    allowed = allowed_cpus()
+    chosen = Placement(
+        parse_cpu_list(server, f"{where} server_cpus") if server else default.server,
+        parse_cpu_list(loader, f"{where} loader_cpus") if loader else default.loader,
+        parse_cpu_list(services, f"{where} services_cpus") if services else
+        (parse_cpu_list(server, f"{where} server_cpus") if server else default.services),
+    )
+    for name, group in (("server", chosen.server), ("loader", chosen.loader),
+                        ("services", chosen.services)):
+        if not group <= allowed:
+            raise InputError(f"{where} {name}_cpus: CPUs {format_cpus(group - allowed)} are not "
+                             f"available here (allowed: {format_cpus(allowed)})")
+    return chosen

@@ -1,0 +1,106 @@
+"""Start and stop process trees: each in its own session, pinned to a CPU set, always reaped.
+
+Stopping sends SIGTERM to the process group, waits, then SIGKILLs the group and every
+descendant still alive (a server that re-parents or changes its process group must not
+survive the run).
+"""
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import psutil
+
+
+def spawn(command: Sequence[str], cwd: Path, env: Mapping[str, str], log_path: Path,
+          cpus: frozenset[int] | None = None) -> subprocess.Popen[bytes]:
+    """Start `command` in a new session with stdout+stderr appended to log_path."""
+
+    def in_child() -> None:
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            list(command), cwd=cwd, env=dict(env), stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=in_child,
+        )
+
+
+def tree(pid: int) -> list[psutil.Process]:
+    """The process and all its descendants that are still alive."""
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def stop(proc: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
+    """SIGTERM the group, wait up to grace_s, then SIGKILL everything left. Idempotent."""
+    members = tree(proc.pid)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    for p in members:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.terminate()
+    _, alive = psutil.wait_procs(members, timeout=grace_s)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    for p in alive + tree(proc.pid):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.kill()
+    psutil.wait_procs(alive, timeout=5)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def port_in_use(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def wait_for_unix_socket(path: Path, deadline: float) -> bool:
+    while time.monotonic() < deadline:
+        if path.exists():
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                try:
+                    s.connect(str(path))
+                    return True
+                except OSError:
+                    pass
+        time.sleep(0.05)
+    return False
+
+
+def wait_for_tcp(host: str, port: int, deadline: float) -> bool:
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def tail(path: Path, lines: int = 20) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:]) or "(log is empty)"

@@ -1,0 +1,219 @@
+"""Shared types and process handling for the backing services.
+
+Each service runs as a real server in its own session (process group), with its output
+in a log file inside the service's run directory, so stopping it never touches another
+process and nothing of it survives its owner.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import enum
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+HOST = "127.0.0.1"
+LOG_TAIL_LINES = 30
+# sun_path is 108 bytes on Linux; keep a margin for the terminating NUL and safety.
+MAX_UNIX_SOCKET_PATH = 100
+
+
+class ServiceKind(enum.Enum):
+    MARIADB = "mariadb"
+    REDIS = "redis"
+    MEMCACHED = "memcached"
+
+
+class ServiceError(Exception):
+    """A service could not be started, reached or stopped; the message says why."""
+
+
+@dataclass(frozen=True)
+class ServiceEndpoint:
+    kind: ServiceKind
+    host: str
+    port: int
+    socket: Path | None
+    env: Mapping[str, str]
+
+
+def find_command(name: str, kind: ServiceKind) -> str:
+    """Absolute path of a server binary, looking in sbin too (mariadbd lives in /usr/sbin)."""
+    search = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin"])
+    found = shutil.which(name, path=search)
+    if found is None:
+        raise ServiceError(
+            f"{kind.value}: command {name!r} not found on PATH, /usr/sbin or /usr/local/sbin "
+            f"(install it: apt-get install {_APT_HINT[kind]})"
+        )
+    return found
+
+
+_APT_HINT = {
+    ServiceKind.MARIADB: "mariadb-server",
+    ServiceKind.REDIS: "redis-server",
+    ServiceKind.MEMCACHED: "memcached",
+}
+
+
+def running_as_root() -> bool:
+    return os.geteuid() == 0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def ensure_port_free(kind: ServiceKind, port: int) -> None:
+    """Fail early and clearly instead of letting the server die with a bind error."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # No SO_REUSEADDR: we want to see a port held by anyone, listening or not.
+        try:
+            sock.bind((HOST, port))
+        except OSError as err:
+            raise ServiceError(
+                f"{kind.value}: port {port} on {HOST} is already in use ({err.strerror}); "
+                "choose another port or stop whatever holds it"
+            ) from err
+
+
+def short_socket_path(preferred: Path, temp_dirs: list[Path]) -> Path:
+    """The socket path in the run dir, or in a short private temp dir if that is too long."""
+    if len(os.fsencode(preferred)) <= MAX_UNIX_SOCKET_PATH:
+        return preferred
+    short_dir = Path(tempfile.mkdtemp(prefix="sb-sock-"))
+    temp_dirs.append(short_dir)
+    return short_dir / preferred.name
+
+
+def log_tail(log_path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        text = log_path.read_text(errors="replace")
+    except OSError as err:
+        return f"(log {log_path} unreadable: {err.strerror})"
+    tail = text.splitlines()[-lines:]
+    return "\n".join(tail) if tail else "(log is empty)"
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _child_setup(cpus: frozenset[int] | None) -> Callable[[], None]:
+    """Runs in the forked child before exec: CPU affinity, and die with the parent."""
+
+    def setup() -> None:
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+        # If stackbench itself is killed (even with SIGKILL) the kernel sends SIGTERM to
+        # the server, so no orphan survives. Caveat: the signal fires when the *thread*
+        # that started the service exits, so start services from a long-lived thread.
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+
+    return setup
+
+
+def spawn(
+    command: Sequence[str], log_path: Path, cwd: Path, cpus: frozenset[int] | None
+) -> subprocess.Popen[bytes]:
+    """Start a server in a new session with stdout/stderr appended to its log."""
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            list(command),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_child_setup(cpus),
+        )
+
+
+def stop_process_group(proc: subprocess.Popen[bytes], grace_s: float) -> None:
+    """SIGTERM the server's process group, wait up to grace_s, then SIGKILL it."""
+    pgid = proc.pid  # start_new_session makes the server its group leader
+    _signal_group(pgid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        _signal_group(pgid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    # Helpers the server may have forked share its group; make sure none outlive it.
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+BindFailureCheck = Callable[[str], bool]
+
+
+def wait_until_ready(
+    kind: ServiceKind,
+    proc: subprocess.Popen[bytes],
+    command: Sequence[str],
+    log_path: Path,
+    probe: Callable[[], str],
+    bind_failed: BindFailureCheck,
+    port: int,
+    timeout_s: float,
+) -> str:
+    """Poll probe() until it answers (returns the server version) or the server dies.
+
+    Raises ServiceError naming the service, the command and the log tail.
+    """
+    deadline = time.monotonic() + timeout_s
+    last_error = "no attempt yet"
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise start_failure(kind, command, log_path, _exit_reason(proc, log_path, port,
+                                                                       bind_failed))
+        if bind_failed(_read_log(log_path)):
+            raise start_failure(kind, command, log_path, f"port {port} already in use")
+        try:
+            return probe()
+        except (OSError, ServiceError) as err:
+            last_error = str(err)
+        time.sleep(0.1)
+    raise start_failure(
+        kind, command, log_path, f"not ready after {timeout_s:g}s (last probe: {last_error})"
+    )
+
+
+def _exit_reason(
+    proc: subprocess.Popen[bytes], log_path: Path, port: int, bind_failed: BindFailureCheck
+) -> str:
+    if bind_failed(_read_log(log_path)):
+        return f"exited with status {proc.returncode}: port {port} already in use"
+    return f"exited with status {proc.returncode} before becoming ready"
+
+
+def _read_log(log_path: Path) -> str:
+    try:
+        return log_path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def start_failure(
+    kind: ServiceKind, command: Sequence[str], log_path: Path, reason: str
+) -> ServiceError:
+    return ServiceError(
+        f"{kind.value} failed to start: {reason}\n"
+        f"command: {subprocess.list2cmdline(list(command))}\n"
+        f"log {log_path} (last lines):\n{log_tail(log_path)}"
+    )

@@ -1,0 +1,60 @@
+"""memcached: a private instance on loopback TCP.
+
+TCP only: memcached's -s (unix socket) switches TCP off entirely, and every stack's
+memcached client speaks TCP, so the socket would serve nobody.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stackbench.services.base import (
+    HOST,
+    ServiceEndpoint,
+    ServiceKind,
+    find_command,
+    running_as_root,
+    spawn,
+    wait_until_ready,
+)
+from stackbench.services.resp import memcached_set, memcached_version
+from stackbench.services.running import RunningService
+from stackbench.services.seed import CACHE_KEY, CACHE_VALUE
+
+STOP_GRACE_S = 10.0
+MEMORY_MB = 64
+MAX_CONNECTIONS = 4096
+
+
+def start_memcached(
+    run_dir: Path, port: int, cpus: frozenset[int] | None, start_timeout_s: float
+) -> RunningService:
+    log_path = run_dir / "memcached.log"
+    command = [
+        find_command("memcached", ServiceKind.MEMCACHED),
+        "-l", HOST,
+        "-p", str(port),
+        "-U", "0",  # no UDP: it would listen on a second, unmanaged port
+        "-m", str(MEMORY_MB),
+        "-c", str(MAX_CONNECTIONS),
+    ]
+    if running_as_root():
+        command += ["-u", "root"]  # memcached refuses to run as root without it
+    process = spawn(command, log_path, run_dir, cpus)
+    endpoint = _endpoint(port)
+    try:
+        version = wait_until_ready(
+            ServiceKind.MEMCACHED, process, command, log_path,
+            lambda: memcached_version(HOST, port),
+            lambda log: "Address already in use" in log, port, start_timeout_s,
+        )
+        memcached_set(HOST, port, CACHE_KEY, CACHE_VALUE)
+    except BaseException:
+        RunningService(endpoint, process, log_path, "", STOP_GRACE_S).stop()
+        raise
+    return RunningService(endpoint, process, log_path, version, STOP_GRACE_S)
+
+
+def _endpoint(port: int) -> ServiceEndpoint:
+    env = {"MEMCACHED_HOST": HOST, "MEMCACHED_PORT": str(port)}
+    return ServiceEndpoint(ServiceKind.MEMCACHED, HOST, port, None, env)

@@ -1,0 +1,83 @@
+"""Terminal views for the informational commands (stacks, workloads, verify, results)."""
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from stackbench.errors import InputError
+from stackbench.inventory import load_inventory, unavailable_reason
+from stackbench.placement import default_placement
+from stackbench.workloads import CATALOG
+
+
+def print_stacks(console: Console) -> None:
+    table = Table(title="stacks")
+    for col in ("stack", "status", "language", "I/O model", "description / reason"):
+        table.add_column(col)
+    for name, entry in load_inventory().items():
+        m = entry.manifest
+        if entry.status.available:
+            table.add_row(name, "[green]available[/]", m.language, m.io_model.value,
+                          m.description)
+        else:
+            table.add_row(name, "[red]unavailable[/]", m.language, m.io_model.value,
+                          unavailable_reason(entry))
+    console.print(table)
+
+
+def print_workloads(console: Console) -> None:
+    table = Table(title="workloads")
+    for col in ("workload", "group", "request", "work", "services"):
+        table.add_column(col)
+    for w in CATALOG.values():
+        table.add_row(w.name, w.group.value, w.path(w.default), w.description,
+                      ", ".join(w.services) or "-")
+    console.print(table)
+
+
+def _parse_params(params: tuple[str, ...]) -> dict[str, str]:
+    parsed = {}
+    for item in params:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise InputError(f"--param '{item}': expected NAME=VALUE")
+        parsed[name] = value
+    return parsed
+
+
+def run_verify(console: Console, stack: str, workloads: list[str] | None,
+               params: tuple[str, ...]) -> bool:
+    from stackbench.checkstack import verify_stack
+
+    entry = load_inventory([stack])[stack]
+    outcomes = verify_stack(entry, default_placement(), workloads, _parse_params(params))
+    table = Table(title=f"verification of {stack}")
+    for col in ("workload", "result", "requests", "failures"):
+        table.add_column(col)
+    for o in outcomes:
+        table.add_row(o.workload, "[green]pass[/]" if o.ok else "[red]FAIL[/]", str(o.checked),
+                      "\n".join(o.failures))
+    console.print(table)
+    return all(o.ok for o in outcomes)
+
+
+def print_results(console: Console, run_id: str | None, out: Path | None) -> None:
+    from stackbench.report.terminal import print_run, print_runs
+    from stackbench.runcmd import open_store
+
+    store = open_store(out)
+    if run_id is None:
+        print_runs(console, store)
+    else:
+        print_run(console, store.load_run(store.resolve_run(run_id)))
+
+
+def write_report_files(console: Console, run_id: str, out: Path | None) -> None:
+    from stackbench.report import write_all
+    from stackbench.runcmd import open_store, results_dir
+
+    store = open_store(out)
+    data = store.load_run(store.resolve_run(run_id))
+    target = write_all(data, results_dir(out) / f"run-{data.run.id}")
+    console.print(f"report written to {target / 'report.html'}")
