@@ -4,7 +4,8 @@ import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-STACKS_DIR = REPO_ROOT / "stacks"
+# STACKBENCH_STACKS_DIR points at another stacks folder (tests use a fake stack).
+STACKS_DIR = Path(os.environ.get("STACKBENCH_STACKS_DIR", REPO_ROOT / "stacks"))
 SUITES_DIR = REPO_ROOT / "suites"
 FIXTURES_DIR = REPO_ROOT / "workloads" / "fixtures"
 DEFAULT_SUITE = SUITES_DIR / "quick.toml"

@@ -1,0 +1,88 @@
+//! One client connection slot: its socket, the requests assigned to it and a fixed read buffer.
+//! A slot outlives its sockets: with keep-alive off, or after an error, it connects anew.
+
+use crate::check::BodyCheck;
+use crate::config::Expect;
+use crate::http::ResponseParser;
+use mio::net::TcpStream;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Read buffer per connection: holds at least one response head; bodies stream through it.
+pub const READ_BUFFER: usize = 16 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// No socket; the next assigned request opens one.
+    Idle,
+    Connecting { since: Instant },
+    Open,
+}
+
+pub struct Conn {
+    pub stream: Option<TcpStream>,
+    pub phase: Phase,
+    /// Bumped whenever the socket changes, so events for a closed socket are ignored.
+    pub generation: u32,
+    /// Start time (closed loop) or intended send time (open loop) of each assigned request, oldest first.
+    pub inflight: VecDeque<Instant>,
+    /// Bytes of assigned requests not yet written.
+    pub write_pending: usize,
+    /// When the oldest request times out.
+    pub deadline: Option<Instant>,
+    /// Open loop: listed among connections that can take a request.
+    pub listed_idle: bool,
+    pub buf: Box<[u8]>,
+    pub start: usize,
+    pub end: usize,
+    pub parser: ResponseParser,
+    pub check: BodyCheck,
+}
+
+impl Conn {
+    pub fn new(pipeline: usize, expect: Arc<Expect>) -> Conn {
+        Conn {
+            stream: None,
+            phase: Phase::Idle,
+            generation: 0,
+            inflight: VecDeque::with_capacity(pipeline),
+            write_pending: 0,
+            deadline: None,
+            listed_idle: false,
+            buf: vec![0u8; READ_BUFFER].into_boxed_slice(),
+            start: 0,
+            end: 0,
+            parser: ResponseParser::default(),
+            check: BodyCheck::new(expect),
+        }
+    }
+
+    pub fn has_capacity(&self, pipeline: usize) -> bool {
+        self.inflight.len() < pipeline
+    }
+
+    /// Some bytes of a response are buffered or parsed but the response is not complete.
+    pub fn response_started(&self) -> bool {
+        self.start < self.end || self.parser.in_body()
+    }
+
+    /// Moves unparsed bytes to the front so the buffer can take more.
+    pub fn compact(&mut self) {
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+    }
+
+    /// Drops the socket; assigned requests stay (the caller decides their fate) and will be
+    /// written again in full on the next socket.
+    pub fn drop_socket(&mut self, request_len: usize) {
+        self.stream = None;
+        self.phase = Phase::Idle;
+        self.generation = self.generation.wrapping_add(1);
+        self.start = 0;
+        self.end = 0;
+        self.parser.reset();
+        self.write_pending = self.inflight.len() * request_len;
+    }
+}

@@ -1,0 +1,333 @@
+//! Per-thread recording: HdrHistograms plus counters plus a per-second series. Nothing is kept
+//! per request; each thread's recorder is merged once at the end.
+//!
+//! A request belongs to the recorded phase when its start (closed loop) or intended send time
+//! (open loop) is at or after `record_start`, so warm-up requests are never counted, even when
+//! they complete later.
+
+use crate::errors::{ErrorClass, ErrorCounts};
+use hdrhistogram::Histogram;
+use std::time::{Duration, Instant};
+
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+
+pub fn new_histogram(highest_us: u64) -> Histogram<u64> {
+    Histogram::new_with_bounds(1, highest_us.max(2), SIGNIFICANT_DIGITS)
+        .expect("histogram bounds 1..highest with 3 digits are valid")
+}
+
+fn micros(d: Duration) -> u64 {
+    (d.as_micros() as u64).max(1)
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Request attempts started.
+    pub sent: u64,
+    /// Responses fully received, any status.
+    pub completed: u64,
+    /// Completed responses that passed the status and body checks.
+    pub ok: u64,
+    pub bytes_read: u64,
+    /// Open loop: slots whose intended time fell in the recorded phase.
+    pub scheduled: u64,
+    /// Open loop: requests that found no free connection at their intended time.
+    pub waited: u64,
+    /// Successful TCP connects.
+    pub connects: u64,
+    /// Most connections open at once (summed over threads).
+    pub peak_open: u64,
+}
+
+impl Counts {
+    fn merge(&mut self, other: &Counts) {
+        self.sent += other.sent;
+        self.completed += other.completed;
+        self.ok += other.ok;
+        self.bytes_read += other.bytes_read;
+        self.scheduled += other.scheduled;
+        self.waited += other.waited;
+        self.connects += other.connects;
+        self.peak_open += other.peak_open;
+    }
+}
+
+/// One second of one thread: counts plus the latency histogram as sparse (value, count) pairs.
+#[derive(Clone, Debug)]
+struct SecondSample {
+    index: u64,
+    completed: u64,
+    errors: u64,
+    values: Vec<(u64, u64)>,
+}
+
+/// One point of the merged per-second time series (`t_s` counts from 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeriesPoint {
+    pub t_s: u64,
+    pub completed: u64,
+    pub errors: u64,
+    pub p50_us: u64,
+    pub p99_us: u64,
+}
+
+struct Series {
+    index: u64,
+    hist: Histogram<u64>,
+    completed: u64,
+    errors: u64,
+    done: Vec<SecondSample>,
+}
+
+impl Series {
+    fn new(highest_us: u64) -> Self {
+        Self {
+            index: 0,
+            hist: new_histogram(highest_us),
+            completed: 0,
+            errors: 0,
+            done: Vec::new(),
+        }
+    }
+
+    /// Moves to second `index`, closing the current one. Allocates once per second, not per request.
+    fn at(&mut self, index: u64) {
+        if index > self.index {
+            self.flush();
+            self.index = index;
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.completed == 0 && self.errors == 0 {
+            return;
+        }
+        let values = self
+            .hist
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect();
+        self.done.push(SecondSample {
+            index: self.index,
+            completed: self.completed,
+            errors: self.errors,
+            values,
+        });
+        self.hist.reset();
+        self.completed = 0;
+        self.errors = 0;
+    }
+}
+
+pub struct Recorder {
+    record_start: Instant,
+    pub latency: Histogram<u64>,
+    pub connect: Histogram<u64>,
+    pub wait: Histogram<u64>,
+    pub counts: Counts,
+    pub errors: ErrorCounts,
+    open_now: u64,
+    series: Series,
+}
+
+impl Recorder {
+    pub fn new(record_start: Instant, highest_us: u64) -> Self {
+        Self {
+            record_start,
+            latency: new_histogram(highest_us),
+            connect: new_histogram(highest_us),
+            wait: new_histogram(highest_us),
+            counts: Counts::default(),
+            errors: ErrorCounts::default(),
+            open_now: 0,
+            series: Series::new(highest_us),
+        }
+    }
+
+    pub fn is_recorded(&self, start: Instant) -> bool {
+        start >= self.record_start
+    }
+
+    fn second_of(&self, now: Instant) -> u64 {
+        now.saturating_duration_since(self.record_start).as_secs()
+    }
+
+    pub fn sent(&mut self, start: Instant) {
+        if self.is_recorded(start) {
+            self.counts.sent += 1;
+        }
+    }
+
+    /// A full response arrived for a request started (or intended) at `start`.
+    /// `failure` is `Some(Status | BodyMismatch)` when it did not pass the checks.
+    pub fn completed(&mut self, start: Instant, now: Instant, failure: Option<ErrorClass>) {
+        if !self.is_recorded(start) {
+            return;
+        }
+        let latency = micros(now.saturating_duration_since(start));
+        self.latency.saturating_record(latency);
+        self.counts.completed += 1;
+        let second = self.second_of(now);
+        self.series.at(second);
+        self.series.completed += 1;
+        self.series.hist.saturating_record(latency);
+        match failure {
+            None => self.counts.ok += 1,
+            Some(class) => {
+                self.errors.add(class, 1);
+                self.series.errors += 1;
+            }
+        }
+    }
+
+    /// A request attempt failed without a complete response.
+    pub fn failed(&mut self, start: Instant, now: Instant, class: ErrorClass) {
+        if !self.is_recorded(start) {
+            return;
+        }
+        self.errors.add(class, 1);
+        let second = self.second_of(now);
+        self.series.at(second);
+        self.series.errors += 1;
+    }
+
+    pub fn connected(&mut self, connect_start: Instant, now: Instant) {
+        self.open_now += 1;
+        self.counts.peak_open = self.counts.peak_open.max(self.open_now);
+        if self.is_recorded(connect_start) {
+            self.counts.connects += 1;
+            self.connect
+                .saturating_record(micros(now.saturating_duration_since(connect_start)));
+        }
+    }
+
+    pub fn closed(&mut self) {
+        self.open_now = self.open_now.saturating_sub(1);
+    }
+
+    pub fn scheduled(&mut self, intended: Instant) {
+        if self.is_recorded(intended) {
+            self.counts.scheduled += 1;
+        }
+    }
+
+    /// Open loop: a request waited for a free connection from `intended` until `dispatched`.
+    pub fn waited(&mut self, intended: Instant, dispatched: Instant) {
+        if self.is_recorded(intended) {
+            self.counts.waited += 1;
+            self.wait
+                .saturating_record(micros(dispatched.saturating_duration_since(intended)));
+        }
+    }
+
+    pub fn bytes_read(&mut self, n: usize, now: Instant) {
+        if self.is_recorded(now) {
+            self.counts.bytes_read += n as u64;
+        }
+    }
+
+    pub fn finish(mut self) -> Recorded {
+        self.series.flush();
+        Recorded {
+            latency: self.latency,
+            connect: self.connect,
+            wait: self.wait,
+            counts: self.counts,
+            errors: self.errors,
+            seconds: self.series.done,
+        }
+    }
+}
+
+/// A thread's finished recording, or the merge of all threads'.
+pub struct Recorded {
+    pub latency: Histogram<u64>,
+    pub connect: Histogram<u64>,
+    pub wait: Histogram<u64>,
+    pub counts: Counts,
+    pub errors: ErrorCounts,
+    seconds: Vec<SecondSample>,
+}
+
+impl Recorded {
+    /// Merges per-thread recordings (histograms have the same bounds, so `add` cannot fail).
+    pub fn merge(parts: Vec<Recorded>, highest_us: u64) -> Recorded {
+        let mut total = Recorder::new(Instant::now(), highest_us).finish();
+        for part in parts {
+            total.latency.add(&part.latency).expect("same histogram bounds");
+            total.connect.add(&part.connect).expect("same histogram bounds");
+            total.wait.add(&part.wait).expect("same histogram bounds");
+            total.counts.merge(&part.counts);
+            total.errors.merge(&part.errors);
+            total.seconds.extend(part.seconds);
+        }
+        total
+    }
+
+    /// The per-second series from second 1 to the last second with any event, gaps filled with zeros.
+    pub fn series(&self, highest_us: u64) -> Vec<SeriesPoint> {
+        let last = self.seconds.iter().map(|s| s.index).max();
+        let Some(last) = last else { return Vec::new() };
+        let mut hist = new_histogram(highest_us);
+        (0..=last)
+            .map(|index| {
+                hist.reset();
+                let (mut completed, mut errors) = (0, 0);
+                for sample in self.seconds.iter().filter(|s| s.index == index) {
+                    completed += sample.completed;
+                    errors += sample.errors;
+                    for &(value, count) in &sample.values {
+                        hist.saturating_record_n(value, count);
+                    }
+                }
+                let quantile = |q| if hist.is_empty() { 0 } else { hist.value_at_quantile(q) };
+                SeriesPoint {
+                    t_s: index + 1,
+                    completed,
+                    errors,
+                    p50_us: quantile(0.5),
+                    p99_us: quantile(0.99),
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warmup_requests_are_not_recorded() {
+        let t0 = Instant::now();
+        let start = t0 + Duration::from_secs(1);
+        let mut r = Recorder::new(start, 1_000_000);
+        r.completed(t0, start + Duration::from_millis(5), None);
+        r.failed(t0, start, ErrorClass::Timeout);
+        assert_eq!(r.counts.completed, 0);
+        assert_eq!(r.errors.total(), 0);
+        r.completed(start, start + Duration::from_millis(5), Some(ErrorClass::Status));
+        assert_eq!((r.counts.completed, r.counts.ok), (1, 0));
+        assert_eq!(r.errors.get(ErrorClass::Status), 1);
+    }
+
+    #[test]
+    fn series_merges_threads_per_second() {
+        let start = Instant::now();
+        let ms = Duration::from_millis;
+        let mut a = Recorder::new(start, 1_000_000);
+        let mut b = Recorder::new(start, 1_000_000);
+        a.completed(start, start + ms(10), None);
+        b.completed(start, start + ms(30), None);
+        a.completed(start + ms(2000), start + ms(2100), None);
+        b.failed(start + ms(2000), start + ms(2500), ErrorClass::Read);
+        let merged = Recorded::merge(vec![a.finish(), b.finish()], 1_000_000);
+        let series = merged.series(1_000_000);
+        assert_eq!(series.len(), 3);
+        assert_eq!((series[0].t_s, series[0].completed, series[0].errors), (1, 2, 0));
+        assert_eq!(series[0].p99_us, merged.latency.highest_equivalent(30_000));
+        assert_eq!((series[1].completed, series[1].p50_us), (0, 0));
+        assert_eq!((series[2].completed, series[2].errors), (1, 1));
+        assert_eq!(merged.latency.len(), 3);
+    }
+}

@@ -1,0 +1,566 @@
+//! One thread's event loop: a mio poll over its share of the connections, a timerfd for
+//! schedule/timeouts, and the per-connection state machine
+//! (idle → connecting → open → reading responses → reuse, reconnect or fail).
+
+use crate::config::{Config, KeepAlive};
+use crate::conn::{Conn, Phase};
+use crate::errors::{classify_connect, classify_read, classify_write, ErrorClass};
+use crate::http::Step;
+use crate::recorder::{Recorded, Recorder};
+use crate::request::RenderedRequest;
+use crate::schedule::Schedule;
+use crate::sys::Timer;
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+use std::io::{self, ErrorKind, Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const TIMER: Token = Token(usize::MAX);
+const EVENTS: usize = 1024;
+
+fn token(index: usize, generation: u32) -> Token {
+    Token(((generation as usize) << 32) | index)
+}
+
+fn untoken(token: Token) -> (usize, u32) {
+    (token.0 & 0xffff_ffff, (token.0 >> 32) as u32)
+}
+
+/// Requests left for `-n`, shared by all threads.
+pub struct Budget(AtomicU64);
+
+impl Budget {
+    pub fn new(requests: u64) -> Budget {
+        Budget(AtomicU64::new(requests))
+    }
+
+    /// Takes up to `wanted` requests; returns how many were granted.
+    fn take(&self, wanted: u64) -> u64 {
+        let mut granted = 0;
+        let _ = self.0.fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
+            granted = left.min(wanted);
+            Some(left - granted)
+        });
+        granted
+    }
+}
+
+/// What one thread does.
+pub struct Plan {
+    pub connections: usize,
+    pub record_start: Instant,
+    /// Closed loop: stop time (with -d). Open loop: end of the schedule.
+    pub end: Option<Instant>,
+    pub budget: Option<Arc<Budget>>,
+    pub schedule: Option<Schedule>,
+}
+
+pub struct ThreadResult {
+    pub recorded: Recorded,
+    /// Open loop: (slots in the recorded phase, of which never dispatched).
+    pub slots: (u64, u64),
+}
+
+enum Loop {
+    Closed {
+        budget: Option<Arc<Budget>>,
+        exhausted: bool,
+    },
+    Open {
+        schedule: Schedule,
+        /// Connections that may take a request (lazily pruned), most recently freed last.
+        idle: Vec<usize>,
+        /// A due request found no free connection: wake on completions, not on slot times.
+        starved: bool,
+    },
+}
+
+pub struct Worker {
+    cfg: Arc<Config>,
+    req: Arc<RenderedRequest>,
+    poll: Poll,
+    timer: Timer,
+    conns: Vec<Conn>,
+    rec: Recorder,
+    mode: Loop,
+    /// Connections that failed and need a refill (closed loop) or to be offered again (open loop).
+    deferred: Vec<usize>,
+    inflight_total: usize,
+    record_start: Instant,
+    end: Option<Instant>,
+    next_scan: Instant,
+    scan_every: Duration,
+    responses: u64,
+}
+
+impl Worker {
+    pub fn new(cfg: Arc<Config>, req: Arc<RenderedRequest>, plan: Plan) -> io::Result<Worker> {
+        let expect = Arc::new(cfg.expect.clone());
+        let mut conns: Vec<Conn> = (0..plan.connections)
+            .map(|_| Conn::new(cfg.pipeline, expect.clone()))
+            .collect();
+        conns.iter_mut().for_each(|c| c.check.begin(true));
+        let (mode, deferred) = match plan.schedule {
+            Some(schedule) => {
+                conns.iter_mut().for_each(|c| c.listed_idle = true);
+                let idle = (0..plan.connections).rev().collect();
+                (Loop::Open { schedule, idle, starved: false }, Vec::new())
+            }
+            None => {
+                let closed = Loop::Closed { budget: plan.budget, exhausted: false };
+                (closed, (0..plan.connections).collect())
+            }
+        };
+        let scan_every = (cfg.timeout / 8).clamp(Duration::from_millis(1), Duration::from_millis(10));
+        let now = Instant::now();
+        Ok(Worker {
+            rec: Recorder::new(plan.record_start, cfg.histogram_highest_us()),
+            poll: Poll::new()?,
+            timer: Timer::new()?,
+            conns,
+            mode,
+            deferred,
+            inflight_total: 0,
+            record_start: plan.record_start,
+            end: plan.end,
+            next_scan: now + scan_every,
+            scan_every,
+            responses: 0,
+            cfg,
+            req,
+        })
+    }
+
+    pub fn run(mut self) -> io::Result<ThreadResult> {
+        let mut events = Events::with_capacity(EVENTS);
+        self.poll.registry().register(&mut self.timer, TIMER, Interest::READABLE)?;
+        loop {
+            let now = Instant::now();
+            if self.finished(now) {
+                break;
+            }
+            if now >= self.next_scan {
+                self.expire(now);
+                self.next_scan = now + self.scan_every;
+            }
+            self.service_deferred(now);
+            self.dispatch(now);
+            let wake = self.next_wake(now);
+            self.timer.arm(wake, now)?;
+            let timeout = (!self.deferred.is_empty()).then_some(Duration::ZERO);
+            match self.poll.poll(&mut events, timeout) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            let now = Instant::now();
+            for event in events.iter() {
+                if event.token() == TIMER {
+                    self.timer.fired();
+                    continue;
+                }
+                let (index, generation) = untoken(event.token());
+                if self.conns.get(index).is_none_or(|c| c.generation != generation) {
+                    continue; // event for a socket already replaced
+                }
+                let readable = event.is_readable() || event.is_read_closed() || event.is_error();
+                let writable = event.is_writable() || event.is_error();
+                self.on_event(index, readable, writable, now);
+            }
+        }
+        Ok(self.finish())
+    }
+
+    fn finish(mut self) -> ThreadResult {
+        let slots = match &self.mode {
+            Loop::Open { schedule, .. } => schedule.recorded_slots(self.record_start),
+            Loop::Closed { .. } => (0, 0),
+        };
+        self.conns.clear(); // closes every socket
+        ThreadResult { recorded: self.rec.finish(), slots }
+    }
+
+    fn finished(&self, now: Instant) -> bool {
+        match &self.mode {
+            Loop::Closed { exhausted, .. } => {
+                self.end.is_some_and(|end| now >= end)
+                    || (*exhausted && self.inflight_total == 0 && self.deferred.is_empty())
+            }
+            Loop::Open { .. } => {
+                // After the schedule ends, wait (at most one timeout) for answers still in flight,
+                // so a stall at the very end is not hidden.
+                let end = self.end.expect("open loop has a schedule end");
+                (now >= end && self.inflight_total == 0) || now >= end + self.cfg.timeout
+            }
+        }
+    }
+
+    fn next_wake(&self, now: Instant) -> Instant {
+        let mut wake = self.next_scan;
+        let mut consider = |t: Instant| {
+            if t > now && t < wake {
+                wake = t;
+            }
+        };
+        if let Some(end) = self.end {
+            consider(end);
+            if matches!(self.mode, Loop::Open { .. }) {
+                consider(end + self.cfg.timeout);
+            }
+        }
+        if let Loop::Open { schedule, starved: false, .. } = &self.mode {
+            if self.end.is_none_or(|end| now < end) {
+                if let Some(t) = schedule.next_time() {
+                    consider(t);
+                }
+            }
+        }
+        wake
+    }
+
+    fn service_deferred(&mut self, now: Instant) {
+        while let Some(index) = self.deferred.pop() {
+            self.after_free(index, now);
+        }
+    }
+
+    /// A connection can take work again.
+    fn after_free(&mut self, index: usize, now: Instant) {
+        match &mut self.mode {
+            Loop::Closed { .. } => self.refill(index, now),
+            Loop::Open { idle, .. } => {
+                let conn = &mut self.conns[index];
+                if conn.has_capacity(self.cfg.pipeline) && !conn.listed_idle {
+                    conn.listed_idle = true;
+                    idle.push(index);
+                }
+            }
+        }
+    }
+
+    /// Closed loop: keep the connection's pipeline full while the budget lasts.
+    fn refill(&mut self, index: usize, now: Instant) {
+        let wanted = (self.cfg.pipeline - self.conns[index].inflight.len()) as u64;
+        if wanted == 0 {
+            return;
+        }
+        let granted = self.claim(wanted, now);
+        for _ in 0..granted {
+            self.assign(index, now, now);
+        }
+        if self.conns[index].phase == Phase::Open {
+            self.flush(index);
+        }
+    }
+
+    /// Takes requests from the `-n` budget (warm-up requests are free).
+    fn claim(&mut self, wanted: u64, now: Instant) -> u64 {
+        let Loop::Closed { budget, exhausted } = &mut self.mode else {
+            return 0;
+        };
+        match budget {
+            Some(budget) if now >= self.record_start => {
+                let granted = budget.take(wanted);
+                *exhausted |= granted < wanted;
+                granted
+            }
+            _ => wanted,
+        }
+    }
+
+    /// Open loop: sends every due request that finds a free connection.
+    fn dispatch(&mut self, now: Instant) {
+        if self.end.is_some_and(|end| now >= end) {
+            return;
+        }
+        while let Some((index, intended)) = self.next_due(now) {
+            self.assign(index, intended, now);
+            if self.conns[index].phase == Phase::Open {
+                self.flush(index);
+            }
+        }
+    }
+
+    fn next_due(&mut self, now: Instant) -> Option<(usize, Instant)> {
+        let Loop::Open { schedule, idle, starved } = &mut self.mode else {
+            return None;
+        };
+        *starved = false;
+        let (intended, waited) = schedule.due(now)?;
+        while let Some(&index) = idle.last() {
+            if self.conns[index].has_capacity(self.cfg.pipeline) {
+                schedule.advance();
+                if waited {
+                    self.rec.waited(intended, now);
+                }
+                return Some((index, intended));
+            }
+            idle.pop();
+            self.conns[index].listed_idle = false;
+        }
+        schedule.mark_waiting(now);
+        *starved = true;
+        None
+    }
+
+    /// Gives a request (started or intended at `start`) to a connection, connecting if needed.
+    fn assign(&mut self, index: usize, start: Instant, now: Instant) {
+        let conn = &mut self.conns[index];
+        conn.inflight.push_back(start);
+        conn.write_pending += self.req.len();
+        if conn.inflight.len() == 1 {
+            conn.deadline = Some(now + self.cfg.timeout);
+        }
+        self.inflight_total += 1;
+        self.rec.sent(start);
+        if conn.phase == Phase::Idle {
+            self.connect(index, now);
+        }
+    }
+
+    fn connect(&mut self, index: usize, now: Instant) {
+        let conn = &mut self.conns[index];
+        let result = TcpStream::connect(self.cfg.target.addr).and_then(|mut stream| {
+            let interest = Interest::READABLE | Interest::WRITABLE;
+            self.poll
+                .registry()
+                .register(&mut stream, token(index, conn.generation), interest)?;
+            Ok(stream)
+        });
+        match result {
+            Ok(stream) => {
+                conn.stream = Some(stream);
+                conn.phase = Phase::Connecting { since: now };
+            }
+            Err(e) => self.fail(index, classify_connect(&e), now),
+        }
+    }
+
+    fn on_event(&mut self, index: usize, readable: bool, writable: bool, now: Instant) {
+        let mut writable = writable;
+        if let Phase::Connecting { since } = self.conns[index].phase {
+            if !self.finish_connect(index, since, now) {
+                return;
+            }
+            writable = true;
+        }
+        if self.conns[index].phase != Phase::Open {
+            return;
+        }
+        if writable && self.conns[index].write_pending > 0 && !self.flush(index) {
+            return;
+        }
+        if readable {
+            self.read(index, now);
+        }
+    }
+
+    /// Returns true when the connection is now established.
+    fn finish_connect(&mut self, index: usize, since: Instant, now: Instant) -> bool {
+        let conn = &mut self.conns[index];
+        let stream = conn.stream.as_ref().expect("connecting slot has a socket");
+        let status = match stream.take_error() {
+            Ok(Some(e)) | Err(e) => Err(e),
+            Ok(None) => stream.peer_addr().map(|_| ()),
+        };
+        match status {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::NotConnected => return false, // still in progress
+            Err(e) => {
+                self.fail(index, classify_connect(&e), now);
+                return false;
+            }
+        }
+        let _ = stream.set_nodelay(true);
+        conn.phase = Phase::Open;
+        // Closed loop with keep-alive: like wrk, a request's latency starts when it can be
+        // written; the one-off connect is reported separately. Without keep-alive (and in
+        // the open loop) the connect stays part of the latency.
+        if self.cfg.keepalive == KeepAlive::On && matches!(self.mode, Loop::Closed { .. }) {
+            for start in conn.inflight.iter_mut().filter(|s| **s >= self.record_start) {
+                *start = now;
+            }
+        }
+        self.rec.connected(since, now);
+        true
+    }
+
+    /// Writes what is owed; false if the connection failed.
+    fn flush(&mut self, index: usize) -> bool {
+        let conn = &mut self.conns[index];
+        let Some(stream) = conn.stream.as_mut() else { return true };
+        let mut failure = None;
+        while conn.write_pending > 0 {
+            let slice = self.req.pending_slice(conn.write_pending);
+            match stream.write(slice) {
+                Ok(0) => failure = Some(ErrorClass::Write),
+                Ok(n) => {
+                    conn.write_pending -= n;
+                    if n < slice.len() {
+                        break; // socket buffer full: wait for the writable edge
+                    }
+                    continue;
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => failure = Some(classify_write(&e)),
+            }
+            break;
+        }
+        match failure {
+            Some(class) => {
+                self.fail(index, class, Instant::now());
+                false
+            }
+            None => true,
+        }
+    }
+
+    fn read(&mut self, index: usize, now: Instant) {
+        loop {
+            let conn = &mut self.conns[index];
+            if conn.end == conn.buf.len() {
+                if conn.start == 0 {
+                    // A response head larger than the whole buffer.
+                    self.fail(index, ErrorClass::Protocol, now);
+                    return;
+                }
+                conn.compact();
+            }
+            let space = conn.buf.len() - conn.end;
+            let stream = conn.stream.as_mut().expect("open connection has a socket");
+            match stream.read(&mut conn.buf[conn.end..]) {
+                Ok(0) => return self.on_eof(index, now),
+                Ok(n) => {
+                    conn.end += n;
+                    self.rec.bytes_read(n, now);
+                    if !self.process(index, now) {
+                        return;
+                    }
+                    if n < space {
+                        return; // short read: the socket is drained, the next edge will come
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return self.fail(index, classify_read(&e), now),
+            }
+        }
+    }
+
+    /// Parses buffered responses; false if the connection was closed meanwhile.
+    fn process(&mut self, index: usize, now: Instant) -> bool {
+        let head_request = self.cfg.is_head();
+        loop {
+            let conn = &mut self.conns[index];
+            if conn.start == conn.end {
+                conn.start = 0;
+                conn.end = 0;
+                return true;
+            }
+            if conn.inflight.is_empty() {
+                self.fail(index, ErrorClass::Protocol, now); // bytes nobody asked for
+                return false;
+            }
+            let step = conn
+                .parser
+                .advance(&conn.buf[conn.start..conn.end], head_request, &mut conn.check);
+            match step {
+                Err(_) => {
+                    self.fail(index, ErrorClass::Protocol, now);
+                    return false;
+                }
+                Ok(Step::NeedMore { consumed }) => {
+                    conn.start += consumed;
+                    return true;
+                }
+                Ok(Step::Done { consumed }) => {
+                    conn.start += consumed;
+                    if !self.complete(index, now, false) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+
+    fn sampled(&mut self) -> bool {
+        self.responses += 1;
+        self.responses % self.cfg.expect.check_every == 0
+    }
+
+    /// A full response arrived; true if the connection stays open for more.
+    fn complete(&mut self, index: usize, now: Instant, at_eof: bool) -> bool {
+        let sampled = self.sampled();
+        let conn = &mut self.conns[index];
+        let start = conn.inflight.pop_front().expect("a response answers an assigned request");
+        self.inflight_total -= 1;
+        let head = conn.parser.head();
+        let body_ok = conn.check.finish();
+        conn.parser.reset();
+        conn.check.begin(sampled);
+        conn.deadline = (!conn.inflight.is_empty()).then(|| now + self.cfg.timeout);
+        let failure = if !self.cfg.expect.status_ok(head.status) {
+            Some(ErrorClass::Status)
+        } else if !body_ok {
+            Some(ErrorClass::BodyMismatch)
+        } else {
+            None
+        };
+        self.rec.completed(start, now, failure);
+        let reuse = !at_eof && !head.close && self.cfg.keepalive == KeepAlive::On;
+        if !reuse {
+            self.close(index);
+            if !self.conns[index].inflight.is_empty() {
+                // The server closed with pipelined requests unanswered: send them again.
+                self.connect(index, now);
+            }
+        }
+        self.after_free(index, now);
+        reuse && self.conns[index].phase == Phase::Open
+    }
+
+    fn on_eof(&mut self, index: usize, now: Instant) {
+        let conn = &self.conns[index];
+        if !conn.inflight.is_empty() && conn.parser.ends_at_eof() {
+            self.complete(index, now, true);
+        } else if conn.inflight.is_empty() && !conn.response_started() {
+            self.close(index); // an idle keep-alive connection closed by the server
+        } else {
+            self.fail(index, ErrorClass::Read, now); // closed before or during a response
+        }
+    }
+
+    /// Every request on the connection failed with `class`; the socket is replaced.
+    fn fail(&mut self, index: usize, class: ErrorClass, now: Instant) {
+        let conn = &mut self.conns[index];
+        let failed = conn.inflight.len();
+        for start in conn.inflight.drain(..) {
+            self.rec.failed(start, now, class);
+        }
+        self.inflight_total -= failed;
+        conn.deadline = None;
+        self.close(index);
+        self.deferred.push(index);
+    }
+
+    fn close(&mut self, index: usize) {
+        let conn = &mut self.conns[index];
+        if conn.phase == Phase::Open {
+            self.rec.closed();
+        }
+        conn.drop_socket(self.req.len());
+        let sampled = self.responses % self.cfg.expect.check_every == 0;
+        conn.check.begin(sampled);
+    }
+
+    fn expire(&mut self, now: Instant) {
+        for index in 0..self.conns.len() {
+            if self.conns[index].deadline.is_some_and(|d| d <= now) {
+                self.fail(index, ErrorClass::Timeout, now);
+            }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+"""Load drivers behind one interface: start a load level, then collect its `LoadResult`.
+
+Each driver turns a `LoadRequest` into a command line and parses the tool's output into the
+same record. The tool runs pinned to the loader cores; the monitor watches its pid.
+"""
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+from stackbench.errors import StackbenchError
+from stackbench.loadspec import DriverKind, LoadRequest, LoadResult
+
+
+class Driver(Protocol):
+    kind: DriverKind
+
+    def command(self, req: LoadRequest) -> list[str]: ...
+
+    def parse(self, req: LoadRequest, command: list[str], stdout: str, stderr: str,
+              wall_s: float, cpu_s: tuple[float, float]) -> LoadResult: ...
+
+
+class DriverError(StackbenchError):
+    """The load tool could not run at all (not: the server had errors — those are data)."""
+
+
+@dataclass
+class RunningLoad:
+    driver: Driver
+    request: LoadRequest
+    command: list[str]
+    proc: subprocess.Popen[str]
+    started: float
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def finish(self, timeout_s: float) -> LoadResult:
+        try:
+            stdout, stderr = self.proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            stdout, stderr = self.proc.communicate()
+            raise DriverError(f"{self.command[0]} did not finish within {timeout_s:.0f} s; "
+                              f"killed. stderr: {stderr[-500:]}") from None
+        wall = time.monotonic() - self.started
+        usage = _child_cpu()
+        if self.proc.returncode != 0:
+            raise DriverError(f"{' '.join(self.command)} exited {self.proc.returncode}: "
+                              f"{(stderr or stdout)[-800:]}")
+        return self.driver.parse(self.request, self.command, stdout, stderr, wall, usage)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_last_children = [0.0, 0.0]
+
+
+def _child_cpu() -> tuple[float, float]:
+    """CPU seconds of the child just reaped (difference of the cumulative children times)."""
+    t = os.times()
+    user, sys = t.children_user - _last_children[0], t.children_system - _last_children[1]
+    _last_children[0], _last_children[1] = t.children_user, t.children_system
+    return max(user, 0.0), max(sys, 0.0)
+
+
+def start_load(driver: Driver, req: LoadRequest) -> RunningLoad:
+    command = driver.command(req)
+    _child_cpu()  # reset the baseline: only this tool's CPU counts
+    cpus = req.loader_cpus
+
+    def pin() -> None:
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+
+    try:
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True, preexec_fn=pin)
+    except FileNotFoundError as exc:
+        raise DriverError(f"load tool not found: {command[0]} ({driver.kind.value} driver); "
+                          "run 'make setup' or scripts/setup.sh") from exc
+    return RunningLoad(driver, req, command, proc, time.monotonic())
+
+
+def get_driver(kind: DriverKind) -> Driver:
+    from stackbench.drivers.ab import AbDriver
+    from stackbench.drivers.native import NativeDriver
+    from stackbench.drivers.wrk import WrkDriver
+
+    return {DriverKind.NATIVE: NativeDriver, DriverKind.WRK: WrkDriver,
+            DriverKind.AB: AbDriver}[kind]()

@@ -1,0 +1,74 @@
+"""Adapter for ApacheBench (ab), as used by the concurrency-sweep and db-report articles.
+
+ab gives percentiles 50/66/75/80/90/95/98/99/100 in whole milliseconds and a mean; those are
+stored (converted to microseconds, at ab's millisecond resolution) and nothing else.
+"""
+
+import re
+
+from stackbench.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult
+
+_PCTS = {"50": "p50", "66": "p66", "75": "p75", "80": "p80", "90": "p90", "95": "p95",
+         "98": "p98", "99": "p99", "100": "max"}
+_PCT = re.compile(r"^\s*(\d+)%\s+(\d+)", re.M)
+_FIELD = re.compile(r"^([A-Za-z][A-Za-z0-9 -]*):\s+(\d+(?:\.\d+)?)(?:\s|$)", re.M)
+_FAILED_DETAIL = re.compile(r"\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)")
+_ROW = r"^{}:\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+(\d+)"
+_CONNECT_ROW = re.compile(_ROW.format("Connect"), re.M)
+_TOTAL_ROW = re.compile(_ROW.format("Total"), re.M)
+
+
+class AbDriver:
+    kind = DriverKind.AB
+
+    def command(self, req: LoadRequest) -> list[str]:
+        s = req.settings
+        cmd = ["ab", "-c", str(req.connections), "-s", f"{max(1, round(s.timeout_s))}", "-r"]
+        if s.requests is not None:
+            cmd += ["-n", str(s.requests)]
+        else:
+            # -t caps the time; -n is raised so the time limit is what ends the run.
+            cmd += ["-t", f"{max(1, round(s.duration_s or 1))}", "-n", "50000000"]
+        if s.keepalive is KeepAlive.ON:
+            cmd.append("-k")
+        return [*cmd, req.url]
+
+    def parse(self, req: LoadRequest, command: list[str], stdout: str, stderr: str,
+              wall_s: float, cpu_s: tuple[float, float]) -> LoadResult:
+        return parse_ab(stdout, command, cpu_s)
+
+
+def parse_ab(text: str, command: list[str], cpu_s: tuple[float, float] | None) -> LoadResult:
+    fields: dict[str, float] = {}
+    for key, value in _FIELD.findall(text):
+        fields.setdefault(key.strip(), float(value))
+    if "Complete requests" not in fields:
+        raise ValueError("ab output has no 'Complete requests' line")
+    completed = int(fields["Complete requests"])
+    failed = int(fields.get("Failed requests", 0))
+    non2xx = int(fields.get("Non-2xx responses", 0))
+    errors = {"connect": 0, "read": 0, "body_mismatch": 0, "exceptions": 0,
+              "status": non2xx}
+    if m := _FAILED_DETAIL.search(text):
+        errors.update(connect=int(m.group(1)), read=int(m.group(2)),
+                      body_mismatch=int(m.group(3)), exceptions=int(m.group(4)))
+    elif failed:
+        errors["read"] = failed
+    latency = {_PCTS[p]: float(v) * 1000.0 for p, v in _PCT.findall(text) if p in _PCTS}
+    if m := _TOTAL_ROW.search(text):
+        # 'Time per request' is concurrency x elapsed / requests, not a latency; the mean of
+        # the 'Total' connection-times row is.
+        latency["mean"] = float(m.group(2)) * 1000.0
+        latency["min"] = float(m.group(1)) * 1000.0
+    connect = None
+    if m := _CONNECT_ROW.search(text):
+        connect = {"min": float(m.group(1)) * 1e3, "mean": float(m.group(2)) * 1e3,
+                   "p50": float(m.group(4)) * 1e3, "max": float(m.group(5)) * 1e3}
+    duration = fields.get("Time taken for tests", 0.0)
+    rps = fields.get("Requests per second", completed / duration if duration else 0.0)
+    ok = max(0, completed - failed - non2xx)
+    return LoadResult(
+        driver=DriverKind.AB, command=tuple(command), duration_s=duration, completed=completed,
+        ok=ok, errors=errors, requests_per_s=rps, latency_us=latency, connect_us=connect,
+        loader_cpu_s=cpu_s, raw_output=text,
+    )

@@ -1,0 +1,71 @@
+"""Adapter for wrk 4: run it as the original articles did and parse its text output.
+
+wrk reports p50/p75/p90/p99 (with --latency), mean, stdev and max; nothing else is filled in.
+Without keep-alive wrk only sends `Connection: close` and relies on the server closing,
+which is how the articles used it; the level record says so in its command.
+"""
+
+import re
+
+from stackbench.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult
+
+_UNITS_US = {"us": 1.0, "ms": 1e3, "s": 1e6, "m": 60e6, "h": 3600e6}
+_DURATION = re.compile(r"([\d.]+)(us|ms|s|m|h)\b")
+_PCT = re.compile(r"^\s*(50|75|90|99)(?:\.000)?%\s+([\d.]+\w+)", re.M)
+_SUMMARY = re.compile(r"(\d+) requests in ([\d.]+\w+),")
+_ERRORS = re.compile(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)")
+_NON2XX = re.compile(r"Non-2xx or 3xx responses: (\d+)")
+_RPS = re.compile(r"Requests/sec:\s+([\d.]+)")
+_LAT = re.compile(r"^\s*Latency\s+([\d.]+\w+)\s+([\d.]+\w+)\s+([\d.]+\w+)", re.M)
+
+
+def to_us(text: str) -> float:
+    m = _DURATION.fullmatch(text.strip())
+    if not m:
+        raise ValueError(f"not a wrk duration: {text!r}")
+    return float(m.group(1)) * _UNITS_US[m.group(2)]
+
+
+class WrkDriver:
+    kind = DriverKind.WRK
+
+    def command(self, req: LoadRequest) -> list[str]:
+        s = req.settings
+        cmd = ["wrk", "-t", str(req.threads), "-c", str(req.connections),
+               "-d", f"{max(1, round(s.duration_s or 1))}s", "--timeout", f"{s.timeout_s:g}s",
+               "--latency"]
+        if s.keepalive is KeepAlive.OFF:
+            cmd += ["-H", "Connection: close"]
+        return [*cmd, req.url]
+
+    def parse(self, req: LoadRequest, command: list[str], stdout: str, stderr: str,
+              wall_s: float, cpu_s: tuple[float, float]) -> LoadResult:
+        return parse_wrk(stdout, command, cpu_s)
+
+
+def parse_wrk(text: str, command: list[str], cpu_s: tuple[float, float] | None) -> LoadResult:
+    summary = _SUMMARY.search(text)
+    if not summary:
+        raise ValueError("wrk output has no 'N requests in T' line")
+    completed = int(summary.group(1))
+    duration_s = to_us(summary.group(2)) / 1e6
+    latency: dict[str, float] = {}
+    lat = _LAT.search(text)
+    if lat:
+        latency["mean"] = to_us(lat.group(1))
+        latency["stdev"] = to_us(lat.group(2))
+        latency["max"] = to_us(lat.group(3))
+    for pct, value in _PCT.findall(text):
+        latency[f"p{pct}"] = to_us(value)
+    errors = {"connect": 0, "read": 0, "write": 0, "timeout": 0, "status": 0}
+    if m := _ERRORS.search(text):
+        errors.update(connect=int(m.group(1)), read=int(m.group(2)), write=int(m.group(3)),
+                      timeout=int(m.group(4)))
+    if m := _NON2XX.search(text):
+        errors["status"] = int(m.group(1))
+    rps = float(m.group(1)) if (m := _RPS.search(text)) else completed / duration_s
+    return LoadResult(
+        driver=DriverKind.WRK, command=tuple(command), duration_s=duration_s,
+        completed=completed, ok=completed - errors["status"], errors=errors,
+        requests_per_s=rps, latency_us=latency, loader_cpu_s=cpu_s, raw_output=text,
+    )

@@ -1,0 +1,84 @@
+"""Typed load settings shared by the suite parser, the plan and the drivers."""
+
+import enum
+from dataclasses import dataclass
+
+
+class DriverKind(enum.Enum):
+    NATIVE = "native"
+    WRK = "wrk"
+    AB = "ab"
+
+
+class Mode(enum.Enum):
+    CLOSED = "closed"
+    OPEN = "open"
+
+
+class KeepAlive(enum.Enum):
+    ON = "on"
+    OFF = "off"
+
+
+@dataclass(frozen=True)
+class LoadSettings:
+    driver: DriverKind = DriverKind.NATIVE
+    mode: Mode = Mode.CLOSED
+    keepalive: KeepAlive = KeepAlive.ON
+    duration_s: float | None = 5.0
+    requests: int | None = None
+    warmup_s: float = 1.0
+    timeout_s: float = 3.0
+    pause_s: float = 1.0
+    repeat: int = 1
+    threads: int = 0  # 0: one per loader core
+    pipeline: int = 1
+
+
+@dataclass(frozen=True)
+class LoadRequest:
+    """One load level as a driver must apply it."""
+
+    url: str
+    settings: LoadSettings
+    connections: int
+    rate: float | None
+    loader_cpus: frozenset[int]
+    expect_status: int = 200
+    expect_body_sha256: str | None = None
+
+    @property
+    def threads(self) -> int:
+        wanted = self.settings.threads or len(self.loader_cpus) or 1
+        return max(1, min(wanted, self.connections))
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """What a driver measured. Figures a tool does not give are None, never invented."""
+
+    driver: DriverKind
+    command: tuple[str, ...]
+    duration_s: float
+    completed: int
+    ok: int
+    errors: dict[str, int]
+    requests_per_s: float
+    latency_us: dict[str, float]  # p50, p75, p90, p99, p99_9, max, mean, ... as the tool gives
+    connect_us: dict[str, float] | None = None
+    histogram: str | None = None
+    timeseries: list[dict[str, float]] | None = None
+    open_loop: dict[str, object] | None = None
+    loader_cpu_s: tuple[float, float] | None = None  # user, sys
+    warnings: tuple[str, ...] = ()
+    raw_output: str = ""
+
+    @property
+    def errors_total(self) -> int:
+        return sum(self.errors.values())
+
+    @property
+    def error_rate(self) -> float:
+        attempts = self.completed + sum(v for k, v in self.errors.items()
+                                        if k not in ("status", "body_mismatch"))
+        return self.errors_total / attempts if attempts else 0.0

@@ -1,0 +1,100 @@
+"""Expand a suite into plain data: the cases (stack x workload) and their load levels.
+
+The plan is what `--dry-run` prints; the runner executes it and nothing else.
+"""
+
+from dataclasses import dataclass
+
+from stackbench.errors import InputError
+from stackbench.inventory import StackEntry, unavailable_reason
+from stackbench.suite import Suite
+from stackbench.workloads import WorkloadSpec
+
+
+@dataclass(frozen=True)
+class Level:
+    index: int
+    value: float  # connections or requests/s
+    repetition: int
+
+
+@dataclass(frozen=True)
+class PlannedCase:
+    stack: str
+    spec: WorkloadSpec
+    levels: tuple[Level, ...]
+
+
+@dataclass(frozen=True)
+class PlannedStack:
+    name: str
+    available: bool
+    reason: str
+    params: dict[str, str]
+    cases: tuple[PlannedCase, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    suite: Suite
+    stacks: tuple[PlannedStack, ...]
+
+    def level_count(self) -> int:
+        return sum(len(c.levels) for s in self.stacks if s.available for c in s.cases)
+
+    def estimated_seconds(self) -> float:
+        """Load time and pauses only; start-up and verification come on top."""
+        load = self.suite.load
+        per_level = (load.duration_s or 0.0) + load.warmup_s + load.pause_s
+        return self.level_count() * per_level
+
+
+def _filter(items: tuple[str, ...], wanted: list[str] | None, what: str, where: str) -> list[str]:
+    if not wanted:
+        return list(items)
+    unknown = [w for w in wanted if w not in items]
+    if unknown:
+        raise InputError(f"{where}: '{unknown[0]}' is not among the suite's {what} "
+                         f"({', '.join(items)})")
+    return [i for i in items if i in wanted]
+
+
+def build_plan(suite: Suite, inventory: dict[str, StackEntry], only_stacks: list[str] | None,
+               only_workloads: list[str] | None) -> Plan:
+    missing = [s for s in suite.stacks if s not in inventory]
+    if missing:
+        raise InputError(f"{suite.path}: key 'stacks': unknown stack '{missing[0]}' "
+                         f"(stacks: {', '.join(inventory)})")
+    for stack, params in suite.params.items():
+        if stack not in inventory:
+            raise InputError(f"{suite.path}: [params.{stack}]: unknown stack")
+        declared = inventory[stack].manifest.param_defaults()
+        for key in params:
+            if key not in declared:
+                raise InputError(f"{suite.path}: [params.{stack}] key '{key}': the stack has no "
+                                 f"such parameter ({', '.join(declared) or 'none'})")
+    stacks = _filter(suite.stacks, only_stacks, "stacks", "--stacks")
+    labels = tuple(s.label for s in suite.workloads)
+    names = tuple(dict.fromkeys(s.name for s in suite.workloads))
+    wanted = only_workloads
+    if wanted:
+        unknown = [w for w in wanted if w not in labels and w not in names]
+        if unknown:
+            raise InputError(f"--workloads: '{unknown[0]}' is not in the suite "
+                             f"({', '.join(labels)})")
+    specs = [s for s in suite.workloads if not wanted or s.label in wanted or s.name in wanted]
+    levels = tuple(
+        Level(i, v, rep) for i, v in enumerate(suite.levels) for rep in range(suite.load.repeat)
+    )
+    planned = []
+    for name in stacks:
+        entry = inventory[name]
+        implemented = set(entry.manifest.workloads)
+        for spec in specs:
+            if spec.name not in implemented:
+                raise InputError(f"{suite.path}: stack '{name}' does not implement workload "
+                                 f"'{spec.name}' (see {entry.manifest.path})")
+        cases = tuple(PlannedCase(name, spec, levels) for spec in specs)
+        planned.append(PlannedStack(name, entry.status.available, unavailable_reason(entry),
+                                    dict(suite.params.get(name, {})), cases))
+    return Plan(suite, tuple(planned))

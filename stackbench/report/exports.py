@@ -1,0 +1,149 @@
+"""results.json (everything), results.csv (one row per level × repetition) and summary.md."""
+
+import csv
+import dataclasses
+import enum
+import io
+import json
+import math
+import time
+from typing import Any
+
+from stackbench import stats
+from stackbench.report import tables
+from stackbench.report.analysis import Analysis
+from stackbench.report.findings import Finding, slo_text
+from stackbench.report.tables import TextTable
+from stackbench.store import LevelRow
+
+RESULTS_SCHEMA = "stackbench-results/1"
+CSV_COLUMNS = ["run_id", "stack", "workload", "label", "case_status", "level_kind", "level",
+               "repetition", "driver", "requests_per_s", "p50_us", "p90_us", "p99_us", "max_us",
+               "completed", "errors", "error_rate", "server_cpu_percent", "loader_cpu_percent",
+               "flags", "status"]
+
+
+def jsonable(value: Any) -> Any:
+    """Dataclasses, enums and tuples to JSON types; inf/NaN become null (strict JSON)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _level_json(row: LevelRow) -> dict[str, Any]:
+    out = jsonable(row)
+    out["error_rate"] = stats.level_error_rate(row)
+    out["server_cpu_percent"] = stats.server_cpu_percent(row)
+    out["loader_cpu_percent"] = stats.loader_cpu_percent(row)
+    out["jitter"] = jsonable(stats.jitter(stats.completed_series(row)))
+    return out
+
+
+def results_json(a: Analysis, found: list[Finding]) -> str:
+    run = a.data.run
+    doc = {
+        "schema": RESULTS_SCHEMA,
+        "generated_at": time.time(),
+        "run": jsonable(run),
+        "slo": jsonable(a.slo),
+        "level_kind": a.level_kind,
+        "cases": jsonable(a.data.cases),
+        "levels": [_level_json(r) for r in a.data.levels],
+        "verifications": jsonable(a.data.verifications),
+        "workloads": [{
+            "label": w.label,
+            "workload": w.workload,
+            "level_values": w.level_values,
+            "cases": [{"case_id": c.case.id, "stack": c.stack, "status": c.case.status,
+                       "rankable": c.rankable, "breakpoint": jsonable(c.breakpoint),
+                       "aggregates": jsonable(c.aggregates)} for c in w.cases],
+            "not_measured": [{"stack": c.stack, "status": c.case.status,
+                              "reason": c.case.reason,
+                              "verification_failures": c.verification_failures}
+                             for c in w.not_measured],
+            "rankings": jsonable(w.rankings),
+        } for w in a.workloads],
+        "findings": jsonable(found),
+    }
+    return json.dumps(doc, indent=1, allow_nan=False)
+
+
+def _num(value: float | None) -> str:
+    """CSV cell: empty when not measured (never 0 for a missing percentile)."""
+    return "" if value is None or not math.isfinite(value) else f"{value:g}"
+
+
+def results_csv(a: Analysis) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    cases = {c.id: c for c in a.data.cases}
+    for r in a.data.levels:
+        c = cases[r.case_id]
+        lat = r.latency_us
+        writer.writerow([
+            a.data.run.id, c.stack, c.workload, c.label, c.status, a.level_kind,
+            f"{r.level_value:g}", r.repetition, r.driver, f"{r.requests_per_s:.3f}",
+            _num(lat.get("p50")), _num(lat.get("p90")), _num(lat.get("p99")),
+            _num(lat.get("max")), r.completed, r.errors_total,
+            f"{stats.level_error_rate(r):.6f}", _num(stats.server_cpu_percent(r)),
+            _num(stats.loader_cpu_percent(r)), ";".join(r.flags), r.status])
+    return buf.getvalue()
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(t: TextTable) -> str:
+    lines = ["| " + " | ".join(_md_cell(h) for h in t.header) + " |",
+             "|" + "|".join("---" for _ in t.header) + "|"]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.rows]
+    return "\n".join(lines)
+
+
+def _when(ts: float | None) -> str:
+    return "–" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+
+
+def summary_md(a: Analysis, found: list[Finding]) -> str:
+    run = a.data.run
+    out = [f"# stackbench run {run.id}: {run.suite_name}", "",
+           f"Status **{run.status}**, started {_when(run.started_at)}, finished "
+           f"{_when(run.finished_at)}. Load: {a.settings.get('mode', '?')} loop over "
+           f"{a.level_label}, driver {a.settings.get('driver', '?')}, keep-alive "
+           f"{a.settings.get('keepalive', '?')}, {a.repeat} repetition(s) per level. "
+           f"SLO: {slo_text(a)}. Figures are medians over repetitions; [low–high] is the 95% "
+           "bootstrap confidence interval of the median; – means not measured.", "",
+           "## Findings", ""]
+    out += [f"- {'**' + f.workload + '** ' if f.workload else ''}"
+            f"{'⚠ ' if f.severity != 'info' else ''}{f.text}" for f in found] or ["- none"]
+    for w in a.workloads:
+        out += ["", f"## {w.label}", ""]
+        if w.cases:
+            out += ["Throughput (req/s) by " + a.level_label + ":", "",
+                    md_table(tables.pivot(w, tables.METRICS["req/s"])), "",
+                    "p99 latency:", "", md_table(tables.pivot(w, tables.METRICS["p99"])), "",
+                    "All figures:", "", md_table(tables.detail(a, w))]
+        if w.not_measured:
+            out += ["", "Not measured:", "", md_table(tables.not_measured(w))]
+    if a.failed_verifications:
+        out += ["", "## Verification failures", "",
+                md_table(TextTable(["stack", "workload", "checked", "failures"],
+                                   [[v.stack, v.workload, str(v.checked), "; ".join(v.failures)]
+                                    for v in a.failed_verifications]))]
+    unavailable = {c.stack: c.reason for c in a.data.cases if c.status == "unavailable"}
+    if unavailable:
+        out += ["", "## Unavailable stacks", "",
+                md_table(TextTable(["stack", "reason"], [[s, r] for s, r in unavailable.items()]))]
+    out += ["", "## Environment", "", md_table(tables.environment(a)), "",
+            "## Settings", "", md_table(tables.settings(a)), ""]
+    return "\n".join(out)

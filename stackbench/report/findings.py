@@ -1,0 +1,129 @@
+"""The short generated "findings": rankings with their evidence, breakpoints and warnings.
+
+Every claim carries its interval; without one (a single repetition) the text says so instead
+of declaring a winner.
+"""
+
+from dataclasses import dataclass
+
+from stackbench.report import fmt
+from stackbench.report.analysis import Analysis, CaseView, LevelRanking, WorkloadView
+from stackbench.stats import Comparison, Verdict, percentile_key
+
+WARNING_FLAGS = ("loader-bound", "noisy")
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: str        # info | warn | error
+    workload: str | None  # workload label, None for run-wide findings
+    text: str
+
+
+def findings(a: Analysis) -> list[Finding]:
+    out: list[Finding] = []
+    for v in a.failed_verifications:
+        out.append(Finding("error", None, f"{v.stack} failed verification of {v.workload} "
+                           f"({v.checked} checked): {'; '.join(v.failures) or 'no detail'} "
+                           "— not ranked"))
+    for w in a.workloads:
+        out += _ranking_findings(a, w)
+        out += _slo_findings(a, w)
+        out += _warning_findings(a, w)
+        out += _not_measured(w)
+    return out
+
+
+def _level_name(a: Analysis, value: float) -> str:
+    return f"{fmt.rate(value)} req/s offered" if a.level_kind == "rate" else \
+        f"{fmt.level(value)} connections"
+
+
+def _link(cmp: Comparison | None) -> str:
+    if cmp is None:
+        return ""
+    if cmp.verdict is Verdict.NO_SIGNIFICANT_DIFFERENCE:
+        return (f" ≈ (no significant difference: {fmt.ratio(cmp.ratio)}, CI "
+                f"{fmt.ratio(cmp.low)}–{fmt.ratio(cmp.high)}) ")
+    if cmp.verdict is Verdict.INSUFFICIENT_DATA:
+        return f" > ({fmt.ratio(cmp.ratio)}, single repetition: no interval) "
+    return f" > ({fmt.ratio(cmp.ratio)}, CI {fmt.ratio(cmp.low)}–{fmt.ratio(cmp.high)}) "
+
+
+def ranking_text(a: Analysis, r: LevelRanking) -> str:
+    chain = "".join(f"{e.stack} {fmt.estimate(e.throughput)} req/s{_link(e.vs_next)}"
+                    for e in r.entries)
+    excluded = "; ".join(f"{stack}: {why}" for stack, why in r.excluded)
+    text = f"{_level_name(a, r.level_value)}: {chain or 'no valid result'}"
+    return text + (f" [not ranked — {excluded}]" if excluded else "")
+
+
+def _ranking_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
+    return [Finding("info", w.label, ranking_text(a, r)) for r in w.rankings
+            if len(r.entries) + len(r.excluded) > 1 or r.excluded]
+
+
+def slo_text(a: Analysis) -> str:
+    if a.slo is None:
+        return "no SLO"
+    return (f"{percentile_key(a.slo.percentile)} ≤ {a.slo.latency_ms:g} ms and error rate ≤ "
+            f"{a.slo.max_error_rate:.2%}")
+
+
+def _slo_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
+    if a.slo is None:
+        return []
+    out = []
+    for c in w.cases:
+        bp = c.breakpoint
+        if bp is not None:
+            last = (f"; last level within it: {fmt.level(bp.last_passing)}"
+                    if bp.last_passing is not None else "; no measured level met it")
+            out.append(Finding("warn", w.label, f"{c.stack} breaks the SLO ({slo_text(a)}) at "
+                               f"{_level_name(a, bp.level_value)}: {bp.reason}{last}"))
+        elif all(g.slo is not None and g.slo.status.value == "unknown" for g in c.aggregates):
+            out.append(Finding("warn", w.label, f"{c.stack}: SLO unknown — "
+                               f"{percentile_key(a.slo.percentile)} not measured by the driver"))
+        else:
+            top = max(g.level_value for g in c.aggregates)
+            out.append(Finding("info", w.label, f"{c.stack} met the SLO at every measured level "
+                               f"(up to {_level_name(a, top)})"))
+    return out
+
+
+def _levels_with(c: CaseView, predicate) -> list[str]:
+    return [fmt.level(g.level_value) for g in c.aggregates if predicate(g)]
+
+
+def _warning_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
+    out = []
+    for c in w.cases:
+        for flag in WARNING_FLAGS:
+            hits = _levels_with(c, lambda g, f=flag: f in g.flags)
+            if hits:
+                why = ("the loader, not the server, was saturated: the server's capacity is "
+                       "higher than measured" if flag == "loader-bound" else
+                       "repetitions vary by more than 5% (CV)")
+                out.append(Finding("warn", w.label, f"{c.stack}: {flag} at level(s) "
+                                   f"{', '.join(hits)} — {why}"))
+        bad = [g for g in c.aggregates if g.status != "ok"]
+        if bad:
+            reasons = sorted({f for g in bad for f in g.flags if f.startswith(("invalid",
+                                                                               "failed"))})
+            out.append(Finding("error", w.label, f"{c.stack}: {len(bad)} level(s) not valid "
+                               f"({', '.join(fmt.level(g.level_value) for g in bad)})"
+                               + (f": {'; '.join(reasons)}" if reasons else "")))
+    return out
+
+
+def _not_measured(w: WorkloadView) -> list[Finding]:
+    out = []
+    for c in w.not_measured:
+        reason = c.case.reason or "; ".join(c.verification_failures) or "no levels measured"
+        severity = "warn" if c.case.status == "unavailable" else "error"
+        out.append(Finding(severity, w.label, f"{c.stack}: {c.case.status} — {reason}"))
+    for c in w.cases:
+        if c.case.status in ("failed", "unavailable") and c.case.reason:
+            out.append(Finding("error", w.label, f"{c.stack}: {c.case.status} — "
+                               f"{c.case.reason}"))
+    return out

@@ -1,0 +1,96 @@
+"""Tables as plain text cells, shared by the Markdown, HTML and terminal views."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from stackbench.report import fmt
+from stackbench.report.analysis import Analysis, WorkloadView
+from stackbench.stats import LevelAggregate
+
+
+@dataclass(frozen=True)
+class TextTable:
+    header: list[str]
+    rows: list[list[str]]
+
+
+Cell = Callable[[LevelAggregate], str]
+
+
+def latency_cell(key: str) -> Cell:
+    return lambda g: fmt.estimate(g.latency_us.get(key), fmt.latency)
+
+
+METRICS: dict[str, Cell] = {
+    "req/s": lambda g: fmt.estimate(g.throughput),
+    "p50": latency_cell("p50"),
+    "p90": latency_cell("p90"),
+    "p99": latency_cell("p99"),
+    "max": latency_cell("max"),
+    "error rate": lambda g: fmt.estimate(g.error_rate, fmt.fraction),
+    "server CPU": lambda g: fmt.percent(g.server_cpu_percent),
+}
+
+
+def flags_cell(g: LevelAggregate) -> str:
+    parts = list(g.flags)
+    if g.slo is not None and g.slo.status.value != "pass":
+        parts.append(f"SLO {g.slo.status.value}")
+    return ", ".join(parts)
+
+
+def pivot(w: WorkloadView, cell: Cell) -> TextTable:
+    """Stacks as rows, levels as columns: the compact table under each chart."""
+    header = ["stack", *(fmt.level(v) for v in w.level_values)]
+    rows = []
+    for c in w.cases:
+        row = [c.stack]
+        for value in w.level_values:
+            agg = c.aggregate_at(value)
+            row.append(fmt.MISSING if agg is None else cell(agg))
+        rows.append(row)
+    return TextTable(header, rows)
+
+
+def detail(a: Analysis, w: WorkloadView) -> TextTable:
+    """One row per stack × level with the main figures (medians over repetitions)."""
+    header = ["stack", a.level_label, "reps", "req/s [CI]", "p50", "p90", "p99", "max",
+              "errors", "error rate", "server CPU", "loader CPU", "flags"]
+    rows = []
+    for c in w.cases:
+        for g in c.aggregates:
+            rows.append([
+                c.stack, fmt.level(g.level_value), str(g.repetitions), METRICS["req/s"](g),
+                fmt.latency(g.latency_value("p50")), fmt.latency(g.latency_value("p90")),
+                fmt.latency(g.latency_value("p99")), fmt.latency(g.latency_value("max")),
+                f"{g.errors_total:,}", fmt.fraction(g.error_rate.value),
+                fmt.percent(g.server_cpu_percent), fmt.percent(g.loader_cpu_percent),
+                flags_cell(g)])
+    return TextTable(header, rows)
+
+
+def not_measured(w: WorkloadView) -> TextTable:
+    rows = [[c.stack, c.case.status, c.case.reason or "; ".join(c.verification_failures)]
+            for c in w.not_measured]
+    return TextTable(["stack", "status", "reason"], rows)
+
+
+def environment(a: Analysis) -> TextTable:
+    env = a.data.run.environment
+    rows = [[k, _plain(v)] for k, v in env.items() if k != "versions"]
+    for name, version in (env.get("versions") or {}).items():
+        rows.append([f"version: {name}", _plain(version)])
+    return TextTable(["item", "value"], rows)
+
+
+def settings(a: Analysis) -> TextTable:
+    rows = [[k, _plain(v)] for k, v in a.settings.items()]
+    return TextTable(["setting", "value"], rows)
+
+
+def _plain(value: object) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_plain(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(_plain(v) for v in value)
+    return "–" if value is None else str(value)

@@ -1,0 +1,265 @@
+"""Execute a plan: for each stack, services up, stack up, verify, load each level, store.
+
+Every finished level is committed before the next starts; whatever happens (a stack that
+will not start, a failed verification, Ctrl-C), everything started is stopped and the run is
+marked complete, interrupted or failed.
+"""
+
+import hashlib
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from stackbench import environment
+from stackbench.checkstack import services_needed
+from stackbench.drivers import DriverError, get_driver, start_load
+from stackbench.errors import StackError
+from stackbench.httpget import get
+from stackbench.inventory import StackEntry
+from stackbench.loadspec import LoadRequest, Mode
+from stackbench.monitor import Monitor, loader_bound
+from stackbench.plan import Level, Plan, PlannedCase, PlannedStack
+from stackbench.stack import StackConfig, StackInstance
+from stackbench.store import Store
+from stackbench.suite import Suite
+from stackbench.verify import VerifyOutcome, verify_workload
+from stackbench.workloads import BodyStability, WorkloadSpec
+
+
+@dataclass(frozen=True)
+class LevelEvent:
+    stack: str
+    label: str
+    level: Level
+    row: dict[str, object]
+
+
+@dataclass
+class Progress:
+    """Callbacks the CLI provides to show what happens; no-ops for tests."""
+
+    message: Callable[[str], None] = lambda _m: None
+    level_done: Callable[[LevelEvent], None] = lambda _e: None
+
+
+def suite_settings(suite: Suite) -> dict[str, object]:
+    s = suite.load
+    return {
+        "mode": s.mode.value, "level_kind": suite.level_kind, "keepalive": s.keepalive.value,
+        "driver": s.driver.value, "duration_s": s.duration_s, "requests": s.requests,
+        "warmup_s": s.warmup_s, "timeout_s": s.timeout_s, "pause_s": s.pause_s,
+        "repeat": s.repeat, "threads": s.threads, "pipeline": s.pipeline,
+        "levels": list(suite.levels), "max_error_rate": suite.max_error_rate,
+        "variant": suite.variant, "description": suite.description,
+        "slo": None if suite.slo is None else dict(suite.slo.__dict__),
+        "placement": {"server": sorted(suite.placement.server),
+                      "loader": sorted(suite.placement.loader),
+                      "services": sorted(suite.placement.services)},
+    }
+
+
+class Runner:
+    def __init__(self, plan: Plan, inventory: dict[str, StackEntry], store: Store,
+                 out_dir: Path, progress: Progress | None = None) -> None:
+        self.plan = plan
+        self.suite = plan.suite
+        self.inventory = inventory
+        self.store = store
+        self.out_dir = out_dir
+        self.progress = progress or Progress()
+        self.run_id = 0
+        self.services = None
+
+    # ---- the run ---------------------------------------------------------------------------
+    def execute(self) -> int:
+        self.run_id = self.store.start_run(self.suite.name, str(self.suite.path),
+                                           self.suite.raw_text, suite_settings(self.suite),
+                                           environment.snapshot())
+        status = "failed"
+        scratch = Path(tempfile.mkdtemp(prefix="stackbench-"))
+        try:
+            with ExitStack() as cleanup:
+                cleanup.callback(self._stop_services)
+                for planned in self.plan.stacks:
+                    self._run_stack(planned, scratch)
+            status = "complete"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            self.store.finish_run(self.run_id, status)
+            shutil.rmtree(scratch, ignore_errors=True)
+        return self.run_id
+
+    def _stop_services(self) -> None:
+        if self.services is not None:
+            self.services.stop_all()
+
+    def _service_env(self, specs: list[WorkloadSpec], scratch: Path) -> dict[str, str]:
+        kinds = services_needed([s.name for s in specs])
+        if not kinds:
+            return {}
+        from stackbench.services import ServiceKind, ServiceSet
+
+        if self.services is None:
+            self.services = ServiceSet(scratch / "services", self.suite.placement.services)
+        self.progress.message(f"services: starting {', '.join(sorted(kinds))}")
+        self.services.ensure(ServiceKind(k) for k in sorted(kinds))
+        return self.services.env()
+
+    def _run_stack(self, planned: PlannedStack, scratch: Path) -> None:
+        case_ids = {
+            c.spec.label: self.store.add_case(self.run_id, planned.name, c.spec.name,
+                                              c.spec.label, c.spec.path, planned.params)
+            for c in planned.cases
+        }
+        if not planned.available:
+            self.progress.message(f"{planned.name}: unavailable ({planned.reason})")
+            for cid in case_ids.values():
+                self.store.set_case_status(cid, "unavailable", planned.reason)
+            return
+        try:
+            service_env = self._service_env([c.spec for c in planned.cases], scratch)
+        except Exception as exc:  # ServiceError: this stack's cases fail, the suite goes on
+            self._fail_cases(case_ids.values(), f"services could not start: {exc}")
+            return
+        entry = self.inventory[planned.name]
+        cfg = StackConfig(entry.manifest, entry.status, scratch / planned.name,
+                          self.suite.placement.server, planned.params, service_env)
+        try:
+            with StackInstance(cfg) as instance:
+                self.progress.message(f"{planned.name}: building")
+                instance.build()
+                self.progress.message(f"{planned.name}: starting")
+                instance.start()
+                self._verify_and_load(planned, instance, case_ids, service_env)
+        except StackError as exc:
+            self._fail_cases(case_ids.values(), str(exc), only_pending=True)
+            self.progress.message(f"{planned.name}: FAILED: {exc}")
+        finally:
+            self._keep_logs(cfg.run_dir, planned.name)
+
+    def _fail_cases(self, case_ids, reason: str, only_pending: bool = False) -> None:
+        data = self.store.load_run(self.run_id) if only_pending else None
+        pending = {c.id for c in data.cases if c.status == "pending"} if data else None
+        for cid in case_ids:
+            if pending is None or cid in pending:
+                self.store.set_case_status(cid, "failed", reason)
+
+    def _keep_logs(self, run_dir: Path, stack: str) -> None:
+        target = self.out_dir / f"run-{self.run_id}" / "logs" / stack
+        if not run_dir.exists():
+            return
+        target.mkdir(parents=True, exist_ok=True)
+        for log in run_dir.glob("*.log"):
+            shutil.copy2(log, target / log.name)
+
+    # ---- one stack ---------------------------------------------------------------------------
+    def _verify_and_load(self, planned: PlannedStack, instance: StackInstance,
+                         case_ids: dict[str, int], service_env: dict[str, str]) -> None:
+        context = _data_context(service_env)
+        verified: dict[str, VerifyOutcome] = {}
+        for case in planned.cases:
+            name = case.spec.name
+            if name not in verified:
+                self.progress.message(f"{planned.name}: verifying {name}")
+                outcome = verify_workload(name, instance.base_url, context)
+                verified[name] = outcome
+                self.store.add_verification(self.run_id, planned.name, name, outcome.ok,
+                                            outcome.checked, list(outcome.failures))
+            outcome = verified[name]
+            cid = case_ids[case.spec.label]
+            if not outcome.ok:
+                self.store.set_case_status(cid, "failed", "verification failed: "
+                                           + "; ".join(outcome.failures[:3]))
+                continue
+            expect_sha = _load_body_hash(case.spec, instance.base_url)
+            self._load_case(planned.name, case, cid, instance, expect_sha)
+            self.store.set_case_status(cid, "ok")
+
+    def _load_case(self, stack: str, case: PlannedCase, case_id: int, instance: StackInstance,
+                   expect_sha: str | None) -> None:
+        s = self.suite.load
+        for level in case.levels:
+            rate = level.value if s.mode is Mode.OPEN else None
+            connections = int(level.value) if s.mode is Mode.CLOSED else _open_connections(level)
+            req = LoadRequest(instance.base_url + case.spec.path, s, connections, rate,
+                              self.suite.placement.loader, 200, expect_sha)
+            row = self._run_level(instance, req, level)
+            self.store.add_level(case_id, row)
+            self.progress.level_done(LevelEvent(stack, case.spec.label, level, row))
+            if s.pause_s:
+                time.sleep(s.pause_s)
+
+    def _run_level(self, instance: StackInstance, req: LoadRequest, level: Level
+                   ) -> dict[str, object]:
+        driver = get_driver(req.settings.driver)
+        roles = dict(instance.roles())
+        if self.services is not None:
+            roles.update({svc.kind.value: svc.root_pid() for svc in self.services.running()})
+        monitor = Monitor(roles).start()
+        started = time.time()
+        load = start_load(driver, req)
+        monitor.add_role("loader", load.pid)
+        s = req.settings
+        budget = (s.duration_s or 0) + s.warmup_s + 10 * s.timeout_s + 300
+        try:
+            result = load.finish(timeout_s=budget)
+        except DriverError:
+            monitor.stop()
+            raise
+        finally:
+            load.kill()
+        usage = monitor.stop()
+        server_roles = list(instance.roles())
+        flags = list(result.warnings)
+        if loader_bound(usage, len(req.loader_cpus), server_roles, len(instance.cfg.server_cpus)):
+            flags.append("loader-bound")
+        status = "ok"
+        if result.error_rate > self.suite.max_error_rate:
+            status = "invalid"
+            flags.append(f"invalid: error rate {result.error_rate:.1%} > "
+                         f"{self.suite.max_error_rate:.1%}")
+        return {
+            "level_index": level.index, "level_value": level.value,
+            "repetition": level.repetition, "driver": result.driver.value,
+            "mode": s.mode.value, "keepalive": s.keepalive.value, "started_at": started,
+            "duration_s": result.duration_s, "completed": result.completed, "ok": result.ok,
+            "errors": result.errors, "requests_per_s": result.requests_per_s,
+            "latency_us": result.latency_us, "connect_us": result.connect_us,
+            "histogram": result.histogram, "timeseries": result.timeseries,
+            "open_loop": result.open_loop, "loader_cpu_s": result.loader_cpu_s,
+            "usage": {role: u.as_dict() for role, u in usage.items()}, "flags": flags,
+            "status": status, "command": " ".join(result.command),
+            "raw_output": result.raw_output[-200_000:],
+        }
+
+
+def _open_connections(level: Level) -> int:
+    """Open loop: enough connections that the rate, not the pool, limits (capped)."""
+    return int(min(max(64, level.value / 50), 2000))
+
+
+def _load_body_hash(spec: WorkloadSpec, base_url: str) -> str | None:
+    """Hash of the body every load request must return, when the body is fixed."""
+    if spec.workload.stability is not BodyStability.FIXED:
+        return None
+    expected = spec.expected_body()
+    if expected is None:
+        resp = get(base_url, spec.path, timeout_s=30)
+        if resp.status != 200:
+            raise StackError(f"GET {spec.path} answered {resp.status} after verification passed")
+        expected = resp.body
+    return hashlib.sha256(expected).hexdigest()
+
+
+def _data_context(service_env: dict[str, str]) -> object | None:
+    if not service_env:
+        return None
+    from stackbench.verify_data import DataVerifyContext
+
+    return DataVerifyContext.from_env(service_env)

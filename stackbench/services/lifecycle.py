@@ -1,0 +1,124 @@
+"""start_service and ServiceSet: what the orchestrator calls."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from types import TracebackType
+
+from stackbench.services.base import (
+    ServiceError,
+    ServiceKind,
+    ensure_port_free,
+    free_port,
+)
+from stackbench.services.mariadb import connect as connect_mariadb
+from stackbench.services.mariadb import start_mariadb
+from stackbench.services.memcached import start_memcached
+from stackbench.services.redis import start_redis
+from stackbench.services.resp import memcached_set, redis_command
+from stackbench.services.running import RunningService
+from stackbench.services.seed import CACHE_KEY, CACHE_VALUE, table_statements
+
+# Marks a directory we created, so a later start may wipe it without risking user data.
+MARKER = ".stackbench-service"
+
+Starter = Callable[[Path, int, frozenset[int] | None, float], RunningService]
+_STARTERS: dict[ServiceKind, Starter] = {
+    ServiceKind.MARIADB: start_mariadb,
+    ServiceKind.REDIS: start_redis,
+    ServiceKind.MEMCACHED: start_memcached,
+}
+
+
+def start_service(
+    kind: ServiceKind,
+    run_dir: Path,
+    cpus: frozenset[int] | None = None,
+    port: int | None = None,
+    start_timeout_s: float = 60,
+) -> RunningService:
+    """Start one service in run_dir/<kind>, seeded and ready, or raise ServiceError."""
+    service_dir = _fresh_service_dir(Path(run_dir), kind)
+    if port is None:
+        port = free_port()
+    else:
+        ensure_port_free(kind, port)
+    return _STARTERS[kind](service_dir, port, cpus, start_timeout_s)
+
+
+def _fresh_service_dir(run_dir: Path, kind: ServiceKind) -> Path:
+    """An empty directory for this start: stale data from an earlier run is never reused."""
+    service_dir = (run_dir / kind.value).resolve()
+    if service_dir.exists() and any(service_dir.iterdir()):
+        if not (service_dir / MARKER).exists():
+            raise ServiceError(
+                f"{kind.value}: {service_dir} exists and is not a stackbench service "
+                "directory; refusing to delete it (choose an empty run directory)"
+            )
+        shutil.rmtree(service_dir)
+    service_dir.mkdir(parents=True, exist_ok=True)
+    (service_dir / MARKER).write_text(f"{kind.value}\n")
+    return service_dir
+
+
+def reset_data(services: Iterable[RunningService]) -> None:
+    """Restore every seed (e.g. World after /updates) in the given running services."""
+    for service in services:
+        endpoint = service.endpoint
+        if service.kind is ServiceKind.MARIADB:
+            with connect_mariadb(endpoint=endpoint) as connection, connection.cursor() as cur:
+                for statement in table_statements():
+                    cur.execute(statement)
+        elif service.kind is ServiceKind.REDIS:
+            redis_command(endpoint.host, endpoint.port, "SET", CACHE_KEY, CACHE_VALUE)
+        else:
+            memcached_set(endpoint.host, endpoint.port, CACHE_KEY, CACHE_VALUE)
+
+
+class ServiceSet:
+    """Several services sharing a run dir; all stopped on exit, even after an error."""
+
+    def __init__(self, run_dir: Path, cpus: frozenset[int] | None = None) -> None:
+        self._run_dir = Path(run_dir)
+        self._cpus = cpus
+        self._running: dict[ServiceKind, RunningService] = {}
+
+    def ensure(self, kinds: Iterable[ServiceKind]) -> None:
+        """Start the services of kinds that are not running yet (in a stable order)."""
+        for kind in ServiceKind:
+            if kind in set(kinds) and kind not in self._running:
+                self._running[kind] = start_service(kind, self._run_dir, self._cpus)
+
+    def env(self) -> dict[str, str]:
+        merged: dict[str, str] = {}
+        for service in self._running.values():
+            merged.update(service.endpoint.env)
+        return merged
+
+    def running(self) -> list[RunningService]:
+        return list(self._running.values())
+
+    def stop_all(self) -> None:
+        """Stop in reverse start order; every service is attempted even if one fails."""
+        errors: list[str] = []
+        for kind in reversed(list(self._running)):
+            try:
+                self._running[kind].stop()
+            except Exception as err:  # noqa: BLE001 - keep stopping the others
+                errors.append(f"{kind.value}: {err}")
+        self._running.clear()
+        if errors:
+            raise ServiceError("stopping services failed: " + "; ".join(errors))
+
+    def __enter__(self) -> ServiceSet:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop_all()

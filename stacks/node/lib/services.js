@@ -1,0 +1,109 @@
+'use strict';
+
+// MariaDB, Redis and memcached clients according to DB_STRATEGY:
+//   pool         one long-lived client per service and process: a mysql2 pool of POOL_SIZE
+//                connections; one ioredis and one memjs connection, which pipeline all
+//                concurrent requests (the Node way: a single multiplexed connection per process);
+//   per-request  a fresh connection opened for the request and closed afterwards.
+// Nothing connects at startup, so the server runs without any service configured.
+const mysql = require('mysql2/promise');
+const Redis = require('ioredis');
+const memjs = require('memjs');
+const { unavailable } = require('./errors');
+
+function mysqlOptions(db) {
+  // A local unix socket is how a same-host production deployment talks to MariaDB.
+  const where = db.socket ? { socketPath: db.socket } : { host: db.host, port: db.port };
+  return {
+    ...where,
+    user: db.user,
+    password: db.password,
+    database: db.database,
+    // DATETIME as "YYYY-MM-DD HH:MM:SS" text, exactly what the report renders.
+    dateStrings: true,
+  };
+}
+
+function redisOptions(redis, perRequest) {
+  return {
+    host: redis.host,
+    port: redis.port,
+    lazyConnect: true,
+    // Fail a request quickly when Redis is down instead of queueing it for ~20 reconnects.
+    maxRetriesPerRequest: 1,
+    ...(perRequest ? { retryStrategy: () => null } : {}),
+  };
+}
+
+function memcachedClient(mc) {
+  // memjs logs every socket error itself; failures surface as rejected gets instead.
+  return memjs.Client.create(`${mc.host}:${mc.port}`, { retries: 1, logger: { log() {} } });
+}
+
+class Services {
+  constructor(config) {
+    this.config = config;
+    this.pooled = config.dbStrategy === 'pool';
+    this.dbPool = null;
+    this.redisClient = null;
+    this.memcached = null;
+  }
+
+  // Runs fn(db) where db has mysql2's promise query(); resolves to fn's result.
+  async withDB(fn) {
+    const { db } = this.config;
+    if (!db.host && !db.socket) throw unavailable('MariaDB is not configured: set DB_HOST/DB_PORT or DB_SOCKET');
+    if (this.pooled) {
+      this.dbPool ??= mysql.createPool({
+        ...mysqlOptions(db),
+        connectionLimit: this.config.poolSize,
+        maxIdle: this.config.poolSize,
+      });
+      return fn(this.dbPool);
+    }
+    const conn = await mysql.createConnection(mysqlOptions(db));
+    try {
+      return await fn(conn);
+    } finally {
+      conn.end().catch(() => conn.destroy());
+    }
+  }
+
+  async withRedis(fn) {
+    const { redis } = this.config;
+    if (!redis.host) throw unavailable('Redis is not configured: set REDIS_HOST/REDIS_PORT');
+    if (this.pooled) {
+      this.redisClient ??= new Redis(redisOptions(redis, false));
+      return fn(this.redisClient);
+    }
+    const client = new Redis(redisOptions(redis, true));
+    try {
+      return await fn(client);
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  async withMemcached(fn) {
+    const { memcached } = this.config;
+    if (!memcached.host) throw unavailable('memcached is not configured: set MEMCACHED_HOST/MEMCACHED_PORT');
+    if (this.pooled) {
+      this.memcached ??= memcachedClient(memcached);
+      return fn(this.memcached);
+    }
+    const client = memcachedClient(memcached);
+    try {
+      return await fn(client);
+    } finally {
+      client.close();
+    }
+  }
+
+  async close() {
+    if (this.dbPool) await this.dbPool.end().catch(() => {});
+    if (this.redisClient) this.redisClient.disconnect();
+    if (this.memcached) this.memcached.close();
+  }
+}
+
+module.exports = { Services };

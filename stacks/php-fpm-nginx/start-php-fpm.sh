@@ -1,0 +1,22 @@
+#!/bin/sh
+# Starts php-fpm in the foreground with pm.max_children = WORKERS x CHILDREN_PER_WORKER.
+# Manifest templates cannot multiply, so the product is computed here.
+# usage: start-php-fpm.sh PHP_FPM_BINARY RUN_DIR   (WORKERS, CHILDREN_PER_WORKER from the env)
+set -eu
+fpm=$1
+run_dir=$2
+
+for name in WORKERS CHILDREN_PER_WORKER; do
+    eval "value=\${$name:-}"
+    case $value in
+        ''|*[!0-9]*|0) echo "start-php-fpm.sh: $name must be a positive integer, got '$value'" >&2; exit 2 ;;
+    esac
+done
+export FPM_MAX_CHILDREN=$((WORKERS * CHILDREN_PER_WORKER))
+
+# Read the rendered stackbench.ini after the distribution's conf.d (leading ':').
+export PHP_INI_SCAN_DIR=":$run_dir"
+
+# --allow-to-run-as-root: when stackbench runs as root, the children run as root too, so
+# that they and nginx share the owner-only socket; when not root, the flag changes nothing.
+exec "$fpm" --nodaemonize --allow-to-run-as-root --fpm-config "$run_dir/php-fpm.conf"
