@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import email.utils
 import html
+import http.client
 import json
 import re
 import secrets
@@ -21,6 +22,7 @@ from html.parser import HTMLParser
 import pymysql
 
 from stackbench.httpget import Response, get
+from stackbench.services.base import ServiceError
 from stackbench.services.resp import memcached_set, redis_command
 from stackbench.services.seed import (
     ADDITIONAL_FORTUNE,
@@ -114,6 +116,10 @@ def _findings(workload: str) -> Iterator[_Findings]:
         findings.fail(str(abort))
     except pymysql.MySQLError as err:
         findings.fail(f"cannot query MariaDB to compare with: {err}")
+    except ServiceError as err:
+        findings.fail(f"cannot reach the cache service to compare with: {err}")
+    except (OSError, http.client.HTTPException) as err:
+        findings.fail(f"request failed: {err!r}")
 
 
 def _fetch(findings: _Findings, base_url: str, path: str) -> Response:

@@ -169,6 +169,20 @@ def test_restart_in_same_dir_starts_from_scratch(tmp_path: Path) -> None:
     assert not (second.log_path.parent / "stale-file").exists()
 
 
+@pytest.mark.integration
+def test_long_run_dir_gets_a_short_socket_path(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    service = start_service(ServiceKind.REDIS, deep)
+    socket_path = service.endpoint.socket
+    try:
+        assert socket_path is not None and socket_path.is_socket()
+        assert len(str(socket_path)) <= 100
+        assert service.endpoint.env["REDIS_SOCKET"] == str(socket_path)
+    finally:
+        service.stop()
+    assert not socket_path.parent.exists()  # the private temp dir is removed on stop
+
+
 def test_refuses_to_wipe_a_foreign_directory(tmp_path: Path) -> None:
     (tmp_path / "redis").mkdir()
     (tmp_path / "redis" / "precious.txt").write_text("user data")

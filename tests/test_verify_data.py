@@ -13,7 +13,6 @@ import random
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pymysql
@@ -270,6 +269,13 @@ def test_verify_accepts_the_service_env_mapping(base_url: str, services: Service
     assert verify("fortunes", base_url, services.env()).ok
 
 
-def test_unknown_workload_is_rejected(base_url: str, tmp_path: Path) -> None:
+def test_unknown_workload_is_rejected(base_url: str) -> None:
     with pytest.raises(KeyError, match="no data verifier"):
         verify("hello", base_url, None)
+
+
+def test_reached_through_the_generic_verifier(base_url: str, ctx: DataVerifyContext) -> None:
+    from stackbench.verify import verify_workload
+
+    outcome = verify_workload("fortunes", base_url, ctx)
+    assert outcome.ok, outcome.failures
