@@ -46,9 +46,11 @@ def verify_stack(entry: StackEntry, placement: Placement, workloads: Sequence[st
     chosen = pick_workloads(entry, workloads)
     with tempfile.TemporaryDirectory(prefix=f"stackbench-{entry.manifest.name}-") as tmp:
         root = Path(tmp)
-        with _services(services_needed(chosen), root / "services", placement) as (env, ctx):
-            with running_stack(entry, placement, root / "stack", params or {}, env) as inst:
-                return [verify_workload(w, inst.base_url, ctx) for w in chosen]
+        with (
+            _services(services_needed(chosen), root / "services", placement) as (env, ctx),
+            running_stack(entry, placement, root / "stack", params or {}, env) as inst,
+        ):
+            return [verify_workload(w, inst.base_url, ctx) for w in chosen]
 
 
 @contextmanager

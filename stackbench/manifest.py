@@ -110,7 +110,8 @@ class _Table:
             return None
         value = self.data[key]
         if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-            raise InputError(f"{self.where}: key '{key}' has the wrong type ({type(value).__name__})")
+            raise InputError(
+                f"{self.where}: key '{key}' has the wrong type ({type(value).__name__})")
         return value
 
     def text(self, key: str, default: str | None = None) -> str:

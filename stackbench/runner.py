@@ -5,7 +5,7 @@ will not start, a failed verification, Ctrl-C), everything started is stopped an
 marked complete, interrupted or failed.
 """
 
-import hashlib
+
 import shutil
 import tempfile
 import time
@@ -18,6 +18,7 @@ from stackbench import environment
 from stackbench.checkstack import services_needed
 from stackbench.drivers import DriverError, get_driver, start_load
 from stackbench.errors import StackError
+from stackbench.hashes import sha256_hex
 from stackbench.httpget import get
 from stackbench.inventory import StackEntry
 from stackbench.loadspec import LoadRequest, Mode
@@ -103,12 +104,14 @@ class Runner:
         kinds = services_needed([s.name for s in specs])
         if not kinds:
             return {}
-        from stackbench.services import ServiceKind, ServiceSet
+        from stackbench.services import ServiceKind, ServiceSet, reset_data
 
         if self.services is None:
             self.services = ServiceSet(scratch / "services", self.suite.placement.services)
         self.progress.message(f"services: starting {', '.join(sorted(kinds))}")
         self.services.ensure(ServiceKind(k) for k in sorted(kinds))
+        # Every stack starts from the seed: /updates of the previous stack changed World.
+        reset_data(self.services.running())
         return self.services.env()
 
     def _run_stack(self, planned: PlannedStack, scratch: Path) -> None:
@@ -254,7 +257,7 @@ def _load_body_hash(spec: WorkloadSpec, base_url: str) -> str | None:
         if resp.status != 200:
             raise StackError(f"GET {spec.path} answered {resp.status} after verification passed")
         expected = resp.body
-    return hashlib.sha256(expected).hexdigest()
+    return sha256_hex(expected)
 
 
 def _data_context(service_env: dict[str, str]) -> object | None:

@@ -67,7 +67,8 @@ def verify_fixed(w: Workload, fetch: Fetch, rng: random.Random) -> VerifyOutcome
         resp = fetch(bad)
         checked += 1
         if resp.status != 400:
-            failures.append(f"{bad}: status {resp.status}, expected 400 for a non-numeric {w.param}")
+            failures.append(
+                f"{bad}: status {resp.status}, expected 400 for a non-numeric {w.param}")
     return VerifyOutcome(w.name, not failures, tuple(failures), checked)
 
 

@@ -171,6 +171,7 @@ def test_findings_rank_with_intervals_and_report_breakpoints(store):
         ranking.index("node")
     assert any("node breaks the SLO" in t and "100 connections" in t for t in texts)
     assert any(t.startswith("go met the SLO") for t in texts)
+    assert "go 41,000 [40,590–41,410] req/s (loader-bound: a lower bound)" in " ".join(texts)
     assert any("go: loader-bound at level(s) 100" in t for t in texts)
 
 
@@ -215,3 +216,27 @@ def test_level_line_shows_missing_figures_as_dash(store):
     assert "p99 1.2 ms" in line and "INVALID" in line
     no_p99 = data.levels[0].__class__(**{**data.levels[0].__dict__, "latency_us": {"p50": 9}})
     assert "p99 –" in level_line("go", "hello", no_p99)
+
+
+def test_chart_axes_helpers():
+    from stackbench.report.svg import log_ticks, nice_ticks
+
+    assert nice_ticks(0, 100) == [0, 20, 40, 60, 80, 100]
+    assert nice_ticks(0, 41_000)[-1] >= 41_000
+    assert log_ticks(150, 9_000) == [100, 200, 500, 1_000, 2_000, 5_000, 10_000]
+    assert log_ticks(1, 1e6) == [1, 10, 100, 1e3, 1e4, 1e5, 1e6]
+
+
+def test_open_loop_throughput_chart_shows_offered_rate(store):
+    from stackbench.report import charts
+
+    run = store.start_run("open", "s.toml", "", {**_settings(None), "mode": "open",
+                                                 "level_kind": "rate"}, ENV)
+    case = store.add_case(run, "go", "hello", "hello", "/hello", {}, "ok")
+    for i, rate in enumerate([1000, 2000, 4000]):
+        store.add_level(case, _level(i, rate, 0, min(rate, 3000), {"p50": 100, "p99": 900},
+                                     ["server"]))
+    a = analyse(store.load_run(run))
+    chart = charts.throughput(a, a.workloads[0])
+    assert [s.name for s in chart.series] == ["go", "offered rate"]
+    assert a.level_label == "target rate (req/s)"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from conftest import FAKE_STACKS, have, native_loader_built
+
 from stackbench.plan import build_plan
 from stackbench.runner import Runner
 from stackbench.store import Store

@@ -10,7 +10,7 @@ import pytest
 
 from stackbench.procs import free_port
 from stackbench.verify import verify_workload
-from stackbench.workloads import Group, CATALOG
+from stackbench.workloads import CATALOG, Group
 
 REFSERVER = Path(__file__).parent / "fakes" / "refserver.py"
 MICRO = [w.name for w in CATALOG.values() if w.group is Group.MICRO]

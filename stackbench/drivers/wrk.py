@@ -50,12 +50,12 @@ def parse_wrk(text: str, command: list[str], cpu_s: tuple[float, float] | None) 
     completed = int(summary.group(1))
     duration_s = to_us(summary.group(2)) / 1e6
     latency: dict[str, float] = {}
-    lat = _LAT.search(text)
+    lat = _LAT.search(text) if completed else None  # with no response wrk prints zeros
     if lat:
         latency["mean"] = to_us(lat.group(1))
         latency["stdev"] = to_us(lat.group(2))
         latency["max"] = to_us(lat.group(3))
-    for pct, value in _PCT.findall(text):
+    for pct, value in _PCT.findall(text) if completed else ():
         latency[f"p{pct}"] = to_us(value)
     errors = {"connect": 0, "read": 0, "write": 0, "timeout": 0, "status": 0}
     if m := _ERRORS.search(text):

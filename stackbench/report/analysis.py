@@ -45,6 +45,7 @@ class RankEntry:
     stack: str
     throughput: Estimate
     vs_next: Comparison | None  # this stack vs the next one down the ranking
+    flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,11 +137,11 @@ def _rank(cases: list[CaseView], level_value: float, resamples: int, seed: int) 
             excluded.append((view.stack, f"level {agg.status}"))
         else:
             rps = [r.requests_per_s for r in view.rows_at(agg.level_index)]
-            candidates.append((view.stack, agg.throughput, rps))
+            candidates.append((view.stack, agg.throughput, rps, agg.flags))
     candidates.sort(key=lambda c: c[1].value, reverse=True)
     entries = []
-    for i, (stack, est, rps) in enumerate(candidates):
+    for i, (stack, est, rps, flags) in enumerate(candidates):
         nxt = candidates[i + 1][2] if i + 1 < len(candidates) else None
         cmp = stats.compare_medians(rps, nxt, resamples=resamples, seed=seed) if nxt else None
-        entries.append(RankEntry(stack, est, cmp))
+        entries.append(RankEntry(stack, est, cmp, flags))
     return LevelRanking(level_value, entries, excluded)

@@ -32,19 +32,26 @@ def use_log_x(w: WorkloadView) -> bool:
     return bool(values) and max(values) / min(values) >= LOG_X_SPAN
 
 
-def _trend(points: list[Point], log_x: bool) -> list[tuple[float, float]]:
-    """Smooth in the axis's own space so the curve looks right on a log axis."""
-    if len({p.x for p in points}) < 3:
+def _trend(points: list[Point], log_x: bool, log_y: bool) -> list[tuple[float, float]]:
+    """LOWESS over about three neighbouring levels, computed in the axes' own (log) space, so
+    the curve follows knees instead of cutting across them."""
+    pts = [p for p in points if (p.x > 0 or not log_x) and (p.y > 0 or not log_y)]
+    levels = len({p.x for p in pts})
+    if levels < 3:
         return []
-    if not log_x:
-        return stats.lowess([(p.x, p.y) for p in points])
-    smoothed = stats.lowess([(math.log10(p.x), p.y) for p in points if p.x > 0])
-    return [(10 ** x, y) for x, y in smoothed]
+    def fx(v: float) -> float:
+        return math.log10(v) if log_x else v
+
+    def fy(v: float) -> float:
+        return math.log10(v) if log_y else v
+
+    smoothed = stats.lowess([(fx(p.x), fy(p.y)) for p in pts], frac=min(1.0, 3.5 / levels))
+    return [(10 ** x if log_x else x, 10 ** y if log_y else y) for x, y in smoothed]
 
 
 def _series(a: Analysis, c: CaseView, log_x: bool, row_value: Callable[[LevelRow], float | None],
             agg_value: Callable[[LevelAggregate], Estimate | None],
-            y_fmt: Callable[[float | None], str]) -> Series:
+            y_fmt: Callable[[float | None], str], log_y: bool = False) -> Series:
     points = []
     for r in c.rows:
         y = row_value(r)
@@ -61,7 +68,7 @@ def _series(a: Analysis, c: CaseView, log_x: bool, row_value: Callable[[LevelRow
         if est.has_interval:
             assert est.low is not None and est.high is not None
             intervals.append((g.level_value, est.low, est.high))
-    trend = _trend(points, log_x) if a.repeat > 1 or len(medians) >= 3 else []
+    trend = _trend(points or medians, log_x, log_y)
     return Series(c.stack, stack_color(a, c.stack), points if a.repeat > 1 else (), medians,
                   trend, intervals)
 
@@ -75,8 +82,10 @@ def _breakpoints(a: Analysis, w: WorkloadView) -> list[VLine]:
 
 def throughput(a: Analysis, w: WorkloadView, log_y: bool = False) -> XYChart:
     log_x = use_log_x(w)
-    series = [_series(a, c, log_x, lambda r: r.requests_per_s, lambda g: g.throughput, fmt.rate)
-              for c in w.cases]
+    series = [_series(a, c, log_x, lambda r: r.requests_per_s, lambda g: g.throughput, fmt.rate,
+                      log_y) for c in w.cases]
+    if a.level_kind == "rate":  # open loop: the offered rate is the ceiling to compare with
+        series.append(Series("offered rate", "#9ca3af", trend=[(v, v) for v in w.level_values]))
     return XYChart(f"{w.label}: throughput", a.level_label, "requests/s", series,
                    fmt.level, fmt.rate, x_log=log_x, y_log=log_y, vlines=_breakpoints(a, w))
 
@@ -84,7 +93,7 @@ def throughput(a: Analysis, w: WorkloadView, log_y: bool = False) -> XYChart:
 def latency(a: Analysis, w: WorkloadView, key: str, log_y: bool = False) -> XYChart:
     log_x = use_log_x(w)
     series = [_series(a, c, log_x, lambda r: r.latency_us.get(key),
-                      lambda g: g.latency_us.get(key), fmt.latency) for c in w.cases]
+                      lambda g: g.latency_us.get(key), fmt.latency, log_y) for c in w.cases]
     hlines, vlines = [], []
     if a.slo is not None and stats.percentile_key(a.slo.percentile) == key:
         hlines.append((a.slo.latency_ms * 1000.0, f"SLO {key} ≤ {a.slo.latency_ms:g} ms"))

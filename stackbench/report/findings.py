@@ -7,7 +7,13 @@ of declaring a winner.
 from dataclasses import dataclass
 
 from stackbench.report import fmt
-from stackbench.report.analysis import Analysis, CaseView, LevelRanking, WorkloadView
+from stackbench.report.analysis import (
+    Analysis,
+    CaseView,
+    LevelRanking,
+    RankEntry,
+    WorkloadView,
+)
 from stackbench.stats import Comparison, Verdict, percentile_key
 
 WARNING_FLAGS = ("loader-bound", "noisy")
@@ -35,8 +41,9 @@ def findings(a: Analysis) -> list[Finding]:
 
 
 def _level_name(a: Analysis, value: float) -> str:
-    return f"{fmt.rate(value)} req/s offered" if a.level_kind == "rate" else \
-        f"{fmt.level(value)} connections"
+    if a.level_kind == "rate":
+        return f"{fmt.rate(value)} req/s offered"
+    return f"{fmt.level(value)} connection{'' if value == 1 else 's'}"
 
 
 def _link(cmp: Comparison | None) -> str:
@@ -50,8 +57,12 @@ def _link(cmp: Comparison | None) -> str:
     return f" > ({fmt.ratio(cmp.ratio)}, CI {fmt.ratio(cmp.low)}–{fmt.ratio(cmp.high)}) "
 
 
+def _note(e: RankEntry) -> str:
+    return " (loader-bound: a lower bound)" if "loader-bound" in e.flags else ""
+
+
 def ranking_text(a: Analysis, r: LevelRanking) -> str:
-    chain = "".join(f"{e.stack} {fmt.estimate(e.throughput)} req/s{_link(e.vs_next)}"
+    chain = "".join(f"{e.stack} {fmt.estimate(e.throughput)} req/s{_note(e)}{_link(e.vs_next)}"
                     for e in r.entries)
     excluded = "; ".join(f"{stack}: {why}" for stack, why in r.excluded)
     text = f"{_level_name(a, r.level_value)}: {chain or 'no valid result'}"
@@ -86,8 +97,11 @@ def _slo_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
                                f"{percentile_key(a.slo.percentile)} not measured by the driver"))
         else:
             top = max(g.level_value for g in c.aggregates)
-            out.append(Finding("info", w.label, f"{c.stack} met the SLO at every measured level "
-                               f"(up to {_level_name(a, top)})"))
+            unknown = _levels_with(c, lambda g: g.slo is not None
+                                   and g.slo.status.value == "unknown")
+            out.append(Finding("info", w.label, f"{c.stack} met the SLO at every level where it "
+                               f"could be judged (up to {_level_name(a, top)})"
+                               + (f"; unknown at {', '.join(unknown)}" if unknown else "")))
     return out
 
 

@@ -26,7 +26,8 @@ header h1{margin:0 0 4px;font-size:22px}header p{margin:0;color:#d1d5db}
 h2{margin:36px 0 12px;padding-bottom:6px;border-bottom:2px solid var(--line);font-size:20px}
 h3{margin:24px 0 8px;font-size:16px}
 .cards{display:flex;flex-wrap:wrap;gap:12px;margin:16px 0}
-.card{background:#fff;border:1px solid var(--line);border-radius:8px;padding:10px 14px;min-width:150px}
+.card{background:#fff;border:1px solid var(--line);border-radius:8px;padding:10px 14px;
+min-width:150px}
 .card b{display:block;font-size:18px}.card span{color:var(--muted);font-size:12px}
 nav a{margin-right:14px;color:var(--accent);text-decoration:none}
 figure{background:#fff;border:1px solid var(--line);border-radius:8px;margin:16px 0;padding:12px}
@@ -188,8 +189,9 @@ def _timeseries_section(page: _Page, a: Analysis, w: WorkloadView, sid: str) -> 
                 continue
             svg = page.chart(f"{sid}-ts-{c.stack}-{g.level_index}",
                              render_xy(charts.timeseries(a, c, g.level_index)))
-            blocks.append(f"<details><summary>{escape(c.stack)} @ {escape(fmt.level(g.level_value))}"
-                          f" {escape(a.level_label)} — {_jitter_text(c, g.level_index)}</summary>"
+            title = (f"{c.stack} @ {fmt.level(g.level_value)} {a.level_label} — "
+                     f"{_jitter_text(c, g.level_index)}")
+            blocks.append(f"<details><summary>{escape(title)}</summary>"
                           f"<figure>{svg}</figure></details>")
     if not blocks:
         return ""

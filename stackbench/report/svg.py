@@ -94,8 +94,13 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
 
 
 def log_ticks(lo: float, hi: float) -> list[float]:
+    """Decades; with 1-2-5 steps in between when the range spans few decades."""
     first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    return [10.0 ** e for e in range(first, last + 1)]
+    decades = [10.0 ** e for e in range(first, max(last, first + 1) + 1)]
+    if len(decades) > 4:
+        return decades
+    fine = sorted({round(d * m, 12) for d in decades for m in (1, 2, 5)})
+    return [t for t in fine if decades[0] <= t <= decades[-1]]
 
 
 def _values(chart: XYChart) -> tuple[list[float], list[float]]:
@@ -132,9 +137,7 @@ def render_xy(chart: XYChart) -> str:
     xs, ys = _values(chart)
     if not xs:
         return _empty(chart)
-    x_ticks, x_lo, x_hi = _domain(xs, chart.x_log, zero=False)
-    if not chart.x_log:
-        x_ticks, x_lo, x_hi = _tight_x(xs)
+    x_ticks, x_lo, x_hi = _tight_log_x(xs) if chart.x_log else _tight_x(xs)
     y_ticks, y_lo, y_hi = _domain(ys, chart.y_log, chart.y_zero)
     plot_bottom = chart.height - bottom
     X = _Axis(x_lo, x_hi, chart.x_log, left, w - right)
@@ -157,6 +160,15 @@ def _tight_x(xs: list[float]) -> tuple[list[float], float, float]:
     pad = (hi - lo) * 0.04 or max(abs(lo) * 0.1, 1.0)
     ticks = [t for t in nice_ticks(lo, hi) if lo - pad <= t <= hi + pad]
     return ticks or [lo], lo - pad, hi + pad
+
+
+def _tight_log_x(xs: list[float]) -> tuple[list[float], float, float]:
+    """Log x axis fitted to the data with a margin so end points are not on the frame."""
+    positive = [x for x in xs if x > 0] or [1.0]
+    lo, hi = min(positive), max(positive)
+    pad = max((hi / lo) ** 0.04, 1.15)
+    lo, hi = lo / pad, hi * pad
+    return [t for t in log_ticks(lo, hi) if lo <= t <= hi], lo, hi
 
 
 def _open(w: int, h: int) -> str:

@@ -68,7 +68,7 @@ def reset_data(services: Iterable[RunningService]) -> None:
     for service in services:
         endpoint = service.endpoint
         if service.kind is ServiceKind.MARIADB:
-            with connect_mariadb(endpoint=endpoint) as connection, connection.cursor() as cur:
+            with connect_mariadb(endpoint) as connection, connection.cursor() as cur:
                 for statement in table_statements():
                     cur.execute(statement)
         elif service.kind is ServiceKind.REDIS:
@@ -87,8 +87,9 @@ class ServiceSet:
 
     def ensure(self, kinds: Iterable[ServiceKind]) -> None:
         """Start the services of kinds that are not running yet (in a stable order)."""
+        wanted = set(kinds)  # kinds may be a one-shot iterator
         for kind in ServiceKind:
-            if kind in set(kinds) and kind not in self._running:
+            if kind in wanted and kind not in self._running:
                 self._running[kind] = start_service(kind, self._run_dir, self._cpus)
 
     def env(self) -> dict[str, str]:

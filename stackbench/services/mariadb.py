@@ -159,10 +159,9 @@ def _endpoint(port: int, socket_path: Path, password: str) -> ServiceEndpoint:
     return ServiceEndpoint(ServiceKind.MARIADB, HOST, port, socket_path, env)
 
 
-def connect(env: dict[str, str] | None = None, endpoint: ServiceEndpoint | None = None,
-            ) -> pymysql.connections.Connection:
-    """A PyMySQL connection as the stackbench user, from an endpoint or its env."""
-    values = dict(endpoint.env) if endpoint is not None else dict(env or {})
+def connect(endpoint: ServiceEndpoint) -> pymysql.connections.Connection:
+    """A PyMySQL connection as the stackbench user, over TCP like the stacks."""
+    values = endpoint.env
     return pymysql.connect(
         host=values["DB_HOST"], port=int(values["DB_PORT"]), user=values["DB_USER"],
         password=values["DB_PASSWORD"], database=values["DB_NAME"], charset="utf8mb4",

@@ -7,6 +7,7 @@ library that could itself hide a protocol problem.
 from __future__ import annotations
 
 import socket
+from typing import BinaryIO
 
 from stackbench.services.base import ServiceError
 
@@ -24,7 +25,7 @@ def redis_command(host: str, port: int, *args: str) -> bytes | int | None:
         return _read_resp(sock.makefile("rb"))
 
 
-def _read_resp(stream) -> bytes | int | None:  # noqa: ANN001 - a binary file object
+def _read_resp(stream: BinaryIO) -> bytes | int | None:
     line = stream.readline()
     if not line.endswith(b"\r\n"):
         raise ServiceError(f"redis: truncated reply {line!r}")
