@@ -56,6 +56,24 @@ def verify(stack: str, workload_list: str | None, params: tuple[str, ...]) -> No
 
 
 @cli.command()
+@click.argument("stack")
+@click.argument("workload")
+@click.option("--query", default=None, metavar="NAME=VALUE",
+              help="Workload parameter, e.g. n=1000 (or write WORKLOAD as sha256?n=1000).")
+@click.option("--iterations", default=1000, show_default=True, type=int,
+              help="How many times the workload's code runs in one process.")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Override a stack parameter (repeatable).")
+def script(stack: str, workload: str, query: str | None, iterations: int,
+           params: tuple[str, ...]) -> None:
+    """Time WORKLOAD's code inside one STACK process, without HTTP (wall/user/sys)."""
+    from stackbench.views import run_script_timing
+
+    ok = run_script_timing(console, stack, workload, query, iterations, params)
+    sys.exit(0 if ok else 1)
+
+
+@cli.command()
 @click.argument("suite", type=click.Path(path_type=Path), required=False)
 @click.option("--stacks", "stack_list", help="Only these stacks (comma-separated).")
 @click.option("--workloads", "workload_list", help="Only these workloads (comma-separated).")

@@ -81,3 +81,20 @@ def write_report_files(console: Console, run_id: str, out: Path | None) -> None:
     data = store.load_run(store.resolve_run(run_id))
     target = write_all(data, results_dir(out) / f"run-{data.run.id}")
     console.print(f"report written to {target / 'report.html'}")
+
+
+def run_script_timing(console: Console, stack: str, workload: str, query: str | None,
+                      iterations: int, params: tuple[str, ...]) -> bool:
+    from stackbench.script import run_script
+    from stackbench.workloads import parse_spec
+
+    spec = parse_spec(f"{workload}?{query}" if query else workload, "WORKLOAD")
+    entry = load_inventory([stack])[stack]
+    t = run_script(entry, spec, iterations, default_placement(), _parse_params(params))
+    table = Table(title=f"{stack}: {spec.label} x {iterations}, one process, no HTTP")
+    for col in ("real", "user", "sys", "per iteration", "output"):
+        table.add_column(col)
+    table.add_row(f"{t.wall_s:.3f} s", f"{t.user_s:.3f} s", f"{t.sys_s:.3f} s",
+                  f"{t.per_iteration_ms:.3f} ms", t.check)
+    console.print(table)
+    return t.check == "ok" or t.check.startswith("not checked")

@@ -64,3 +64,18 @@ def test_stack_verifies_serves_load_and_stops(name, services, tmp_path):
         result = start_load(get_driver(settings.driver), req).finish(timeout_s=60)
         assert result.completed > 50 and result.errors_total == 0, result.errors
     assert not [pid for pid in pids if tree(pid)], f"{name} left processes behind"
+
+
+@pytest.mark.parametrize("name", sorted(INVENTORY))
+def test_stack_script_entry_point(name):
+    """`stackbench script`: the workload code in one process, its output checked."""
+    from stackbench.script import run_script
+    from stackbench.workloads import parse_spec
+
+    entry = INVENTORY[name]
+    if not entry.status.available:
+        pytest.skip(f"{name} unavailable: {unavailable_reason(entry)}")
+    for text in ("sha256?n=3", "concat?n=77", "readfile?n=3"):
+        timing = run_script(entry, parse_spec(text, "test"), 5, default_placement(), {})
+        assert timing.check == "ok", f"{name} {text}: {timing.check}"
+        assert timing.wall_s > 0 and timing.user_s >= 0

@@ -28,7 +28,9 @@ fn failed(what: &str, err: impl std::fmt::Display) -> ServiceError {
 }
 
 fn mysql_opts(db: &DbConfig, pool_size: usize) -> Opts {
-    let constraints = PoolConstraints::new(0, pool_size).expect("0 <= pool_size");
+    // min = max: mysql_async keeps only `min` idle connections (with its default zero idle TTL),
+    // so a lower min would close connections on return and reconnect on the next request.
+    let constraints = PoolConstraints::new(pool_size, pool_size).expect("min <= max");
     let builder = OptsBuilder::default()
         .user(Some(&db.user))
         .pass(Some(&db.password))

@@ -1,0 +1,43 @@
+//! The binary's exit codes: 2 for a bad command line (naming the flag), 0 for a run with errors.
+
+mod common;
+
+use std::process::Command;
+
+fn stackbench_load(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_stackbench-load"))
+        .args(args)
+        .output()
+        .expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_command_lines_exit_2_naming_the_flag() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["not-a-url"], "URL"),
+        (&["https://127.0.0.1/"], "https"),
+        (&["-c", "0", "http://127.0.0.1/"], "-c/--connections"),
+        (&["-R", "100", "http://127.0.0.1/"], "-d/--duration"),
+        (&["--pipeline", "2", "--no-keepalive", "http://127.0.0.1/"], "--pipeline"),
+        (&["--bogus", "http://127.0.0.1/"], "--bogus"),
+    ];
+    for (args, mentions) in cases {
+        let (code, _, stderr) = stackbench_load(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(mentions), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn errors_are_data_not_failures() {
+    let addr = common::closed_port();
+    let (code, stdout, stderr) = stackbench_load(&["-d", "200ms", "-c", "1", "--json", &format!("http://{addr}/")]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert!(doc["errors"]["refused"].as_u64().unwrap() > 0);
+}

@@ -1,0 +1,204 @@
+//! End-to-end tests of the loader against the small servers in `common`.
+
+mod common;
+
+use common::{closed_port, Behavior, TestServer};
+use stackbench_load::cli::config_from_args;
+use stackbench_load::errors::ErrorClass;
+use stackbench_load::report::{self, Stats};
+use stackbench_load::RunResult;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+fn load(args: &[&str]) -> RunResult {
+    let mut argv = vec!["stackbench-load"];
+    argv.extend_from_slice(args);
+    let config = config_from_args(argv).expect("valid command line");
+    stackbench_load::run(&config).expect("the run happens")
+}
+
+fn hello() -> TestServer {
+    TestServer::start(Behavior::Fixed { status: 200, body: "Hello World" })
+}
+
+fn errors(r: &RunResult, class: ErrorClass) -> u64 {
+    r.recorded.errors.get(class)
+}
+
+#[test]
+fn exact_request_count_with_n() {
+    let server = hello();
+    let url = server.url("/hello");
+    let r = load(&["-n", "1000", "-c", "8", "-t", "2", "--expect-body", "Hello World", &url]);
+    let counts = &r.recorded.counts;
+    assert_eq!((counts.sent, counts.completed, counts.ok), (1000, 1000, 1000));
+    assert_eq!(r.recorded.errors.total(), 0);
+    assert_eq!(server.requests(), 1000);
+    assert_eq!(r.recorded.latency.len(), 1000);
+    assert_eq!(server.accepts(), 8, "keep-alive: one connection each");
+}
+
+#[test]
+fn no_keepalive_opens_one_connection_per_request() {
+    let server = hello();
+    let url = server.url("/hello");
+    // The test server ignores `Connection: close`, so only the client's own close counts.
+    let r = load(&["-n", "300", "-c", "4", "--no-keepalive", &url]);
+    assert_eq!(r.recorded.counts.completed, 300);
+    assert_eq!(server.accepts(), 300);
+    assert_eq!(r.recorded.connect.len(), 300, "every connect is reported");
+    let connect_p50 = r.recorded.connect.value_at_quantile(0.5);
+    assert!(r.recorded.latency.value_at_quantile(0.5) >= connect_p50 / 2);
+}
+
+#[test]
+fn pipelining_keeps_several_requests_in_flight() {
+    let server = hello();
+    let url = server.url("/hello");
+    let r = load(&["-n", "2000", "-c", "2", "-t", "1", "--pipeline", "8", &url]);
+    assert_eq!(r.recorded.counts.completed, 2000);
+    assert_eq!(r.recorded.errors.total(), 0);
+    assert_eq!(server.requests(), 2000);
+    assert!(server.counters.max_batch.load(Ordering::SeqCst) > 1, "requests arrived pipelined");
+}
+
+#[test]
+fn chunked_and_content_length_bodies_are_checked() {
+    let chunked = TestServer::start(Behavior::Chunked(&["Hello", " ", "World"]));
+    let url = chunked.url("/");
+    let sha = "a591a6d40bf420404a011733cfb7b190d62c65bf0bcda32b57b277d9ad9f146e"; // sha256("Hello World")
+    let ok = load(&["-n", "200", "-c", "2", "--expect-body", "Hello World", "--expect-sha256", sha, "--expect-length", "11", &url]);
+    assert_eq!((ok.recorded.counts.completed, ok.recorded.counts.ok), (200, 200));
+    let bad = load(&["-n", "200", "-c", "2", "--expect-body", "Hello Worle", &url]);
+    assert_eq!(errors(&bad, ErrorClass::BodyMismatch), 200);
+    assert_eq!(bad.recorded.counts.completed, 200, "a mismatch is still a completed response");
+
+    let fixed = hello();
+    let url = fixed.url("/");
+    let short = load(&["-n", "100", "-c", "2", "--expect-length", "12", &url]);
+    assert_eq!(errors(&short, ErrorClass::BodyMismatch), 100);
+    let sampled = load(&["-n", "100", "-c", "1", "--expect-body", "nope", "--check-every", "10", &url]);
+    assert_eq!(errors(&sampled, ErrorClass::BodyMismatch), 10, "one response in ten is checked");
+}
+
+#[test]
+fn status_errors_are_counted() {
+    let server = TestServer::start(Behavior::Fixed { status: 500, body: "boom" });
+    let url = server.url("/");
+    let r = load(&["-n", "100", "-c", "2", &url]);
+    assert_eq!(errors(&r, ErrorClass::Status), 100);
+    assert_eq!((r.recorded.counts.completed, r.recorded.counts.ok), (100, 0));
+    let r = load(&["-n", "100", "-c", "2", "--expect-status", "500", &url]);
+    assert_eq!(r.recorded.counts.ok, 100);
+}
+
+#[test]
+fn silent_server_times_out_and_connections_are_replaced() {
+    let server = TestServer::start(Behavior::Silent);
+    let url = server.url("/");
+    let r = load(&["-d", "1s", "-c", "2", "-t", "1", "--timeout", "200ms", &url]);
+    let timeouts = errors(&r, ErrorClass::Timeout);
+    assert!((6..=12).contains(&timeouts), "about 2 connections x 5 timeouts, got {timeouts}");
+    assert_eq!(r.recorded.counts.completed, 0);
+    assert!(server.accepts() >= timeouts, "each timeout replaced its connection");
+}
+
+#[test]
+fn refused_connections_are_counted() {
+    let addr = closed_port();
+    let url = format!("http://{addr}/");
+    let r = load(&["-d", "300ms", "-c", "2", &url]);
+    assert!(errors(&r, ErrorClass::Refused) > 0);
+    assert_eq!(r.recorded.errors.total(), errors(&r, ErrorClass::Refused));
+    assert_eq!(r.recorded.counts.completed, 0);
+    let r = load(&["-n", "50", "-c", "2", &url]);
+    assert_eq!(errors(&r, ErrorClass::Refused), 50, "-n stops after n failed attempts too");
+}
+
+#[test]
+fn close_mid_response_is_a_read_error() {
+    let server = TestServer::start(Behavior::CloseMidResponse);
+    let r = load(&["-n", "50", "-c", "2", &server.url("/")]);
+    assert_eq!(errors(&r, ErrorClass::Read) + errors(&r, ErrorClass::Reset), 50);
+    assert_eq!(r.recorded.counts.completed, 0);
+}
+
+#[test]
+fn malformed_responses_are_protocol_errors() {
+    let server = TestServer::start(Behavior::Malformed);
+    let r = load(&["-n", "50", "-c", "2", &server.url("/")]);
+    assert_eq!(errors(&r, ErrorClass::Protocol), 50);
+}
+
+#[test]
+fn warmup_is_not_recorded() {
+    let server = hello();
+    let r = load(&["-d", "500ms", "--warmup", "300ms", "-c", "2", "-R", "400", &server.url("/")]);
+    // 400/s over 0.5 s recorded; the 120 warm-up requests reached the server but not the counts.
+    assert_eq!(r.open_loop.as_ref().unwrap().scheduled, 200);
+    assert_eq!(r.recorded.counts.completed, 200);
+    assert_eq!(server.requests(), 320);
+}
+
+#[test]
+fn open_loop_follows_the_schedule() {
+    let server = hello();
+    let r = load(&["-R", "500", "-d", "1s", "-c", "4", "-t", "2", &server.url("/")]);
+    let open = r.open_loop.as_ref().unwrap();
+    assert_eq!((open.scheduled, open.unsent), (500, 0));
+    assert!(open.sustained);
+    assert_eq!(r.recorded.counts.completed, 500);
+}
+
+#[test]
+fn unsustainable_rate_is_reported() {
+    let server = TestServer::start(Behavior::Slow(Duration::from_millis(50)));
+    let r = load(&["-R", "200", "-d", "1s", "-c", "2", "-t", "1", &server.url("/")]);
+    let open = r.open_loop.as_ref().unwrap();
+    assert!(!open.sustained, "2 connections x 20/s cannot carry 200/s");
+    assert!(open.unsent > 100);
+    assert!(r.recorded.counts.waited > 0);
+    assert!(r.warnings.iter().any(|w| w.contains("not sustained")));
+}
+
+/// The classic coordinated-omission demonstration: a server that stops for 1 s every 2.5 s.
+/// The closed loop only has its few stuck connections' requests in the stall and under-reports;
+/// the open loop charges every request scheduled during the stall.
+#[test]
+fn open_loop_sees_the_stall_that_closed_loop_hides() {
+    let stall = || TestServer::start(Behavior::Stall { period: Duration::from_millis(2500), stall: Duration::from_secs(1) });
+    let closed_server = stall();
+    let closed = load(&["-d", "2500ms", "-c", "4", "-t", "1", &closed_server.url("/")]);
+    let open_server = stall();
+    let open = load(&["-R", "400", "-d", "2500ms", "-c", "20", "-t", "1", &open_server.url("/")]);
+
+    let closed_stats = Stats::of(&closed.recorded.latency);
+    let open_stats = Stats::of(&open.recorded.latency);
+    eprintln!("closed {closed_stats:?}\nopen {open_stats:?}");
+    assert!(closed_stats.max >= 500_000, "the closed loop did hit the stall");
+    assert!(closed_stats.p99 < 100_000, "closed loop p99 hides the stall: {}", closed_stats.p99);
+    assert!(open_stats.p99 >= 500_000, "open loop p99 shows the stall: {}", open_stats.p99);
+    assert!(open_stats.p90 >= 100_000, "a sizeable share was delayed: {}", open_stats.p90);
+    assert!(open.recorded.counts.waited > 0);
+    assert!(open.open_loop.as_ref().unwrap().sustained);
+}
+
+#[test]
+fn json_document_has_the_contract_fields() {
+    let server = hello();
+    let r = load(&["-n", "300", "-c", "3", "--expect-status", "200", &server.url("/")]);
+    let doc = report::json(&r);
+    assert_eq!(doc["schema"], "stackbench-load/1");
+    assert_eq!(doc["config"]["mode"], "closed");
+    assert_eq!(doc["config"]["keepalive"], "on");
+    assert_eq!(doc["config"]["expect"]["status"], 200);
+    assert_eq!(doc["requests"]["completed"], 300);
+    assert_eq!(doc["errors"]["protocol"], 0);
+    assert_eq!(doc["latency_us"]["count"], 300);
+    assert!(doc["open_loop"].is_null());
+    assert!(doc["histogram"]["data"].as_str().unwrap().starts_with("HISTFAAA"));
+    assert_eq!(doc["timeseries"][0]["t_s"], 1);
+    assert_eq!(doc["limits"]["connections_opened"], 3);
+    assert!(doc["loader_cpu"]["user_s"].as_f64().is_some());
+    assert!(report::human(&r).contains("Requests/sec:"));
+}

@@ -1,0 +1,109 @@
+"""`stackbench script`: time a workload's code inside one process of a stack's runtime, no HTTP.
+
+The PHP-vs-Node database article timed 1000 iterations of the work before putting a server in
+front; every stack provides the same entry point (`[script] command WORKLOAD QUERY ITERATIONS`,
+docs/contracts.md section 5). Wall, user and sys time come from the OS (wait4), and the body
+the script prints for its last iteration is checked like an HTTP response.
+"""
+
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from stackbench.checkstack import services_needed
+from stackbench.errors import InputError, StackError
+from stackbench.inventory import StackEntry, unavailable_reason
+from stackbench.placement import Placement
+from stackbench.stack import StackConfig, StackInstance
+from stackbench.templating import render
+from stackbench.workloads import WorkloadSpec
+
+
+@dataclass(frozen=True)
+class ScriptTiming:
+    stack: str
+    label: str
+    iterations: int
+    wall_s: float
+    user_s: float
+    sys_s: float
+    check: str  # "ok", "not checked (...)" or the mismatch
+
+    @property
+    def per_iteration_ms(self) -> float:
+        return 1000.0 * self.wall_s / self.iterations
+
+
+def _query(spec: WorkloadSpec) -> str:
+    w = spec.workload
+    return "" if w.param is None or spec.value is None else f"{w.param}={spec.value}"
+
+
+def _check(spec: WorkloadSpec, body: bytes) -> str:
+    expected = spec.expected_body()
+    if expected is None:
+        return "not checked (body depends on the database)" if body else "empty output"
+    if body.rstrip(b"\n") == expected:
+        return "ok"
+    return f"wrong output: {body[:60]!r}, expected {expected[:60]!r}"
+
+
+def run_script(entry: StackEntry, spec: WorkloadSpec, iterations: int, placement: Placement,
+               params: Mapping[str, str]) -> ScriptTiming:
+    m = entry.manifest
+    if m.script is None:
+        raise InputError(f"{m.path}: stack '{m.name}' has no [script] entry point")
+    if not entry.status.available:
+        raise StackError(f"{m.name} is unavailable: {unavailable_reason(entry)}")
+    if iterations < 1:
+        raise InputError(f"--iterations: must be at least 1, got {iterations}")
+    with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="stackbench-script-") as tmp:
+        env = _services(stack, services_needed([spec.name]), Path(tmp), placement)
+        cfg = StackConfig(m, entry.status, Path(tmp) / "run", placement.server, params, env)
+        instance = StackInstance(cfg)
+        instance.build()
+        cfg.run_dir.mkdir(parents=True, exist_ok=True)
+        command = [render(a, instance.variables, f"{m.path} [script]") for a in m.script]
+        command += [spec.name, _query(spec), str(iterations)]
+        return _timed(m.name, spec, iterations, command, instance.env, m.stack_dir,
+                      placement.server)
+
+
+def _services(stack: ExitStack, kinds: set[str], tmp: Path, placement: Placement
+              ) -> dict[str, str]:
+    if not kinds:
+        return {}
+    from stackbench.services import ServiceKind, ServiceSet
+
+    services = stack.enter_context(ServiceSet(tmp / "services", placement.services))
+    services.ensure(ServiceKind(k) for k in sorted(kinds))
+    return services.env()
+
+
+def _timed(name: str, spec: WorkloadSpec, iterations: int, command: list[str],
+           env: Mapping[str, str], cwd: Path, cpus: frozenset[int]) -> ScriptTiming:
+    out = tempfile.TemporaryFile()
+    err = tempfile.TemporaryFile()
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(command, cwd=cwd, env=dict(env), stdout=out, stderr=err,
+                                stdin=subprocess.DEVNULL,
+                                preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+    except OSError as exc:
+        raise StackError(f"{name}: cannot run {command[0]}: {exc}") from exc
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    out.seek(0)
+    err.seek(0)
+    body, errors = out.read(), err.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise StackError(f"{name}: script exited {proc.returncode}: {' '.join(command)}\n"
+                         f"{errors[-1500:]}")
+    return ScriptTiming(name, spec.label, iterations, wall, usage.ru_utime, usage.ru_stime,
+                        _check(spec, body))
