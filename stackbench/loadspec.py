@@ -53,6 +53,14 @@ class LoadRequest:
         return max(1, min(wanted, self.connections))
 
 
+def error_rate(completed: int, errors: dict[str, int]) -> float:
+    """Failed attempts / attempts. Status and body errors are completed responses already;
+    other classes (connect, timeout ...) are attempts that never completed."""
+    failed = sum(errors.values())
+    attempts = completed + sum(v for k, v in errors.items() if k not in ("status", "body_mismatch"))
+    return failed / attempts if attempts else 0.0
+
+
 @dataclass(frozen=True)
 class LoadResult:
     """What a driver measured. Figures a tool does not give are None, never invented."""
@@ -79,6 +87,4 @@ class LoadResult:
 
     @property
     def error_rate(self) -> float:
-        attempts = self.completed + sum(v for k, v in self.errors.items()
-                                        if k not in ("status", "body_mismatch"))
-        return self.errors_total / attempts if attempts else 0.0
+        return error_rate(self.completed, self.errors)

@@ -40,7 +40,10 @@ class Plan:
     stacks: tuple[PlannedStack, ...]
 
     def level_count(self) -> int:
-        return sum(len(c.levels) for s in self.stacks if s.available for c in s.cases)
+        per_case_search = (self.suite.search.probes * self.suite.load.repeat
+                           if self.suite.search else 0)
+        return sum(len(c.levels) + per_case_search
+                   for s in self.stacks if s.available for c in s.cases)
 
     def estimated_seconds(self) -> float:
         """Load time and pauses only; start-up and verification come on top."""

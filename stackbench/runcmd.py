@@ -53,18 +53,9 @@ def print_plan(console: Console, plan: Plan) -> None:
 
 
 def _level_line(event: LevelEvent) -> str:
-    try:
-        from stackbench.report.terminal import level_line
-        from stackbench.store import LevelRow  # noqa: F401 - report formats stored rows
+    from stackbench.report.terminal import level_line
 
-        return level_line(event.stack, event.label, event.row)
-    except Exception:  # noqa: BLE001 - the live line must never stop a run
-        r = event.row
-        lat = r["latency_us"]
-        p99 = f"{lat['p99'] / 1000:.2f} ms" if "p99" in lat else "–"
-        return (f"{event.stack:<16} {event.label:<18} level {event.level.value:g}: "
-                f"{r['requests_per_s']:.0f} req/s, p99 {p99}, errors {sum(r['errors'].values())}"
-                f" {' '.join(r['flags'])}")
+    return level_line(event.stack, event.label, event.row)
 
 
 def _sigterm_as_interrupt() -> None:

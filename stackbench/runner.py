@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 
 from stackbench import environment
@@ -25,8 +26,18 @@ from stackbench.loadspec import LoadRequest, Mode
 from stackbench.monitor import Monitor, loader_bound
 from stackbench.plan import Level, Plan, PlannedCase, PlannedStack
 from stackbench.stack import StackConfig, StackInstance
-from stackbench.store import Store
-from stackbench.suite import Suite
+from stackbench.stats import (
+    Probe,
+    SloOutcome,
+    SloStatus,
+    evaluate_slo,
+    median,
+    next_rate,
+    percentile_key,
+    sustainable_bounds,
+)
+from stackbench.store import LevelRow, Store
+from stackbench.suite import Slo, Suite
 from stackbench.verify import VerifyOutcome, verify_workload
 from stackbench.workloads import BodyStability, WorkloadSpec
 
@@ -36,7 +47,7 @@ class LevelEvent:
     stack: str
     label: str
     level: Level
-    row: dict[str, object]
+    row: LevelRow
 
 
 @dataclass
@@ -181,22 +192,64 @@ class Runner:
                                            + "; ".join(outcome.failures[:3]))
                 continue
             expect_sha = _load_body_hash(case.spec, instance.base_url)
-            self._load_case(planned.name, case, cid, instance, expect_sha)
-            self.store.set_case_status(cid, "ok")
+            note = self._load_case(planned.name, case, cid, instance, expect_sha)
+            self.store.set_case_status(cid, "ok", note)
 
     def _load_case(self, stack: str, case: PlannedCase, case_id: int, instance: StackInstance,
-                   expect_sha: str | None) -> None:
+                   expect_sha: str | None) -> str:
+        """Run the case's levels; returns a note for the case (early stop, search result)."""
+        def one(level: Level) -> dict[str, object]:
+            return self._one_level(stack, case, case_id, instance, expect_sha, level)
+
+        if self.suite.search is not None:
+            return self._search(one)
+        slo = self.suite.slo
+        failed_in_a_row = 0
+        for index, group in groupby(case.levels, key=lambda lv: lv.index):
+            rows = [one(level) for level in group]
+            if slo is None or not slo.stop_after_failures:
+                continue
+            failed = slo_outcome(rows, slo).status is SloStatus.FAIL
+            failed_in_a_row = failed_in_a_row + 1 if failed else 0
+            if failed_in_a_row >= slo.stop_after_failures and index + 1 < len(self.suite.levels):
+                note = (f"sweep stopped early: SLO failed at {failed_in_a_row} consecutive "
+                        f"levels (stop_after_failures = {slo.stop_after_failures})")
+                self.progress.message(f"{stack} {case.spec.label}: {note}")
+                return note
+        return ""
+
+    def _search(self, one: Callable[[Level], dict[str, object]]) -> str:
+        search, slo = self.suite.search, self.suite.slo
+        assert search is not None and slo is not None
+        history: list[Probe] = []
+        index = 0
+        while (rate := next_rate(history, search.lo, search.hi, search.probes,
+                                 search.tolerance)) is not None:
+            rows = [one(Level(index, rate, rep)) for rep in range(self.suite.load.repeat)]
+            history.append(Probe(rate, all(_sustained(row, slo) for row in rows)))
+            index += 1
+        best, failed_at = sustainable_bounds(history)
+        if best is None:
+            return (f"max sustainable rate: below {search.lo:g} req/s (the lowest probe broke "
+                    "the SLO)")
+        above = f", {failed_at:g} req/s did not" if failed_at else ""
+        return (f"max sustainable rate: {best:g} req/s met the SLO{above} "
+                f"({len(history)} probes)")
+
+    def _one_level(self, stack: str, case: PlannedCase, case_id: int, instance: StackInstance,
+                   expect_sha: str | None, level: Level) -> dict[str, object]:
         s = self.suite.load
-        for level in case.levels:
-            rate = level.value if s.mode is Mode.OPEN else None
-            connections = int(level.value) if s.mode is Mode.CLOSED else _open_connections(level)
-            req = LoadRequest(instance.base_url + case.spec.path, s, connections, rate,
-                              self.suite.placement.loader, 200, expect_sha)
-            row = self._run_level(instance, req, level)
-            self.store.add_level(case_id, row)
-            self.progress.level_done(LevelEvent(stack, case.spec.label, level, row))
-            if s.pause_s:
-                time.sleep(s.pause_s)
+        rate = level.value if s.mode is Mode.OPEN else None
+        connections = int(level.value) if s.mode is Mode.CLOSED else _open_connections(level)
+        req = LoadRequest(instance.base_url + case.spec.path, s, connections, rate,
+                          self.suite.placement.loader, 200, expect_sha)
+        row = self._run_level(instance, req, level)
+        level_id = self.store.add_level(case_id, row)
+        self.progress.level_done(LevelEvent(stack, case.spec.label, level,
+                                            self.store.level(level_id)))
+        if s.pause_s:
+            time.sleep(s.pause_s)
+        return row
 
     def _run_level(self, instance: StackInstance, req: LoadRequest, level: Level
                    ) -> dict[str, object]:
@@ -238,8 +291,24 @@ class Runner:
             "open_loop": result.open_loop, "loader_cpu_s": result.loader_cpu_s,
             "usage": {role: u.as_dict() for role, u in usage.items()}, "flags": flags,
             "status": status, "command": " ".join(result.command),
+            "error_rate": result.error_rate,
             "raw_output": result.raw_output[-200_000:],
         }
+
+
+def slo_outcome(rows: list[dict[str, object]], slo: Slo) -> SloOutcome:
+    """The SLO judged on the median over a level's repetitions."""
+    key = percentile_key(slo.percentile)
+    latencies = [r["latency_us"][key] for r in rows if key in r["latency_us"]]  # type: ignore[index,operator]
+    latency = {key: median(latencies)} if len(latencies) == len(rows) else {}
+    return evaluate_slo(latency, median([float(r["error_rate"]) for r in rows]), slo)  # type: ignore[arg-type]
+
+
+def _sustained(row: dict[str, object], slo: Slo) -> bool:
+    """An open-loop probe holds when the rate was achieved and the SLO met."""
+    open_loop = row.get("open_loop") or {}
+    achieved = bool(open_loop.get("sustained", True))  # type: ignore[union-attr]
+    return achieved and slo_outcome([row], slo).status is SloStatus.PASS
 
 
 def _open_connections(level: Level) -> int:

@@ -87,21 +87,20 @@ def _services(stack: ExitStack, kinds: set[str], tmp: Path, placement: Placement
 
 def _timed(name: str, spec: WorkloadSpec, iterations: int, command: list[str],
            env: Mapping[str, str], cwd: Path, cpus: frozenset[int]) -> ScriptTiming:
-    out = tempfile.TemporaryFile()
-    err = tempfile.TemporaryFile()
-    start = time.monotonic()
-    try:
-        proc = subprocess.Popen(command, cwd=cwd, env=dict(env), stdout=out, stderr=err,
-                                stdin=subprocess.DEVNULL,
-                                preexec_fn=lambda: os.sched_setaffinity(0, cpus))
-    except OSError as exc:
-        raise StackError(f"{name}: cannot run {command[0]}: {exc}") from exc
-    _pid, status, usage = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    out.seek(0)
-    err.seek(0)
-    body, errors = out.read(), err.read().decode(errors="replace")
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(command, cwd=cwd, env=dict(env), stdout=out, stderr=err,
+                                    stdin=subprocess.DEVNULL,
+                                    preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+        except OSError as exc:
+            raise StackError(f"{name}: cannot run {command[0]}: {exc}") from exc
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        body, errors = out.read(), err.read().decode(errors="replace")
     if proc.returncode != 0:
         raise StackError(f"{name}: script exited {proc.returncode}: {' '.join(command)}\n"
                          f"{errors[-1500:]}")

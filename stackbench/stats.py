@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from stackbench.loadspec import error_rate  # noqa: F401 - part of the stats API
 from stackbench.store import LevelRow
 from stackbench.suite import Slo
 
@@ -315,14 +316,6 @@ def _local_fit(pts: list[tuple[float, float]], x0: float, k: int) -> float:
 
 
 # --- per-level figures -----------------------------------------------------------------------
-def error_rate(completed: int, errors: Mapping[str, int]) -> float:
-    """Failed attempts / attempts. Status and body errors are completed responses already;
-    other classes (connect, timeout ...) are attempts that never completed."""
-    failed = sum(errors.values())
-    attempts = completed + sum(v for k, v in errors.items() if k not in ("status", "body_mismatch"))
-    return failed / attempts if attempts else 0.0
-
-
 def level_error_rate(row: LevelRow) -> float:
     return error_rate(row.completed, row.errors)
 

@@ -276,6 +276,10 @@ class Store:
             raise InputError(f"run {ref} is not in {self.path} (see 'stackbench results')")
         return int(ref)
 
+    def level(self, level_id: int) -> LevelRow:
+        return _level_row(self.db.execute("SELECT * FROM levels WHERE id = ?",
+                                          (level_id,)).fetchone())
+
     def load_run(self, run_id: int) -> RunData:
         run = _run_row(self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
         cases = [

@@ -15,12 +15,13 @@ from stackbench.placement import Placement, make_placement
 from stackbench.workloads import WorkloadSpec, parse_spec
 
 _TOP = {"name", "description", "variant", "stacks", "workloads", "params", "load", "placement",
-        "limits", "slo"}
+        "limits", "slo", "search"}
 _LOAD = {"driver", "mode", "keepalive", "connections", "rates", "duration_s", "requests",
          "warmup_s", "timeout_s", "pause_s", "repeat", "threads", "pipeline"}
 _PLACEMENT = {"server_cpus", "loader_cpus", "services_cpus"}
 _LIMITS = {"max_error_rate"}
 _SLO = {"percentile", "latency_ms", "max_error_rate", "stop_after_failures"}
+_SEARCH = {"lo", "hi", "probes", "tolerance"}
 MAX_LEVELS = 1000
 
 
@@ -30,6 +31,16 @@ class Slo:
     latency_ms: float = 3000.0
     max_error_rate: float = 0.01
     stop_after_failures: int = 0  # 0: never stop a sweep early
+
+
+@dataclass(frozen=True)
+class RateSearch:
+    """Open loop: find the highest rate in [lo, hi] that meets the SLO, in at most `probes`."""
+
+    lo: float
+    hi: float
+    probes: int = 8
+    tolerance: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,7 @@ class Suite:
     placement: Placement
     max_error_rate: float
     slo: Slo | None
+    search: RateSearch | None = None
     raw_text: str = field(repr=False, default="")
 
     @property
@@ -204,6 +216,23 @@ def _slo(path: Path, data: Any) -> Slo | None:
                r.integer("stop_after_failures", 0, 0))
 
 
+def _search(path: Path, data: Any, mode: Mode, slo: Slo | None) -> RateSearch | None:
+    if data is None:
+        return None
+    r = _Reader(path, data, "search", _SEARCH)
+    if mode is not Mode.OPEN:
+        raise InputError(f"{path}: [search] finds a maximum rate, so it needs [load] mode = "
+                         "\"open\"")
+    if slo is None:
+        raise InputError(f"{path}: [search] needs an [slo] to judge each probe")
+    lo, hi = r.number("lo", None, 0.001), r.number("hi", None, 0.001)
+    if lo is None or hi is None or hi < lo:
+        raise InputError(f"{r.where('lo')}: [search] needs lo and hi with lo <= hi")
+    probes = r.integer("probes", 8, 2)
+    tolerance = r.number("tolerance", 0.05, 0.0)
+    return RateSearch(lo, hi, probes or 8, tolerance or 0.05)
+
+
 def parse_suite(path: Path) -> Suite:
     try:
         text = path.read_text()
@@ -214,7 +243,14 @@ def parse_suite(path: Path) -> Suite:
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML: {exc}") from exc
     r = _Reader(path, data, "", _TOP)
-    load_settings, levels = _load(path, r.get("load", (dict,), {}, "a table"))
+    load_data = r.get("load", (dict,), {}, "a table")
+    if "search" in data and "rates" not in load_data:
+        load_data = {**load_data, "rates": [1]}  # the search chooses the rates
+    load_settings, levels = _load(path, load_data)
+    slo = _slo(path, data.get("slo"))
+    search = _search(path, data.get("search"), load_settings.mode, slo)
+    if search is not None:
+        levels = ()
     placement_data = r.get("placement", (dict,), {}, "a table")
     p = _Reader(path, placement_data, "placement", _PLACEMENT)
     placement = make_placement(p.get("server_cpus", (str,), None, "a CPU list string"),
@@ -235,6 +271,7 @@ def parse_suite(path: Path) -> Suite:
         levels=levels,
         placement=placement,
         max_error_rate=limits.number("max_error_rate", 0.01) or 0.0,
-        slo=_slo(path, data.get("slo")),
+        slo=slo,
+        search=search,
         raw_text=text,
     )

@@ -240,3 +240,18 @@ def test_open_loop_throughput_chart_shows_offered_rate(store):
     chart = charts.throughput(a, a.workloads[0])
     assert [s.name for s in chart.series] == ["go", "offered rate"]
     assert a.level_label == "target rate (req/s)"
+
+
+def test_rate_search_reports_the_runner_note_not_a_breakpoint(store):
+    settings = {**_settings({"percentile": 99, "latency_ms": 1, "max_error_rate": 0.01,
+                             "stop_after_failures": 0}), "mode": "open", "level_kind": "rate",
+                "search": {"lo": 1000, "hi": 8000, "probes": 8, "tolerance": 0.05}}
+    run = store.start_run("search", "s.toml", "", settings, ENV)
+    case = store.add_case(run, "go", "hello", "hello", "/hello", {}, "ok")
+    for i, (rate, p99) in enumerate([(1000, 500), (2000, 5000), (1500, 800)]):
+        store.add_level(case, _level(i, rate, 0, rate, {"p50": 100, "p99": p99}, ["server"]))
+    store.set_case_status(case, "ok", "max sustainable rate: 1500 req/s met the SLO")
+    a = analyse(store.load_run(run))
+    texts = [f.text for f in findings(a)]
+    assert "go: max sustainable rate: 1500 req/s met the SLO" in texts
+    assert not any("breaks the SLO" in t for t in texts)

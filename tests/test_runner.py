@@ -128,3 +128,80 @@ def test_sigint_keeps_finished_levels_and_leaves_no_process(tmp_path):
     assert data.run.status == "interrupted"
     assert len(data.levels) >= 2
     assert b"keeps its finished levels" in output
+
+
+SLO_SUITE = """
+name = "slo"
+stacks = ["refserver"]
+workloads = ["sha256?n=200"]
+
+[load]
+driver = "native"
+connections = [1, 2, 3, 4, 5, 6]
+duration_s = 1
+warmup_s = 0
+pause_s = 0
+timeout_s = 5
+
+[placement]
+server_cpus = "0"
+loader_cpus = "{loader}"
+
+[slo]
+percentile = 99
+latency_ms = 0.001
+stop_after_failures = 2
+"""
+
+
+@pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
+def test_sweep_stops_after_k_consecutive_slo_failures(tmp_path, fake_inventory):
+    """An objective no server can meet (1 µs) fails at once: the sweep stops after 2 levels."""
+    suite = parse_suite(suite_file(tmp_path, "native", SLO_SUITE))
+    store = Store(tmp_path / "s.sqlite")
+    run_id = Runner(build_plan(suite, fake_inventory, None, None), fake_inventory, store,
+                    tmp_path).execute()
+    data = store.load_run(run_id)
+    assert [lv.level_value for lv in data.levels] == [1, 2]
+    assert "stopped early" in data.cases[0].reason
+
+
+SEARCH_SUITE = """
+name = "search"
+stacks = ["refserver"]
+workloads = ["hello"]
+
+[load]
+driver = "native"
+mode = "open"
+duration_s = 1
+warmup_s = 0
+pause_s = 0
+timeout_s = 2
+
+[placement]
+server_cpus = "0"
+loader_cpus = "{loader}"
+
+[slo]
+percentile = 99
+latency_ms = 500
+
+[search]
+lo = 20
+hi = 100000
+probes = 5
+"""
+
+
+@pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
+def test_open_loop_search_narrows_within_its_probe_budget(tmp_path, fake_inventory):
+    suite = parse_suite(suite_file(tmp_path, "native", SEARCH_SUITE))
+    store = Store(tmp_path / "s.sqlite")
+    run_id = Runner(build_plan(suite, fake_inventory, None, None), fake_inventory, store,
+                    tmp_path).execute()
+    data = store.load_run(run_id)
+    rates = [lv.level_value for lv in data.levels]
+    assert 2 <= len(rates) <= 5 and rates[0] == 20 and rates[1] == 40
+    assert all(lv.mode == "open" and lv.open_loop for lv in data.levels)
+    assert "max sustainable rate" in data.cases[0].reason

@@ -119,6 +119,7 @@ fn refused_connections_are_counted() {
 fn close_mid_response_is_a_read_error() {
     let server = TestServer::start(Behavior::CloseMidResponse);
     let r = load(&["-n", "50", "-c", "2", &server.url("/")]);
+    eprintln!("{}", report::human(&r));
     assert_eq!(errors(&r, ErrorClass::Read) + errors(&r, ErrorClass::Reset), 50);
     assert_eq!(r.recorded.counts.completed, 0);
 }
@@ -161,16 +162,16 @@ fn unsustainable_rate_is_reported() {
     assert!(r.warnings.iter().any(|w| w.contains("not sustained")));
 }
 
-/// The classic coordinated-omission demonstration: a server that stops for 1 s every 2.5 s.
+/// The classic coordinated-omission demonstration: a server that stops for 1 s every 2 s.
 /// The closed loop only has its few stuck connections' requests in the stall and under-reports;
 /// the open loop charges every request scheduled during the stall.
 #[test]
 fn open_loop_sees_the_stall_that_closed_loop_hides() {
-    let stall = || TestServer::start(Behavior::Stall { period: Duration::from_millis(2500), stall: Duration::from_secs(1) });
+    let stall = || TestServer::start(Behavior::Stall { period: Duration::from_millis(2000), stall: Duration::from_secs(1) });
     let closed_server = stall();
-    let closed = load(&["-d", "2500ms", "-c", "4", "-t", "1", &closed_server.url("/")]);
+    let closed = load(&["-d", "3s", "-c", "4", "-t", "1", &closed_server.url("/")]);
     let open_server = stall();
-    let open = load(&["-R", "400", "-d", "2500ms", "-c", "20", "-t", "1", &open_server.url("/")]);
+    let open = load(&["-R", "400", "-d", "3s", "-c", "20", "-t", "1", &open_server.url("/")]);
 
     let closed_stats = Stats::of(&closed.recorded.latency);
     let open_stats = Stats::of(&open.recorded.latency);

@@ -77,6 +77,11 @@ class Analysis:
     settings: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def search(self) -> bool:
+        """A max-rate search: levels are probes chosen per stack, not one common sweep."""
+        return bool(self.settings.get("search"))
+
+    @property
     def level_label(self) -> str:
         return "target rate (req/s)" if self.level_kind == "rate" else "connections"
 

@@ -74,6 +74,8 @@ def _series(a: Analysis, c: CaseView, log_x: bool, row_value: Callable[[LevelRow
 
 
 def _breakpoints(a: Analysis, w: WorkloadView) -> list[VLine]:
+    if a.search:  # probe order is not a sweep: "first failing probe" means nothing
+        return []
     return [VLine(c.breakpoint.level_value, stack_color(a, c.stack),
                   f"{c.stack}: SLO broken at {fmt.level(c.breakpoint.level_value)} "
                   f"({c.breakpoint.reason})")

@@ -123,7 +123,11 @@ def summary_md(a: Analysis, found: list[Finding]) -> str:
            f"{a.settings.get('keepalive', '?')}, {a.repeat} repetition(s) per level. "
            f"SLO: {slo_text(a)}. Figures are medians over repetitions; [low–high] is the 95% "
            "bootstrap confidence interval of the median; – means not measured.", "",
-           "## Findings", ""]
+           "## At a glance", "", f"Highest median throughput (req/s @ {a.level_label}) over "
+           "valid levels:", "", md_table(tables.at_a_glance(a)), ""]
+    if a.slo is not None:
+        out += ["Within the SLO:", "", md_table(tables.at_a_glance(a, within_slo=True)), ""]
+    out += ["## Findings", ""]
     out += [f"- {'**' + f.workload + '** ' if f.workload else ''}"
             f"{'⚠ ' if f.severity != 'info' else ''}{f.text}" for f in found] or ["- none"]
     for w in a.workloads:

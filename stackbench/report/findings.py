@@ -37,7 +37,14 @@ def findings(a: Analysis) -> list[Finding]:
         out += _slo_findings(a, w)
         out += _warning_findings(a, w)
         out += _not_measured(w)
+        out += _case_notes(w)
     return out
+
+
+def _case_notes(w: WorkloadView) -> list[Finding]:
+    """What the runner noted on a measured case: a rate search's result, an early stop."""
+    return [Finding("info", w.label, f"{c.stack}: {c.case.reason}") for c in w.cases
+            if c.case.status not in ("failed", "unavailable") and c.case.reason]
 
 
 def _level_name(a: Analysis, value: float) -> str:
@@ -82,7 +89,7 @@ def slo_text(a: Analysis) -> str:
 
 
 def _slo_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
-    if a.slo is None:
+    if a.slo is None or a.search:  # a search's answer is its case note (_case_notes)
         return []
     out = []
     for c in w.cases:

@@ -55,7 +55,7 @@ def estimate(est: Estimate | None, fmt=rate) -> str:
     """'45,123 [44,900–45,400]' or just the median when there is no interval."""
     if est is None:
         return MISSING
-    if not est.has_interval:
+    if not est.has_interval or est.low == est.high == est.value:
         return fmt(est.value)
     return f"{fmt(est.value)} [{fmt(est.low)}–{fmt(est.high)}]"
 

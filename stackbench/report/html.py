@@ -126,6 +126,16 @@ def _cards(a: Analysis) -> str:
         for v, k in items) + "</div>"
 
 
+def _glance(a: Analysis) -> str:
+    out = ("<h2>At a glance</h2><p class=muted>Highest median throughput of each stack (req/s "
+           f"@ {escape(a.level_label)}) over its valid levels.</p>"
+           + table_html(tables.at_a_glance(a)))
+    if a.slo is not None:
+        out += (f"<p class=muted>Highest median throughput within the SLO ({escape(slo_text(a))})"
+                ":</p>" + table_html(tables.at_a_glance(a, within_slo=True)))
+    return out
+
+
 def _findings(found: list[Finding], workload: str | None) -> str:
     items = [f for f in found if f.workload == workload]
     if not items:
@@ -239,6 +249,7 @@ def build_html(a: Analysis, found: list[Finding]) -> tuple[str, dict[str, str]]:
             f"<p>{escape(started)} · {escape(str(a.data.run.environment.get('cpu_model', '')))}"
             f" · {escape(str(a.data.run.environment.get('hostname', '')))}</p></header>"
             f"<main>{_cards(a)}<nav>{nav}<a href=\"#environment\">environment</a></nav>"
+            f"{_glance(a)}"
             f"<h2>Findings</h2>{_findings(found, None) or ''}"
             f"<p class=muted>Per workload below. Figures are medians over repetitions, with the "
             f"95% bootstrap confidence interval in brackets when there are several.</p>"

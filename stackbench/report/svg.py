@@ -54,8 +54,8 @@ class XYChart:
     y_log: bool = False
     hlines: Sequence[tuple[float, str]] = ()   # y, label (e.g. the SLO objective)
     vlines: Sequence[VLine] = ()               # e.g. breakpoints
-    width: int = 720
-    height: int = 340
+    width: int = 1000
+    height: int = 360
     legend: bool = True
     y_zero: bool = True                        # linear y axis starts at 0
 

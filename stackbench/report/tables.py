@@ -94,3 +94,25 @@ def _plain(value: object) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(_plain(v) for v in value)
     return "–" if value is None else str(value)
+
+
+def _best(w: WorkloadView, stack: str, within_slo: bool) -> str:
+    """Highest median throughput of a stack over its valid levels (optionally SLO-passing)."""
+    view = next((c for c in w.cases if c.stack == stack), None)
+    if view is None:
+        missing = next((c for c in w.not_measured if c.stack == stack), None)
+        return missing.case.status if missing else fmt.MISSING
+    if not view.rankable:
+        return f"{view.case.status} (not ranked)"
+    valid = [g for g in view.aggregates if g.status == "ok"
+             and (not within_slo or (g.slo is not None and g.slo.status.value == "pass"))]
+    if not valid:
+        return "none" if within_slo else "no valid level"
+    top = max(valid, key=lambda g: g.throughput.value)
+    return f"{fmt.rate(top.throughput.value)} @ {fmt.level(top.level_value)}"
+
+
+def at_a_glance(a: Analysis, within_slo: bool = False) -> TextTable:
+    """Workloads × stacks: the best median req/s and the level where it was reached."""
+    rows = [[w.label, *(_best(w, s, within_slo) for s in a.stacks)] for w in a.workloads]
+    return TextTable(["workload", *a.stacks], rows)
