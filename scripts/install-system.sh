@@ -11,6 +11,7 @@ PACKAGES=(
   mariadb-server mariadb-client redis-server memcached
   wrk apache2-utils
   libboost-dev
+  maven openjdk-17-jdk-headless
   procps util-linux iproute2 psmisc
 )
 

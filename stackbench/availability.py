@@ -18,6 +18,7 @@ from stackbench.manifest import Manifest, Requirement
 # php-fpm, apache2 and mariadbd live in sbin, which a normal user's PATH may not include.
 _EXTRA_DIRS = ("/usr/sbin", "/usr/local/sbin", "/sbin")
 _VERSION = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Debian's mvn -v colours its output even in a pipe
 
 
 class Availability(enum.Enum):
@@ -68,7 +69,7 @@ def command_version(path: str, args: tuple[str, ...]) -> str:
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"unknown ({exc})"
-    text = (out.stdout + out.stderr).strip()
+    text = _ANSI.sub("", out.stdout + out.stderr).strip()
     return text.splitlines()[0] if text else "unknown"
 
 

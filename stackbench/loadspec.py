@@ -27,6 +27,7 @@ class LoadSettings:
     keepalive: KeepAlive = KeepAlive.ON
     duration_s: float | None = 5.0
     requests: int | None = None
+    requests_per_connection: int | None = None  # e.g. ab -c 200 -n 20000 in the articles
     warmup_s: float = 1.0
     timeout_s: float = 3.0
     pause_s: float = 1.0
@@ -46,6 +47,13 @@ class LoadRequest:
     loader_cpus: frozenset[int]
     expect_status: int = 200
     expect_body_sha256: str | None = None
+
+    @property
+    def request_count(self) -> int | None:
+        s = self.settings
+        if s.requests_per_connection is not None:
+            return s.requests_per_connection * self.connections
+        return s.requests
 
     @property
     def threads(self) -> int:

@@ -27,7 +27,8 @@ class PlannedCase:
 
 @dataclass(frozen=True)
 class PlannedStack:
-    name: str
+    name: str  # the stack, or a variant's name
+    stack: str  # the stack folder
     available: bool
     reason: str
     params: dict[str, str]
@@ -64,18 +65,20 @@ def _filter(items: tuple[str, ...], wanted: list[str] | None, what: str, where: 
 
 def build_plan(suite: Suite, inventory: dict[str, StackEntry], only_stacks: list[str] | None,
                only_workloads: list[str] | None) -> Plan:
-    missing = [s for s in suite.stacks if s not in inventory]
+    for variant in suite.variants.values():
+        if variant.stack not in inventory:
+            raise InputError(f"{suite.path}: [variants.{variant.name}] key 'stack': unknown "
+                             f"stack '{variant.stack}' (stacks: {', '.join(inventory)})")
+        _check_params(suite, inventory, variant.stack, variant.params,
+                      f"[variants.{variant.name}.params]")
+    missing = [s for s in suite.stacks if s not in inventory and s not in suite.variants]
     if missing:
         raise InputError(f"{suite.path}: key 'stacks': unknown stack '{missing[0]}' "
-                         f"(stacks: {', '.join(inventory)})")
+                         f"(stacks: {', '.join(inventory)}; or define [variants.{missing[0]}])")
     for stack, params in suite.params.items():
         if stack not in inventory:
             raise InputError(f"{suite.path}: [params.{stack}]: unknown stack")
-        declared = inventory[stack].manifest.param_defaults()
-        for key in params:
-            if key not in declared:
-                raise InputError(f"{suite.path}: [params.{stack}] key '{key}': the stack has no "
-                                 f"such parameter ({', '.join(declared) or 'none'})")
+        _check_params(suite, inventory, stack, params, f"[params.{stack}]")
     stacks = _filter(suite.stacks, only_stacks, "stacks", "--stacks")
     labels = tuple(s.label for s in suite.workloads)
     names = tuple(dict.fromkeys(s.name for s in suite.workloads))
@@ -86,18 +89,32 @@ def build_plan(suite: Suite, inventory: dict[str, StackEntry], only_stacks: list
             raise InputError(f"--workloads: '{unknown[0]}' is not in the suite "
                              f"({', '.join(labels)})")
     specs = [s for s in suite.workloads if not wanted or s.label in wanted or s.name in wanted]
-    levels = tuple(
-        Level(i, v, rep) for i, v in enumerate(suite.levels) for rep in range(suite.load.repeat)
-    )
     planned = []
     for name in stacks:
-        entry = inventory[name]
+        variant = suite.variants.get(name)
+        stack = variant.stack if variant else name
+        params = {**suite.params.get(stack, {}), **(variant.params if variant else {})}
+        entry = inventory[stack]
         implemented = set(entry.manifest.workloads)
         for spec in specs:
             if spec.name not in implemented:
-                raise InputError(f"{suite.path}: stack '{name}' does not implement workload "
+                raise InputError(f"{suite.path}: stack '{stack}' does not implement workload "
                                  f"'{spec.name}' (see {entry.manifest.path})")
-        cases = tuple(PlannedCase(name, spec, levels) for spec in specs)
-        planned.append(PlannedStack(name, entry.status.available, unavailable_reason(entry),
-                                    dict(suite.params.get(name, {})), cases))
+        cases = tuple(PlannedCase(name, spec, _levels(suite, spec.label)) for spec in specs)
+        planned.append(PlannedStack(name, stack, entry.status.available,
+                                    unavailable_reason(entry), params, cases))
     return Plan(suite, tuple(planned))
+
+
+def _levels(suite: Suite, label: str) -> tuple[Level, ...]:
+    return tuple(Level(i, v, rep) for i, v in enumerate(suite.levels_for(label))
+                 for rep in range(suite.load.repeat))
+
+
+def _check_params(suite: Suite, inventory: dict[str, StackEntry], stack: str,
+                  params: dict[str, str], where: str) -> None:
+    declared = inventory[stack].manifest.param_defaults()
+    for key in params:
+        if key not in declared:
+            raise InputError(f"{suite.path}: {where} key '{key}': the stack '{stack}' has no "
+                             f"such parameter ({', '.join(declared) or 'none'})")

@@ -141,7 +141,7 @@ class Runner:
         except Exception as exc:  # ServiceError: this stack's cases fail, the suite goes on
             self._fail_cases(case_ids.values(), f"services could not start: {exc}")
             return
-        entry = self.inventory[planned.name]
+        entry = self.inventory[planned.stack]
         cfg = StackConfig(entry.manifest, entry.status, scratch / planned.name,
                           self.suite.placement.server, planned.params, service_env)
         try:
@@ -191,9 +191,29 @@ class Runner:
                 self.store.set_case_status(cid, "failed", "verification failed: "
                                            + "; ".join(outcome.failures[:3]))
                 continue
+            if self.suite.script_iterations:
+                self._script_timing(planned, case.spec, service_env)
             expect_sha = _load_body_hash(case.spec, instance.base_url)
             note = self._load_case(planned.name, case, cid, instance, expect_sha)
             self.store.set_case_status(cid, "ok", note)
+
+    def _script_timing(self, planned: PlannedStack, spec: WorkloadSpec,
+                       service_env: dict[str, str]) -> None:
+        """The articles' standalone timing: the workload's code N times in one process."""
+        from stackbench.script import run_script_with_env
+
+        n = self.suite.script_iterations
+        self.progress.message(f"{planned.name}: timing {spec.label} x {n} without HTTP")
+        try:
+            t = run_script_with_env(self.inventory[planned.stack], spec, n,
+                                    self.suite.placement, planned.params, service_env)
+        except StackError as exc:
+            self.store.add_script(self.run_id, planned.name, spec.label, n, None, str(exc))
+            return
+        self.store.add_script(self.run_id, planned.name, spec.label, n,
+                              (t.wall_s, t.user_s, t.sys_s), t.check)
+        self.progress.message(f"{planned.name}: {spec.label} x {n}: real {t.wall_s:.3f} s, "
+                              f"user {t.user_s:.3f} s, sys {t.sys_s:.3f} s ({t.check})")
 
     def _load_case(self, stack: str, case: PlannedCase, case_id: int, instance: StackInstance,
                    expect_sha: str | None) -> str:
@@ -211,7 +231,8 @@ class Runner:
                 continue
             failed = slo_outcome(rows, slo).status is SloStatus.FAIL
             failed_in_a_row = failed_in_a_row + 1 if failed else 0
-            if failed_in_a_row >= slo.stop_after_failures and index + 1 < len(self.suite.levels):
+            remaining = len(self.suite.levels_for(case.spec.label)) - index - 1
+            if failed_in_a_row >= slo.stop_after_failures and remaining > 0:
                 note = (f"sweep stopped early: SLO failed at {failed_in_a_row} consecutive "
                         f"levels (stop_after_failures = {slo.stop_after_failures})")
                 self.progress.message(f"{stack} {case.spec.label}: {note}")

@@ -64,10 +64,23 @@ def run_script(entry: StackEntry, spec: WorkloadSpec, iterations: int, placement
         raise InputError(f"--iterations: must be at least 1, got {iterations}")
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="stackbench-script-") as tmp:
         env = _services(stack, services_needed([spec.name]), Path(tmp), placement)
-        cfg = StackConfig(m, entry.status, Path(tmp) / "run", placement.server, params, env)
+        return run_script_with_env(entry, spec, iterations, placement, params, env, Path(tmp))
+
+
+def run_script_with_env(entry: StackEntry, spec: WorkloadSpec, iterations: int,
+                        placement: Placement, params: Mapping[str, str],
+                        service_env: Mapping[str, str], scratch: Path | None = None
+                        ) -> ScriptTiming:
+    """Run the script entry point with services already running (their env given)."""
+    m = entry.manifest
+    if m.script is None:
+        raise StackError(f"{m.path}: stack '{m.name}' has no [script] entry point")
+    with tempfile.TemporaryDirectory(prefix="stackbench-script-") as tmp:
+        run_dir = (scratch or Path(tmp)) / "script-run"
+        cfg = StackConfig(m, entry.status, run_dir, placement.server, params, service_env)
         instance = StackInstance(cfg)
         instance.build()
-        cfg.run_dir.mkdir(parents=True, exist_ok=True)
+        run_dir.mkdir(parents=True, exist_ok=True)
         command = [render(a, instance.variables, f"{m.path} [script]") for a in m.script]
         command += [spec.name, _query(spec), str(iterations)]
         return _timed(m.name, spec, iterations, command, instance.env, m.stack_dir,

@@ -20,6 +20,7 @@ DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_SEED = 1
 NOISY_CV = 0.05
+NO_COMPLETED = "no completed requests"
 LOADER_ROLE = "loader"
 SERVICE_ROLES = frozenset({"mariadb", "redis", "memcached"})
 # Display order of latency figures; a driver may give any subset.
@@ -227,9 +228,10 @@ def evaluate_slo(latency_us: Mapping[str, float], error_rate: float, slo: Slo) -
     if key not in latency_us:
         return SloOutcome(SloStatus.UNKNOWN, f"{key} latency not measured by this driver")
     latency_ms = latency_us[key] / 1000.0
+    name = key.replace("_", ".")  # p99_9 -> p99.9 for people
     if latency_ms > slo.latency_ms:
-        return SloOutcome(SloStatus.FAIL, f"{key} {latency_ms:.4g} ms > {slo.latency_ms:g} ms")
-    return SloOutcome(SloStatus.PASS, f"{key} {latency_ms:.4g} ms <= {slo.latency_ms:g} ms")
+        return SloOutcome(SloStatus.FAIL, f"{name} {latency_ms:.4g} ms > {slo.latency_ms:g} ms")
+    return SloOutcome(SloStatus.PASS, f"{name} {latency_ms:.4g} ms <= {slo.latency_ms:g} ms")
 
 
 @dataclass(frozen=True)
@@ -341,6 +343,12 @@ def loader_cpu_percent(row: LevelRow) -> float | None:
     return None
 
 
+def measured_latency(row: LevelRow) -> dict[str, float]:
+    """The latency figures a level really measured: none when no request completed (some
+    drivers print zeros then, which are not latencies)."""
+    return dict(row.latency_us) if row.completed > 0 else {}
+
+
 def completed_series(row: LevelRow) -> list[float]:
     return [float(p.get("completed", 0)) for p in (row.timeseries or [])]
 
@@ -396,9 +404,10 @@ def _aggregate(rows: list[LevelRow], slo: Slo | None, noisy_cv: float, resamples
         return bootstrap_median(values, resamples, seed=seed)
 
     rps = [r.requests_per_s for r in rows]
-    keys = [k for k in LATENCY_KEYS if all(k in r.latency_us for r in rows)]
-    keys += sorted(set.intersection(*(set(r.latency_us) for r in rows)) - set(keys))
-    latency = {k: _latency_estimate(k, [r.latency_us[k] for r in rows], resamples, seed)
+    measured = [measured_latency(r) for r in rows]
+    keys = [k for k in LATENCY_KEYS if all(k in m for m in measured)]
+    keys += sorted(set.intersection(*(set(m) for m in measured)) - set(keys))
+    latency = {k: _latency_estimate(k, [m[k] for m in measured], resamples, seed)
                for k in keys}
     err = boot([level_error_rate(r) for r in rows])
     roles = sorted({role for r in rows for role in r.usage})
@@ -411,6 +420,8 @@ def _aggregate(rows: list[LevelRow], slo: Slo | None, noisy_cv: float, resamples
     flags = sorted({f for r in rows for f in r.flags})
     if len(rps) >= 2 and throughput_cv > noisy_cv and "noisy" not in flags:
         flags.append("noisy")
+    if any(r.completed == 0 for r in rows):
+        flags.append(NO_COMPLETED)
     outcome = None
     if slo is not None:
         outcome = evaluate_slo({k: e.value for k, e in latency.items()}, err.value, slo)

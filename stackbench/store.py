@@ -7,7 +7,7 @@ be rewritten from any stored run, including an interrupted one.
 import json
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,17 @@ CREATE TABLE IF NOT EXISTS levels (
     raw_output TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS levels_case ON levels(case_id);
+CREATE TABLE IF NOT EXISTS scripts (  -- standalone timings (no HTTP), see stackbench script
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    stack TEXT NOT NULL,
+    label TEXT NOT NULL,
+    iterations INTEGER NOT NULL,
+    wall_s REAL,
+    user_s REAL,
+    sys_s REAL,
+    outcome TEXT NOT NULL           -- ok / not checked (...) / the error
+);
 """
 
 
@@ -145,11 +156,23 @@ class VerificationRow:
 
 
 @dataclass(frozen=True)
+class ScriptRow:
+    stack: str
+    label: str
+    iterations: int
+    wall_s: float | None
+    user_s: float | None
+    sys_s: float | None
+    outcome: str
+
+
+@dataclass(frozen=True)
 class RunData:
     run: RunRow
     cases: list[CaseRow]
     levels: list[LevelRow]
     verifications: list[VerificationRow]
+    scripts: list[ScriptRow] = field(default_factory=list)
 
     def levels_of(self, case_id: int) -> list[LevelRow]:
         return [lv for lv in self.levels if lv.case_id == case_id]
@@ -219,6 +242,15 @@ class Store:
                 "INSERT INTO verifications (run_id, stack, workload, ok, checked, failures_json, "
                 "at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (run_id, stack, workload, int(ok), checked, json.dumps(failures), time.time()))
+
+    def add_script(self, run_id: int, stack: str, label: str, iterations: int,
+                   times: tuple[float, float, float] | None, outcome: str) -> None:
+        wall, user, sys = times if times else (None, None, None)
+        with self.db:
+            self.db.execute(
+                "INSERT INTO scripts (run_id, stack, label, iterations, wall_s, user_s, sys_s, "
+                "outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, stack, label, iterations, wall, user, sys, outcome))
 
     def add_level(self, case_id: int, row: dict[str, Any]) -> int:
         """Insert one finished level and commit at once (an interrupted run keeps it)."""
@@ -299,7 +331,13 @@ class Store:
             for r in self.db.execute("SELECT * FROM verifications WHERE run_id = ? ORDER BY id",
                                      (run_id,))
         ]
-        return RunData(run, cases, levels, verifications)
+        scripts = [
+            ScriptRow(r["stack"], r["label"], r["iterations"], r["wall_s"], r["user_s"],
+                      r["sys_s"], r["outcome"])
+            for r in self.db.execute("SELECT * FROM scripts WHERE run_id = ? ORDER BY id",
+                                     (run_id,))
+        ]
+        return RunData(run, cases, levels, verifications, scripts)
 
 
 def _dumps(value: Any) -> str | None:

@@ -15,8 +15,9 @@ from stackbench.placement import Placement, make_placement
 from stackbench.workloads import WorkloadSpec, parse_spec
 
 _TOP = {"name", "description", "variant", "stacks", "workloads", "params", "load", "placement",
-        "limits", "slo", "search"}
+        "limits", "slo", "search", "variants", "levels", "script_iterations"}
 _LOAD = {"driver", "mode", "keepalive", "connections", "rates", "duration_s", "requests",
+         "requests_per_connection",
          "warmup_s", "timeout_s", "pause_s", "repeat", "threads", "pipeline"}
 _PLACEMENT = {"server_cpus", "loader_cpus", "services_cpus"}
 _LIMITS = {"max_error_rate"}
@@ -44,6 +45,15 @@ class RateSearch:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """A named configuration of a stack, e.g. node-cluster with db_strategy = "pool"."""
+
+    name: str
+    stack: str
+    params: dict[str, str]
+
+
+@dataclass(frozen=True)
 class Suite:
     path: Path
     name: str
@@ -58,11 +68,17 @@ class Suite:
     max_error_rate: float
     slo: Slo | None
     search: RateSearch | None = None
+    variants: dict[str, Variant] = field(default_factory=dict)
+    workload_levels: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    script_iterations: int = 0  # >0: time each workload without HTTP before loading it
     raw_text: str = field(repr=False, default="")
 
     @property
     def level_kind(self) -> str:
         return "rate" if self.load.mode is Mode.OPEN else "connections"
+
+    def levels_for(self, label: str) -> tuple[float, ...]:
+        return self.workload_levels.get(label, self.levels)
 
 
 class _Reader:
@@ -155,15 +171,21 @@ def _load(path: Path, data: dict[str, Any]) -> tuple[LoadSettings, tuple[float, 
     r = _Reader(path, data, "load", _LOAD)
     mode = r.choice("mode", Mode, Mode.CLOSED)
     requests = r.integer("requests", None, 1)
-    duration = r.number("duration_s", None if requests else 5.0, 0.1)
-    if requests is not None and duration is not None:
-        raise InputError(f"{r.where('requests')}: give either requests or duration_s, not both")
+    per_conn = r.integer("requests_per_connection", None, 1)
+    if requests is not None and per_conn is not None:
+        raise InputError(f"{r.where('requests')}: give requests or requests_per_connection")
+    counted = requests is not None or per_conn is not None
+    duration = r.number("duration_s", None if counted else 5.0, 0.1)
+    if counted and duration is not None:
+        raise InputError(f"{r.where('requests')}: give either a request count or duration_s, "
+                         "not both")
     settings = LoadSettings(
         driver=r.choice("driver", DriverKind, DriverKind.NATIVE),
         mode=mode,
         keepalive=r.choice("keepalive", KeepAlive, KeepAlive.ON),
         duration_s=duration,
         requests=requests,
+        requests_per_connection=per_conn,
         warmup_s=r.number("warmup_s", 1.0),
         timeout_s=r.number("timeout_s", 3.0, 0.001),
         pause_s=r.number("pause_s", 1.0),
@@ -175,7 +197,7 @@ def _load(path: Path, data: dict[str, Any]) -> tuple[LoadSettings, tuple[float, 
         if "rates" not in data:
             raise InputError(f"{r.where('rates')}: open loop (mode = \"open\") needs a list of "
                              "request rates")
-        if requests is not None:
+        if counted:
             raise InputError(f"{r.where('requests')}: open loop runs for duration_s, not a "
                              "request count")
         levels = expand_sweep(data["rates"], r.where("rates"))
@@ -188,7 +210,7 @@ def _load(path: Path, data: dict[str, Any]) -> tuple[LoadSettings, tuple[float, 
     if settings.driver is not DriverKind.NATIVE and mode is Mode.OPEN:
         raise InputError(f"{r.where('driver')}: '{settings.driver.value}' has no open-loop mode; "
                          "use driver = \"native\"")
-    if settings.driver is DriverKind.WRK and requests is not None:
+    if settings.driver is DriverKind.WRK and counted:
         raise InputError(f"{r.where('requests')}: wrk cannot stop after a request count; use "
                          "duration_s or driver = \"native\"/\"ab\"")
     return settings, levels
@@ -233,6 +255,38 @@ def _search(path: Path, data: Any, mode: Mode, slo: Slo | None) -> RateSearch | 
     return RateSearch(lo, hi, probes or 8, tolerance or 0.05)
 
 
+def _variants(path: Path, data: Any) -> dict[str, Variant]:
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: [variants] must hold [variants.NAME] tables")
+    out = {}
+    for name, spec in data.items():
+        if not isinstance(spec, dict):
+            raise InputError(f"{path}: [variants.{name}] must be a table")
+        r = _Reader(path, spec, f"variants.{name}", {"stack", "params"})
+        stack = r.get("stack", (str,), None, "a stack name")
+        if stack is None:
+            raise InputError(f"{r.where('stack')}: missing (which stack is this a variant of?)")
+        params = r.get("params", (dict,), {}, "a table of NAME = value")
+        out[name] = Variant(name, stack, {k: str(v) for k, v in params.items()})
+    return out
+
+
+def _workload_levels(path: Path, data: Any, labels: tuple[str, ...], mode: Mode
+                     ) -> dict[str, tuple[float, ...]]:
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: [levels] must map workload labels to level lists")
+    out = {}
+    for label, items in data.items():
+        if label not in labels:
+            raise InputError(f"{path}: [levels] key '{label}': not one of the suite's workloads "
+                             f"({', '.join(labels)})")
+        levels = expand_sweep(items, f"{path}: [levels] key '{label}'")
+        if mode is Mode.CLOSED and any(v != int(v) for v in levels):
+            raise InputError(f"{path}: [levels] key '{label}': connections must be whole numbers")
+        out[label] = levels
+    return out
+
+
 def parse_suite(path: Path) -> Suite:
     try:
         text = path.read_text()
@@ -259,6 +313,9 @@ def parse_suite(path: Path) -> Suite:
                                f"{path}: [placement]")
     limits = _Reader(path, r.get("limits", (dict,), {}, "a table"), "limits", _LIMITS)
     specs = tuple(parse_spec(w, r.where("workloads")) for w in r.str_list("workloads"))
+    labels = tuple(s.label for s in specs)
+    if len(set(labels)) != len(labels):
+        raise InputError(f"{r.where('workloads')}: a workload is listed twice")
     return Suite(
         path=path,
         name=r.get("name", (str,), path.stem, "a string"),
@@ -273,5 +330,9 @@ def parse_suite(path: Path) -> Suite:
         max_error_rate=limits.number("max_error_rate", 0.01) or 0.0,
         slo=slo,
         search=search,
+        variants=_variants(path, data.get("variants", {})),
+        workload_levels=_workload_levels(path, data.get("levels", {}), labels,
+                                         load_settings.mode),
+        script_iterations=r.integer("script_iterations", 0, 0) or 0,
         raw_text=text,
     )

@@ -46,3 +46,33 @@ def test_command_lines_match_the_articles():
     s = LoadSettings(duration_s=None, requests=2000, keepalive=KeepAlive.ON)
     req = LoadRequest("http://127.0.0.1:1/x", s, 300, None, frozenset({1}))
     assert AbDriver().command(req)[:8] == ["ab", "-c", "300", "-s", "3", "-r", "-n", "2000"]
+
+
+def test_native_document_is_parsed_and_extra_percentiles_come_from_the_histogram():
+    import json
+
+    from hdrh.histogram import HdrHistogram
+
+    from stackbench.drivers.native import NativeDriver
+
+    h = HdrHistogram(1, 60_000_000, 3)
+    for value in range(1, 1001):
+        h.record_value(value * 10)
+    doc = {
+        "schema": "stackbench-load/1", "duration_s": 2.0,
+        "requests": {"sent": 1000, "completed": 1000, "ok": 999, "errors": 1},
+        "errors": {"timeout": 1, "status": 0},
+        "throughput": {"requests_per_s": 500.0},
+        "latency_us": {"count": 1000, "p50": 5000, "p99": 9900, "max": 10000},
+        "connect_us": {"count": 0},
+        "histogram": {"data": h.encode().decode()},
+        "loader_cpu": {"user_s": 0.25, "sys_s": 0.5},
+        "limits": {"warnings": ["raised RLIMIT_NOFILE to 20000"]},
+    }
+    s = LoadSettings()
+    req = LoadRequest("http://127.0.0.1:1/", s, 4, None, frozenset({1}))
+    r = NativeDriver().parse(req, ["stackbench-load"], json.dumps(doc), "", 2.0, (0, 0))
+    assert r.completed == 1000 and r.ok == 999 and r.errors["timeout"] == 1
+    assert r.latency_us["p50"] == 5000 and r.loader_cpu_s == (0.25, 0.5)
+    assert abs(r.latency_us["p80"] - 8000) <= 8 and abs(r.latency_us["p95"] - 9500) <= 10
+    assert r.connect_us is None and r.warnings == ("raised RLIMIT_NOFILE to 20000",)

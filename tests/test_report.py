@@ -166,12 +166,12 @@ def test_results_json_is_strict_and_complete(store, tmp_path):
 def test_findings_rank_with_intervals_and_report_breakpoints(store):
     a = analyse(store.load_run(_closed_loop_run(store)))
     texts = [f.text for f in findings(a)]
-    ranking = next(t for t in texts if t.startswith("10 connections"))
+    ranking = next(t for t in texts if t.startswith("at 10 connections"))
     assert "go 40,000" in ranking and "CI" in ranking and ranking.index("go") < \
         ranking.index("node")
     assert any("node breaks the SLO" in t and "100 connections" in t for t in texts)
     assert any(t.startswith("go met the SLO") for t in texts)
-    assert "go 41,000 [40,590–41,410] req/s (loader-bound: a lower bound)" in " ".join(texts)
+    assert "go 41,000 [40,590–41,410] (loader-bound: a lower bound)" in " ".join(texts)
     assert any("go: loader-bound at level(s) 100" in t for t in texts)
 
 
@@ -255,3 +255,31 @@ def test_rate_search_reports_the_runner_note_not_a_breakpoint(store):
     texts = [f.text for f in findings(a)]
     assert "go: max sustainable rate: 1500 req/s met the SLO" in texts
     assert not any("breaks the SLO" in t for t in texts)
+
+
+def test_ranking_of_indistinguishable_stacks_is_summarised(store):
+    run = store.start_run("tie", "s.toml", "", _settings(None), ENV)
+    for stack, shift in (("a", 0), ("b", 5), ("c", -5)):
+        case = store.add_case(run, stack, "hello", "hello", "/hello", {}, "ok")
+        for rep, rps in enumerate((1000, 1100, 900)):
+            store.add_level(case, _level(0, 10, rep, rps + shift, {"p50": 1}, ["server"]))
+    texts = [f.text for f in findings(analyse(store.load_run(run)))]
+    assert "at 10 connections: all 3 stacks within noise of each other" in texts[0]
+    assert "no significant difference" in texts[0]
+
+
+def test_level_without_completed_requests_shows_no_latency_and_is_not_ranked(store, tmp_path):
+    run = store.start_run("zero", "s.toml", "", _settings(None, "wrk", 1), ENV)
+    for stack in ("a", "b"):
+        case = store.add_case(run, stack, "sha256", "sha256?n=1000", "/sha256?n=1000", {}, "ok")
+        row = _level(0, 25, 0, 0.0, {"p50": 0.0, "p99": 0.0, "max": 0.0}, ["server"],
+                     driver="wrk")
+        store.add_level(case, {**row, "completed": 0, "ok": 0})
+    data = store.load_run(run)
+    a = analyse(data)
+    assert a.workloads[0].cases[0].aggregates[0].latency_us == {}
+    assert a.workloads[0].rankings[0].entries == []
+    rows = list(csv.DictReader(io.StringIO((write_all(data, tmp_path) / "results.csv")
+                                           .read_text())))
+    assert [r["p50_us"] for r in rows] == ["", ""]
+    assert "p50 –" in level_line("a", "sha256?n=1000", data.levels[0])

@@ -54,7 +54,7 @@ def test_expand_sweep_by_hand():
     (('duration_s = 2', 'duration_s = "2"'), r"key 'duration_s': expected a number"),
     (('driver = "native"', 'driver = "siege"'), r"'siege' is not one of: native, wrk, ab"),
     (('repeat = 2', 'repeat = 0'), "must be at least 1"),
-    (('duration_s = 2', 'duration_s = 2\nrequests = 10'), "either requests or duration_s"),
+    (('duration_s = 2', 'duration_s = 2\nrequests = 10'), "either a request count or duration_s"),
     (('name = "t"', 'name = "t"\ncolour = "red"'), "key 'colour': unknown key"),
     (('connections = [1, {start = 100, step = 100, stop = 300}]', 'connections = [0]'),
      "every level must be positive"),

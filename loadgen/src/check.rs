@@ -88,23 +88,35 @@ mod tests {
 
     #[test]
     fn body_length_and_hash() {
-        let body = |b: &[u8]| Expect { body: Some(b.to_vec()), ..Expect::default() };
+        let body = |b: &[u8]| Expect {
+            body: Some(b.to_vec()),
+            ..Expect::default()
+        };
         assert!(check(body(b"Hello World"), &[b"Hello", b" World"]));
         assert!(!check(body(b"Hello World"), &[b"Hello"]));
         assert!(!check(body(b"Hello"), &[b"Hello", b"!"]));
         assert!(!check(body(b"Hello"), &[b"Hellp"]));
-        let len = Expect { length: Some(3), ..Expect::default() };
+        let len = Expect {
+            length: Some(3),
+            ..Expect::default()
+        };
         assert!(check(len.clone(), &[b"abc"]));
         assert!(!check(len, &[b"ab"]));
         let sha: [u8; 32] = Sha256::digest(b"abc").into();
-        let hash = Expect { sha256: Some(sha), ..Expect::default() };
+        let hash = Expect {
+            sha256: Some(sha),
+            ..Expect::default()
+        };
         assert!(check(hash.clone(), &[b"a", b"bc"]));
         assert!(!check(hash, &[b"abd"]));
     }
 
     #[test]
     fn unsampled_responses_pass() {
-        let mut c = BodyCheck::new(Arc::new(Expect { length: Some(1), ..Expect::default() }));
+        let mut c = BodyCheck::new(Arc::new(Expect {
+            length: Some(1),
+            ..Expect::default()
+        }));
         c.begin(false);
         c.body(b"too long");
         assert!(c.finish());

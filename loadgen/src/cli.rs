@@ -97,16 +97,24 @@ pub fn parse_duration(text: &str, flag: &'static str) -> Result<Duration, CliErr
         .find(|ch: char| !(ch.is_ascii_digit() || ch == '.'))
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| bad(flag, format!("'{text}' is not a duration (e.g. 10s, 500ms, 2m)")))?;
+    let value: f64 = number.parse().map_err(|_| {
+        bad(
+            flag,
+            format!("'{text}' is not a duration (e.g. 10s, 500ms, 2m)"),
+        )
+    })?;
     let seconds = match unit {
         "" | "s" => value,
         "ms" => value / 1e3,
         "us" => value / 1e6,
         "m" => value * 60.0,
         "h" => value * 3600.0,
-        _ => return Err(bad(flag, format!("unknown unit '{unit}' in '{text}' (use us, ms, s, m, h)"))),
+        _ => {
+            return Err(bad(
+                flag,
+                format!("unknown unit '{unit}' in '{text}' (use us, ms, s, m, h)"),
+            ))
+        }
     };
     if !seconds.is_finite() || seconds < 0.0 {
         return Err(bad(flag, format!("'{text}' is not a valid duration")));
@@ -118,7 +126,10 @@ pub fn parse_duration(text: &str, flag: &'static str) -> Result<Duration, CliErr
 pub fn parse_url(url: &str) -> Result<Target, CliError> {
     let lower = url.to_ascii_lowercase();
     if lower.starts_with("https://") {
-        return Err(bad("URL", format!("'{url}': https is not supported, use http://")));
+        return Err(bad(
+            "URL",
+            format!("'{url}': https is not supported, use http://"),
+        ));
     }
     if !lower.starts_with("http://") {
         return Err(bad("URL", format!("'{url}' must start with http://")));
@@ -132,9 +143,13 @@ pub fn parse_url(url: &str) -> Result<Target, CliError> {
         p => p.to_string(),
     };
     if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
-        return Err(bad("URL", format!("'{url}' contains spaces or control characters")));
+        return Err(bad(
+            "URL",
+            format!("'{url}' contains spaces or control characters"),
+        ));
     }
-    let (host, port) = split_host_port(authority).map_err(|m| bad("URL", format!("'{url}': {m}")))?;
+    let (host, port) =
+        split_host_port(authority).map_err(|m| bad("URL", format!("'{url}': {m}")))?;
     let addr = (host.as_str(), port)
         .to_socket_addrs()
         .map_err(|e| bad("URL", format!("cannot resolve host '{host}': {e}")))?
@@ -204,7 +219,10 @@ fn validate_headers(headers: &[String]) -> Result<(), CliError> {
             .split_once(':')
             .is_some_and(|(name, _)| !name.trim().is_empty() && !name.contains(' '));
         if !valid || header.contains('\r') || header.contains('\n') {
-            return Err(bad("-H/--header", format!("'{header}' is not 'Name: value'")));
+            return Err(bad(
+                "-H/--header",
+                format!("'{header}' is not 'Name: value'"),
+            ));
         }
     }
     Ok(())
@@ -221,7 +239,10 @@ fn load_mode(args: &Args, duration: Option<Duration>) -> Result<LoadMode, CliErr
         return Err(bad("-R/--rate", "an open-loop rate needs -d/--duration"));
     }
     if args.requests.is_some() {
-        return Err(bad("-n/--requests", "cannot be combined with -R/--rate (use -d)"));
+        return Err(bad(
+            "-n/--requests",
+            "cannot be combined with -R/--rate (use -d)",
+        ));
     }
     Ok(LoadMode::Open { rate })
 }
@@ -232,14 +253,21 @@ fn expectations(args: &Args) -> Result<Expect, CliError> {
     }
     if let Some(status) = args.expect_status {
         if !(100..=999).contains(&status) {
-            return Err(bad("--expect-status", format!("{status} is not an HTTP status")));
+            return Err(bad(
+                "--expect-status",
+                format!("{status} is not an HTTP status"),
+            ));
         }
     }
     Ok(Expect {
         status: args.expect_status,
         body: args.expect_body.as_ref().map(|b| b.as_bytes().to_vec()),
         length: args.expect_length,
-        sha256: args.expect_sha256.as_deref().map(parse_sha256).transpose()?,
+        sha256: args
+            .expect_sha256
+            .as_deref()
+            .map(parse_sha256)
+            .transpose()?,
         check_every: args.check_every,
     })
 }
@@ -274,11 +302,17 @@ impl Args {
             return Err(bad("--pipeline", "must be at least 1"));
         }
         if self.pipeline > 1 && self.no_keepalive {
-            return Err(bad("--pipeline", "pipelining needs keep-alive (drop --no-keepalive)"));
+            return Err(bad(
+                "--pipeline",
+                "pipelining needs keep-alive (drop --no-keepalive)",
+            ));
         }
         let method = self.method.to_ascii_uppercase();
         if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
-            return Err(bad("-m/--method", format!("'{}' is not an HTTP method", self.method)));
+            return Err(bad(
+                "-m/--method",
+                format!("'{}' is not an HTTP method", self.method),
+            ));
         }
         validate_headers(&self.headers)?;
         let mode = load_mode(&self, duration)?;
@@ -302,12 +336,20 @@ impl Args {
             duration,
             requests: self.requests,
             mode,
-            keepalive: if self.no_keepalive { KeepAlive::Off } else { KeepAlive::On },
+            keepalive: if self.no_keepalive {
+                KeepAlive::Off
+            } else {
+                KeepAlive::On
+            },
             pipeline: self.pipeline,
             timeout,
             warmup,
             expect,
-            output: if self.json { OutputFormat::Json } else { OutputFormat::Human },
+            output: if self.json {
+                OutputFormat::Json
+            } else {
+                OutputFormat::Human
+            },
         })
     }
 }
@@ -334,10 +376,22 @@ mod tests {
 
     #[test]
     fn durations_parse_with_units() {
-        assert_eq!(parse_duration("10s", "-d").unwrap(), Duration::from_secs(10));
-        assert_eq!(parse_duration("500ms", "-d").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("2m", "-d").unwrap(), Duration::from_secs(120));
-        assert_eq!(parse_duration("1.5", "-d").unwrap(), Duration::from_millis(1500));
+        assert_eq!(
+            parse_duration("10s", "-d").unwrap(),
+            Duration::from_secs(10)
+        );
+        assert_eq!(
+            parse_duration("500ms", "-d").unwrap(),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            parse_duration("2m", "-d").unwrap(),
+            Duration::from_secs(120)
+        );
+        assert_eq!(
+            parse_duration("1.5", "-d").unwrap(),
+            Duration::from_millis(1500)
+        );
         assert!(parse_duration("ten", "-d").is_err());
         assert!(parse_duration("5parsecs", "-d").is_err());
     }
@@ -362,14 +416,20 @@ mod tests {
         assert_eq!(flag(&["http://127.0.0.1:99999/"]), "URL");
         assert_eq!(flag(&["-c", "0", "http://127.0.0.1/"]), "-c/--connections");
         assert_eq!(flag(&["-R", "100", "http://127.0.0.1/"]), "-R/--rate");
-        assert_eq!(flag(&["-d", "1s", "-R", "0", "http://127.0.0.1/"]), "-R/--rate");
+        assert_eq!(
+            flag(&["-d", "1s", "-R", "0", "http://127.0.0.1/"]),
+            "-R/--rate"
+        );
         assert_eq!(flag(&["--timeout", "x", "http://127.0.0.1/"]), "--timeout");
         assert_eq!(flag(&["-H", "nocolon", "http://127.0.0.1/"]), "-H/--header");
         assert_eq!(
             flag(&["--pipeline", "4", "--no-keepalive", "http://127.0.0.1/"]),
             "--pipeline"
         );
-        assert_eq!(flag(&["--expect-sha256", "abc", "http://127.0.0.1/"]), "--expect-sha256");
+        assert_eq!(
+            flag(&["--expect-sha256", "abc", "http://127.0.0.1/"]),
+            "--expect-sha256"
+        );
     }
 
     #[test]
@@ -379,7 +439,15 @@ mod tests {
         assert_eq!(c.duration, Some(Duration::from_secs(10)));
         assert_eq!(c.mode, LoadMode::Closed);
         assert_eq!(c.keepalive, KeepAlive::On);
-        let c = cfg(&["-R", "50", "-d", "2s", "--no-keepalive", "http://127.0.0.1:1/"]).unwrap();
+        let c = cfg(&[
+            "-R",
+            "50",
+            "-d",
+            "2s",
+            "--no-keepalive",
+            "http://127.0.0.1:1/",
+        ])
+        .unwrap();
         assert_eq!(c.mode, LoadMode::Open { rate: 50.0 });
         assert_eq!(c.keepalive, KeepAlive::Off);
         let c = cfg(&["-n", "5", "http://127.0.0.1:1/"]).unwrap();

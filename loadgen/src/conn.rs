@@ -16,7 +16,9 @@ pub const READ_BUFFER: usize = 16 * 1024;
 pub enum Phase {
     /// No socket; the next assigned request opens one.
     Idle,
-    Connecting { since: Instant },
+    Connecting {
+        since: Instant,
+    },
     Open,
 }
 

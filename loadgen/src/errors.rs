@@ -124,13 +124,19 @@ mod tests {
     #[test]
     fn os_errors_map_to_their_classes() {
         let e = |code| io::Error::from_raw_os_error(code);
-        assert_eq!(classify_connect(&e(libc::ECONNREFUSED)), ErrorClass::Refused);
+        assert_eq!(
+            classify_connect(&e(libc::ECONNREFUSED)),
+            ErrorClass::Refused
+        );
         assert_eq!(
             classify_connect(&e(libc::EADDRNOTAVAIL)),
             ErrorClass::AddressExhausted
         );
         assert_eq!(classify_connect(&e(libc::EMFILE)), ErrorClass::TooManyFiles);
-        assert_eq!(classify_connect(&e(libc::EHOSTUNREACH)), ErrorClass::Connect);
+        assert_eq!(
+            classify_connect(&e(libc::EHOSTUNREACH)),
+            ErrorClass::Connect
+        );
         assert_eq!(classify_read(&e(libc::ECONNRESET)), ErrorClass::Reset);
         assert_eq!(classify_read(&e(libc::EIO)), ErrorClass::Read);
         assert_eq!(classify_write(&e(libc::EPIPE)), ErrorClass::Reset);

@@ -36,11 +36,19 @@ const MAX_HEADERS: usize = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Chunk {
     /// Reading the hex size line; `ext` once a `;` extension started.
-    Size { value: u64, digits: u32, ext: bool },
+    Size {
+        value: u64,
+        digits: u32,
+        ext: bool,
+    },
     Data(u64),
-    DataEnd { seen_cr: bool },
+    DataEnd {
+        seen_cr: bool,
+    },
     /// Trailer section after the last chunk, ends with an empty line.
-    Trailer { line_len: usize },
+    Trailer {
+        line_len: usize,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,7 +132,9 @@ impl ResponseParser {
                 }
                 State::UntilClose => {
                     self.feed(sink, rest);
-                    return Ok(Step::NeedMore { consumed: buf.len() });
+                    return Ok(Step::NeedMore {
+                        consumed: buf.len(),
+                    });
                 }
                 State::Chunked(chunk) => {
                     if rest.is_empty() {
@@ -149,7 +159,11 @@ impl ResponseParser {
 
     /// Parses the head if complete; returns the bytes used and sets the body state.
     /// Interim 1xx responses are skipped (state stays `Head` with status < 200).
-    fn parse_head(&mut self, buf: &[u8], head_request: bool) -> Result<Option<usize>, ProtocolError> {
+    fn parse_head(
+        &mut self,
+        buf: &[u8],
+        head_request: bool,
+    ) -> Result<Option<usize>, ProtocolError> {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut response = httparse::Response::new(&mut headers);
         let used = match response.parse(buf) {
@@ -170,7 +184,11 @@ impl ResponseParser {
         self.state = if no_body {
             State::Head
         } else if framing.chunked {
-            State::Chunked(Chunk::Size { value: 0, digits: 0, ext: false })
+            State::Chunked(Chunk::Size {
+                value: 0,
+                digits: 0,
+                ext: false,
+            })
         } else if let Some(len) = framing.length {
             if len == 0 {
                 State::Head
@@ -213,7 +231,11 @@ impl ResponseParser {
                     pos += 1;
                     match (byte, seen_cr) {
                         (b'\r', false) => Chunk::DataEnd { seen_cr: true },
-                        (b'\n', _) => Chunk::Size { value: 0, digits: 0, ext: false },
+                        (b'\n', _) => Chunk::Size {
+                            value: 0,
+                            digits: 0,
+                            ext: false,
+                        },
                         _ => return Err(ProtocolError("chunk data not followed by CRLF")),
                     }
                 }
@@ -226,7 +248,9 @@ impl ResponseParser {
                         }
                         b'\n' => Chunk::Trailer { line_len: 0 },
                         b'\r' => Chunk::Trailer { line_len },
-                        _ => Chunk::Trailer { line_len: line_len + 1 },
+                        _ => Chunk::Trailer {
+                            line_len: line_len + 1,
+                        },
                     }
                 }
             };
@@ -252,7 +276,11 @@ fn chunk_size_step(value: u64, digits: u32, ext: bool, byte: u8) -> Result<Chunk
         return Ok(Chunk::Size { value, digits, ext });
     }
     if byte == b';' {
-        return Ok(Chunk::Size { value, digits, ext: true });
+        return Ok(Chunk::Size {
+            value,
+            digits,
+            ext: true,
+        });
     }
     let digit = (byte as char)
         .to_digit(16)
@@ -349,7 +377,11 @@ mod tests {
         let two = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloHTTP/1.1 404 NF\r\ncontent-length: 0\r\n\r\n";
         for step in [1, 3, 7, two.len()] {
             let (out, left) = parse_in_steps(two, step);
-            assert_eq!(out, vec![(200, b"hello".to_vec()), (404, vec![])], "step {step}");
+            assert_eq!(
+                out,
+                vec![(200, b"hello".to_vec()), (404, vec![])],
+                "step {step}"
+            );
             assert_eq!(left, 0);
         }
     }
@@ -376,13 +408,21 @@ mod tests {
         let mut p = ResponseParser::default();
         let input = b"HTTP/1.0 200 OK\r\n\r\nabc";
         let step = p.advance(input, false, &mut ()).unwrap();
-        assert_eq!(step, Step::NeedMore { consumed: input.len() });
+        assert_eq!(
+            step,
+            Step::NeedMore {
+                consumed: input.len()
+            }
+        );
         assert!(p.ends_at_eof());
         assert!(p.head().close, "HTTP/1.0 without keep-alive closes");
         assert_eq!(p.body_len(), 3);
         let mut p = ResponseParser::default();
         let input = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
-        assert!(matches!(p.advance(input, false, &mut ()), Ok(Step::Done { .. })));
+        assert!(matches!(
+            p.advance(input, false, &mut ()),
+            Ok(Step::Done { .. })
+        ));
         assert!(p.head().close);
     }
 
@@ -406,7 +446,9 @@ mod tests {
         let input = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n";
         assert_eq!(
             p.advance(input, true, &mut ()).unwrap(),
-            Step::Done { consumed: input.len() }
+            Step::Done {
+                consumed: input.len()
+            }
         );
     }
 }

@@ -254,8 +254,14 @@ impl Recorded {
     pub fn merge(parts: Vec<Recorded>, highest_us: u64) -> Recorded {
         let mut total = Recorder::new(Instant::now(), highest_us).finish();
         for part in parts {
-            total.latency.add(&part.latency).expect("same histogram bounds");
-            total.connect.add(&part.connect).expect("same histogram bounds");
+            total
+                .latency
+                .add(&part.latency)
+                .expect("same histogram bounds");
+            total
+                .connect
+                .add(&part.connect)
+                .expect("same histogram bounds");
             total.wait.add(&part.wait).expect("same histogram bounds");
             total.counts.merge(&part.counts);
             total.errors.merge(&part.errors);
@@ -280,7 +286,13 @@ impl Recorded {
                         hist.saturating_record_n(value, count);
                     }
                 }
-                let quantile = |q| if hist.is_empty() { 0 } else { hist.value_at_quantile(q) };
+                let quantile = |q| {
+                    if hist.is_empty() {
+                        0
+                    } else {
+                        hist.value_at_quantile(q)
+                    }
+                };
                 SeriesPoint {
                     t_s: index + 1,
                     completed,
@@ -306,7 +318,11 @@ mod tests {
         r.failed(t0, start, ErrorClass::Timeout);
         assert_eq!(r.counts.completed, 0);
         assert_eq!(r.errors.total(), 0);
-        r.completed(start, start + Duration::from_millis(5), Some(ErrorClass::Status));
+        r.completed(
+            start,
+            start + Duration::from_millis(5),
+            Some(ErrorClass::Status),
+        );
         assert_eq!((r.counts.completed, r.counts.ok), (1, 0));
         assert_eq!(r.errors.get(ErrorClass::Status), 1);
     }
@@ -324,7 +340,10 @@ mod tests {
         let merged = Recorded::merge(vec![a.finish(), b.finish()], 1_000_000);
         let series = merged.series(1_000_000);
         assert_eq!(series.len(), 3);
-        assert_eq!((series[0].t_s, series[0].completed, series[0].errors), (1, 2, 0));
+        assert_eq!(
+            (series[0].t_s, series[0].completed, series[0].errors),
+            (1, 2, 0)
+        );
         assert_eq!(series[0].p99_us, merged.latency.highest_equivalent(30_000));
         assert_eq!((series[1].completed, series[1].p50_us), (0, 0));
         assert_eq!((series[2].completed, series[2].errors), (1, 1));

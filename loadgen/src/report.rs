@@ -82,7 +82,19 @@ pub struct Stats {
 impl Stats {
     pub fn of(h: &Histogram<u64>) -> Stats {
         if h.is_empty() {
-            return Stats { count: 0, min: 0, mean: 0.0, stdev: 0.0, max: 0, p50: 0, p75: 0, p90: 0, p99: 0, p99_9: 0, p99_99: 0 };
+            return Stats {
+                count: 0,
+                min: 0,
+                mean: 0.0,
+                stdev: 0.0,
+                max: 0,
+                p50: 0,
+                p75: 0,
+                p90: 0,
+                p99: 0,
+                p99_9: 0,
+                p99_99: 0,
+            };
         }
         let q = |quantile| h.value_at_quantile(quantile);
         Stats {
@@ -218,7 +230,9 @@ fn config_json(r: &RunResult) -> ConfigJson {
         headers: c.headers.clone(),
         expect: ExpectJson {
             status: expect.status,
-            body_length: expect.length.or(expect.body.as_ref().map(|b| b.len() as u64)),
+            body_length: expect
+                .length
+                .or(expect.body.as_ref().map(|b| b.len() as u64)),
             body_sha256,
             check_every: expect.check_every,
         },
@@ -228,13 +242,23 @@ fn config_json(r: &RunResult) -> ConfigJson {
 fn open_loop_json(r: &RunResult) -> Option<OpenLoopJson> {
     let o = r.open_loop.as_ref()?;
     let wait = &r.recorded.wait;
-    let q = |quantile| if wait.is_empty() { 0 } else { wait.value_at_quantile(quantile) };
+    let q = |quantile| {
+        if wait.is_empty() {
+            0
+        } else {
+            wait.value_at_quantile(quantile)
+        }
+    };
     Some(OpenLoopJson {
         target_rate: o.target_rate,
         achieved_rate: o.achieved_rate,
         sustained: o.sustained,
         waited: r.recorded.counts.waited,
-        wait_us: WaitJson { p50: q(0.5), p99: q(0.99), max: wait.max() },
+        wait_us: WaitJson {
+            p50: q(0.5),
+            p99: q(0.99),
+            max: wait.max(),
+        },
         scheduled: o.scheduled,
         unsent: o.unsent,
     })
@@ -243,7 +267,13 @@ fn open_loop_json(r: &RunResult) -> Option<OpenLoopJson> {
 fn series_json(points: Vec<SeriesPoint>) -> Vec<SeriesJson> {
     points
         .into_iter()
-        .map(|p| SeriesJson { t_s: p.t_s, completed: p.completed, errors: p.errors, p50_us: p.p50_us, p99_us: p.p99_us })
+        .map(|p| SeriesJson {
+            t_s: p.t_s,
+            completed: p.completed,
+            errors: p.errors,
+            p50_us: p.p50_us,
+            p99_us: p.p99_us,
+        })
         .collect()
 }
 
@@ -258,7 +288,10 @@ pub fn json(r: &RunResult) -> Value {
         .collect();
     let doc = Document {
         schema: SCHEMA,
-        tool: Tool { name: "stackbench-load", version: env!("CARGO_PKG_VERSION") },
+        tool: Tool {
+            name: "stackbench-load",
+            version: env!("CARGO_PKG_VERSION"),
+        },
         config: config_json(r),
         duration_s: secs,
         requests: Requests {
@@ -286,7 +319,10 @@ pub fn json(r: &RunResult) -> Value {
             data: encode_histogram(&rec.latency),
         },
         timeseries: series_json(rec.series(highest)),
-        loader_cpu: CpuJson { user_s: r.cpu.user.as_secs_f64(), sys_s: r.cpu.sys.as_secs_f64() },
+        loader_cpu: CpuJson {
+            user_s: r.cpu.user.as_secs_f64(),
+            sys_s: r.cpu.sys.as_secs_f64(),
+        },
         limits: LimitsJson {
             nofile_soft: r.nofile.soft,
             nofile_hard: r.nofile.hard,
@@ -366,7 +402,14 @@ pub fn human(r: &RunResult) -> String {
     let mut out = describe_run(r);
     describe_latency(&mut out, "Latency", &latency);
     out.push_str("  Latency distribution\n");
-    let rows = [("50%", latency.p50), ("75%", latency.p75), ("90%", latency.p90), ("99%", latency.p99), ("99.9%", latency.p99_9), ("max", latency.max)];
+    let rows = [
+        ("50%", latency.p50),
+        ("75%", latency.p75),
+        ("90%", latency.p90),
+        ("99%", latency.p99),
+        ("99.9%", latency.p99_9),
+        ("max", latency.max),
+    ];
     for (label, value) in rows {
         let _ = writeln!(out, "  {label:>7}  {:>9}", human_us(value as f64));
     }
@@ -404,8 +447,16 @@ pub fn human(r: &RunResult) -> String {
     if !errors.is_empty() {
         let _ = writeln!(out, "  Errors: {}", errors.join(", "));
     }
-    let _ = writeln!(out, "Requests/sec: {:>12.2}", rec.counts.completed as f64 / secs);
-    let _ = writeln!(out, "Transfer/sec: {:>12}", human_bytes(rec.counts.bytes_read as f64 / secs));
+    let _ = writeln!(
+        out,
+        "Requests/sec: {:>12.2}",
+        rec.counts.completed as f64 / secs
+    );
+    let _ = writeln!(
+        out,
+        "Transfer/sec: {:>12}",
+        human_bytes(rec.counts.bytes_read as f64 / secs)
+    );
     let _ = writeln!(
         out,
         "Loader CPU:   user {:.2}s, sys {:.2}s",
@@ -440,8 +491,12 @@ mod tests {
         }
         let text = encode_histogram(&h);
         assert!(text.starts_with("HISTFAAA"), "{text}");
-        let bytes = base64::engine::general_purpose::STANDARD.decode(text).unwrap();
-        let back: Histogram<u64> = Deserializer::new().deserialize(&mut bytes.as_slice()).unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .unwrap();
+        let back: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .unwrap();
         assert_eq!(back, h);
         assert_eq!(Stats::of(&back).p50, h.value_at_quantile(0.5));
     }

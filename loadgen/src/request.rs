@@ -50,7 +50,11 @@ fn render_one(config: &Config) -> Vec<u8> {
         head.push_str(&format!("Host: {}\r\n", config.target.host_header));
     }
     if !has_header(config, "user-agent") {
-        head.push_str(concat!("User-Agent: stackbench-load/", env!("CARGO_PKG_VERSION"), "\r\n"));
+        head.push_str(concat!(
+            "User-Agent: stackbench-load/",
+            env!("CARGO_PKG_VERSION"),
+            "\r\n"
+        ));
     }
     for header in &config.headers {
         head.push_str(header);

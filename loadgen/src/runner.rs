@@ -53,21 +53,41 @@ impl fmt::Display for RunError {
 impl std::error::Error for RunError {}
 
 fn connections_of(config: &Config, thread_index: usize) -> usize {
-    let (per, extra) = (config.connections / config.threads, config.connections % config.threads);
+    let (per, extra) = (
+        config.connections / config.threads,
+        config.connections % config.threads,
+    );
     per + usize::from(thread_index < extra)
 }
 
-fn plan_for(config: &Config, thread_index: usize, origin: Instant, budget: Option<Arc<Budget>>) -> Plan {
+fn plan_for(
+    config: &Config,
+    thread_index: usize,
+    origin: Instant,
+    budget: Option<Arc<Budget>>,
+) -> Plan {
     let record_start = origin + config.warmup;
     let end = config.duration.map(|d| record_start + d);
     let schedule = match config.mode {
         LoadMode::Closed => None,
         LoadMode::Open { rate } => {
             let span = config.warmup + config.duration.expect("open loop has a duration");
-            Some(Schedule::new(origin, rate, config.threads, thread_index, span))
+            Some(Schedule::new(
+                origin,
+                rate,
+                config.threads,
+                thread_index,
+                span,
+            ))
         }
     };
-    Plan { connections: connections_of(config, thread_index), record_start, end, budget, schedule }
+    Plan {
+        connections: connections_of(config, thread_index),
+        record_start,
+        end,
+        budget,
+        schedule,
+    }
 }
 
 fn check_nofile(config: &Config, warnings: &mut Vec<String>) -> NofileLimit {
@@ -123,14 +143,24 @@ pub fn run(config: &Config) -> Result<RunResult, RunError> {
     let duration = finished
         .saturating_duration_since(origin + config.warmup)
         .max(Duration::from_micros(1));
-    let slots = parts.iter().fold((0, 0), |acc, p| (acc.0 + p.slots.0, acc.1 + p.slots.1));
+    let slots = parts
+        .iter()
+        .fold((0, 0), |acc, p| (acc.0 + p.slots.0, acc.1 + p.slots.1));
     let recorded = Recorded::merge(
         parts.into_iter().map(|p| p.recorded).collect(),
         config.histogram_highest_us(),
     );
     let open_loop = open_loop_result(config, &recorded, duration, slots, &mut warnings);
     connection_warnings(config, &recorded, &mut warnings);
-    Ok(RunResult { config: config.clone(), duration, recorded, open_loop, cpu, nofile, warnings })
+    Ok(RunResult {
+        config: config.clone(),
+        duration,
+        recorded,
+        open_loop,
+        cpu,
+        nofile,
+        warnings,
+    })
 }
 
 fn open_loop_result(
@@ -140,7 +170,9 @@ fn open_loop_result(
     (scheduled, unsent): (u64, u64),
     warnings: &mut Vec<String>,
 ) -> Option<OpenLoopResult> {
-    let LoadMode::Open { rate } = config.mode else { return None };
+    let LoadMode::Open { rate } = config.mode else {
+        return None;
+    };
     let sustained = unsent as f64 <= scheduled as f64 * UNSUSTAINED_SHARE;
     if !sustained {
         warnings.push(format!(

@@ -18,10 +18,20 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    pub fn new(origin: Instant, rate: f64, threads: usize, thread_index: usize, span: Duration) -> Self {
+    pub fn new(
+        origin: Instant,
+        rate: f64,
+        threads: usize,
+        thread_index: usize,
+        span: Duration,
+    ) -> Self {
         let global = (span.as_secs_f64() * rate).ceil() as u64;
         let (stride, offset) = (threads as u64, thread_index as u64);
-        let total = if global > offset { (global - offset).div_ceil(stride) } else { 0 };
+        let total = if global > offset {
+            (global - offset).div_ceil(stride)
+        } else {
+            0
+        };
         Self {
             origin,
             rate,
@@ -133,6 +143,9 @@ mod tests {
         let later = origin + Duration::from_millis(4);
         assert_eq!(s.due(later).map(|d| d.1), Some(false));
         assert_eq!(s.undispatched(), 997);
-        assert_eq!(s.recorded_slots(origin + Duration::from_micros(1500)), (998, 997));
+        assert_eq!(
+            s.recorded_slots(origin + Duration::from_micros(1500)),
+            (998, 997)
+        );
     }
 }

@@ -15,19 +15,28 @@ pub struct NofileLimit {
 
 /// Raises RLIMIT_NOFILE's soft limit to the hard limit (as far as we are allowed).
 pub fn raise_nofile_limit() -> io::Result<NofileLimit> {
-    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     // SAFETY: getrlimit writes into the struct we pass; no other memory is touched.
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
         return Err(io::Error::last_os_error());
     }
     if limit.rlim_cur < limit.rlim_max {
-        let raised = libc::rlimit { rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max };
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
         // SAFETY: setrlimit only reads the struct we pass.
         if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
             limit = raised;
         }
     }
-    Ok(NofileLimit { soft: limit.rlim_cur, hard: limit.rlim_max })
+    Ok(NofileLimit {
+        soft: limit.rlim_cur,
+        hard: limit.rlim_max,
+    })
 }
 
 /// This process's CPU time so far (all threads).
@@ -46,7 +55,10 @@ impl CpuTime {
         let tv = |t: libc::timeval| {
             Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
         };
-        CpuTime { user: tv(usage.ru_utime), sys: tv(usage.ru_stime) }
+        CpuTime {
+            user: tv(usage.ru_utime),
+            sys: tv(usage.ru_stime),
+        }
     }
 
     pub fn since(self, earlier: CpuTime) -> CpuTime {
@@ -68,13 +80,19 @@ impl Timer {
     pub fn new() -> io::Result<Timer> {
         // SAFETY: plain syscall; the result is checked before use.
         let fd = unsafe {
-            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
         };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: fd is a fresh descriptor we own.
-        Ok(Timer { fd: unsafe { OwnedFd::from_raw_fd(fd) }, armed: None })
+        Ok(Timer {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            armed: None,
+        })
     }
 
     /// Fires once at `deadline` (re-arming only when the deadline changes).
@@ -82,16 +100,23 @@ impl Timer {
         if self.armed == Some(deadline) {
             return Ok(());
         }
-        let wait = deadline.saturating_duration_since(now).max(Duration::from_nanos(1000));
+        let wait = deadline
+            .saturating_duration_since(now)
+            .max(Duration::from_nanos(1000));
         let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
             it_value: libc::timespec {
                 tv_sec: wait.as_secs() as libc::time_t,
                 tv_nsec: wait.subsec_nanos() as libc::c_long,
             },
         };
         // SAFETY: valid fd and spec; old value not requested.
-        if unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } != 0 {
+        if unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) }
+            != 0
+        {
             return Err(io::Error::last_os_error());
         }
         self.armed = Some(deadline);
@@ -108,11 +133,21 @@ impl Timer {
 }
 
 impl Source for Timer {
-    fn register(&mut self, registry: &Registry, token: Token, interests: Interest) -> io::Result<()> {
+    fn register(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
         SourceFd(&self.fd.as_raw_fd()).register(registry, token, interests)
     }
 
-    fn reregister(&mut self, registry: &Registry, token: Token, interests: Interest) -> io::Result<()> {
+    fn reregister(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
         SourceFd(&self.fd.as_raw_fd()).reregister(registry, token, interests)
     }
 

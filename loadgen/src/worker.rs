@@ -39,10 +39,12 @@ impl Budget {
     /// Takes up to `wanted` requests; returns how many were granted.
     fn take(&self, wanted: u64) -> u64 {
         let mut granted = 0;
-        let _ = self.0.fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
-            granted = left.min(wanted);
-            Some(left - granted)
-        });
+        let _ = self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
+                granted = left.min(wanted);
+                Some(left - granted)
+            });
         granted
     }
 }
@@ -61,6 +63,14 @@ pub struct ThreadResult {
     pub recorded: Recorded,
     /// Open loop: (slots in the recorded phase, of which never dispatched).
     pub slots: (u64, u64),
+}
+
+#[derive(Clone, Copy)]
+struct Readiness {
+    readable: bool,
+    writable: bool,
+    /// The peer closed its side (or the socket errored): read on until EOF.
+    peer_closed: bool,
 }
 
 enum Loop {
@@ -106,14 +116,25 @@ impl Worker {
             Some(schedule) => {
                 conns.iter_mut().for_each(|c| c.listed_idle = true);
                 let idle = (0..plan.connections).rev().collect();
-                (Loop::Open { schedule, idle, starved: false }, Vec::new())
+                (
+                    Loop::Open {
+                        schedule,
+                        idle,
+                        starved: false,
+                    },
+                    Vec::new(),
+                )
             }
             None => {
-                let closed = Loop::Closed { budget: plan.budget, exhausted: false };
+                let closed = Loop::Closed {
+                    budget: plan.budget,
+                    exhausted: false,
+                };
                 (closed, (0..plan.connections).collect())
             }
         };
-        let scan_every = (cfg.timeout / 8).clamp(Duration::from_millis(1), Duration::from_millis(10));
+        let scan_every =
+            (cfg.timeout / 8).clamp(Duration::from_millis(1), Duration::from_millis(10));
         let now = Instant::now();
         Ok(Worker {
             rec: Recorder::new(plan.record_start, cfg.histogram_highest_us()),
@@ -135,7 +156,9 @@ impl Worker {
 
     pub fn run(mut self) -> io::Result<ThreadResult> {
         let mut events = Events::with_capacity(EVENTS);
-        self.poll.registry().register(&mut self.timer, TIMER, Interest::READABLE)?;
+        self.poll
+            .registry()
+            .register(&mut self.timer, TIMER, Interest::READABLE)?;
         loop {
             let now = Instant::now();
             if self.finished(now) {
@@ -162,12 +185,19 @@ impl Worker {
                     continue;
                 }
                 let (index, generation) = untoken(event.token());
-                if self.conns.get(index).is_none_or(|c| c.generation != generation) {
+                if self
+                    .conns
+                    .get(index)
+                    .is_none_or(|c| c.generation != generation)
+                {
                     continue; // event for a socket already replaced
                 }
-                let readable = event.is_readable() || event.is_read_closed() || event.is_error();
-                let writable = event.is_writable() || event.is_error();
-                self.on_event(index, readable, writable, now);
+                let readiness = Readiness {
+                    readable: event.is_readable() || event.is_read_closed() || event.is_error(),
+                    writable: event.is_writable() || event.is_error(),
+                    peer_closed: event.is_read_closed() || event.is_error(),
+                };
+                self.on_event(index, readiness, now);
             }
         }
         Ok(self.finish())
@@ -179,7 +209,10 @@ impl Worker {
             Loop::Closed { .. } => (0, 0),
         };
         self.conns.clear(); // closes every socket
-        ThreadResult { recorded: self.rec.finish(), slots }
+        ThreadResult {
+            recorded: self.rec.finish(),
+            slots,
+        }
     }
 
     fn finished(&self, now: Instant) -> bool {
@@ -210,7 +243,12 @@ impl Worker {
                 consider(end + self.cfg.timeout);
             }
         }
-        if let Loop::Open { schedule, starved: false, .. } = &self.mode {
+        if let Loop::Open {
+            schedule,
+            starved: false,
+            ..
+        } = &self.mode
+        {
             if self.end.is_none_or(|end| now < end) {
                 if let Some(t) = schedule.next_time() {
                     consider(t);
@@ -284,7 +322,12 @@ impl Worker {
     }
 
     fn next_due(&mut self, now: Instant) -> Option<(usize, Instant)> {
-        let Loop::Open { schedule, idle, starved } = &mut self.mode else {
+        let Loop::Open {
+            schedule,
+            idle,
+            starved,
+        } = &mut self.mode
+        else {
             return None;
         };
         *starved = false;
@@ -338,8 +381,8 @@ impl Worker {
         }
     }
 
-    fn on_event(&mut self, index: usize, readable: bool, writable: bool, now: Instant) {
-        let mut writable = writable;
+    fn on_event(&mut self, index: usize, readiness: Readiness, now: Instant) {
+        let mut writable = readiness.writable;
         if let Phase::Connecting { since } = self.conns[index].phase {
             if !self.finish_connect(index, since, now) {
                 return;
@@ -352,8 +395,8 @@ impl Worker {
         if writable && self.conns[index].write_pending > 0 && !self.flush(index) {
             return;
         }
-        if readable {
-            self.read(index, now);
+        if readiness.readable {
+            self.read(index, readiness.peer_closed, now);
         }
     }
 
@@ -379,7 +422,11 @@ impl Worker {
         // written; the one-off connect is reported separately. Without keep-alive (and in
         // the open loop) the connect stays part of the latency.
         if self.cfg.keepalive == KeepAlive::On && matches!(self.mode, Loop::Closed { .. }) {
-            for start in conn.inflight.iter_mut().filter(|s| **s >= self.record_start) {
+            for start in conn
+                .inflight
+                .iter_mut()
+                .filter(|s| **s >= self.record_start)
+            {
                 *start = now;
             }
         }
@@ -390,7 +437,9 @@ impl Worker {
     /// Writes what is owed; false if the connection failed.
     fn flush(&mut self, index: usize) -> bool {
         let conn = &mut self.conns[index];
-        let Some(stream) = conn.stream.as_mut() else { return true };
+        let Some(stream) = conn.stream.as_mut() else {
+            return true;
+        };
         let mut failure = None;
         while conn.write_pending > 0 {
             let slice = self.req.pending_slice(conn.write_pending);
@@ -418,7 +467,9 @@ impl Worker {
         }
     }
 
-    fn read(&mut self, index: usize, now: Instant) {
+    /// Reads until the socket is drained. With edge-triggered readiness a short read proves the
+    /// socket empty, unless the peer already closed (then no new edge would announce the EOF).
+    fn read(&mut self, index: usize, peer_closed: bool, now: Instant) {
         loop {
             let conn = &mut self.conns[index];
             if conn.end == conn.buf.len() {
@@ -439,8 +490,8 @@ impl Worker {
                     if !self.process(index, now) {
                         return;
                     }
-                    if n < space {
-                        return; // short read: the socket is drained, the next edge will come
+                    if n < space && !peer_closed {
+                        return; // short read: drained, the next edge will come
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
@@ -464,9 +515,11 @@ impl Worker {
                 self.fail(index, ErrorClass::Protocol, now); // bytes nobody asked for
                 return false;
             }
-            let step = conn
-                .parser
-                .advance(&conn.buf[conn.start..conn.end], head_request, &mut conn.check);
+            let step = conn.parser.advance(
+                &conn.buf[conn.start..conn.end],
+                head_request,
+                &mut conn.check,
+            );
             match step {
                 Err(_) => {
                     self.fail(index, ErrorClass::Protocol, now);
@@ -488,14 +541,17 @@ impl Worker {
 
     fn sampled(&mut self) -> bool {
         self.responses += 1;
-        self.responses % self.cfg.expect.check_every == 0
+        self.responses.is_multiple_of(self.cfg.expect.check_every)
     }
 
     /// A full response arrived; true if the connection stays open for more.
     fn complete(&mut self, index: usize, now: Instant, at_eof: bool) -> bool {
         let sampled = self.sampled();
         let conn = &mut self.conns[index];
-        let start = conn.inflight.pop_front().expect("a response answers an assigned request");
+        let start = conn
+            .inflight
+            .pop_front()
+            .expect("a response answers an assigned request");
         self.inflight_total -= 1;
         let head = conn.parser.head();
         let body_ok = conn.check.finish();
@@ -552,7 +608,7 @@ impl Worker {
             self.rec.closed();
         }
         conn.drop_socket(self.req.len());
-        let sampled = self.responses % self.cfg.expect.check_every == 0;
+        let sampled = self.responses.is_multiple_of(self.cfg.expect.check_every);
         conn.check.begin(sampled);
     }
 

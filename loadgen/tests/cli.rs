@@ -23,7 +23,10 @@ fn bad_command_lines_exit_2_naming_the_flag() {
         (&["https://127.0.0.1/"], "https"),
         (&["-c", "0", "http://127.0.0.1/"], "-c/--connections"),
         (&["-R", "100", "http://127.0.0.1/"], "-d/--duration"),
-        (&["--pipeline", "2", "--no-keepalive", "http://127.0.0.1/"], "--pipeline"),
+        (
+            &["--pipeline", "2", "--no-keepalive", "http://127.0.0.1/"],
+            "--pipeline",
+        ),
         (&["--bogus", "http://127.0.0.1/"], "--bogus"),
     ];
     for (args, mentions) in cases {
@@ -36,7 +39,14 @@ fn bad_command_lines_exit_2_naming_the_flag() {
 #[test]
 fn errors_are_data_not_failures() {
     let addr = common::closed_port();
-    let (code, stdout, stderr) = stackbench_load(&["-d", "200ms", "-c", "1", "--json", &format!("http://{addr}/")]);
+    let (code, stdout, stderr) = stackbench_load(&[
+        "-d",
+        "200ms",
+        "-c",
+        "1",
+        "--json",
+        &format!("http://{addr}/"),
+    ]);
     assert_eq!(code, 0, "{stderr}");
     let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
     assert!(doc["errors"]["refused"].as_u64().unwrap() > 0);

@@ -18,7 +18,10 @@ fn load(args: &[&str]) -> RunResult {
 }
 
 fn hello() -> TestServer {
-    TestServer::start(Behavior::Fixed { status: 200, body: "Hello World" })
+    TestServer::start(Behavior::Fixed {
+        status: 200,
+        body: "Hello World",
+    })
 }
 
 fn errors(r: &RunResult, class: ErrorClass) -> u64 {
@@ -29,9 +32,22 @@ fn errors(r: &RunResult, class: ErrorClass) -> u64 {
 fn exact_request_count_with_n() {
     let server = hello();
     let url = server.url("/hello");
-    let r = load(&["-n", "1000", "-c", "8", "-t", "2", "--expect-body", "Hello World", &url]);
+    let r = load(&[
+        "-n",
+        "1000",
+        "-c",
+        "8",
+        "-t",
+        "2",
+        "--expect-body",
+        "Hello World",
+        &url,
+    ]);
     let counts = &r.recorded.counts;
-    assert_eq!((counts.sent, counts.completed, counts.ok), (1000, 1000, 1000));
+    assert_eq!(
+        (counts.sent, counts.completed, counts.ok),
+        (1000, 1000, 1000)
+    );
     assert_eq!(r.recorded.errors.total(), 0);
     assert_eq!(server.requests(), 1000);
     assert_eq!(r.recorded.latency.len(), 1000);
@@ -59,7 +75,10 @@ fn pipelining_keeps_several_requests_in_flight() {
     assert_eq!(r.recorded.counts.completed, 2000);
     assert_eq!(r.recorded.errors.total(), 0);
     assert_eq!(server.requests(), 2000);
-    assert!(server.counters.max_batch.load(Ordering::SeqCst) > 1, "requests arrived pipelined");
+    assert!(
+        server.counters.max_batch.load(Ordering::SeqCst) > 1,
+        "requests arrived pipelined"
+    );
 }
 
 #[test]
@@ -67,27 +86,65 @@ fn chunked_and_content_length_bodies_are_checked() {
     let chunked = TestServer::start(Behavior::Chunked(&["Hello", " ", "World"]));
     let url = chunked.url("/");
     let sha = "a591a6d40bf420404a011733cfb7b190d62c65bf0bcda32b57b277d9ad9f146e"; // sha256("Hello World")
-    let ok = load(&["-n", "200", "-c", "2", "--expect-body", "Hello World", "--expect-sha256", sha, "--expect-length", "11", &url]);
-    assert_eq!((ok.recorded.counts.completed, ok.recorded.counts.ok), (200, 200));
+    let ok = load(&[
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "--expect-body",
+        "Hello World",
+        "--expect-sha256",
+        sha,
+        "--expect-length",
+        "11",
+        &url,
+    ]);
+    assert_eq!(
+        (ok.recorded.counts.completed, ok.recorded.counts.ok),
+        (200, 200)
+    );
     let bad = load(&["-n", "200", "-c", "2", "--expect-body", "Hello Worle", &url]);
     assert_eq!(errors(&bad, ErrorClass::BodyMismatch), 200);
-    assert_eq!(bad.recorded.counts.completed, 200, "a mismatch is still a completed response");
+    assert_eq!(
+        bad.recorded.counts.completed, 200,
+        "a mismatch is still a completed response"
+    );
 
     let fixed = hello();
     let url = fixed.url("/");
     let short = load(&["-n", "100", "-c", "2", "--expect-length", "12", &url]);
     assert_eq!(errors(&short, ErrorClass::BodyMismatch), 100);
-    let sampled = load(&["-n", "100", "-c", "1", "--expect-body", "nope", "--check-every", "10", &url]);
-    assert_eq!(errors(&sampled, ErrorClass::BodyMismatch), 10, "one response in ten is checked");
+    let sampled = load(&[
+        "-n",
+        "100",
+        "-c",
+        "1",
+        "--expect-body",
+        "nope",
+        "--check-every",
+        "10",
+        &url,
+    ]);
+    assert_eq!(
+        errors(&sampled, ErrorClass::BodyMismatch),
+        10,
+        "one response in ten is checked"
+    );
 }
 
 #[test]
 fn status_errors_are_counted() {
-    let server = TestServer::start(Behavior::Fixed { status: 500, body: "boom" });
+    let server = TestServer::start(Behavior::Fixed {
+        status: 500,
+        body: "boom",
+    });
     let url = server.url("/");
     let r = load(&["-n", "100", "-c", "2", &url]);
     assert_eq!(errors(&r, ErrorClass::Status), 100);
-    assert_eq!((r.recorded.counts.completed, r.recorded.counts.ok), (100, 0));
+    assert_eq!(
+        (r.recorded.counts.completed, r.recorded.counts.ok),
+        (100, 0)
+    );
     let r = load(&["-n", "100", "-c", "2", "--expect-status", "500", &url]);
     assert_eq!(r.recorded.counts.ok, 100);
 }
@@ -98,9 +155,15 @@ fn silent_server_times_out_and_connections_are_replaced() {
     let url = server.url("/");
     let r = load(&["-d", "1s", "-c", "2", "-t", "1", "--timeout", "200ms", &url]);
     let timeouts = errors(&r, ErrorClass::Timeout);
-    assert!((6..=12).contains(&timeouts), "about 2 connections x 5 timeouts, got {timeouts}");
+    assert!(
+        (6..=12).contains(&timeouts),
+        "about 2 connections x 5 timeouts, got {timeouts}"
+    );
     assert_eq!(r.recorded.counts.completed, 0);
-    assert!(server.accepts() >= timeouts, "each timeout replaced its connection");
+    assert!(
+        server.accepts() >= timeouts,
+        "each timeout replaced its connection"
+    );
 }
 
 #[test]
@@ -112,7 +175,11 @@ fn refused_connections_are_counted() {
     assert_eq!(r.recorded.errors.total(), errors(&r, ErrorClass::Refused));
     assert_eq!(r.recorded.counts.completed, 0);
     let r = load(&["-n", "50", "-c", "2", &url]);
-    assert_eq!(errors(&r, ErrorClass::Refused), 50, "-n stops after n failed attempts too");
+    assert_eq!(
+        errors(&r, ErrorClass::Refused),
+        50,
+        "-n stops after n failed attempts too"
+    );
 }
 
 #[test]
@@ -120,7 +187,10 @@ fn close_mid_response_is_a_read_error() {
     let server = TestServer::start(Behavior::CloseMidResponse);
     let r = load(&["-n", "50", "-c", "2", &server.url("/")]);
     eprintln!("{}", report::human(&r));
-    assert_eq!(errors(&r, ErrorClass::Read) + errors(&r, ErrorClass::Reset), 50);
+    assert_eq!(
+        errors(&r, ErrorClass::Read) + errors(&r, ErrorClass::Reset),
+        50
+    );
     assert_eq!(r.recorded.counts.completed, 0);
 }
 
@@ -134,7 +204,17 @@ fn malformed_responses_are_protocol_errors() {
 #[test]
 fn warmup_is_not_recorded() {
     let server = hello();
-    let r = load(&["-d", "500ms", "--warmup", "300ms", "-c", "2", "-R", "400", &server.url("/")]);
+    let r = load(&[
+        "-d",
+        "500ms",
+        "--warmup",
+        "300ms",
+        "-c",
+        "2",
+        "-R",
+        "400",
+        &server.url("/"),
+    ]);
     // 400/s over 0.5 s recorded; the 120 warm-up requests reached the server but not the counts.
     assert_eq!(r.open_loop.as_ref().unwrap().scheduled, 200);
     assert_eq!(r.recorded.counts.completed, 200);
@@ -144,7 +224,17 @@ fn warmup_is_not_recorded() {
 #[test]
 fn open_loop_follows_the_schedule() {
     let server = hello();
-    let r = load(&["-R", "500", "-d", "1s", "-c", "4", "-t", "2", &server.url("/")]);
+    let r = load(&[
+        "-R",
+        "500",
+        "-d",
+        "1s",
+        "-c",
+        "4",
+        "-t",
+        "2",
+        &server.url("/"),
+    ]);
     let open = r.open_loop.as_ref().unwrap();
     assert_eq!((open.scheduled, open.unsent), (500, 0));
     assert!(open.sustained);
@@ -154,7 +244,17 @@ fn open_loop_follows_the_schedule() {
 #[test]
 fn unsustainable_rate_is_reported() {
     let server = TestServer::start(Behavior::Slow(Duration::from_millis(50)));
-    let r = load(&["-R", "200", "-d", "1s", "-c", "2", "-t", "1", &server.url("/")]);
+    let r = load(&[
+        "-R",
+        "200",
+        "-d",
+        "1s",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        &server.url("/"),
+    ]);
     let open = r.open_loop.as_ref().unwrap();
     assert!(!open.sustained, "2 connections x 20/s cannot carry 200/s");
     assert!(open.unsent > 100);
@@ -167,19 +267,49 @@ fn unsustainable_rate_is_reported() {
 /// the open loop charges every request scheduled during the stall.
 #[test]
 fn open_loop_sees_the_stall_that_closed_loop_hides() {
-    let stall = || TestServer::start(Behavior::Stall { period: Duration::from_millis(2000), stall: Duration::from_secs(1) });
+    let stall = || {
+        TestServer::start(Behavior::Stall {
+            period: Duration::from_millis(2000),
+            stall: Duration::from_secs(1),
+        })
+    };
     let closed_server = stall();
     let closed = load(&["-d", "3s", "-c", "4", "-t", "1", &closed_server.url("/")]);
     let open_server = stall();
-    let open = load(&["-R", "400", "-d", "3s", "-c", "20", "-t", "1", &open_server.url("/")]);
+    let open = load(&[
+        "-R",
+        "400",
+        "-d",
+        "3s",
+        "-c",
+        "20",
+        "-t",
+        "1",
+        &open_server.url("/"),
+    ]);
 
     let closed_stats = Stats::of(&closed.recorded.latency);
     let open_stats = Stats::of(&open.recorded.latency);
     eprintln!("closed {closed_stats:?}\nopen {open_stats:?}");
-    assert!(closed_stats.max >= 500_000, "the closed loop did hit the stall");
-    assert!(closed_stats.p99 < 100_000, "closed loop p99 hides the stall: {}", closed_stats.p99);
-    assert!(open_stats.p99 >= 500_000, "open loop p99 shows the stall: {}", open_stats.p99);
-    assert!(open_stats.p90 >= 100_000, "a sizeable share was delayed: {}", open_stats.p90);
+    assert!(
+        closed_stats.max >= 500_000,
+        "the closed loop did hit the stall"
+    );
+    assert!(
+        closed_stats.p99 < 100_000,
+        "closed loop p99 hides the stall: {}",
+        closed_stats.p99
+    );
+    assert!(
+        open_stats.p99 >= 500_000,
+        "open loop p99 shows the stall: {}",
+        open_stats.p99
+    );
+    assert!(
+        open_stats.p90 >= 100_000,
+        "a sizeable share was delayed: {}",
+        open_stats.p90
+    );
     assert!(open.recorded.counts.waited > 0);
     assert!(open.open_loop.as_ref().unwrap().sustained);
 }
@@ -187,7 +317,15 @@ fn open_loop_sees_the_stall_that_closed_loop_hides() {
 #[test]
 fn json_document_has_the_contract_fields() {
     let server = hello();
-    let r = load(&["-n", "300", "-c", "3", "--expect-status", "200", &server.url("/")]);
+    let r = load(&[
+        "-n",
+        "300",
+        "-c",
+        "3",
+        "--expect-status",
+        "200",
+        &server.url("/"),
+    ]);
     let doc = report::json(&r);
     assert_eq!(doc["schema"], "stackbench-load/1");
     assert_eq!(doc["config"]["mode"], "closed");
@@ -197,7 +335,10 @@ fn json_document_has_the_contract_fields() {
     assert_eq!(doc["errors"]["protocol"], 0);
     assert_eq!(doc["latency_us"]["count"], 300);
     assert!(doc["open_loop"].is_null());
-    assert!(doc["histogram"]["data"].as_str().unwrap().starts_with("HISTFAAA"));
+    assert!(doc["histogram"]["data"]
+        .as_str()
+        .unwrap()
+        .starts_with("HISTFAAA"));
     assert_eq!(doc["timeseries"][0]["t_s"], 1);
     assert_eq!(doc["limits"]["connections_opened"], 3);
     assert!(doc["loader_cpu"]["user_s"].as_f64().is_some());

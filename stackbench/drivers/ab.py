@@ -24,8 +24,8 @@ class AbDriver:
     def command(self, req: LoadRequest) -> list[str]:
         s = req.settings
         cmd = ["ab", "-c", str(req.connections), "-s", f"{max(1, round(s.timeout_s))}", "-r"]
-        if s.requests is not None:
-            cmd += ["-n", str(s.requests)]
+        if req.request_count is not None:
+            cmd += ["-n", str(req.request_count)]
         else:
             # -t caps the time; -n is raised so the time limit is what ends the run.
             cmd += ["-t", f"{max(1, round(s.duration_s or 1))}", "-n", "50000000"]

@@ -140,6 +140,8 @@ def _rank(cases: list[CaseView], level_value: float, resamples: int, seed: int) 
                              if view.verification_failures else f"case {view.case.status}"))
         elif agg.status != "ok":
             excluded.append((view.stack, f"level {agg.status}"))
+        elif stats.NO_COMPLETED in agg.flags:
+            excluded.append((view.stack, stats.NO_COMPLETED))
         else:
             rps = [r.requests_per_s for r in view.rows_at(agg.level_index)]
             candidates.append((view.stack, agg.throughput, rps, agg.flags))

@@ -63,14 +63,16 @@ def _series(a: Analysis, c: CaseView, log_x: bool, row_value: Callable[[LevelRow
         est = agg_value(g)
         if est is None:
             continue
+        invalid = "" if g.status == "ok" else f" — {g.status}, not ranked"
         medians.append(Point(g.level_value, est.value, f"{c.stack} @ {fmt.level(g.level_value)}: "
-                             f"median {fmt.estimate(est, y_fmt)} ({g.repetitions} reps)"))
+                             f"median {fmt.estimate(est, y_fmt)} ({g.repetitions} reps){invalid}",
+                             hollow=g.status != "ok"))
         if est.has_interval:
             assert est.low is not None and est.high is not None
             intervals.append((g.level_value, est.low, est.high))
     trend = _trend(points or medians, log_x, log_y)
     return Series(c.stack, stack_color(a, c.stack), points if a.repeat > 1 else (), medians,
-                  trend, intervals)
+                  trend, intervals, connect=not trend)  # too few levels to smooth: join them
 
 
 def _breakpoints(a: Analysis, w: WorkloadView) -> list[VLine]:
@@ -87,14 +89,16 @@ def throughput(a: Analysis, w: WorkloadView, log_y: bool = False) -> XYChart:
     series = [_series(a, c, log_x, lambda r: r.requests_per_s, lambda g: g.throughput, fmt.rate,
                       log_y) for c in w.cases]
     if a.level_kind == "rate":  # open loop: the offered rate is the ceiling to compare with
-        series.append(Series("offered rate", "#9ca3af", trend=[(v, v) for v in w.level_values]))
+        top = max((r.requests_per_s for c in w.cases for r in c.rows), default=0.0) * 1.25
+        offered = [(v, v) for v in w.level_values if v <= top]
+        series.append(Series("offered rate", "#9ca3af", trend=offered))
     return XYChart(f"{w.label}: throughput", a.level_label, "requests/s", series,
                    fmt.level, fmt.rate, x_log=log_x, y_log=log_y, vlines=_breakpoints(a, w))
 
 
 def latency(a: Analysis, w: WorkloadView, key: str, log_y: bool = False) -> XYChart:
     log_x = use_log_x(w)
-    series = [_series(a, c, log_x, lambda r: r.latency_us.get(key),
+    series = [_series(a, c, log_x, lambda r: stats.measured_latency(r).get(key),
                       lambda g: g.latency_us.get(key), fmt.latency, log_y) for c in w.cases]
     hlines, vlines = [], []
     if a.slo is not None and stats.percentile_key(a.slo.percentile) == key:
@@ -157,7 +161,8 @@ def timeseries(a: Analysis, c: CaseView, level_index: int) -> XYChart:
         pts = [Point(float(p.get("t_s", i + 1)), float(p.get("completed", 0)),
                      _second_tip(r, p)) for i, p in enumerate(r.timeseries or [])]
         series.append(Series(f"repetition {r.repetition + 1}",
-                             PALETTE[r.repetition % len(PALETTE)], medians=pts, connect=True))
+                             PALETTE[r.repetition % len(PALETTE)], medians=pts, connect=True,
+                             marker=2.0))
     return XYChart("completed requests per second", "second", "completed/s", series,
                    fmt.level, fmt.rate, width=460, height=200, legend=len(series) > 1)
 
@@ -170,3 +175,36 @@ def _second_tip(r: LevelRow, p: dict[str, float]) -> str:
         if key in p:
             parts.append(f"{key[:-3]} {fmt.latency(p[key])}")
     return f"rep {r.repetition + 1}: " + ", ".join(parts)
+
+
+# Percentile spectrum: x = -log10(1 - p), so p50, p90, p99, p99.9 ... are evenly spaced.
+SPECTRUM_KEYS = ("p50", "p75", "p80", "p90", "p99", "p99_9", "p99_99")
+
+
+def _nines(key: str) -> float:
+    return -math.log10(1.0 - float(key[1:].replace("_", ".")) / 100.0)
+
+
+def _spectrum_label(x: float) -> str:
+    key = next((k for k in SPECTRUM_KEYS if abs(_nines(k) - x) < 1e-6), None)
+    return key.replace("_", ".") if key else ""
+
+
+def spectrum(a: Analysis, w: WorkloadView, level_value: float) -> XYChart:
+    """Latency by percentile at one level: only the percentiles each driver measured."""
+    series = []
+    for c in w.cases:
+        g = c.aggregate_at(level_value)
+        if g is None:
+            continue
+        pts = [Point(_nines(k), g.latency_us[k].value,
+                     f"{c.stack} {k.replace('_', '.')}: {fmt.latency(g.latency_us[k].value)}")
+               for k in SPECTRUM_KEYS if k in g.latency_us]
+        if pts:
+            series.append(Series(c.stack, stack_color(a, c.stack), medians=pts, connect=True,
+                                 marker=3.0))
+    return XYChart(f"{w.label}: latency by percentile at {fmt.level(level_value)} "
+                   f"{a.level_label}", "percentile", "latency", series, _spectrum_label,
+                   fmt.latency, y_log=True,
+                   x_ticks=[_nines(k) for k in SPECTRUM_KEYS if k != "p80"],  # p75/p80 overlap
+                   width=700, height=300)

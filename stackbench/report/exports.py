@@ -12,7 +12,7 @@ from typing import Any
 from stackbench import stats
 from stackbench.report import tables
 from stackbench.report.analysis import Analysis
-from stackbench.report.findings import Finding, slo_text
+from stackbench.report.findings import RANKING_LEGEND, Finding, slo_text
 from stackbench.report.tables import TextTable
 from stackbench.store import LevelRow
 
@@ -40,6 +40,7 @@ def jsonable(value: Any) -> Any:
 
 def _level_json(row: LevelRow) -> dict[str, Any]:
     out = jsonable(row)
+    out["latency_us"] = stats.measured_latency(row)  # no zeros standing in for "not measured"
     out["error_rate"] = stats.level_error_rate(row)
     out["server_cpu_percent"] = stats.server_cpu_percent(row)
     out["loader_cpu_percent"] = stats.loader_cpu_percent(row)
@@ -88,7 +89,7 @@ def results_csv(a: Analysis) -> str:
     cases = {c.id: c for c in a.data.cases}
     for r in a.data.levels:
         c = cases[r.case_id]
-        lat = r.latency_us
+        lat = stats.measured_latency(r)
         writer.writerow([
             a.data.run.id, c.stack, c.workload, c.label, c.status, a.level_kind,
             f"{r.level_value:g}", r.repetition, r.driver, f"{r.requests_per_s:.3f}",
@@ -127,7 +128,7 @@ def summary_md(a: Analysis, found: list[Finding]) -> str:
            "valid levels:", "", md_table(tables.at_a_glance(a)), ""]
     if a.slo is not None:
         out += ["Within the SLO:", "", md_table(tables.at_a_glance(a, within_slo=True)), ""]
-    out += ["## Findings", ""]
+    out += ["## Findings", "", RANKING_LEGEND, ""]
     out += [f"- {'**' + f.workload + '** ' if f.workload else ''}"
             f"{'⚠ ' if f.severity != 'info' else ''}{f.text}" for f in found] or ["- none"]
     for w in a.workloads:

@@ -14,9 +14,14 @@ from stackbench.report.analysis import (
     RankEntry,
     WorkloadView,
 )
-from stackbench.stats import Comparison, Verdict, percentile_key
+from stackbench.stats import NO_COMPLETED, Comparison, Verdict, percentile_key
 
-WARNING_FLAGS = ("loader-bound", "noisy")
+WARNING_WHY = {
+    "loader-bound": "the loader, not the server, was saturated: the server's capacity is higher "
+                    "than measured",
+    "noisy": "repetitions vary by more than 5% (CV)",
+    NO_COMPLETED: "no request completed during the level: no throughput or latency to report",
+}
 
 
 @dataclass(frozen=True)
@@ -54,13 +59,13 @@ def _level_name(a: Analysis, value: float) -> str:
 
 
 def _link(cmp: Comparison | None) -> str:
+    """'≈' when the ratio's interval contains 1, '>' with the ratio and its interval if not."""
     if cmp is None:
         return ""
     if cmp.verdict is Verdict.NO_SIGNIFICANT_DIFFERENCE:
-        return (f" ≈ (no significant difference: {fmt.ratio(cmp.ratio)}, CI "
-                f"{fmt.ratio(cmp.low)}–{fmt.ratio(cmp.high)}) ")
+        return " ≈ "
     if cmp.verdict is Verdict.INSUFFICIENT_DATA:
-        return f" > ({fmt.ratio(cmp.ratio)}, single repetition: no interval) "
+        return f" > ({fmt.ratio(cmp.ratio)}, one repetition: no interval) "
     return f" > ({fmt.ratio(cmp.ratio)}, CI {fmt.ratio(cmp.low)}–{fmt.ratio(cmp.high)}) "
 
 
@@ -69,11 +74,25 @@ def _note(e: RankEntry) -> str:
 
 
 def ranking_text(a: Analysis, r: LevelRanking) -> str:
-    chain = "".join(f"{e.stack} {fmt.estimate(e.throughput)} req/s{_note(e)}{_link(e.vs_next)}"
-                    for e in r.entries)
+    """'at 10 connections: go 40,000 [39,600–40,400] > (2.00×, CI 1.96×–2.04×) node ...'."""
+    entries = r.entries
+    tied = len(entries) > 2 and all(e.vs_next.verdict is Verdict.NO_SIGNIFICANT_DIFFERENCE
+                                    for e in entries[:-1] if e.vs_next is not None)
+    if tied:
+        low, high = entries[-1].throughput.value, entries[0].throughput.value
+        chain = (f"all {len(entries)} stacks within noise of each other ({fmt.rate(low)}–"
+                 f"{fmt.rate(high)} req/s, no significant difference)")
+    else:
+        chain = "".join(f"{e.stack} {fmt.estimate(e.throughput)}{_note(e)}{_link(e.vs_next)}"
+                        for e in entries)
     excluded = "; ".join(f"{stack}: {why}" for stack, why in r.excluded)
-    text = f"{_level_name(a, r.level_value)}: {chain or 'no valid result'}"
+    text = f"at {_level_name(a, r.level_value)}: {chain or 'no valid result'}"
     return text + (f" [not ranked — {excluded}]" if excluded else "")
+
+
+RANKING_LEGEND = ("Rankings by median req/s [95% CI]: '>' means faster, with the ratio of "
+                  "medians and its 95% bootstrap CI; '≈' means no significant difference (the "
+                  "ratio's CI contains 1).")
 
 
 def _ranking_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
@@ -84,7 +103,8 @@ def _ranking_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
 def slo_text(a: Analysis) -> str:
     if a.slo is None:
         return "no SLO"
-    return (f"{percentile_key(a.slo.percentile)} ≤ {a.slo.latency_ms:g} ms and error rate ≤ "
+    name = percentile_key(a.slo.percentile).replace("_", ".")
+    return (f"{name} ≤ {a.slo.latency_ms:g} ms and error rate ≤ "
             f"{a.slo.max_error_rate:.2%}")
 
 
@@ -119,12 +139,9 @@ def _levels_with(c: CaseView, predicate) -> list[str]:
 def _warning_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
     out = []
     for c in w.cases:
-        for flag in WARNING_FLAGS:
+        for flag, why in WARNING_WHY.items():
             hits = _levels_with(c, lambda g, f=flag: f in g.flags)
             if hits:
-                why = ("the loader, not the server, was saturated: the server's capacity is "
-                       "higher than measured" if flag == "loader-bound" else
-                       "repetitions vary by more than 5% (CV)")
                 out.append(Finding("warn", w.label, f"{c.stack}: {flag} at level(s) "
                                    f"{', '.join(hits)} — {why}"))
         bad = [g for g in c.aggregates if g.status != "ok"]

@@ -11,7 +11,7 @@ from html import escape
 from stackbench import stats
 from stackbench.report import charts, fmt, tables
 from stackbench.report.analysis import Analysis, CaseView, WorkloadView
-from stackbench.report.findings import Finding, slo_text
+from stackbench.report.findings import RANKING_LEGEND, Finding, slo_text
 from stackbench.report.svg import XYChart, render_bars, render_xy
 from stackbench.report.tables import TextTable
 
@@ -36,7 +36,8 @@ figcaption{color:var(--muted);font-size:12px;margin-top:6px}
 .grid{display:flex;flex-wrap:wrap;gap:12px}.grid>figure{margin:0}
 table{border-collapse:collapse;margin:8px 0;font-size:13px;background:#fff}
 th,td{border-bottom:1px solid var(--line);padding:4px 10px;text-align:right;white-space:nowrap}
-th:first-child,td:first-child{text-align:left}
+th:first-child,td:first-child,table.text th,table.text td{text-align:left}
+table.text td{white-space:normal}
 th{background:#f3f4f6;font-weight:600}
 tbody tr:nth-child(even){background:#fafafa}
 .wrap{overflow-x:auto}
@@ -144,16 +145,16 @@ def _findings(found: list[Finding], workload: str | None) -> str:
         f'<li class="{escape(f.severity)}">{escape(f.text)}</li>' for f in items) + "</ul>"
 
 
-CHART_NOTE = ("Dots: each repetition; markers: median; bars: 95% bootstrap CI of the median; "
-              "line: LOWESS trend. Click a legend entry to hide or show a stack; hover a point "
-              "for its figures.")
+CHART_NOTE = ("Dots: each repetition; markers: median (a ring: level not valid, not ranked); "
+              "bars: 95% bootstrap CI of the median; line: LOWESS trend. Click a legend entry "
+              "to hide or show a stack; hover a point for its figures.")
 
 
 def _workload_section(page: _Page, a: Analysis, w: WorkloadView, found: list[Finding]) -> str:
     sid = fmt.slug(w.label)
     out = [f'<section id="w-{sid}"><h2>{escape(w.label)}</h2>', _findings(found, w.label)]
     if w.not_measured:
-        out.append("<h3>Not measured</h3>" + table_html(tables.not_measured(w)))
+        out.append("<h3>Not measured</h3>" + table_html(tables.not_measured(w), "text"))
     if not w.cases:
         return "".join(out) + "<p class=muted>No levels were measured.</p></section>"
     out.append(_figure(page, f"{sid}-throughput",
@@ -166,6 +167,7 @@ def _workload_section(page: _Page, a: Analysis, w: WorkloadView, found: list[Fin
                            tables.pivot(w, tables.latency_cell(key)),
                            f"{key} latency. – means the driver did not measure it. "
                            + CHART_NOTE))
+    out.append(_spectrum_section(page, a, w, sid))
     out.append(_figure(page, f"{sid}-errors", {"linear": charts.error_rate(a, w)},
                        tables.pivot(w, tables.METRICS["error rate"]), "Error rate: failed "
                        "attempts / attempts."))
@@ -174,6 +176,20 @@ def _workload_section(page: _Page, a: Analysis, w: WorkloadView, found: list[Fin
                + table_html(tables.detail(a, w)) + "</details>")
     out.append(_timeseries_section(page, a, w, sid))
     return "".join(out) + "</section>"
+
+
+def _spectrum_section(page: _Page, a: Analysis, w: WorkloadView, sid: str) -> str:
+    figs = []
+    for i, value in enumerate(w.level_values):
+        chart = charts.spectrum(a, w, value)
+        if chart.series:
+            svg = page.chart(f"{sid}-spectrum-{i}", render_xy(chart))
+            figs.append(f"<figure>{svg}</figure>")
+    if not figs:
+        return ""
+    return ("<details><summary>Latency percentile spectrum at each level (medians over "
+            "repetitions; only the percentiles the driver measured)</summary>"
+            + "".join(figs) + "</details>")
 
 
 def _cpu_section(page: _Page, a: Analysis, w: WorkloadView, sid: str) -> str:
@@ -226,13 +242,13 @@ def _run_wide(a: Analysis, found: list[Finding]) -> str:
         out.append("<h2 id=verification>Verification failures</h2>" + table_html(TextTable(
             ["stack", "workload", "checked", "failures"],
             [[v.stack, v.workload, str(v.checked), "; ".join(v.failures)]
-             for v in a.failed_verifications])))
+             for v in a.failed_verifications]), "text"))
     unavailable = {c.stack: c.reason for c in a.data.cases if c.status == "unavailable"}
     if unavailable:
         out.append("<h2 id=unavailable>Unavailable stacks</h2>" + table_html(
-            TextTable(["stack", "reason"], [[s, r] for s, r in unavailable.items()])))
-    out.append("<h2 id=environment>Environment</h2>" + table_html(tables.environment(a))
-               + "<h3>Settings</h3>" + table_html(tables.settings(a)))
+            TextTable(["stack", "reason"], [[s, r] for s, r in unavailable.items()]), "text"))
+    out.append("<h2 id=environment>Environment</h2>" + table_html(tables.environment(a), "text")
+               + "<h3>Settings</h3>" + table_html(tables.settings(a), "text"))
     if a.data.run.suite_text:
         out.append(f"<details><summary>Suite file ({escape(a.data.run.suite_path)})</summary>"
                    f"<pre>{escape(a.data.run.suite_text)}</pre></details>")
@@ -252,7 +268,8 @@ def build_html(a: Analysis, found: list[Finding]) -> tuple[str, dict[str, str]]:
             f"{_glance(a)}"
             f"<h2>Findings</h2>{_findings(found, None) or ''}"
             f"<p class=muted>Per workload below. Figures are medians over repetitions, with the "
-            f"95% bootstrap confidence interval in brackets when there are several.</p>"
+            f"95% bootstrap confidence interval in brackets when there are several. "
+            f"{escape(RANKING_LEGEND)}</p>"
             f"{sections}{_run_wide(a, found)}"
             f"<footer>Generated by stackbench from the run's SQLite store. Self-contained: "
             f"no external resources.</footer></main>")

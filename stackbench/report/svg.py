@@ -22,6 +22,7 @@ class Point:
     x: float
     y: float
     tip: str = ""
+    hollow: bool = False  # drawn as a ring: a level that is not valid (e.g. too many errors)
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Series:
     trend: Sequence[tuple[float, float]] = ()
     intervals: Sequence[tuple[float, float, float]] = ()  # x, low, high
     connect: bool = False               # draw a polyline through medians (time series)
+    marker: float = 4.0                 # radius of the median markers
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class XYChart:
     height: int = 360
     legend: bool = True
     y_zero: bool = True                        # linear y axis starts at 0
+    x_ticks: Sequence[float] = ()              # fixed x ticks (e.g. percentiles), else automatic
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,8 @@ def render_xy(chart: XYChart) -> str:
     if not xs:
         return _empty(chart)
     x_ticks, x_lo, x_hi = _tight_log_x(xs) if chart.x_log else _tight_x(xs)
+    if chart.x_ticks:
+        x_ticks = [t for t in chart.x_ticks if x_lo <= t <= x_hi]
     y_ticks, y_lo, y_hi = _domain(ys, chart.y_log, chart.y_zero)
     plot_bottom = chart.height - bottom
     X = _Axis(x_lo, x_hi, chart.x_log, left, w - right)
@@ -258,10 +263,12 @@ def _series(s: Series, X: _Axis, Y: _Axis, y_log: bool) -> str:
         if ok(p.y):
             out.append(f'<circle cx="{X(p.x):.1f}" cy="{Y(p.y):.1f}" r="2.5" fill="{s.color}" '
                        f'fill-opacity="0.45"><title>{escape(p.tip)}</title></circle>')
-    radius = 2 if s.connect else 4
+    radius = s.marker
     for p in meds:
-        out.append(f'<circle cx="{X(p.x):.1f}" cy="{Y(p.y):.1f}" r="{radius}" fill="{s.color}" '
-                   f'stroke="#fff" stroke-width="1"><title>{escape(p.tip)}</title></circle>')
+        fill, stroke = ("#fff", s.color) if p.hollow else (s.color, "#fff")
+        out.append(f'<circle cx="{X(p.x):.1f}" cy="{Y(p.y):.1f}" r="{radius:g}" fill="{fill}" '
+                   f'stroke="{stroke}" stroke-width="{2 if p.hollow else 1}">'
+                   f'<title>{escape(p.tip)}</title></circle>')
     out.append("</g>")
     return "".join(out)
 

@@ -17,12 +17,13 @@ _SEVERITY_STYLE = {"info": "", "warn": "yellow", "error": "red"}
 def level_line(stack: str, label: str, level_row: LevelRow) -> str:
     """One line printed by the orchestrator after each level (plain text, no markup)."""
     r = level_row
+    latency = stats.measured_latency(r)
     where = (f"rate {fmt.rate(r.level_value)}/s" if r.mode == "open"
              else f"c={fmt.level(r.level_value)}")
     parts = [f"{stack} {label} {where} rep {r.repetition + 1}:",
              f"{fmt.rate(r.requests_per_s)} req/s",
-             f"p50 {fmt.latency(r.latency_us.get('p50'))}",
-             f"p99 {fmt.latency(r.latency_us.get('p99'))}",
+             f"p50 {fmt.latency(latency.get('p50'))}",
+             f"p99 {fmt.latency(latency.get('p99'))}",
              f"errors {r.errors_total:,} ({fmt.fraction(stats.level_error_rate(r))})",
              f"server CPU {fmt.percent(stats.server_cpu_percent(r), 0)}"]
     if r.status != "ok":

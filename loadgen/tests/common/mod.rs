@@ -61,7 +61,11 @@ impl TestServer {
                 thread::spawn(move || serve(stream, &b, &c, &s, started));
             }
         });
-        TestServer { addr, counters, stop }
+        TestServer {
+            addr,
+            counters,
+            stop,
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -97,7 +101,10 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 fn content_length(head: &[u8]) -> usize {
     let text = String::from_utf8_lossy(head).to_ascii_lowercase();
     text.lines()
-        .find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0)))
+        .find_map(|l| {
+            l.strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap_or(0))
+        })
         .unwrap_or(0)
 }
 
@@ -115,7 +122,13 @@ fn take_requests(buf: &mut Vec<u8>) -> u64 {
     count
 }
 
-fn serve(mut stream: TcpStream, behavior: &Behavior, c: &Counters, stop: &AtomicBool, started: Instant) {
+fn serve(
+    mut stream: TcpStream,
+    behavior: &Behavior,
+    c: &Counters,
+    stop: &AtomicBool,
+    started: Instant,
+) {
     let _ = stream.set_nodelay(true);
     let mut buf = Vec::new();
     let mut chunk = [0u8; 8192];
@@ -138,8 +151,11 @@ fn serve(mut stream: TcpStream, behavior: &Behavior, c: &Counters, stop: &Atomic
 }
 
 fn fixed(status: u16, body: &str) -> Vec<u8> {
-    format!("HTTP/1.1 {status} X\r\nContent-Length: {}\r\nContent-Type: text/plain\r\n\r\n{body}", body.len())
-        .into_bytes()
+    format!(
+        "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nContent-Type: text/plain\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
 }
 
 /// Writes one response; false to close the connection.
@@ -161,7 +177,8 @@ fn respond(stream: &mut TcpStream, behavior: &Behavior, started: Instant) -> boo
         }
         Behavior::Malformed => b"this is not http\r\n\r\n".to_vec(),
         Behavior::Stall { period, stall } => {
-            let phase = Duration::from_nanos((started.elapsed().as_nanos() % period.as_nanos()) as u64);
+            let phase =
+                Duration::from_nanos((started.elapsed().as_nanos() % period.as_nanos()) as u64);
             let stall_from = *period - *stall;
             if phase >= stall_from {
                 thread::sleep(*period - phase);

@@ -41,7 +41,9 @@ fn var(name: &str) -> Option<String> {
 fn number<T: std::str::FromStr>(name: &str, fallback: T) -> Result<T, String> {
     match var(name) {
         None => Ok(fallback),
-        Some(raw) => raw.parse().map_err(|_| format!("environment variable {name}='{raw}' is not a valid number")),
+        Some(raw) => raw
+            .parse()
+            .map_err(|_| format!("environment variable {name}='{raw}' is not a valid number")),
     }
 }
 
@@ -56,7 +58,9 @@ fn db_strategy() -> Result<DbStrategy, String> {
     match var("DB_STRATEGY").as_deref() {
         None | Some("pool") => Ok(DbStrategy::Pool),
         Some("per-request") => Ok(DbStrategy::PerRequest),
-        Some(other) => Err(format!("environment variable DB_STRATEGY='{other}' must be 'pool' or 'per-request'")),
+        Some(other) => Err(format!(
+            "environment variable DB_STRATEGY='{other}' must be 'pool' or 'per-request'"
+        )),
     }
 }
 
@@ -77,7 +81,8 @@ fn db_config() -> Result<Option<DbConfig>, String> {
 
 impl Config {
     pub fn from_env() -> Result<Config, String> {
-        let fixtures_dir = var("FIXTURES_DIR").ok_or("environment variable FIXTURES_DIR is not set")?;
+        let fixtures_dir =
+            var("FIXTURES_DIR").ok_or("environment variable FIXTURES_DIR is not set")?;
         let workers: usize = number("WORKERS", 1)?;
         let pool_size: usize = number("POOL_SIZE", 16)?;
         if workers == 0 || pool_size == 0 {

@@ -30,7 +30,9 @@ pub fn data(n_text: &str) -> Reply {
 }
 
 pub fn concat(query: &str) -> Reply {
-    let Some(n) = param_n(query, 1000, 0, 10_000_000) else { return bad_n(0, 10_000_000) };
+    let Some(n) = param_n(query, 1000, 0, 10_000_000) else {
+        return bad_n(0, 10_000_000);
+    };
     let mut s = String::new();
     for _ in 0..n {
         s.push('s');
@@ -39,7 +41,9 @@ pub fn concat(query: &str) -> Reply {
 }
 
 pub fn add(query: &str) -> Reply {
-    let Some(n) = param_n(query, 1000, 0, 100_000_000) else { return bad_n(0, 100_000_000) };
+    let Some(n) = param_n(query, 1000, 0, 100_000_000) else {
+        return bad_n(0, 100_000_000);
+    };
     let mut counter: u64 = 0;
     for _ in 0..n {
         // black_box keeps one real addition per iteration: without it LLVM folds the loop to `n`.
@@ -49,7 +53,9 @@ pub fn add(query: &str) -> Reply {
 }
 
 pub fn array(query: &str) -> Reply {
-    let Some(n) = param_n(query, 1000, 0, 10_000_000) else { return bad_n(0, 10_000_000) };
+    let Some(n) = param_n(query, 1000, 0, 10_000_000) else {
+        return bad_n(0, 10_000_000);
+    };
     let mut items: Vec<&str> = Vec::new();
     for _ in 0..n {
         items.push("s");
@@ -58,7 +64,9 @@ pub fn array(query: &str) -> Reply {
 }
 
 pub fn assoc(query: &str) -> Reply {
-    let Some(n) = param_n(query, 1000, 0, 10_000_000) else { return bad_n(0, 10_000_000) };
+    let Some(n) = param_n(query, 1000, 0, 10_000_000) else {
+        return bad_n(0, 10_000_000);
+    };
     let mut map: HashMap<String, &str> = HashMap::new();
     for i in 0..n {
         map.insert(format!("s{i}"), "s");
@@ -80,7 +88,9 @@ fn file_error(path: &Path, err: std::io::Error) -> Reply {
 
 /// Blocking: run it on tokio's blocking pool (see routes.rs).
 pub fn readfile(query: &str, fixtures_dir: &Path) -> Reply {
-    let Some(n) = param_n(query, 100, 0, 100_000) else { return bad_n(0, 100_000) };
+    let Some(n) = param_n(query, 100, 0, 100_000) else {
+        return bad_n(0, 100_000);
+    };
     let path = fixtures_dir.join("demo.txt");
     let mut total: u64 = 0;
     for _ in 0..n {
@@ -94,7 +104,9 @@ pub fn readfile(query: &str, fixtures_dir: &Path) -> Reply {
 
 /// Blocking: run it on tokio's blocking pool (see routes.rs).
 pub fn sha256(query: &str, fixtures_dir: &Path) -> Reply {
-    let Some(n) = param_n(query, 1, 1, 100_000) else { return bad_n(1, 100_000) };
+    let Some(n) = param_n(query, 1, 1, 100_000) else {
+        return bad_n(1, 100_000);
+    };
     let path = fixtures_dir.join("random-64k.bin");
     let file = match read_whole(&path) {
         Ok(content) => content,
@@ -117,7 +129,10 @@ struct Message {
 
 pub fn tfb_json() -> Reply {
     // Serialised per request, as the TechEmpower rules require.
-    let body = serde_json::to_vec(&Message { message: "Hello, World!" }).expect("a struct of one string serialises");
+    let body = serde_json::to_vec(&Message {
+        message: "Hello, World!",
+    })
+    .expect("a struct of one string serialises");
     Reply::ok(JSON, body)
 }
 

@@ -23,11 +23,17 @@ fn escape_html(out: &mut String, text: &str) {
     }
 }
 
-async fn report_table(html: &mut String, conn: &mut MysqlConn, table: &str) -> Result<(), ServiceError> {
+async fn report_table(
+    html: &mut String,
+    conn: &mut MysqlConn,
+    table: &str,
+) -> Result<(), ServiceError> {
     // Text protocol: DATETIME arrives already rendered as YYYY-MM-DD HH:MM:SS.
     let sql = format!("SELECT id, name, value, created FROM {table} ORDER BY id");
     let rows: Vec<(i64, String, i64, String)> = mysql_query(conn, &sql).await?;
-    html.push_str(&format!("<h1>{table}</h1><table><tr><th>id</th><th>name</th><th>value</th><th>created</th></tr>\n"));
+    html.push_str(&format!(
+        "<h1>{table}</h1><table><tr><th>id</th><th>name</th><th>value</th><th>created</th></tr>\n"
+    ));
     for (id, name, value, created) in rows {
         html.push_str(&format!("<tr><td>{id}</td><td>"));
         escape_html(html, &name);
@@ -53,9 +59,14 @@ pub async fn db_report(services: &Services) -> Outcome {
 }
 
 pub async fn mysql_row(services: &Services) -> Outcome {
-    let names: Vec<String> =
-        services.mysql.with_conn(async |conn: &mut MysqlConn| mysql_query(conn, "SELECT name FROM test").await).await?;
-    let name = names.into_iter().next().ok_or_else(|| ServiceError::Failed("table test is empty".into()))?;
+    let names: Vec<String> = services
+        .mysql
+        .with_conn(async |conn: &mut MysqlConn| mysql_query(conn, "SELECT name FROM test").await)
+        .await?;
+    let name = names
+        .into_iter()
+        .next()
+        .ok_or_else(|| ServiceError::Failed("table test is empty".into()))?;
     Ok(Reply::text(name))
 }
 
@@ -84,16 +95,22 @@ async fn select_world(conn: &mut MysqlConn, id: i32) -> Result<World, ServiceErr
         .exec_first("SELECT id, randomNumber FROM World WHERE id = ?", (id,))
         .await
         .map_err(|e| ServiceError::Failed(format!("MariaDB SELECT World {id} failed: {e}")))?;
-    let (id, random_number) = row.ok_or_else(|| ServiceError::Failed(format!("World row {id} does not exist")))?;
+    let (id, random_number) =
+        row.ok_or_else(|| ServiceError::Failed(format!("World row {id} does not exist")))?;
     Ok(World { id, random_number })
 }
 
 fn json<T: Serialize>(value: &T) -> Outcome {
-    serde_json::to_vec(value).map(|body| Reply::ok(JSON, body)).map_err(|e| ServiceError::Failed(e.to_string()))
+    serde_json::to_vec(value)
+        .map(|body| Reply::ok(JSON, body))
+        .map_err(|e| ServiceError::Failed(e.to_string()))
 }
 
 pub async fn tfb_db(services: &Services) -> Outcome {
-    let world = services.mysql.with_conn(async |conn: &mut MysqlConn| select_world(conn, random_id()).await).await?;
+    let world = services
+        .mysql
+        .with_conn(async |conn: &mut MysqlConn| select_world(conn, random_id()).await)
+        .await?;
     json(&world)
 }
 
@@ -115,7 +132,9 @@ pub async fn tfb_queries(services: &Services, query: &str) -> Outcome {
 pub async fn tfb_fortunes(services: &Services) -> Outcome {
     let mut fortunes: Vec<(i32, String)> = services
         .mysql
-        .with_conn(async |conn: &mut MysqlConn| mysql_query(conn, "SELECT id, message FROM Fortune").await)
+        .with_conn(async |conn: &mut MysqlConn| {
+            mysql_query(conn, "SELECT id, message FROM Fortune").await
+        })
         .await?;
     fortunes.push((0, "Additional fortune added at request time.".into()));
     fortunes.sort_by(|a, b| a.1.cmp(&b.1));
@@ -143,9 +162,14 @@ pub async fn tfb_updates(services: &Services, query: &str) -> Outcome {
             for world in &mut worlds {
                 world.random_number = random_id();
                 // One UPDATE per row, as the TechEmpower rules allow; autocommit writes each through.
-                conn.exec_drop("UPDATE World SET randomNumber = ? WHERE id = ?", (world.random_number, world.id))
-                    .await
-                    .map_err(|e| ServiceError::Failed(format!("MariaDB UPDATE World {} failed: {e}", world.id)))?;
+                conn.exec_drop(
+                    "UPDATE World SET randomNumber = ? WHERE id = ?",
+                    (world.random_number, world.id),
+                )
+                .await
+                .map_err(|e| {
+                    ServiceError::Failed(format!("MariaDB UPDATE World {} failed: {e}", world.id))
+                })?;
             }
             Ok(worlds)
         })

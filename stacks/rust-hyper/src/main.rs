@@ -38,7 +38,12 @@ fn workload_path(workload: &str, query: &str) -> String {
     format!("/{workload}")
 }
 
-async fn run_script(state: Arc<State>, workload: &str, query: &str, iterations: u64) -> Result<Vec<u8>, String> {
+async fn run_script(
+    state: Arc<State>,
+    workload: &str,
+    query: &str,
+    iterations: u64,
+) -> Result<Vec<u8>, String> {
     let path = workload_path(workload, query);
     if !routes::is_known(&path) {
         return Err(format!("unknown workload '{workload}'"));
@@ -48,7 +53,11 @@ async fn run_script(state: Arc<State>, workload: &str, query: &str, iterations: 
         reply = routes::handle(&state, &path, query).await;
     }
     if reply.status != 200 {
-        return Err(format!("workload {workload} answered {}: {}", reply.status, String::from_utf8_lossy(&reply.body)));
+        return Err(format!(
+            "workload {workload} answered {}: {}",
+            reply.status,
+            String::from_utf8_lossy(&reply.body)
+        ));
     }
     Ok(reply.body)
 }
@@ -61,13 +70,13 @@ fn real_main(args: &[String]) -> Result<(), String> {
     match args {
         [] => runtime.block_on(server::run(state))?,
         [mode, workload, query, iterations] if mode == "script" => {
-            let iterations: u64 = iterations
-                .parse()
-                .ok()
-                .filter(|&n| n >= 1)
-                .ok_or_else(|| format!("ITERATIONS must be a positive integer, got '{iterations}'"))?;
+            let iterations: u64 = iterations.parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
+                format!("ITERATIONS must be a positive integer, got '{iterations}'")
+            })?;
             let body = runtime.block_on(run_script(state, workload, query, iterations))?;
-            std::io::stdout().write_all(&body).map_err(|e| format!("cannot write stdout: {e}"))?;
+            std::io::stdout()
+                .write_all(&body)
+                .map_err(|e| format!("cannot write stdout: {e}"))?;
         }
         _ => return Err("usage: rust-hyper-server [script WORKLOAD QUERY ITERATIONS]".into()),
     }

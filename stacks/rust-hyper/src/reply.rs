@@ -14,7 +14,11 @@ pub struct Reply {
 
 impl Reply {
     pub fn ok(content_type: &'static str, body: impl Into<Vec<u8>>) -> Self {
-        Reply { status: 200, content_type, body: body.into() }
+        Reply {
+            status: 200,
+            content_type,
+            body: body.into(),
+        }
     }
 
     pub fn text(body: impl Into<Vec<u8>>) -> Self {
@@ -22,7 +26,11 @@ impl Reply {
     }
 
     pub fn error(status: u16, message: impl fmt::Display) -> Self {
-        Reply { status, content_type: TEXT, body: format!("{message}\n").into_bytes() }
+        Reply {
+            status,
+            content_type: TEXT,
+            body: format!("{message}\n").into_bytes(),
+        }
     }
 }
 

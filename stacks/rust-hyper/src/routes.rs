@@ -17,7 +17,11 @@ pub struct State {
 /// every connection scheduled on that worker for the duration of the loop; one hop per request
 /// (not tokio::fs's one hop per open/read/close) keeps the blocking API the contract asks for at
 /// the lowest hand-off cost.
-async fn blocking_file_work(state: &Arc<State>, query: &str, work: fn(&str, &Path) -> Reply) -> Reply {
+async fn blocking_file_work(
+    state: &Arc<State>,
+    query: &str,
+    work: fn(&str, &Path) -> Reply,
+) -> Reply {
     let (state, query) = (Arc::clone(state), query.to_owned());
     tokio::task::spawn_blocking(move || work(&query, &state.config.fixtures_dir))
         .await

@@ -21,7 +21,8 @@ use crate::routes::{handle, State};
 
 fn to_response(reply: Reply) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(reply.body)));
-    *response.status_mut() = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    *response.status_mut() =
+        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = response.headers_mut();
     // hyper adds Date (cached once per second) and Content-Length for a Full body itself.
     headers.insert(SERVER, HeaderValue::from_static("hyper"));
@@ -29,9 +30,17 @@ fn to_response(reply: Reply) -> Response<Full<Bytes>> {
     response
 }
 
-async fn serve_request(state: Arc<State>, request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn serve_request(
+    state: Arc<State>,
+    request: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let reply = if request.method() == Method::GET || request.method() == Method::HEAD {
-        handle(&state, request.uri().path(), request.uri().query().unwrap_or("")).await
+        handle(
+            &state,
+            request.uri().path(),
+            request.uri().query().unwrap_or(""),
+        )
+        .await
     } else {
         Reply::error(405, "only GET is served")
     };
@@ -43,9 +52,13 @@ pub async fn run(state: Arc<State>) -> Result<(), String> {
     let addr: SocketAddr = format!("{}:{}", state.config.host, state.config.port)
         .parse()
         .map_err(|e| format!("HOST/PORT do not form a socket address: {e}"))?;
-    let listener = TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let mut terminate = signal(SignalKind::terminate()).map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
-    let mut interrupt = signal(SignalKind::interrupt()).map_err(|e| format!("cannot watch SIGINT: {e}"))?;
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let mut terminate =
+        signal(SignalKind::terminate()).map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
+    let mut interrupt =
+        signal(SignalKind::interrupt()).map_err(|e| format!("cannot watch SIGINT: {e}"))?;
     eprintln!(
         "rust-hyper listening on {addr} with {} worker threads (db_strategy {:?}, pool_size {})",
         state.config.workers, state.config.db_strategy, state.config.pool_size
@@ -69,7 +82,10 @@ pub async fn run(state: Arc<State>) -> Result<(), String> {
         tokio::spawn(async move {
             let service = service_fn(move |request| serve_request(Arc::clone(&state), request));
             // Errors here are client-side (reset, malformed request); the connection just ends.
-            let _ = http1::Builder::new().keep_alive(true).serve_connection(TokioIo::new(stream), service).await;
+            let _ = http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
         });
     }
 }

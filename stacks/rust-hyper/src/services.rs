@@ -39,7 +39,11 @@ fn mysql_opts(db: &DbConfig, pool_size: usize) -> Opts {
         // No COM_RESET_CONNECTION when a connection returns to the pool: this pool serves one
         // trusted application that leaves no session state behind, and a reset would also drop
         // the cached prepared statements (the setting TechEmpower's mysql_async entries use).
-        .pool_opts(PoolOpts::default().with_constraints(constraints).with_reset_connection(false));
+        .pool_opts(
+            PoolOpts::default()
+                .with_constraints(constraints)
+                .with_reset_connection(false),
+        );
     let builder = if db.socket.is_empty() {
         builder.ip_or_hostname(db.host.clone()).tcp_port(db.port)
     } else {
@@ -58,7 +62,10 @@ pub struct Mysql {
 
 impl Mysql {
     fn new(config: &Config) -> Mysql {
-        let opts = config.db.as_ref().map(|db| mysql_opts(db, config.pool_size));
+        let opts = config
+            .db
+            .as_ref()
+            .map(|db| mysql_opts(db, config.pool_size));
         let pool = match (&opts, config.db_strategy) {
             (Some(opts), DbStrategy::Pool) => Some(Pool::new(opts.clone())), // connects lazily
             _ => None,
@@ -68,7 +75,9 @@ impl Mysql {
 
     async fn conn(&self) -> Result<MysqlConn, ServiceError> {
         let Some(opts) = &self.opts else {
-            return Err(ServiceError::Unavailable("MariaDB is not configured: set DB_HOST/DB_PORT or DB_SOCKET".into()));
+            return Err(ServiceError::Unavailable(
+                "MariaDB is not configured: set DB_HOST/DB_PORT or DB_SOCKET".into(),
+            ));
         };
         let conn = match &self.pool {
             Some(pool) => pool.get_conn().await,
@@ -96,7 +105,9 @@ pub async fn mysql_query<T: mysql_async::prelude::FromRow + Send + 'static>(
     conn: &mut MysqlConn,
     sql: &str,
 ) -> Result<Vec<T>, ServiceError> {
-    conn.query(sql).await.map_err(|e| failed(&format!("MariaDB query '{sql}' failed"), e))
+    conn.query(sql)
+        .await
+        .map_err(|e| failed(&format!("MariaDB query '{sql}' failed"), e))
 }
 
 pub struct Redis {
@@ -114,12 +125,18 @@ impl Redis {
             ),
             None => None,
         };
-        Ok(Redis { client, strategy: config.db_strategy, shared: OnceCell::new() })
+        Ok(Redis {
+            client,
+            strategy: config.db_strategy,
+            shared: OnceCell::new(),
+        })
     }
 
     pub async fn get(&self, key: &str) -> Result<String, ServiceError> {
         let Some(client) = &self.client else {
-            return Err(ServiceError::Unavailable("Redis is not configured: set REDIS_HOST and REDIS_PORT".into()));
+            return Err(ServiceError::Unavailable(
+                "Redis is not configured: set REDIS_HOST and REDIS_PORT".into(),
+            ));
         };
         let value: Option<String> = match self.strategy {
             DbStrategy::Pool => {
@@ -157,7 +174,11 @@ impl managed::Manager for MemcachedManager {
         MemcachedClient::new(&self.dsn).await
     }
 
-    async fn recycle(&self, client: &mut MemcachedClient, _: &Metrics) -> RecycleResult<async_memcached::Error> {
+    async fn recycle(
+        &self,
+        client: &mut MemcachedClient,
+        _: &Metrics,
+    ) -> RecycleResult<async_memcached::Error> {
         // A client whose last operation failed half-way has closed its connection; replace it.
         if client.is_closed() {
             return Err(RecycleError::message("memcached connection closed"));
@@ -173,7 +194,10 @@ pub struct Memcached {
 
 impl Memcached {
     fn new(config: &Config) -> Result<Memcached, String> {
-        let dsn = config.memcached.as_ref().map(|(host, port)| format!("tcp://{host}:{port}"));
+        let dsn = config
+            .memcached
+            .as_ref()
+            .map(|(host, port)| format!("tcp://{host}:{port}"));
         let pool = match (&dsn, config.db_strategy) {
             (Some(dsn), DbStrategy::Pool) => Some(
                 managed::Pool::builder(MemcachedManager { dsn: dsn.clone() })
@@ -188,21 +212,29 @@ impl Memcached {
 
     pub async fn get(&self, key: &str) -> Result<String, ServiceError> {
         let Some(dsn) = &self.dsn else {
-            return Err(ServiceError::Unavailable("memcached is not configured: set MEMCACHED_HOST and MEMCACHED_PORT".into()));
+            return Err(ServiceError::Unavailable(
+                "memcached is not configured: set MEMCACHED_HOST and MEMCACHED_PORT".into(),
+            ));
         };
         let value = match &self.pool {
             Some(pool) => {
-                let mut client = pool.get().await.map_err(|e| unavailable("memcached connect failed", e))?;
+                let mut client = pool
+                    .get()
+                    .await
+                    .map_err(|e| unavailable("memcached connect failed", e))?;
                 client.get(key).await
             }
             None => {
-                let mut client = MemcachedClient::new(dsn).await.map_err(|e| unavailable("memcached connect failed", e))?;
+                let mut client = MemcachedClient::new(dsn)
+                    .await
+                    .map_err(|e| unavailable("memcached connect failed", e))?;
                 client.get(key).await
             }
         }
         .map_err(|e| failed("memcached get failed", e))?;
         let data = value.and_then(|v| v.data);
-        let data = data.ok_or_else(|| ServiceError::Failed(format!("memcached key '{key}' does not exist")))?;
+        let data = data
+            .ok_or_else(|| ServiceError::Failed(format!("memcached key '{key}' does not exist")))?;
         String::from_utf8(data).map_err(|e| failed("memcached value is not UTF-8", e))
     }
 }
@@ -217,6 +249,10 @@ pub struct Services {
 impl Services {
     /// Must be called inside the tokio runtime (the pools spawn their maintenance tasks).
     pub fn new(config: &Config) -> Result<Services, String> {
-        Ok(Services { mysql: Mysql::new(config), redis: Redis::new(config)?, memcached: Memcached::new(config)? })
+        Ok(Services {
+            mysql: Mysql::new(config),
+            redis: Redis::new(config)?,
+            memcached: Memcached::new(config)?,
+        })
     }
 }
