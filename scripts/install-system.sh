@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   nginx
-  php-cli php-fpm php-mysql php-redis php-memcached php-opcache
+  php-cli php-fpm php-mysql php-redis php-memcached
   apache2 libapache2-mod-php
   mariadb-server mariadb-client redis-server memcached
   wrk apache2-utils
@@ -21,6 +21,11 @@ for pkg in "${PACKAGES[@]}"; do
     missing+=("$pkg")
   fi
 done
+
+# opcache is packaged per PHP version (php8.2-opcache ...): ask the installed PHP which one.
+if command -v php >/dev/null && ! php -m 2>/dev/null | grep -qi '^zend opcache$'; then
+  missing+=("php$(php -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;')-opcache")
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "system packages: all present"

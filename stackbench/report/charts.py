@@ -21,10 +21,15 @@ SERVER_ROLE_COLORS = ("#2563eb", "#60a5fa", "#1e3a8a", "#93c5fd")
 FIXED_ROLE_COLORS = {"mariadb": "#ea580c", "redis": "#dc2626", "memcached": "#ca8a04",
                      "loader": "#9ca3af"}
 LOG_X_SPAN = 20  # levels spanning 20x or more are shown on a log x axis
+MAX_LEVEL_TICKS = 12  # up to this many levels, each level gets its own x tick
 
 
 def stack_color(a: Analysis, stack: str) -> str:
     return PALETTE[a.stacks.index(stack) % len(PALETTE)] if stack in a.stacks else PALETTE[-2]
+
+
+def level_ticks(w: WorkloadView) -> list[float]:
+    return w.level_values if len(w.level_values) <= MAX_LEVEL_TICKS else []
 
 
 def use_log_x(w: WorkloadView) -> bool:
@@ -93,7 +98,7 @@ def throughput(a: Analysis, w: WorkloadView, log_y: bool = False) -> XYChart:
         offered = [(v, v) for v in w.level_values if v <= top]
         series.append(Series("offered rate", "#9ca3af", trend=offered))
     return XYChart(f"{w.label}: throughput", a.level_label, "requests/s", series,
-                   fmt.level, fmt.rate, x_log=log_x, y_log=log_y, vlines=_breakpoints(a, w))
+                   fmt.level, fmt.rate, x_log=log_x, y_log=log_y, vlines=_breakpoints(a, w), x_ticks=level_ticks(w))
 
 
 def latency(a: Analysis, w: WorkloadView, key: str, log_y: bool = False) -> XYChart:
@@ -107,7 +112,7 @@ def latency(a: Analysis, w: WorkloadView, key: str, log_y: bool = False) -> XYCh
     name = key.replace("_", ".")
     return XYChart(f"{w.label}: {name} latency", a.level_label, f"{name} latency", series,
                    fmt.level, fmt.latency, x_log=log_x, y_log=log_y, hlines=hlines,
-                   vlines=vlines)
+                   vlines=vlines, x_ticks=level_ticks(w))
 
 
 def latency_keys(a: Analysis, w: WorkloadView) -> list[str]:
@@ -125,7 +130,7 @@ def error_rate(a: Analysis, w: WorkloadView) -> XYChart:
     limit = a.settings.get("max_error_rate")
     hlines = [(float(limit), f"limit {float(limit):.2%}")] if limit else []
     return XYChart(f"{w.label}: error rate", a.level_label, "error rate", series, fmt.level,
-                   fmt.fraction, x_log=log_x, hlines=hlines)
+                   fmt.fraction, x_log=log_x, hlines=hlines, x_ticks=level_ticks(w))
 
 
 def role_colors(roles: list[str]) -> dict[str, str]:

@@ -3,6 +3,7 @@
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from stackbench import stats
 from stackbench.report import fmt
 from stackbench.report.analysis import Analysis, WorkloadView
 from stackbench.stats import LevelAggregate
@@ -104,7 +105,7 @@ def _best(w: WorkloadView, stack: str, within_slo: bool) -> str:
         return missing.case.status if missing else fmt.MISSING
     if not view.rankable:
         return f"{view.case.status} (not ranked)"
-    valid = [g for g in view.aggregates if g.status == "ok"
+    valid = [g for g in view.aggregates if g.status == "ok" and stats.NO_COMPLETED not in g.flags
              and (not within_slo or (g.slo is not None and g.slo.status.value == "pass"))]
     if not valid:
         return "none" if within_slo else "no valid level"
