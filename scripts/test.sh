@@ -1,25 +1,45 @@
 #!/usr/bin/env bash
-# The project's whole test suite: lint and format checks, Rust tests, Python unit tests and
-# the integration tests that start real servers. Run via `make test` (which sets up first).
-set -euo pipefail
+# The project's whole test suite: lint and format checks, Rust tests, Go vet, PHP lint, Python
+# unit tests and the integration tests that start real servers. Every step runs even when an
+# earlier one failed; the summary at the end names the failed steps and the exit code is 1.
+# Run via `make test` (which sets everything up first). Extra arguments go to pytest.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-step() { echo; echo "=== $*"; }
+failed=()
+step() {
+  local name="$1"; shift
+  echo; echo "=== $name"
+  if ! "$@"; then failed+=("$name"); fi
+}
 
-step "ruff"
-.venv/bin/ruff check stackbench tests loadgen/tests workloads
+rust_checks() {
+  (cd "$1" && cargo fmt --check && cargo clippy --locked --all-targets -q -- -D warnings \
+     && cargo test --locked -q)
+}
 
+php_lint() {
+  local bad=0
+  while IFS= read -r -d '' file; do
+    php -l "$file" >/dev/null || { echo "php -l failed: $file"; bad=1; }
+  done < <(find stacks -name '*.php' -not -path '*/vendor/*' -print0)
+  return $bad
+}
+
+step "ruff" .venv/bin/ruff check stackbench tests loadgen/tests workloads
+step "ruff format-free lint of suites (toml parses)" .venv/bin/python -c \
+  "import sys, pathlib, tomllib; [tomllib.loads(p.read_text()) for p in pathlib.Path('suites').glob('*.toml')]"
 for crate in loadgen stacks/rust-hyper; do
-  [ -f "$crate/Cargo.toml" ] || continue
-  step "cargo fmt / clippy / test: $crate"
-  (cd "$crate" && cargo fmt --check && cargo clippy --locked --all-targets -q -- -D warnings \
-     && cargo test --locked -q 2>&1 | tail -n 30)
+  [ -f "$crate/Cargo.toml" ] && step "cargo fmt/clippy/test: $crate" rust_checks "$crate"
 done
+[ -f stacks/go-nethttp/go.mod ] && step "go vet: stacks/go-nethttp" \
+  bash -c "cd stacks/go-nethttp && go vet ./..."
+command -v php >/dev/null && step "php -l: stacks" php_lint
+step "pytest" .venv/bin/pytest -q -p no:cacheprovider "$@"
 
-if [ -f stacks/go-nethttp/go.mod ]; then
-  step "go vet: stacks/go-nethttp"
-  (cd stacks/go-nethttp && go vet ./...)
+echo
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED steps: ${failed[*]}"
+  exit 1
 fi
-
-step "pytest"
-.venv/bin/pytest -q "$@"
+echo "all test steps passed"

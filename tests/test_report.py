@@ -283,3 +283,15 @@ def test_level_without_completed_requests_shows_no_latency_and_is_not_ranked(sto
                                            .read_text())))
     assert [r["p50_us"] for r in rows] == ["", ""]
     assert "p50 –" in level_line("a", "sha256?n=1000", data.levels[0])
+
+
+def test_interrupted_run_reports_what_was_measured(store, tmp_path):
+    run = store.start_run("quick", "s.toml", "", _settings(None, repeat=1), ENV)
+    done = store.add_case(run, "go", "hello", "hello", "/hello", {}, "pending")
+    store.add_level(done, _level(0, 10, 0, 5000, {"p50": 100, "p99": 900}, ["server"]))
+    store.add_case(run, "node", "hello", "hello", "/hello", {}, "pending")
+    data = store.load_run(run)  # never finished: status stays "running"
+    out = write_all(data, tmp_path)
+    assert "go" in (out / "summary.md").read_text()
+    texts = {f.text: f.severity for f in findings(analyse(data))}
+    assert texts["node: pending — no levels measured"] == "warn"

@@ -13,6 +13,7 @@ Needs nginx, wrk, ab (apache2-utils), taskset and a release build of stackbench-
 """
 
 import argparse
+import http.client
 import json
 import os
 import re
@@ -24,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 CRATE = Path(__file__).resolve().parent.parent
@@ -66,7 +66,19 @@ def loader_binary() -> str:
     return str(binary)
 
 
+def fetch(port: int) -> bytes:
+    """GET /hello directly (no proxy from the environment)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+    try:
+        conn.request("GET", "/hello")
+        return conn.getresponse().read()
+    finally:
+        conn.close()
+
+
 def start_nginx(prefix: Path, port: int, core: int) -> subprocess.Popen:
+    # Run as root, nginx's worker drops to an unprivileged user that must read the prefix.
+    prefix.chmod(0o755)
     (prefix / "html").mkdir(parents=True)
     (prefix / "html" / "hello").write_bytes(BODY)
     conf = prefix / "nginx.conf"
@@ -79,12 +91,13 @@ def start_nginx(prefix: Path, port: int, core: int) -> subprocess.Popen:
     url = f"http://127.0.0.1:{port}/hello"
     for _ in range(100):
         try:
-            if urllib.request.urlopen(url, timeout=1).read() == BODY:
+            if fetch(port) == BODY:
                 return proc
         except OSError:
             time.sleep(0.05)
     stop(proc)
-    raise SystemExit(f"nginx did not answer on {url}; see {prefix}/error.log")
+    log = (prefix / "error.log").read_text() if (prefix / "error.log").exists() else ""
+    raise SystemExit(f"nginx did not answer on {url}:\n{log}")
 
 
 def stop(proc: subprocess.Popen) -> None:

@@ -98,7 +98,8 @@ def throughput(a: Analysis, w: WorkloadView, log_y: bool = False) -> XYChart:
         offered = [(v, v) for v in w.level_values if v <= top]
         series.append(Series("offered rate", "#9ca3af", trend=offered))
     return XYChart(f"{w.label}: throughput", a.level_label, "requests/s", series,
-                   fmt.level, fmt.rate, x_log=log_x, y_log=log_y, vlines=_breakpoints(a, w), x_ticks=level_ticks(w))
+                   fmt.level, fmt.rate, x_log=log_x, y_log=log_y, vlines=_breakpoints(a, w),
+                   x_ticks=level_ticks(w))
 
 
 def latency(a: Analysis, w: WorkloadView, key: str, log_y: bool = False) -> XYChart:

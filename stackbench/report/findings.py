@@ -158,7 +158,7 @@ def _not_measured(w: WorkloadView) -> list[Finding]:
     out = []
     for c in w.not_measured:
         reason = c.case.reason or "; ".join(c.verification_failures) or "no levels measured"
-        severity = "warn" if c.case.status == "unavailable" else "error"
+        severity = "error" if c.case.status == "failed" else "warn"  # pending: interrupted
         out.append(Finding(severity, w.label, f"{c.stack}: {c.case.status} — {reason}"))
     for c in w.cases:
         if c.case.status in ("failed", "unavailable") and c.case.reason:

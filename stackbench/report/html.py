@@ -54,6 +54,7 @@ padding:8px 12px}
 summary{cursor:pointer;font-weight:600}
 .bad{color:#b91c1c}.muted{color:var(--muted)}
 footer{color:var(--muted);font-size:12px;margin:40px 0 20px}
+pre{white-space:pre-wrap;font-size:12px;background:#f3f4f6;padding:8px;border-radius:6px}
 """
 
 JS = """
