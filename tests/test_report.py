@@ -295,3 +295,22 @@ def test_interrupted_run_reports_what_was_measured(store, tmp_path):
     assert "go" in (out / "summary.md").read_text()
     texts = {f.text: f.severity for f in findings(analyse(data))}
     assert texts["node: pending — no levels measured"] == "warn"
+
+
+def test_script_timings_and_case_notes_are_reported(tmp_path):
+    from stackbench.report import write_all
+    from stackbench.store import Store
+
+    store = Store(":memory:")
+    run = store.start_run("db", "db.toml", "", {"mode": "closed", "level_kind": "connections",
+                                                "repeat": 1}, {})
+    store.add_case(run, "node", "db-report", "db-report", "/db-report", {}, "ok",
+                   "sweep stopped early: SLO failed at 2 consecutive levels")
+    store.add_script(run, "node", "db-report", 1000, (2.0, 1.5, 0.25), "ok")
+    store.add_script(run, "php-apache", "db-report", 1000, None, "php-apache: script exited 1")
+    store.finish_run(run, "complete")
+    out = write_all(store.load_run(run), tmp_path)
+    md = (out / "summary.md").read_text()
+    assert "Standalone timing" in md and "2.000 ms" in md and "script exited 1" in md
+    assert "stopped early" in md
+    assert "Standalone timing" in (out / "report.html").read_text()

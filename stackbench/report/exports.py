@@ -149,6 +149,12 @@ def summary_md(a: Analysis, found: list[Finding]) -> str:
     if unavailable:
         out += ["", "## Unavailable stacks", "",
                 md_table(TextTable(["stack", "reason"], [[s, r] for s, r in unavailable.items()]))]
+    notes = tables.case_notes(a)
+    if notes:
+        out += ["", "## Sweep notes", "", md_table(notes)]
+    timings = tables.script_timings(a)
+    if timings:
+        out += ["", "## Standalone timing (no HTTP)", "", md_table(timings)]
     out += ["", "## Environment", "", md_table(tables.environment(a)), "",
             "## Settings", "", md_table(tables.settings(a)), ""]
     return "\n".join(out)

@@ -248,6 +248,14 @@ def _run_wide(a: Analysis, found: list[Finding]) -> str:
     if unavailable:
         out.append("<h2 id=unavailable>Unavailable stacks</h2>" + table_html(
             TextTable(["stack", "reason"], [[s, r] for s, r in unavailable.items()]), "text"))
+    notes = tables.case_notes(a)
+    if notes:
+        out.append("<h2 id=notes>Sweep notes</h2>" + table_html(notes, "text"))
+    timings = tables.script_timings(a)
+    if timings:
+        out.append("<h2 id=script>Standalone timing (no HTTP)</h2><p class=muted>The workload's "
+                   "code run in one process of each stack's runtime, as the original article "
+                   "did before putting a server in front.</p>" + table_html(timings, "text"))
     out.append("<h2 id=environment>Environment</h2>" + table_html(tables.environment(a), "text")
                + "<h3>Settings</h3>" + table_html(tables.settings(a), "text"))
     if a.data.run.suite_text:

@@ -117,3 +117,27 @@ def at_a_glance(a: Analysis, within_slo: bool = False) -> TextTable:
     """Workloads × stacks: the best median req/s and the level where it was reached."""
     rows = [[w.label, *(_best(w, s, within_slo) for s in a.stacks)] for w in a.workloads]
     return TextTable(["workload", *a.stacks], rows)
+
+
+def script_timings(a: Analysis) -> TextTable | None:
+    """Standalone timings (no HTTP), when the suite asked for them (script_iterations)."""
+    if not a.data.scripts:
+        return None
+    rows = []
+    for t in a.data.scripts:
+        per = (f"{1000.0 * t.wall_s / t.iterations:.3f} ms"
+               if t.wall_s is not None and t.iterations else "–")
+        rows.append([t.stack, t.label, f"{t.iterations:,}", _seconds(t.wall_s),
+                     _seconds(t.user_s), _seconds(t.sys_s), per, t.outcome])
+    return TextTable(["stack", "workload", "iterations", "real", "user", "sys",
+                      "per iteration", "output"], rows)
+
+
+def case_notes(a: Analysis) -> TextTable | None:
+    """What the runner noted on finished cases: early-stopped sweeps, max sustainable rates."""
+    rows = [[c.stack, c.label, c.reason] for c in a.data.cases if c.status == "ok" and c.reason]
+    return TextTable(["stack", "workload", "note"], rows) if rows else None
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f} s"

@@ -60,6 +60,15 @@ def print_run(console: Console, data: RunData) -> None:
                   highlight=False)
     for w in a.workloads:
         console.print(_workload_table(a, w))
+    for title, extra in (("sweep notes", tables.case_notes(a)),
+                         ("standalone timing (no HTTP)", tables.script_timings(a))):
+        if extra is not None:
+            table = Table(title=title, title_justify="left")
+            for col in extra.header:
+                table.add_column(col)
+            for row in extra.rows:
+                table.add_row(*row)
+            console.print(table)
     console.print("[bold]findings[/]")
     for f in findings(a):
         prefix = f"{f.workload}: " if f.workload else ""

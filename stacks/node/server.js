@@ -9,7 +9,8 @@ const fs = require('fs');
 const { createApp } = require('./lib/app');
 const { createServer } = require('./lib/http');
 
-const SHUTDOWN_GRACE_MS = 3000;
+const IN_FLIGHT_GRACE_MS = 500;
+const SHUTDOWN_GRACE_MS = 2000;
 
 function listenTarget(config) {
   if (config.listenSocket) return { path: config.listenSocket };
@@ -30,9 +31,12 @@ function runServer(app) {
     process.exit(1);
   });
   server.listen(listenTarget(app.config));
+  // Stop accepting, drop idle keep-alive connections at once, give in-flight requests a short
+  // grace, then cut the rest: a load generator would otherwise keep busy connections alive.
   const stop = () => {
     server.close(() => app.services.close().finally(() => process.exit(0)));
     server.closeIdleConnections();
+    setTimeout(() => server.closeAllConnections(), IN_FLIGHT_GRACE_MS).unref();
     setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
   };
   process.once('SIGTERM', stop);
