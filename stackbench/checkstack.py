@@ -13,6 +13,16 @@ from stackbench.verify import VerifyOutcome, verify_workload
 from stackbench.workloads import CATALOG
 
 
+def stack_service_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The service addresses a stack gets: TCP on loopback only, for every stack alike.
+
+    The services also listen on unix sockets, but only some drivers can use them; handing
+    sockets to the stacks that can would measure the transport, not the stack. TCP is also
+    what a multi-host run must use.
+    """
+    return {k: v for k, v in env.items() if not k.endswith("_SOCKET")}
+
+
 def services_needed(workloads: Sequence[str]) -> set[str]:
     return {s for w in workloads for s in CATALOG[w].services}
 
@@ -66,4 +76,4 @@ def _services(kinds: set[str], run_dir: Path, placement: Placement
     with ServiceSet(run_dir, placement.services) as services:
         services.ensure(ServiceKind(k) for k in sorted(kinds))
         env = services.env()
-        yield env, DataVerifyContext.from_env(env)
+        yield stack_service_env(env), DataVerifyContext.from_env(env)

@@ -115,7 +115,17 @@ def doctor() -> None:
     run_doctor(console)
 
 
+def raise_open_files_limit() -> None:
+    """Servers and loaders inherit this process's limit: thousands of connections need it."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 def main() -> None:
+    raise_open_files_limit()
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:

@@ -16,7 +16,7 @@ from itertools import groupby
 from pathlib import Path
 
 from stackbench import environment
-from stackbench.checkstack import services_needed
+from stackbench.checkstack import services_needed, stack_service_env
 from stackbench.drivers import DriverError, get_driver, start_load
 from stackbench.errors import StackError
 from stackbench.hashes import sha256_hex
@@ -127,7 +127,7 @@ class Runner:
         self.services.ensure(ServiceKind(k) for k in sorted(kinds))
         # Every stack starts from the seed: /updates of the previous stack changed World.
         reset_data(self.services.running())
-        return self.services.env()
+        return stack_service_env(self.services.env())
 
     def _run_stack(self, planned: PlannedStack, scratch: Path) -> None:
         case_ids = {

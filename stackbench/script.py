@@ -15,7 +15,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackbench.checkstack import services_needed
+from stackbench.checkstack import services_needed, stack_service_env
 from stackbench.errors import InputError, StackError
 from stackbench.inventory import StackEntry, unavailable_reason
 from stackbench.placement import Placement
@@ -95,7 +95,7 @@ def _services(stack: ExitStack, kinds: set[str], tmp: Path, placement: Placement
 
     services = stack.enter_context(ServiceSet(tmp / "services", placement.services))
     services.ensure(ServiceKind(k) for k in sorted(kinds))
-    return services.env()
+    return stack_service_env(services.env())
 
 
 def _timed(name: str, spec: WorkloadSpec, iterations: int, command: list[str],

@@ -13,8 +13,9 @@ from stackbench.workloads import CATALOG
 
 def print_stacks(console: Console) -> None:
     table = Table(title="stacks")
-    for col in ("stack", "status", "language", "I/O model", "description / reason"):
-        table.add_column(col)
+    for col in ("stack", "status", "language", "I/O model"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("description / reason", min_width=30)
     for name, entry in load_inventory().items():
         m = entry.manifest
         if entry.status.available:

@@ -7,7 +7,7 @@ Data workloads run against real MariaDB/Redis/memcached started by stackbench.
 import pytest
 from conftest import have, native_loader_built
 
-from stackbench.checkstack import running_stack, services_needed
+from stackbench.checkstack import running_stack, services_needed, stack_service_env
 from stackbench.drivers import get_driver, start_load
 from stackbench.hashes import sha256_hex
 from stackbench.inventory import load_inventory, unavailable_reason
@@ -47,7 +47,7 @@ def test_stack_verifies_serves_load_and_stops(name, services, tmp_path):
     from stackbench.verify_data import DataVerifyContext
 
     workloads = list(entry.manifest.workloads)
-    env = services.env() if services_needed(workloads) else {}
+    env = stack_service_env(services.env()) if services_needed(workloads) else {}
     placement = default_placement()
     with running_stack(entry, placement, tmp_path / "run", {}, env) as stack:
         pids = [p.pid for _role, root in stack.roles().items() for p in tree(root)]

@@ -309,11 +309,14 @@ impl Framing {
         let mut framing = Framing::default();
         for header in headers {
             let name = header.name;
-            let value = std::str::from_utf8(header.value)
-                .map_err(|_| ProtocolError("non-ASCII header value"))?
-                .trim();
+            // Only the framing headers are decoded; others are skipped without UTF-8 checks.
+            let value = || {
+                std::str::from_utf8(header.value)
+                    .map(str::trim)
+                    .map_err(|_| ProtocolError("non-ASCII framing header"))
+            };
             if name.eq_ignore_ascii_case("content-length") {
-                let len = value
+                let len = value()?
                     .parse::<u64>()
                     .map_err(|_| ProtocolError("bad Content-Length"))?;
                 if framing.length.is_some_and(|old| old != len) {
@@ -321,10 +324,10 @@ impl Framing {
                 }
                 framing.length = Some(len);
             } else if name.eq_ignore_ascii_case("transfer-encoding") {
-                let last = value.rsplit(',').next().unwrap_or("").trim();
+                let last = value()?.rsplit(',').next().unwrap_or("").trim();
                 framing.chunked = last.eq_ignore_ascii_case("chunked");
             } else if name.eq_ignore_ascii_case("connection") {
-                for token in value.split(',') {
+                for token in value()?.split(',') {
                     let token = token.trim();
                     framing.close |= token.eq_ignore_ascii_case("close");
                     framing.keep_alive |= token.eq_ignore_ascii_case("keep-alive");

@@ -364,6 +364,8 @@ impl Worker {
     }
 
     fn connect(&mut self, index: usize, now: Instant) {
+        // Connect time starts at this very call: many connects in one loop pass take a while.
+        let since = Instant::now();
         let conn = &mut self.conns[index];
         let result = TcpStream::connect(self.cfg.target.addr).and_then(|mut stream| {
             let interest = Interest::READABLE | Interest::WRITABLE;
@@ -375,7 +377,7 @@ impl Worker {
         match result {
             Ok(stream) => {
                 conn.stream = Some(stream);
-                conn.phase = Phase::Connecting { since: now };
+                conn.phase = Phase::Connecting { since };
             }
             Err(e) => self.fail(index, classify_connect(&e), now),
         }

@@ -51,3 +51,39 @@ fn errors_are_data_not_failures() {
     let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
     assert!(doc["errors"]["refused"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn too_many_files_is_counted_and_reported() {
+    let server = common::TestServer::start(common::Behavior::Fixed {
+        status: 200,
+        body: "ok",
+    });
+    let script = format!(
+        "ulimit -n 64 && exec {} -d 300ms -c 200 -t 1 --json {}",
+        env!("CARGO_BIN_EXE_stackbench-load"),
+        server.url("/")
+    );
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .output()
+        .expect("sh runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert!(doc["errors"]["too_many_files"].as_u64().unwrap() > 0);
+    assert!(
+        doc["requests"]["ok"].as_u64().unwrap() > 0,
+        "the connections that fit still work"
+    );
+    let warnings = doc["limits"]["warnings"].to_string();
+    assert!(warnings.contains("RLIMIT_NOFILE"), "{warnings}");
+    assert!(
+        warnings.contains("requested connections could be open"),
+        "{warnings}"
+    );
+}
