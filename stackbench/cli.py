@@ -108,11 +108,12 @@ def report(run_id: str, out: Path | None) -> None:
 
 
 @cli.command()
-def doctor() -> None:
-    """Check this machine for benchmarking and print concrete advice."""
+@click.argument("suite", type=click.Path(path_type=Path), required=False)
+def doctor(suite: Path | None) -> None:
+    """Check this machine for benchmarking (and for SUITE's load, if given); print advice."""
     from stackbench.doctor import run_doctor
 
-    run_doctor(console)
+    run_doctor(console, suite)
 
 
 def raise_open_files_limit() -> None:

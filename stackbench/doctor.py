@@ -4,6 +4,7 @@ import enum
 import os
 import resource
 from dataclasses import dataclass
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -105,18 +106,59 @@ def check_loadgen() -> Check:
     return Check("stackbench-load", Verdict.OK, str(binary))
 
 
+def suite_limits(max_connections: int, keepalive_off: bool, total_requests: int | None
+                 ) -> list[Check]:
+    """What a suite needs from this machine: descriptors, accept queue, ephemeral ports."""
+    checks = []
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = max_connections + 512  # loader sockets, plus the server's own files and logs
+    if needed > hard:
+        checks.append(Check("open files for this suite", Verdict.FAIL,
+                            f"{max_connections} connections need ~{needed}, hard limit {hard}",
+                            f"raise it before the run: ulimit -Hn {needed * 2} (as root) or "
+                            f"LimitNOFILE={needed * 2} / nofile in /etc/security/limits.conf; "
+                            "levels above the limit will show too-many-files errors"))
+    somaxconn = read_text("/proc/sys/net/core/somaxconn")
+    if somaxconn and int(somaxconn) < max_connections:
+        checks.append(Check("accept queue for this suite", Verdict.WARN,
+                            f"net.core.somaxconn={somaxconn} < {max_connections} connections",
+                            "connection bursts will be dropped and retried: sudo sysctl -w "
+                            "net.core.somaxconn=65535"))
+    rng = read_text("/proc/sys/net/ipv4/ip_local_port_range")
+    if keepalive_off and rng:
+        lo, hi = (int(x) for x in rng.split())
+        ports = hi - lo + 1
+        if total_requests is None or total_requests > ports:
+            checks.append(Check("ephemeral ports for this suite", Verdict.WARN,
+                                f"{ports} local ports; without keep-alive every request uses "
+                                "one, held ~60 s in TIME_WAIT",
+                                "sudo sysctl -w net.ipv4.ip_local_port_range='1024 65535' "
+                                "net.ipv4.tcp_tw_reuse=1; otherwise expect address-exhausted "
+                                "errors at high rates"))
+    return checks
+
+
 def all_checks() -> list[Check]:
     return [check_cores(), check_pinning(), check_governor(), check_nofile(), check_somaxconn(),
             check_ports(), check_loadgen()]
 
 
-def run_doctor(console: Console) -> None:
+def run_doctor(console: Console, suite_path: Path | None = None) -> None:
     console.print(f"[bold]machine[/]: {cpu_model()}")
+    checks = all_checks()
+    if suite_path is not None:
+        from stackbench.plan import build_plan
+        from stackbench.runcmd import plan_limits
+        from stackbench.suite import parse_suite
+
+        plan = build_plan(parse_suite(suite_path), load_inventory(), None, None)
+        checks += plan_limits(plan) or [Check(f"limits for {suite_path.name}", Verdict.OK,
+                                              "enough for the suite's largest level")]
     table = Table(title="checks")
     for col in ("check", "", "value", "advice"):
         table.add_column(col)
     colours = {Verdict.OK: "green", Verdict.WARN: "yellow", Verdict.FAIL: "red"}
-    for c in all_checks():
+    for c in checks:
         table.add_row(c.name, f"[{colours[c.verdict]}]{c.verdict.value}[/]", c.value, c.advice)
     console.print(table)
     tools = Table(title="runtimes and servers")

@@ -50,6 +50,23 @@ def print_plan(console: Console, plan: Plan) -> None:
     console.print(table)
     console.print(f"{plan.level_count()} load levels, about {plan.estimated_seconds() / 60:.1f} "
                   "min of load and pauses, plus builds, start-up and verification")
+    for check in plan_limits(plan):
+        console.print(f"[yellow]limit[/] {check.name}: {check.value}. {check.advice}",
+                      highlight=False)
+
+
+def plan_limits(plan: Plan) -> list:
+    from stackbench.doctor import suite_limits
+    from stackbench.loadspec import KeepAlive, Mode
+
+    suite = plan.suite
+    levels = [lv.value for s in plan.stacks for c in s.cases for lv in c.levels]
+    if suite.load.mode is Mode.OPEN or not levels:
+        return []
+    biggest = int(max(levels))
+    per_conn = suite.load.requests_per_connection
+    total = per_conn * biggest if per_conn else suite.load.requests
+    return suite_limits(biggest, suite.load.keepalive is KeepAlive.OFF, total)
 
 
 def _level_line(event: LevelEvent) -> str:
