@@ -3,10 +3,12 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/version.hpp>
+#include <chrono>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -68,8 +70,8 @@ private:
                           question == std::string_view::npos ? std::string_view{} : target.substr(question + 1)};
         const Route* route = find_route(req.path);
         if (!route) return write(error(404, "no such endpoint\n"));
-        if (request_.method() != http::verb::get && request_.method() != http::verb::head)
-            return write(error(405, "only GET is served\n"));
+        // GET only: a HEAD answer would need its body suppressed, and no workload uses HEAD.
+        if (request_.method() != http::verb::get) return write(error(405, "only GET is served\n"));
         if (route->execution == Execution::EventLoop) return write(run_route(*route, req, shared_.config));
         // Blocking client calls would stall every connection of this event loop, so they run on
         // the pool; the answer is posted back to this connection's own event-loop thread.
@@ -119,7 +121,7 @@ private:
 class Listener {
 public:
     Listener(net::io_context& ioc, const tcp::endpoint& endpoint, const Shared& shared)
-        : ioc_(ioc), acceptor_(ioc), shared_(shared) {
+        : ioc_(ioc), acceptor_(ioc), retry_timer_(ioc), shared_(shared) {
         acceptor_.open(endpoint.protocol());
         acceptor_.set_option(net::socket_base::reuse_address(true));
         acceptor_.set_option(reuse_port(true));
@@ -131,18 +133,28 @@ public:
         acceptor_.async_accept(ioc_, [this](boost::beast::error_code ec, tcp::socket socket) {
             if (ec == net::error::operation_aborted) return;
             if (!ec) {
-                socket.set_option(tcp::no_delay(true));  // responses are small; do not wait for Nagle
+                // Responses are small: do not wait for Nagle. The error-code overload, because a peer
+                // that already reset must not throw out of the event loop.
+                boost::beast::error_code ignored;
+                socket.set_option(tcp::no_delay(true), ignored);
                 std::make_shared<Session>(std::move(socket), shared_)->start();
-            } else {
-                std::cerr << "accept failed: " << ec.message() << "\n";
+                accept();
+                return;
             }
-            accept();
+            // e.g. EMFILE under overload: back off briefly instead of spinning on the error, and
+            // keep serving the connections already open.
+            std::cerr << "accept failed: " << ec.message() << "\n";
+            retry_timer_.expires_after(std::chrono::milliseconds(10));
+            retry_timer_.async_wait([this](boost::beast::error_code wait_ec) {
+                if (!wait_ec) accept();
+            });
         });
     }
 
 private:
     net::io_context& ioc_;
     tcp::acceptor acceptor_;
+    net::steady_timer retry_timer_;
     const Shared& shared_;
 };
 
