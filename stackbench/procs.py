@@ -6,29 +6,44 @@ survive the run).
 """
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import psutil
 
+_PR_SET_PDEATHSIG = 1
 
-def spawn(command: Sequence[str], cwd: Path, env: Mapping[str, str], log_path: Path,
-          cpus: frozenset[int] | None = None) -> subprocess.Popen[bytes]:
-    """Start `command` in a new session with stdout+stderr appended to log_path."""
 
-    def in_child() -> None:
+def _child_setup(cpus: frozenset[int] | None) -> Callable[[], None]:
+    """Runs in the forked child before exec: CPU affinity, and die with the parent."""
+
+    def setup() -> None:
         if cpus:
             os.sched_setaffinity(0, cpus)
+        # If stackbench itself is killed (even with SIGKILL) the kernel sends SIGTERM to the
+        # server, so no orphan survives. Caveat: the signal fires when the *thread* that
+        # started the process exits, so start servers from a long-lived thread.
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
 
+    return setup
+
+
+def spawn(command: Sequence[str], cwd: Path, env: Mapping[str, str] | None, log_path: Path,
+          cpus: frozenset[int] | None = None) -> subprocess.Popen[bytes]:
+    """Start `command` in a new session with stdout+stderr appended to log_path."""
     with open(log_path, "ab") as log:
         return subprocess.Popen(
-            list(command), cwd=cwd, env=dict(env), stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=in_child,
+            list(command), cwd=cwd, env=None if env is None else dict(env), stdout=log,
+            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+            preexec_fn=_child_setup(cpus),
         )
 
 
@@ -101,6 +116,6 @@ def wait_for_tcp(host: str, port: int, deadline: float) -> bool:
 def tail(path: Path, lines: int = 20) -> str:
     try:
         text = path.read_text(errors="replace")
-    except OSError:
-        return "(no log)"
+    except OSError as err:
+        return f"(log {path} unreadable: {err.strerror})"
     return "\n".join(text.splitlines()[-lines:]) or "(log is empty)"

@@ -7,19 +7,17 @@ process and nothing of it survives its owner.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import enum
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from stackbench.procs import port_in_use, spawn, stop, tail
 
 HOST = "127.0.0.1"
 LOG_TAIL_LINES = 30
@@ -69,23 +67,14 @@ def running_as_root() -> bool:
     return os.geteuid() == 0
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
 def ensure_port_free(kind: ServiceKind, port: int) -> None:
     """Fail early and clearly instead of letting the server die with a bind error."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        # No SO_REUSEADDR: we want to see a port held by anyone, listening or not.
-        try:
-            sock.bind((HOST, port))
-        except OSError as err:
-            raise ServiceError(
-                f"{kind.value}: port {port} on {HOST} is already in use ({err.strerror}); "
-                "choose another port or stop whatever holds it"
-            ) from err
+    # No SO_REUSEADDR in port_in_use: a port held by anyone, listening or not, counts.
+    if port_in_use(HOST, port):
+        raise ServiceError(
+            f"{kind.value}: port {port} on {HOST} is already in use; "
+            "choose another port or stop whatever holds it"
+        )
 
 
 def short_socket_path(preferred: Path, temp_dirs: list[Path]) -> Path:
@@ -95,68 +84,6 @@ def short_socket_path(preferred: Path, temp_dirs: list[Path]) -> Path:
     short_dir = Path(tempfile.mkdtemp(prefix="sb-sock-"))
     temp_dirs.append(short_dir)
     return short_dir / preferred.name
-
-
-def log_tail(log_path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    try:
-        text = log_path.read_text(errors="replace")
-    except OSError as err:
-        return f"(log {log_path} unreadable: {err.strerror})"
-    tail = text.splitlines()[-lines:]
-    return "\n".join(tail) if tail else "(log is empty)"
-
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _child_setup(cpus: frozenset[int] | None) -> Callable[[], None]:
-    """Runs in the forked child before exec: CPU affinity, and die with the parent."""
-
-    def setup() -> None:
-        if cpus:
-            os.sched_setaffinity(0, cpus)
-        # If stackbench itself is killed (even with SIGKILL) the kernel sends SIGTERM to
-        # the server, so no orphan survives. Caveat: the signal fires when the *thread*
-        # that started the service exits, so start services from a long-lived thread.
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-
-    return setup
-
-
-def spawn(
-    command: Sequence[str], log_path: Path, cwd: Path, cpus: frozenset[int] | None
-) -> subprocess.Popen[bytes]:
-    """Start a server in a new session with stdout/stderr appended to its log."""
-    with open(log_path, "ab") as log:
-        return subprocess.Popen(
-            list(command),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_child_setup(cpus),
-        )
-
-
-def stop_process_group(proc: subprocess.Popen[bytes], grace_s: float) -> None:
-    """SIGTERM the server's process group, wait up to grace_s, then SIGKILL it."""
-    pgid = proc.pid  # start_new_session makes the server its group leader
-    _signal_group(pgid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        _signal_group(pgid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    # Helpers the server may have forked share its group; make sure none outlive it.
-    _signal_group(pgid, signal.SIGKILL)
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
 BindFailureCheck = Callable[[str], bool]
@@ -215,5 +142,21 @@ def start_failure(
     return ServiceError(
         f"{kind.value} failed to start: {reason}\n"
         f"command: {subprocess.list2cmdline(list(command))}\n"
-        f"log {log_path} (last lines):\n{log_tail(log_path)}"
+        f"log {log_path} (last lines):\n{tail(log_path, LOG_TAIL_LINES)}"
     )
+
+
+def log_tail(log_path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    return tail(log_path, lines)
+
+
+def spawn_service(command: Sequence[str], log_path: Path, cwd: Path,
+                  cpus: frozenset[int] | None) -> subprocess.Popen[bytes]:
+    """A server in its own session, its output in its log, dying with stackbench."""
+    return spawn(command, cwd, None, log_path, cpus)
+
+
+def stop_process_group(proc: subprocess.Popen[bytes], grace_s: float) -> None:
+    """SIGTERM the server's process group, wait up to grace_s, then SIGKILL what is left."""
+    stop(proc, grace_s)
+

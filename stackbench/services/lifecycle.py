@@ -7,11 +7,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 
+from stackbench.procs import free_port
 from stackbench.services.base import (
     ServiceError,
     ServiceKind,
     ensure_port_free,
-    free_port,
 )
 from stackbench.services.mariadb import connect as connect_mariadb
 from stackbench.services.mariadb import start_mariadb

@@ -21,7 +21,7 @@ from stackbench.services.base import (
     log_tail,
     running_as_root,
     short_socket_path,
-    spawn,
+    spawn_service,
     wait_until_ready,
 )
 from stackbench.services.running import RunningService
@@ -46,7 +46,7 @@ def start_mariadb(
     log_path = run_dir / "mariadb.log"
     _install_data_dir(data_dir, run_dir)
     command = _server_command(data_dir, socket_path, port, run_dir)
-    process = spawn(command, log_path, run_dir, cpus)
+    process = spawn_service(command, log_path, run_dir, cpus)
     password = secrets.token_urlsafe(18)
     endpoint = _endpoint(port, socket_path, password)
     try:

@@ -14,7 +14,7 @@ from stackbench.services.base import (
     ServiceKind,
     find_command,
     running_as_root,
-    spawn,
+    spawn_service,
     wait_until_ready,
 )
 from stackbench.services.resp import memcached_set, memcached_version
@@ -40,7 +40,7 @@ def start_memcached(
     ]
     if running_as_root():
         command += ["-u", "root"]  # memcached refuses to run as root without it
-    process = spawn(command, log_path, run_dir, cpus)
+    process = spawn_service(command, log_path, run_dir, cpus)
     endpoint = _endpoint(port)
     try:
         version = wait_until_ready(

@@ -11,7 +11,7 @@ from stackbench.services.base import (
     ServiceKind,
     find_command,
     short_socket_path,
-    spawn,
+    spawn_service,
     wait_until_ready,
 )
 from stackbench.services.resp import redis_command
@@ -50,7 +50,7 @@ def start_redis(
     config_path.write_text(_config_text(port, socket_path, run_dir))
     log_path = run_dir / "redis.log"
     command = [find_command("redis-server", ServiceKind.REDIS), str(config_path)]
-    process = spawn(command, log_path, run_dir, cpus)
+    process = spawn_service(command, log_path, run_dir, cpus)
 
     def probe() -> str:
         if redis_command(HOST, port, "PING") != b"PONG":
