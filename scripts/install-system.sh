@@ -10,7 +10,7 @@ PACKAGES=(
   apache2 libapache2-mod-php
   mariadb-server mariadb-client redis-server memcached
   wrk apache2-utils
-  libboost-dev
+  libboost-dev g++ libssl-dev nlohmann-json3-dev libmariadb-dev libhiredis-dev libmemcached-dev
   maven openjdk-17-jdk-headless
   procps util-linux iproute2 psmisc
 )
