@@ -97,6 +97,7 @@ pub struct Worker {
     mode: Loop,
     /// Connections that failed and need a refill (closed loop) or to be offered again (open loop).
     deferred: Vec<usize>,
+    deferred_spare: Vec<usize>,
     inflight_total: usize,
     record_start: Instant,
     end: Option<Instant>,
@@ -143,6 +144,7 @@ impl Worker {
             conns,
             mode,
             deferred,
+            deferred_spare: Vec::new(),
             inflight_total: 0,
             record_start: plan.record_start,
             end: plan.end,
@@ -258,10 +260,15 @@ impl Worker {
         wake
     }
 
+    /// Serves the connections deferred so far; ones that fail again wait for the next pass
+    /// (a connect that fails at once must not spin here past the end of the run).
     fn service_deferred(&mut self, now: Instant) {
-        while let Some(index) = self.deferred.pop() {
+        std::mem::swap(&mut self.deferred, &mut self.deferred_spare);
+        let mut batch = std::mem::take(&mut self.deferred_spare);
+        for index in batch.drain(..) {
             self.after_free(index, now);
         }
+        self.deferred_spare = batch; // keeps its capacity: no allocation per pass
     }
 
     /// A connection can take work again.
