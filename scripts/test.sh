@@ -26,8 +26,8 @@ php_lint() {
   return $bad
 }
 
-step "ruff" .venv/bin/ruff check stackbench tests loadgen/tests workloads
-step "ruff format-free lint of suites (toml parses)" .venv/bin/python -c \
+step "ruff" .venv/bin/ruff check stackbench tests loadgen/tests loadgen/bench workloads benchmarks
+step "suite files parse" .venv/bin/python -c \
   "import sys, pathlib, tomllib; [tomllib.loads(p.read_text()) for p in pathlib.Path('suites').glob('*.toml')]"
 for crate in loadgen stacks/rust-hyper; do
   [ -f "$crate/Cargo.toml" ] && step "cargo fmt/clippy/test: $crate" rust_checks "$crate"

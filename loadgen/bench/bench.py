@@ -85,7 +85,18 @@ def start_nginx(prefix: Path, port: int, core: int) -> subprocess.Popen:
     conf.write_text(NGINX_CONF.format(prefix=prefix, port=port))
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     proc = subprocess.Popen(
-        ["taskset", "-c", str(core), nginx, "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")],
+        [
+            "taskset",
+            "-c",
+            str(core),
+            nginx,
+            "-p",
+            str(prefix),
+            "-c",
+            str(conf),
+            "-e",
+            str(prefix / "error.log"),
+        ],
         start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}/hello"
@@ -111,7 +122,10 @@ def stop(proc: subprocess.Popen) -> None:
 def run_measured(cmd: list[str], core: int, limit_s: float) -> tuple[str, float]:
     """Runs cmd pinned to `core`; returns (stdout, user+sys CPU seconds of the child)."""
     proc = subprocess.Popen(
-        ["taskset", "-c", str(core), *cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        ["taskset", "-c", str(core), *cmd],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     deadline = time.monotonic() + limit_s
     output = b""
@@ -137,7 +151,9 @@ def ms(value: str, unit: str) -> float:
 
 def parse_wrk(out: str) -> tuple[float, float, float]:
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    pct = {m[0]: ms(m[1], m[2]) for m in re.findall(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)}
+    pct = {
+        m[0]: ms(m[1], m[2]) for m in re.findall(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+    }
     return rps, pct.get("50", float("nan")), pct.get("99", float("nan"))
 
 
@@ -148,17 +164,31 @@ def parse_ab(out: str) -> tuple[float, float, float]:
 
 
 def parse_stackbench(out: str) -> tuple[float, float, float]:
-    doc = json.loads(out[out.index("{"):])
+    doc = json.loads(out[out.index("{") :])
     lat = doc["latency_us"]
     return doc["throughput"]["requests_per_s"], lat["p50"] / 1000, lat["p99"] / 1000
 
 
-def commands(tool: str, url: str, conns: int, keepalive: bool, seconds: int, loader: str) -> list[str]:
+def commands(
+    tool: str, url: str, conns: int, keepalive: bool, seconds: int, loader: str
+) -> list[str]:
     if tool == "wrk":
         close = [] if keepalive else ["-H", "Connection: close"]
         return ["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "--latency", *close, url]
     if tool == "ab":
-        return ["ab", "-q", "-r", *(["-k"] if keepalive else []), "-c", str(conns), "-t", str(seconds), "-n", "100000000", url]
+        return [
+            "ab",
+            "-q",
+            "-r",
+            *(["-k"] if keepalive else []),
+            "-c",
+            str(conns),
+            "-t",
+            str(seconds),
+            "-n",
+            "100000000",
+            url,
+        ]
     close = [] if keepalive else ["--no-keepalive"]
     return [loader, "-t", "1", "-c", str(conns), "-d", f"{seconds}s", "--json", *close, url]
 
@@ -194,14 +224,35 @@ def main() -> int:
                     except (AttributeError, ValueError, KeyError):
                         print(f"could not parse {tool} output:\n{out}", file=sys.stderr)
                         rps, p50, p99 = float("nan"), float("nan"), float("nan")
-                    rows.append(("on" if keepalive else "off", conns, tool, rps, cpu, rps * args.seconds / cpu if cpu else float("nan"), p50, p99))
-                    print(f"  keepalive={rows[-1][0]} c={conns} {tool}: {rps:.0f} req/s, cpu {cpu:.2f}s", file=sys.stderr)
+                    rows.append(
+                        (
+                            "on" if keepalive else "off",
+                            conns,
+                            tool,
+                            rps,
+                            cpu,
+                            rps * args.seconds / cpu if cpu else float("nan"),
+                            p50,
+                            p99,
+                        )
+                    )
+                    print(
+                        f"  keepalive={rows[-1][0]} c={conns} {tool}: {rps:.0f} req/s, "
+                        f"cpu {cpu:.2f}s",
+                        file=sys.stderr,
+                    )
         finally:
             stop(nginx)
-    print("| keep-alive | c | loader | requests/s | loader CPU s | requests per loader CPU-s | p50 ms | p99 ms |")
+    print(
+        "| keep-alive | c | loader | requests/s | loader CPU s | requests per loader CPU-s "
+        "| p50 ms | p99 ms |"
+    )
     print("|---|---|---|---:|---:|---:|---:|---:|")
     for ka, conns, tool, rps, cpu, per_cpu, p50, p99 in rows:
-        print(f"| {ka} | {conns} | {tool} | {rps:,.0f} | {cpu:.2f} | {per_cpu:,.0f} | {p50:.2f} | {p99:.2f} |")
+        print(
+            f"| {ka} | {conns} | {tool} | {rps:,.0f} | {cpu:.2f} | {per_cpu:,.0f} "
+            f"| {p50:.2f} | {p99:.2f} |"
+        )
     return 0
 
 

@@ -2,7 +2,8 @@
 JSON Schema, and the histogram decodes with the standard `hdrhistogram` package and gives the
 percentiles the document reports.
 
-Binary: $STACKBENCH_LOAD, else loadgen/target/{release,debug}/stackbench-load, else built with cargo.
+Binary: $STACKBENCH_LOAD, else loadgen/target/{release,debug}/stackbench-load, else built
+with cargo.
 """
 
 import json
