@@ -79,3 +79,40 @@ def test_stack_script_entry_point(name):
         timing = run_script(entry, parse_spec(text, "test"), 5, default_placement(), {})
         assert timing.check == "ok", f"{name} {text}: {timing.check}"
         assert timing.wall_s > 0 and timing.user_s >= 0
+
+
+CORE_STACKS = ["go-nethttp", "node", "php-fpm-nginx"]
+
+
+@pytest.mark.parametrize("name", CORE_STACKS)
+def test_core_stack_through_the_runner_lands_in_the_store(name, tmp_path):
+    """The whole pipeline on a real stack: suite -> plan -> start -> verify -> load -> SQLite."""
+    from stackbench.plan import build_plan
+    from stackbench.runner import Runner
+    from stackbench.store import Store
+    from stackbench.suite import parse_suite
+
+    if not INVENTORY[name].status.available:
+        pytest.skip(f"{name} unavailable: {unavailable_reason(INVENTORY[name])}")
+    suite_path = tmp_path / "suite.toml"
+    suite_path.write_text(f"""
+name = "pipeline"
+stacks = ["{name}"]
+workloads = ["hello", "sha256?n=5"]
+[load]
+driver = "{_driver().value}"
+connections = [8]
+duration_s = 1
+warmup_s = 0
+pause_s = 0
+""")
+    store = Store(tmp_path / "s.sqlite")
+    run_id = Runner(build_plan(parse_suite(suite_path), INVENTORY, None, None), INVENTORY, store,
+                    tmp_path).execute()
+    data = store.load_run(run_id)
+    assert [c.status for c in data.cases] == ["ok", "ok"], [c.reason for c in data.cases]
+    assert len(data.levels) == 2
+    for level in data.levels:
+        assert level.completed > 0 and level.errors_total == 0 and level.status == "ok"
+        assert any(role != "loader" and u["cpu_percent"] > 0 for role, u in level.usage.items())
+    assert data.run.environment["versions"]
