@@ -49,8 +49,14 @@ class Plan:
     def estimated_seconds(self) -> float:
         """Load time and pauses only; start-up and verification come on top."""
         load = self.suite.load
-        per_level = (load.duration_s or 0.0) + load.warmup_s + load.pause_s
-        return self.level_count() * per_level
+        total = 0.0
+        for stack in self.stacks:
+            if not stack.available:
+                continue
+            for case in stack.cases:
+                duration = self.suite.load_for(case.spec.label).duration_s or 0.0
+                total += len(case.levels) * (duration + load.warmup_s + load.pause_s)
+        return total
 
 
 def _filter(items: tuple[str, ...], wanted: list[str] | None, what: str, where: str) -> list[str]:

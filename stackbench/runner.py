@@ -72,6 +72,7 @@ def suite_settings(suite: Suite) -> dict[str, object]:
         "script_iterations": suite.script_iterations,
         "variants": {n: {"stack": v.stack, "params": v.params} for n, v in suite.variants.items()},
         "workload_levels": {k: list(v) for k, v in suite.workload_levels.items()},
+        "workload_durations": dict(suite.workload_durations),
         "placement": {"server": sorted(suite.placement.server),
                       "loader": sorted(suite.placement.loader),
                       "services": sorted(suite.placement.services)},
@@ -263,7 +264,7 @@ class Runner:
 
     def _one_level(self, stack: str, case: PlannedCase, case_id: int, instance: StackInstance,
                    expect_sha: str | None, level: Level) -> dict[str, object]:
-        s = self.suite.load
+        s = self.suite.load_for(case.spec.label)
         rate = level.value if s.mode is Mode.OPEN else None
         connections = int(level.value) if s.mode is Mode.CLOSED else _open_connections(level)
         req = LoadRequest(instance.base_url + case.spec.path, s, connections, rate,
@@ -301,6 +302,13 @@ class Runner:
         if loader_bound(usage, len(req.loader_cpus), server_roles, len(instance.cfg.server_cpus)):
             flags.append("loader-bound")
         status = "ok"
+        if s.mode is Mode.CLOSED and s.duration_s and result.completed < req.connections:
+            # Each connection did not get even one answer within the level: requests in flight
+            # at the end are dropped, so the level saw start-up, not a steady state. A
+            # processor-sharing server (every request progressing at once) then shows 0 req/s.
+            status = "invalid"
+            flags.append(f"unsteady: {result.completed} responses for {req.connections} "
+                         f"connections in {s.duration_s:g} s; raise duration_s")
         if result.error_rate > self.suite.max_error_rate:
             status = "invalid"
             flags.append(f"invalid: error rate {result.error_rate:.1%} > "

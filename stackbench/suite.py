@@ -5,7 +5,7 @@ step = 100, stop = 10000}]` for "1, then 100 to 10,000 in steps of 100".
 """
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ from stackbench.placement import Placement, make_placement
 from stackbench.workloads import WorkloadSpec, parse_spec
 
 _TOP = {"name", "description", "variant", "stacks", "workloads", "params", "load", "placement",
-        "limits", "slo", "search", "variants", "levels", "script_iterations"}
+        "limits", "slo", "search", "variants", "levels", "durations", "script_iterations"}
 _LOAD = {"driver", "mode", "keepalive", "connections", "rates", "duration_s", "requests",
          "requests_per_connection",
          "warmup_s", "timeout_s", "pause_s", "repeat", "threads", "pipeline"}
@@ -70,6 +70,7 @@ class Suite:
     search: RateSearch | None = None
     variants: dict[str, Variant] = field(default_factory=dict)
     workload_levels: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    workload_durations: dict[str, float] = field(default_factory=dict)
     script_iterations: int = 0  # >0: time each workload without HTTP before loading it
     raw_text: str = field(repr=False, default="")
 
@@ -79,6 +80,12 @@ class Suite:
 
     def levels_for(self, label: str) -> tuple[float, ...]:
         return self.workload_levels.get(label, self.levels)
+
+    def load_for(self, label: str) -> LoadSettings:
+        """The load settings of one workload: a slow workload may need longer levels."""
+        if label in self.workload_durations:
+            return replace(self.load, duration_s=self.workload_durations[label])
+        return self.load
 
 
 class _Reader:
@@ -287,6 +294,23 @@ def _workload_levels(path: Path, data: Any, labels: tuple[str, ...], mode: Mode
     return out
 
 
+def _workload_durations(path: Path, data: Any, labels: tuple[str, ...],
+                        load: LoadSettings) -> dict[str, float]:
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: [durations] must map workload labels to seconds")
+    if data and load.duration_s is None:
+        raise InputError(f"{path}: [durations] needs [load] duration_s (not a request count)")
+    out = {}
+    for label, seconds in data.items():
+        where = f"{path}: [durations] key '{label}'"
+        if label not in labels:
+            raise InputError(f"{where}: not one of the suite's workloads ({', '.join(labels)})")
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0.1:
+            raise InputError(f"{where}: expected seconds (a number >= 0.1), got {seconds!r}")
+        out[label] = float(seconds)
+    return out
+
+
 def parse_suite(path: Path) -> Suite:
     try:
         text = path.read_text()
@@ -333,6 +357,8 @@ def parse_suite(path: Path) -> Suite:
         variants=_variants(path, data.get("variants", {})),
         workload_levels=_workload_levels(path, data.get("levels", {}), labels,
                                          load_settings.mode),
+        workload_durations=_workload_durations(path, data.get("durations", {}), labels,
+                                               load_settings),
         script_iterations=r.integer("script_iterations", 0, 0) or 0,
         raw_text=text,
     )

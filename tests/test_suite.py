@@ -108,3 +108,29 @@ def test_shipped_suites_parse():
 
     for path in SUITES_DIR.glob("*.toml"):
         parse_suite(path)
+
+
+def test_per_workload_levels_durations_and_variants(tmp_path, fake_inventory):
+    text = SUITE.replace('stacks = ["refserver"]', 'stacks = ["refserver", "ref-faulty"]')
+    text += """
+[levels]
+"sha256?n=10" = [7]
+
+[durations]
+"sha256?n=10" = 9
+
+[variants.ref-faulty]
+stack = "refserver"
+params = { fault = "constant" }
+"""
+    suite = parse_suite(write(tmp_path, text))
+    assert suite.levels_for("sha256?n=10") == (7,) and suite.levels_for("hello")[0] == 1
+    assert suite.load_for("sha256?n=10").duration_s == 9
+    assert suite.load_for("hello").duration_s == 2
+    plan = build_plan(suite, fake_inventory, None, None)
+    variant = plan.stacks[1]
+    assert variant.name == "ref-faulty" and variant.stack == "refserver"
+    assert variant.params == {"fault": "constant"}
+    bad = write(tmp_path, text.replace('"sha256?n=10" = 9', '"sha256?n=11" = 9'))
+    with pytest.raises(InputError, match=r"\[durations\] key 'sha256\?n=11'"):
+        parse_suite(bad)
