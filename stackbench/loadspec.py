@@ -86,6 +86,7 @@ class LoadResult:
     timeseries: list[dict[str, float]] | None = None
     open_loop: dict[str, object] | None = None
     loader_cpu_s: tuple[float, float] | None = None  # user, sys
+    unanswered_at_end: tuple[int, float] | None = None  # count, oldest age in µs
     warnings: tuple[str, ...] = ()
     raw_output: str = ""
 

@@ -22,7 +22,7 @@ from stackbench.errors import StackError
 from stackbench.hashes import sha256_hex
 from stackbench.httpget import get
 from stackbench.inventory import StackEntry
-from stackbench.loadspec import LoadRequest, Mode
+from stackbench.loadspec import LoadRequest, LoadResult, Mode
 from stackbench.monitor import Monitor, loader_bound
 from stackbench.plan import Level, Plan, PlannedCase, PlannedStack
 from stackbench.stack import StackConfig, StackInstance
@@ -309,6 +309,9 @@ class Runner:
             status = "invalid"
             flags.append(f"unsteady: {result.completed} responses for {req.connections} "
                          f"connections in {s.duration_s:g} s; raise duration_s")
+        starved = starvation_flag(result)
+        if starved:
+            flags.append(starved)
         if result.error_rate > self.suite.max_error_rate:
             status = "invalid"
             flags.append(f"invalid: error rate {result.error_rate:.1%} > "
@@ -342,6 +345,20 @@ def _sustained(row: dict[str, object], slo: Slo) -> bool:
     open_loop = row.get("open_loop") or {}
     achieved = bool(open_loop.get("sustained", True))  # type: ignore[union-attr]
     return achieved and slo_outcome([row], slo).status is SloStatus.PASS
+
+
+def starvation_flag(result: LoadResult) -> str | None:
+    """A request still unanswered at the end that had waited longer than any answered one:
+    the server left some connections starving (e.g. a prefork pool smaller than the
+    connection count), which the latency of the answered requests alone would hide."""
+    if result.unanswered_at_end is None:
+        return None
+    count, oldest_us = result.unanswered_at_end
+    longest = result.latency_us.get("max", 0.0)
+    if count == 0 or oldest_us <= max(longest, 1e6):
+        return None
+    return (f"starved: {count} requests unanswered at the end, the oldest waiting "
+            f"{oldest_us / 1e6:.1f} s (longest answered: {longest / 1e6:.2f} s)")
 
 
 def _open_connections(level: Level) -> int:

@@ -76,3 +76,17 @@ def test_native_document_is_parsed_and_extra_percentiles_come_from_the_histogram
     assert r.latency_us["p50"] == 5000 and r.loader_cpu_s == (0.25, 0.5)
     assert abs(r.latency_us["p80"] - 8000) <= 8 and abs(r.latency_us["p95"] - 9500) <= 10
     assert r.connect_us is None and r.warnings == ("raised RLIMIT_NOFILE to 20000",)
+
+
+def test_starvation_is_flagged_only_beyond_the_longest_answered_request():
+    from stackbench.loadspec import DriverKind, LoadResult
+    from stackbench.runner import starvation_flag
+
+    def result(unanswered, max_us):
+        return LoadResult(DriverKind.NATIVE, (), 5.0, 100, 100, {}, 20.0, {"max": max_us},
+                          unanswered_at_end=unanswered)
+
+    assert starvation_flag(result((292, 5.9e6), 3000.0)).startswith("starved: 292 requests")
+    assert starvation_flag(result((25, 4000.0), 3000.0)) is None  # normal end of a level
+    assert starvation_flag(result((25, 2.5e6), 3.0e6)) is None  # slow, but not starved
+    assert starvation_flag(result(None, 3000.0)) is None  # wrk and ab do not say

@@ -53,6 +53,8 @@ struct Requests {
     completed: u64,
     ok: u64,
     errors: u64,
+    unanswered_at_end: u64,
+    oldest_unanswered_us: u64,
 }
 
 #[derive(Serialize)]
@@ -299,6 +301,8 @@ pub fn json(r: &RunResult) -> Value {
             completed: rec.counts.completed,
             ok: rec.counts.ok,
             errors: rec.errors.total(),
+            unanswered_at_end: r.unanswered.count,
+            oldest_unanswered_us: r.unanswered.oldest.as_micros() as u64,
         },
         errors,
         throughput: Throughput {
@@ -416,6 +420,14 @@ pub fn human(r: &RunResult) -> String {
     let connect = Stats::of(&rec.connect);
     if connect.count > 0 {
         describe_latency(&mut out, "Connect", &connect);
+    }
+    if r.unanswered.count > 0 {
+        let _ = writeln!(
+            out,
+            "  Unanswered at the end: {} requests, oldest waiting {}",
+            r.unanswered.count,
+            human_us(r.unanswered.oldest.as_micros() as f64)
+        );
     }
     if let Some(o) = &r.open_loop {
         let wait = &rec.wait;

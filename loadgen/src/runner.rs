@@ -7,7 +7,7 @@ use crate::recorder::Recorded;
 use crate::request::RenderedRequest;
 use crate::schedule::Schedule;
 use crate::sys::{raise_nofile_limit, CpuTime, NofileLimit};
-use crate::worker::{Budget, Plan, ThreadResult, Worker};
+use crate::worker::{Budget, Plan, ThreadResult, Unanswered, Worker};
 use std::fmt;
 use std::sync::{Arc, Barrier, OnceLock};
 use std::thread;
@@ -35,6 +35,7 @@ pub struct RunResult {
     pub duration: Duration,
     pub recorded: Recorded,
     pub open_loop: Option<OpenLoopResult>,
+    pub unanswered: Unanswered,
     pub cpu: CpuTime,
     pub nofile: NofileLimit,
     pub warnings: Vec<String>,
@@ -146,6 +147,9 @@ pub fn run(config: &Config) -> Result<RunResult, RunError> {
     let slots = parts
         .iter()
         .fold((0, 0), |acc, p| (acc.0 + p.slots.0, acc.1 + p.slots.1));
+    let unanswered = parts
+        .iter()
+        .fold(Unanswered::default(), |acc, p| acc.merge(p.unanswered));
     let recorded = Recorded::merge(
         parts.into_iter().map(|p| p.recorded).collect(),
         config.histogram_highest_us(),
@@ -157,6 +161,7 @@ pub fn run(config: &Config) -> Result<RunResult, RunError> {
         duration,
         recorded,
         open_loop,
+        unanswered,
         cpu,
         nofile,
         warnings,

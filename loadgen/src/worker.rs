@@ -63,6 +63,26 @@ pub struct ThreadResult {
     pub recorded: Recorded,
     /// Open loop: (slots in the recorded phase, of which never dispatched).
     pub slots: (u64, u64),
+    /// Requests still waiting for an answer when the run ended, and the oldest one's age.
+    pub unanswered: Unanswered,
+}
+
+/// What the end of a run leaves unanswered. A closed loop drops these requests; their count
+/// and age show a server that starves connections (e.g. a prefork pool smaller than the
+/// connection count) which the latency of the answered requests alone would hide.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unanswered {
+    pub count: u64,
+    pub oldest: Duration,
+}
+
+impl Unanswered {
+    pub fn merge(self, other: Unanswered) -> Unanswered {
+        Unanswered {
+            count: self.count + other.count,
+            oldest: self.oldest.max(other.oldest),
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -210,10 +230,21 @@ impl Worker {
             Loop::Open { schedule, .. } => schedule.recorded_slots(self.record_start),
             Loop::Closed { .. } => (0, 0),
         };
+        let now = Instant::now();
+        let unanswered = self.conns.iter().fold(Unanswered::default(), |acc, conn| {
+            let oldest = conn.inflight.front().map_or(Duration::ZERO, |start| {
+                now.saturating_duration_since(*start)
+            });
+            acc.merge(Unanswered {
+                count: conn.inflight.len() as u64,
+                oldest,
+            })
+        });
         self.conns.clear(); // closes every socket
         ThreadResult {
             recorded: self.rec.finish(),
             slots,
+            unanswered,
         }
     }
 

@@ -344,3 +344,28 @@ fn json_document_has_the_contract_fields() {
     assert!(doc["loader_cpu"]["user_s"].as_f64().is_some());
     assert!(report::human(&r).contains("Requests/sec:"));
 }
+
+#[test]
+fn requests_left_unanswered_at_the_end_are_reported_with_their_age() {
+    // A closed loop drops the requests in flight when the duration ends; a starved connection
+    // must still show up, as a count and an age, not vanish from the figures.
+    let server = TestServer::start(Behavior::Silent);
+    let r = load(&[
+        "-c",
+        "3",
+        "-t",
+        "1",
+        "-d",
+        "600ms",
+        "--timeout",
+        "10s",
+        &server.url("/"),
+    ]);
+    assert_eq!(r.recorded.counts.completed, 0);
+    assert_eq!(r.unanswered.count, 3);
+    assert!(
+        r.unanswered.oldest >= Duration::from_millis(500),
+        "{:?}",
+        r.unanswered
+    );
+}

@@ -82,5 +82,7 @@ class NativeDriver:
             open_loop=doc.get("open_loop"),
             loader_cpu_s=(float(cpu.get("user_s", cpu_s[0])), float(cpu.get("sys_s", cpu_s[1]))),
             warnings=tuple(limits.get("warnings") or ()),
+            unanswered_at_end=(int(doc["requests"].get("unanswered_at_end", 0)),
+                               float(doc["requests"].get("oldest_unanswered_us", 0))),
             raw_output=stdout,
         )
