@@ -357,8 +357,8 @@ def starvation_flag(result: LoadResult) -> str | None:
     longest = result.latency_us.get("max", 0.0)
     if count == 0 or oldest_us <= max(longest, 1e6):
         return None
-    return (f"starved: {count} requests unanswered at the end, the oldest waiting "
-            f"{oldest_us / 1e6:.1f} s (longest answered: {longest / 1e6:.2f} s)")
+    return (f"starved: a request was still unanswered after {oldest_us / 1e6:.1f} s at the end "
+            f"(longest answered: {longest / 1e6:.2f} s; {count} in flight at the end)")
 
 
 def _open_connections(level: Level) -> int:
