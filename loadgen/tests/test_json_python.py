@@ -84,7 +84,8 @@ def check_histogram(doc: dict) -> None:
 def test_closed_loop_document(server_url):
     doc = run_json("-n", "500", "-c", "4", "-t", "2", "--expect-body", "Hello World", server_url)
     jsonschema.validate(doc, SCHEMA)
-    assert doc["requests"] == {"sent": 500, "completed": 500, "ok": 500, "errors": 0}
+    assert doc["requests"] == {"sent": 500, "completed": 500, "ok": 500, "errors": 0,
+                               "unanswered_at_end": 0, "oldest_unanswered_us": 0}
     assert doc["open_loop"] is None
     check_histogram(doc)
 
