@@ -24,6 +24,7 @@ def test_every_article_has_a_short_variant():
             assert (SUITES_DIR / f"{name}-short.toml").exists(), name
 
 
+@pytest.mark.timeout(1500)
 @pytest.mark.parametrize("suite", SHORT_SUITES)
 def test_short_suite_runs_end_to_end(suite, tmp_path):
     out = tmp_path / "out"
