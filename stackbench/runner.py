@@ -17,7 +17,7 @@ from pathlib import Path
 
 from stackbench import environment
 from stackbench.checkstack import services_needed, stack_service_env
-from stackbench.drivers import DriverError, get_driver, start_load
+from stackbench.drivers import get_driver, start_load
 from stackbench.errors import StackError
 from stackbench.hashes import sha256_hex
 from stackbench.httpget import get
@@ -144,7 +144,7 @@ class Runner:
         try:
             service_env = self._service_env([c.spec for c in planned.cases], scratch)
         except Exception as exc:  # ServiceError: this stack's cases fail, the suite goes on
-            self._fail_cases(case_ids.values(), f"services could not start: {exc}")
+            self.store.fail_pending_cases(case_ids.values(), f"services could not start: {exc}")
             return
         entry = self.inventory[planned.stack]
         cfg = StackConfig(entry.manifest, entry.status, scratch / planned.name,
@@ -157,17 +157,10 @@ class Runner:
                 instance.start()
                 self._verify_and_load(planned, instance, case_ids, service_env)
         except StackError as exc:
-            self._fail_cases(case_ids.values(), str(exc), only_pending=True)
+            self.store.fail_pending_cases(case_ids.values(), str(exc))
             self.progress.message(f"{planned.name}: FAILED: {exc}")
         finally:
             self._keep_logs(cfg.run_dir, planned.name)
-
-    def _fail_cases(self, case_ids, reason: str, only_pending: bool = False) -> None:
-        data = self.store.load_run(self.run_id) if only_pending else None
-        pending = {c.id for c in data.cases if c.status == "pending"} if data else None
-        for cid in case_ids:
-            if pending is None or cid in pending:
-                self.store.set_case_status(cid, "failed", reason)
 
     def _keep_logs(self, run_dir: Path, stack: str) -> None:
         target = self.out_dir / f"run-{self.run_id}" / "logs" / stack
@@ -283,20 +276,19 @@ class Runner:
         roles = dict(instance.roles())
         if self.services is not None:
             roles.update({svc.kind.value: svc.root_pid() for svc in self.services.running()})
-        monitor = Monitor(roles).start()
-        started = time.time()
-        load = start_load(driver, req)
-        monitor.add_role("loader", load.pid)
         s = req.settings
         budget = (s.duration_s or 0) + s.warmup_s + 10 * s.timeout_s + 300
+        monitor = Monitor(roles).start()
+        started = time.time()
         try:
-            result = load.finish(timeout_s=budget)
-        except DriverError:
-            monitor.stop()
-            raise
+            load = start_load(driver, req)
+            monitor.add_role("loader", load.pid)
+            try:
+                result = load.finish(timeout_s=budget)
+            finally:
+                load.kill()
         finally:
-            load.kill()
-        usage = monitor.stop()
+            usage = monitor.stop()
         server_roles = list(instance.roles())
         flags = list(result.warnings)
         if loader_bound(usage, len(req.loader_cpus), server_roles, len(instance.cfg.server_cpus)):

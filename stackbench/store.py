@@ -7,6 +7,7 @@ be rewritten from any stored run, including an interrupted one.
 import json
 import sqlite3
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -234,6 +235,14 @@ class Store:
         with self.db:
             self.db.execute("UPDATE cases SET status = ?, reason = ? WHERE id = ?",
                             (status, reason, case_id))
+
+    def fail_pending_cases(self, case_ids: Iterable[int], reason: str) -> None:
+        """Cases not finished yet fail with `reason`; finished ones keep their status."""
+        with self.db:
+            self.db.executemany(
+                "UPDATE cases SET status = 'failed', reason = ? "
+                "WHERE id = ? AND status = 'pending'",
+                [(reason, cid) for cid in case_ids])
 
     def add_verification(self, run_id: int, stack: str, workload: str, ok: bool, checked: int,
                          failures: list[str]) -> None:

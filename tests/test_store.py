@@ -44,3 +44,14 @@ def test_each_level_is_committed_at_once(tmp_path):
     reader = Store(path)
     assert len(reader.load_run(run).levels) == 1
     assert reader.load_run(run).run.status == "running"
+
+
+def test_fail_pending_cases_keeps_finished_ones():
+    store = Store(":memory:")
+    run = store.start_run("q", "q.toml", "", {}, {})
+    done = store.add_case(run, "go", "hello", "hello", "/hello", {})
+    pending = store.add_case(run, "go", "sha256", "sha256", "/sha256?n=1", {})
+    store.set_case_status(done, "ok")
+    store.fail_pending_cases([done, pending], "stack crashed")
+    statuses = {c.id: (c.status, c.reason) for c in store.load_run(run).cases}
+    assert statuses == {done: ("ok", ""), pending: ("failed", "stack crashed")}
