@@ -57,15 +57,17 @@ def verify_stack(entry: StackEntry, placement: Placement, workloads: Sequence[st
     with tempfile.TemporaryDirectory(prefix=f"stackbench-{entry.manifest.name}-") as tmp:
         root = Path(tmp)
         with (
-            _services(services_needed(chosen), root / "services", placement) as (env, ctx),
+            started_services(services_needed(chosen), root / "services", placement)
+            as (env, ctx),
             running_stack(entry, placement, root / "stack", params or {}, env) as inst,
         ):
             return [verify_workload(w, inst.base_url, ctx) for w in chosen]
 
 
 @contextmanager
-def _services(kinds: set[str], run_dir: Path, placement: Placement
-              ) -> Iterator[tuple[dict[str, str], object | None]]:
+def started_services(kinds: set[str], run_dir: Path, placement: Placement
+                     ) -> Iterator[tuple[dict[str, str], object | None]]:
+    """Private services for one command: (the env a stack gets, the verifiers' context)."""
     if not kinds:
         yield {}, None
         return

@@ -20,8 +20,9 @@ import psutil
 _PR_SET_PDEATHSIG = 1
 
 
-def _child_setup(cpus: frozenset[int] | None) -> Callable[[], None]:
-    """Runs in the forked child before exec: CPU affinity, and die with the parent."""
+def child_setup(cpus: frozenset[int] | None) -> Callable[[], None]:
+    """For every child stackbench starts (server, service, loader, script), run between fork
+    and exec: pin it to its CPUs, and make it die with stackbench."""
 
     def setup() -> None:
         if cpus:
@@ -43,7 +44,7 @@ def spawn(command: Sequence[str], cwd: Path, env: Mapping[str, str] | None, log_
         return subprocess.Popen(
             list(command), cwd=cwd, env=None if env is None else dict(env), stdout=log,
             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-            preexec_fn=_child_setup(cpus),
+            preexec_fn=child_setup(cpus),
         )
 
 

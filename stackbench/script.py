@@ -11,14 +11,14 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping
-from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackbench.checkstack import services_needed, stack_service_env
+from stackbench.checkstack import services_needed, started_services
 from stackbench.errors import InputError, StackError
 from stackbench.inventory import StackEntry, unavailable_reason
 from stackbench.placement import Placement
+from stackbench.procs import child_setup
 from stackbench.stack import StackConfig, StackInstance
 from stackbench.templating import render
 from stackbench.workloads import WorkloadSpec
@@ -62,8 +62,11 @@ def run_script(entry: StackEntry, spec: WorkloadSpec, iterations: int, placement
         raise StackError(f"{m.name} is unavailable: {unavailable_reason(entry)}")
     if iterations < 1:
         raise InputError(f"--iterations: must be at least 1, got {iterations}")
-    with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="stackbench-script-") as tmp:
-        env = _services(stack, services_needed([spec.name]), Path(tmp), placement)
+    with (
+        tempfile.TemporaryDirectory(prefix="stackbench-script-") as tmp,
+        started_services(services_needed([spec.name]), Path(tmp) / "services",
+                         placement) as (env, _context),
+    ):
         return run_script_with_env(entry, spec, iterations, placement, params, env, Path(tmp))
 
 
@@ -87,17 +90,6 @@ def run_script_with_env(entry: StackEntry, spec: WorkloadSpec, iterations: int,
                       placement.server)
 
 
-def _services(stack: ExitStack, kinds: set[str], tmp: Path, placement: Placement
-              ) -> dict[str, str]:
-    if not kinds:
-        return {}
-    from stackbench.services import ServiceKind, ServiceSet
-
-    services = stack.enter_context(ServiceSet(tmp / "services", placement.services))
-    services.ensure(ServiceKind(k) for k in sorted(kinds))
-    return stack_service_env(services.env())
-
-
 def _timed(name: str, spec: WorkloadSpec, iterations: int, command: list[str],
            env: Mapping[str, str], cwd: Path, cpus: frozenset[int]) -> ScriptTiming:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -105,7 +97,7 @@ def _timed(name: str, spec: WorkloadSpec, iterations: int, command: list[str],
         try:
             proc = subprocess.Popen(command, cwd=cwd, env=dict(env), stdout=out, stderr=err,
                                     stdin=subprocess.DEVNULL,
-                                    preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+                                    preexec_fn=child_setup(cpus))
         except OSError as exc:
             raise StackError(f"{name}: cannot run {command[0]}: {exc}") from exc
         _pid, status, usage = os.wait4(proc.pid, 0)

@@ -12,6 +12,7 @@ from typing import Protocol
 
 from stackbench.errors import StackbenchError
 from stackbench.loadspec import DriverKind, LoadRequest, LoadResult
+from stackbench.procs import child_setup
 
 
 class Driver(Protocol):
@@ -74,15 +75,10 @@ def _child_cpu() -> tuple[float, float]:
 def start_load(driver: Driver, req: LoadRequest) -> RunningLoad:
     command = driver.command(req)
     _child_cpu()  # reset the baseline: only this tool's CPU counts
-    cpus = req.loader_cpus
-
-    def pin() -> None:
-        if cpus:
-            os.sched_setaffinity(0, cpus)
-
     try:
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, text=True, preexec_fn=pin)
+                                stdin=subprocess.DEVNULL, text=True,
+                                preexec_fn=child_setup(req.loader_cpus))
     except FileNotFoundError as exc:
         raise DriverError(f"load tool not found: {command[0]} ({driver.kind.value} driver); "
                           "run 'make setup' or scripts/setup.sh") from exc
