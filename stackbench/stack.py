@@ -18,6 +18,7 @@ from stackbench.errors import InputError, StackError
 from stackbench.httpget import get
 from stackbench.manifest import Manifest
 from stackbench.paths import FIXTURES_DIR, STACKS_DIR
+from stackbench.placement import format_cpus
 from stackbench.procs import free_port, spawn, stop, tail, wait_for_tcp, wait_for_unix_socket
 from stackbench.templating import render
 
@@ -34,10 +35,6 @@ class StackConfig:
     service_env: Mapping[str, str]
     host: str = "127.0.0.1"
     port: int | None = None
-
-
-def _cpu_list(cpus: frozenset[int]) -> str:
-    return ",".join(str(c) for c in sorted(cpus))
 
 
 def resolve_params(manifest: Manifest, overrides: Mapping[str, str],
@@ -63,7 +60,7 @@ def variables_for(cfg: StackConfig, port: int) -> dict[str, str]:
         "build_dir": str(build.build_dir_for(m)),
         "fixtures_dir": str(FIXTURES_DIR),
         "server_core_count": str(len(cfg.server_cpus)),
-        "server_cpus": _cpu_list(cfg.server_cpus),
+        "server_cpus": format_cpus(cfg.server_cpus),
     }
     base.update({f"cmd.{k}": v for k, v in cfg.status.commands.items()})
     base.update({k.lower(): v for k, v in cfg.service_env.items()})

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import enum
 import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -17,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from stackbench import availability
 from stackbench.procs import port_in_use, spawn, stop, tail
 
 HOST = "127.0.0.1"
@@ -46,8 +46,7 @@ class ServiceEndpoint:
 
 def find_command(name: str, kind: ServiceKind) -> str:
     """Absolute path of a server binary, looking in sbin too (mariadbd lives in /usr/sbin)."""
-    search = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin"])
-    found = shutil.which(name, path=search)
+    found = availability.find_command(name)
     if found is None:
         raise ServiceError(
             f"{kind.value}: command {name!r} not found on PATH, /usr/sbin or /usr/local/sbin "
