@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from stackbench.errors import StackbenchError
 from stackbench.inventory import load_inventory
 from stackbench.paths import DEFAULT_RESULTS_DIR, DEFAULT_SUITE
 from stackbench.placement import format_cpus
@@ -114,6 +115,11 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
         except KeyboardInterrupt:
             console.print(f"[yellow]interrupted[/]: run {runner.run_id} keeps its finished levels")
             _finish(console, store, runner.run_id, out)
+            raise
+        except StackbenchError:
+            # E.g. the load tool vanished mid-run: report what was measured, then the error.
+            if runner.run_id:
+                _finish(console, store, runner.run_id, out)
             raise
     return _finish(console, store, runner.run_id, out)
 
