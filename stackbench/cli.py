@@ -29,7 +29,7 @@ def cli() -> None:
 @cli.command()
 def stacks() -> None:
     """List every stack, available or not (with the reason and how to install)."""
-    from stackbench.views import print_stacks
+    from stackbench.commands.views import print_stacks
 
     print_stacks(console)
 
@@ -37,7 +37,7 @@ def stacks() -> None:
 @cli.command()
 def workloads() -> None:
     """The workload catalog: endpoint, work done, services needed."""
-    from stackbench.views import print_workloads
+    from stackbench.commands.views import print_workloads
 
     print_workloads(console)
 
@@ -49,7 +49,7 @@ def workloads() -> None:
               help="Override a stack parameter (repeatable).")
 def verify(stack: str, workload_list: str | None, params: tuple[str, ...]) -> None:
     """Start STACK, run every workload's verifier against it, stop it."""
-    from stackbench.views import run_verify
+    from stackbench.commands.views import run_verify
 
     ok = run_verify(console, stack, _csv(workload_list), params)
     sys.exit(0 if ok else 1)
@@ -67,7 +67,7 @@ def verify(stack: str, workload_list: str | None, params: tuple[str, ...]) -> No
 def script(stack: str, workload: str, query: str | None, iterations: int,
            params: tuple[str, ...]) -> None:
     """Time WORKLOAD's code inside one STACK process, without HTTP (wall/user/sys)."""
-    from stackbench.views import run_script_timing
+    from stackbench.commands.views import run_script_timing
 
     ok = run_script_timing(console, stack, workload, query, iterations, params)
     sys.exit(0 if ok else 1)
@@ -82,7 +82,7 @@ def script(stack: str, workload: str, query: str | None, iterations: int,
 def run(suite: Path | None, stack_list: str | None, workload_list: str | None, dry_run: bool,
         out: Path | None) -> None:
     """Run SUITE (default: suites/quick.toml): every stack x workload x load level."""
-    from stackbench.runcmd import run_command
+    from stackbench.commands.run import run_command
 
     sys.exit(run_command(console, suite, _csv(stack_list), _csv(workload_list), dry_run, out))
 
@@ -92,7 +92,7 @@ def run(suite: Path | None, stack_list: str | None, workload_list: str | None, d
 @click.option("--out", type=click.Path(path_type=Path), help="Results directory.")
 def results(run_id: str | None, out: Path | None) -> None:
     """List stored runs, or show one run's summary."""
-    from stackbench.views import print_results
+    from stackbench.commands.views import print_results
 
     print_results(console, run_id, out)
 
@@ -102,7 +102,7 @@ def results(run_id: str | None, out: Path | None) -> None:
 @click.option("--out", type=click.Path(path_type=Path), help="Results directory.")
 def report(run_id: str, out: Path | None) -> None:
     """(Re)write the report files of a stored run."""
-    from stackbench.views import write_report_files
+    from stackbench.commands.views import write_report_files
 
     write_report_files(console, run_id, out)
 
@@ -111,7 +111,7 @@ def report(run_id: str, out: Path | None) -> None:
 @click.argument("suite", type=click.Path(path_type=Path), required=False)
 def doctor(suite: Path | None) -> None:
     """Check this machine for benchmarking (and for SUITE's load, if given); print advice."""
-    from stackbench.doctor import run_doctor
+    from stackbench.commands.doctor import run_doctor
 
     run_doctor(console, suite)
 

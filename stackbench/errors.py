@@ -1,21 +1,59 @@
-"""Error types. Every message names its cause (file, key, flag) and what to do."""
+"""The one error hierarchy. Every error stackbench raises derives from `StackbenchError`.
+
+Each class carries the exit code the command line returns for it (the table in the README,
+"Exit codes"). Every message names its cause (file, key, flag) and what to do; the command
+line prints it in one line without a traceback (`--debug` shows the traceback).
+"""
+
+from typing import ClassVar
+
+
+class ExitCode:
+    """Documented exit codes of every command."""
+
+    OK = 0
+    RULE_BROKEN = 1  # a rule the user set was broken (reserved for SLO / compare gates)
+    BAD_INPUT = 2  # a suite, manifest, flag or argument is wrong
+    ENVIRONMENT = 3  # this machine lacks a tool, a permission or a resource
+    STACK_FAILED = 4  # a stack or service under test failed (build, start, verify, crash)
+    INTERRUPTED = 130  # Ctrl-C (SIGINT); SIGTERM/SIGHUP give 128 + signal number
 
 
 class StackbenchError(Exception):
     """Something went wrong that the user can act on; printed without a traceback."""
 
-    exit_code = 1
+    exit_code: ClassVar[int] = ExitCode.RULE_BROKEN
 
 
 class InputError(StackbenchError):
-    """Bad input: a suite file, a flag, a manifest. Exit code 2, like a bad command line."""
+    """Bad input: a suite file, a flag, a manifest, a stored run that does not exist."""
 
-    exit_code = 2
+    exit_code = ExitCode.BAD_INPUT
+
+
+class EnvironmentProblem(StackbenchError):
+    """The machine lacks something: a tool, a permission, disk space, a free port."""
+
+    exit_code = ExitCode.ENVIRONMENT
+
+
+class DriverError(EnvironmentProblem):
+    """The load tool could not run at all (not: the server had errors — those are data)."""
 
 
 class StackError(StackbenchError):
-    """A stack could not be built, started or stopped."""
+    """A stack under test could not be built, started, verified or stopped."""
+
+    exit_code = ExitCode.STACK_FAILED
 
 
 class BuildError(StackError):
     """A stack's build command failed."""
+
+
+class ServiceError(StackError):
+    """A data service (MariaDB, Redis, memcached) could not be started, reached or stopped."""
+
+
+class VerifyAbort(StackError):
+    """A verifier cannot go on (the stack answered nonsense); the verification fails."""

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from stackbench.inventory import load_inventory
-from stackbench.paths import loadgen_binary
+from stackbench.config.paths import loadgen_binary
+from stackbench.lab.inventory import load_inventory
 
 FAKE_STACKS = Path(__file__).parent / "fakes" / "stacks"
 

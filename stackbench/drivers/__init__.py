@@ -10,9 +10,9 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-from stackbench.errors import StackbenchError
-from stackbench.loadspec import DriverKind, LoadRequest, LoadResult
-from stackbench.procs import child_setup
+from stackbench.config.loadspec import DriverKind, LoadRequest, LoadResult
+from stackbench.errors import DriverError
+from stackbench.lab.procs import child_setup
 
 
 class Driver(Protocol):
@@ -22,10 +22,6 @@ class Driver(Protocol):
 
     def parse(self, req: LoadRequest, command: list[str], stdout: str, stderr: str,
               wall_s: float, cpu_s: tuple[float, float]) -> LoadResult: ...
-
-
-class DriverError(StackbenchError):
-    """The load tool could not run at all (not: the server had errors — those are data)."""
 
 
 @dataclass

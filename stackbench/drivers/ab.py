@@ -6,7 +6,7 @@ stored (converted to microseconds, at ab's millisecond resolution) and nothing e
 
 import re
 
-from stackbench.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult
+from stackbench.config.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult
 
 _PCTS = {"50": "p50", "66": "p66", "75": "p75", "80": "p80", "90": "p90", "95": "p95",
          "98": "p98", "99": "p99", "100": "max"}

@@ -2,9 +2,9 @@
 
 import json
 
+from stackbench.config.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult, Mode
+from stackbench.config.paths import loadgen_binary
 from stackbench.drivers import DriverError
-from stackbench.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult, Mode
-from stackbench.paths import loadgen_binary
 
 SCHEMA = "stackbench-load/1"
 # Percentiles the articles quote that the loader's summary lacks (ab prints 66/80/95/98), read

@@ -7,7 +7,7 @@ which is how the articles used it; the level record says so in its command.
 
 import re
 
-from stackbench.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult
+from stackbench.config.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult
 
 _UNITS_US = {"us": 1.0, "ms": 1e3, "s": 1e6, "m": 60e6, "h": 3600e6}
 _DURATION = re.compile(r"([\d.]+)(us|ms|s|m|h)\b")

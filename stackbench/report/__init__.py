@@ -6,12 +6,12 @@ reported again with `stackbench report RUN`.
 
 from pathlib import Path
 
-from stackbench.report.analysis import analyse
+from stackbench.analysis.analysis import analyse
+from stackbench.analysis.findings import findings
 from stackbench.report.exports import results_csv, results_json, summary_md
-from stackbench.report.findings import findings
 from stackbench.report.html import build_html
 from stackbench.report.svg import standalone
-from stackbench.store import RunData
+from stackbench.store.store import RunData
 
 
 def write_all(data: RunData, out_dir: Path) -> Path:

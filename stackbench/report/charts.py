@@ -8,12 +8,11 @@ breakpoint are drawn when the run has an SLO.
 import math
 from collections.abc import Callable
 
-from stackbench import stats
-from stackbench.report import fmt
-from stackbench.report.analysis import Analysis, CaseView, WorkloadView
+from stackbench.analysis import fmt, stats
+from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView
+from stackbench.analysis.stats import Estimate, LevelAggregate
 from stackbench.report.svg import Bar, BarChart, Point, Series, VLine, XYChart
-from stackbench.stats import Estimate, LevelAggregate
-from stackbench.store import LevelRow
+from stackbench.store.store import LevelRow
 
 PALETTE = ("#2563eb", "#ea580c", "#16a34a", "#dc2626", "#7c3aed", "#0891b2", "#ca8a04",
            "#db2777", "#4b5563", "#65a30d")

@@ -9,12 +9,12 @@ import math
 import time
 from typing import Any
 
-from stackbench import stats
+from stackbench.analysis import stats
+from stackbench.analysis.analysis import Analysis
+from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
 from stackbench.report import tables
-from stackbench.report.analysis import Analysis
-from stackbench.report.findings import RANKING_LEGEND, Finding, slo_text
 from stackbench.report.tables import TextTable
-from stackbench.store import LevelRow
+from stackbench.store.store import LevelRow
 
 RESULTS_SCHEMA = "stackbench-results/1"
 CSV_COLUMNS = ["run_id", "stack", "workload", "label", "case_status", "level_kind", "level",

@@ -8,10 +8,10 @@ import time
 from dataclasses import dataclass, field
 from html import escape
 
-from stackbench import stats
-from stackbench.report import charts, fmt, tables
-from stackbench.report.analysis import Analysis, CaseView, WorkloadView
-from stackbench.report.findings import RANKING_LEGEND, Finding, slo_text
+from stackbench.analysis import fmt, stats
+from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView
+from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
+from stackbench.report import charts, tables
 from stackbench.report.svg import XYChart, render_bars, render_xy
 from stackbench.report.tables import TextTable
 

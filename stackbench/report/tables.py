@@ -3,10 +3,9 @@
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from stackbench import stats
-from stackbench.report import fmt
-from stackbench.report.analysis import Analysis, WorkloadView
-from stackbench.stats import LevelAggregate
+from stackbench.analysis import fmt, stats
+from stackbench.analysis.analysis import Analysis, WorkloadView
+from stackbench.analysis.stats import LevelAggregate
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,11 @@ import time
 from rich.console import Console
 from rich.table import Table
 
-from stackbench import stats
-from stackbench.report import fmt, tables
-from stackbench.report.analysis import Analysis, WorkloadView, analyse
-from stackbench.report.findings import findings
-from stackbench.store import LevelRow, RunData, Store
+from stackbench.analysis import fmt, stats
+from stackbench.analysis.analysis import Analysis, WorkloadView, analyse
+from stackbench.analysis.findings import findings
+from stackbench.report import tables
+from stackbench.store.store import LevelRow, RunData, Store
 
 _SEVERITY_STYLE = {"info": "", "warn": "yellow", "error": "red"}
 

@@ -1,6 +1,7 @@
 """Backing services (MariaDB, Redis, memcached) as private servers managed by stackbench."""
 
-from stackbench.services.base import ServiceEndpoint, ServiceError, ServiceKind
+from stackbench.errors import ServiceError
+from stackbench.services.base import ServiceEndpoint, ServiceKind
 from stackbench.services.lifecycle import ServiceSet, reset_data, start_service
 from stackbench.services.running import RunningService
 

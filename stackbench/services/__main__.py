@@ -10,7 +10,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from stackbench.services.base import ServiceError, ServiceKind
+from stackbench.errors import ServiceError
+from stackbench.services.base import ServiceKind
 from stackbench.services.lifecycle import ServiceSet
 from stackbench.services.seed import SEED_SQL_PATH, seed_sql, write_seed_sql
 

@@ -16,8 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackbench import availability
-from stackbench.procs import port_in_use, spawn, stop, tail
+from stackbench.errors import ServiceError
+from stackbench.lab import availability
+from stackbench.lab.procs import port_in_use, spawn, stop, tail
 
 HOST = "127.0.0.1"
 LOG_TAIL_LINES = 30
@@ -29,10 +30,6 @@ class ServiceKind(enum.Enum):
     MARIADB = "mariadb"
     REDIS = "redis"
     MEMCACHED = "memcached"
-
-
-class ServiceError(Exception):
-    """A service could not be started, reached or stopped; the message says why."""
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 
-from stackbench.procs import free_port
-from stackbench.services.base import (
-    ServiceError,
-    ServiceKind,
-    ensure_port_free,
-)
+from stackbench.errors import ServiceError
+from stackbench.lab.procs import free_port
+from stackbench.services.base import ServiceKind, ensure_port_free
 from stackbench.services.mariadb import connect as connect_mariadb
 from stackbench.services.mariadb import start_mariadb
 from stackbench.services.memcached import start_memcached

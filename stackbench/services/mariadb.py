@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pymysql
 
+from stackbench.errors import ServiceError
 from stackbench.services.base import (
     HOST,
     ServiceEndpoint,
-    ServiceError,
     ServiceKind,
     find_command,
     log_tail,

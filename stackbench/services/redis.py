@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from stackbench.errors import ServiceError
 from stackbench.services.base import (
     HOST,
     ServiceEndpoint,
-    ServiceError,
     ServiceKind,
     find_command,
     short_socket_path,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 from typing import BinaryIO
 
-from stackbench.services.base import ServiceError
+from stackbench.errors import ServiceError
 
 IO_TIMEOUT_S = 5.0
 

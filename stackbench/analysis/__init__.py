@@ -1,0 +1,1 @@
+"""Statistics and findings computed from stored runs; pure functions."""

@@ -1,0 +1,167 @@
+"""The short generated "findings": rankings with their evidence, breakpoints and warnings.
+
+Every claim carries its interval; without one (a single repetition) the text says so instead
+of declaring a winner.
+"""
+
+from dataclasses import dataclass
+
+from stackbench.analysis import fmt
+from stackbench.analysis.analysis import (
+    Analysis,
+    CaseView,
+    LevelRanking,
+    RankEntry,
+    WorkloadView,
+)
+from stackbench.analysis.stats import NO_COMPLETED, Comparison, Verdict, percentile_key
+
+WARNING_WHY = {
+    "loader-bound": "the loader, not the server, was saturated: the server's capacity is higher "
+                    "than measured",
+    "noisy": "repetitions vary by more than 5% (CV)",
+    NO_COMPLETED: "no request completed during the level: no throughput or latency to report",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: str        # info | warn | error
+    workload: str | None  # workload label, None for run-wide findings
+    text: str
+
+
+def findings(a: Analysis) -> list[Finding]:
+    out: list[Finding] = []
+    for v in a.failed_verifications:
+        out.append(Finding("error", None, f"{v.stack} failed verification of {v.workload} "
+                           f"({v.checked} checked): {'; '.join(v.failures) or 'no detail'} "
+                           "— not ranked"))
+    for w in a.workloads:
+        out += _ranking_findings(a, w)
+        out += _slo_findings(a, w)
+        out += _warning_findings(a, w)
+        out += _not_measured(w)
+        out += _case_notes(w)
+    return out
+
+
+def _case_notes(w: WorkloadView) -> list[Finding]:
+    """What the runner noted on a measured case: a rate search's result, an early stop."""
+    return [Finding("info", w.label, f"{c.stack}: {c.case.reason}") for c in w.cases
+            if c.case.status not in ("failed", "unavailable") and c.case.reason]
+
+
+def _level_name(a: Analysis, value: float) -> str:
+    if a.level_kind == "rate":
+        return f"{fmt.rate(value)} req/s offered"
+    return f"{fmt.level(value)} connection{'' if value == 1 else 's'}"
+
+
+def _link(cmp: Comparison | None) -> str:
+    """'≈' when the ratio's interval contains 1, '>' with the ratio and its interval if not."""
+    if cmp is None:
+        return ""
+    if cmp.verdict is Verdict.NO_SIGNIFICANT_DIFFERENCE:
+        return " ≈ "
+    if cmp.verdict is Verdict.INSUFFICIENT_DATA:
+        return f" > ({fmt.ratio(cmp.ratio)}, one repetition: no interval) "
+    return f" > ({fmt.ratio(cmp.ratio)}, CI {fmt.ratio(cmp.low)}–{fmt.ratio(cmp.high)}) "
+
+
+def _note(e: RankEntry) -> str:
+    return " (loader-bound: a lower bound)" if "loader-bound" in e.flags else ""
+
+
+def ranking_text(a: Analysis, r: LevelRanking) -> str:
+    """'at 10 connections: go 40,000 [39,600–40,400] > (2.00×, CI 1.96×–2.04×) node ...'."""
+    entries = r.entries
+    tied = len(entries) > 2 and all(e.vs_next.verdict is Verdict.NO_SIGNIFICANT_DIFFERENCE
+                                    for e in entries[:-1] if e.vs_next is not None)
+    if tied:
+        low, high = entries[-1].throughput.value, entries[0].throughput.value
+        chain = (f"all {len(entries)} stacks within noise of each other ({fmt.rate(low)}–"
+                 f"{fmt.rate(high)} req/s, no significant difference)")
+    else:
+        chain = "".join(f"{e.stack} {fmt.estimate(e.throughput)}{_note(e)}{_link(e.vs_next)}"
+                        for e in entries)
+    excluded = "; ".join(f"{stack}: {why}" for stack, why in r.excluded)
+    text = f"at {_level_name(a, r.level_value)}: {chain or 'no valid result'}"
+    return text + (f" [not ranked — {excluded}]" if excluded else "")
+
+
+RANKING_LEGEND = ("Rankings by median req/s [95% CI]: '>' means faster, with the ratio of "
+                  "medians and its 95% bootstrap CI; '≈' means no significant difference (the "
+                  "ratio's CI contains 1).")
+
+
+def _ranking_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
+    return [Finding("info", w.label, ranking_text(a, r)) for r in w.rankings
+            if len(r.entries) + len(r.excluded) > 1 or r.excluded]
+
+
+def slo_text(a: Analysis) -> str:
+    if a.slo is None:
+        return "no SLO"
+    name = percentile_key(a.slo.percentile).replace("_", ".")
+    return (f"{name} ≤ {a.slo.latency_ms:g} ms and error rate ≤ "
+            f"{a.slo.max_error_rate:.2%}")
+
+
+def _slo_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
+    if a.slo is None or a.search:  # a search's answer is its case note (_case_notes)
+        return []
+    out = []
+    for c in w.cases:
+        bp = c.breakpoint
+        if bp is not None:
+            last = (f"; last level within it: {fmt.level(bp.last_passing)}"
+                    if bp.last_passing is not None else "; no measured level met it")
+            out.append(Finding("warn", w.label, f"{c.stack} breaks the SLO ({slo_text(a)}) at "
+                               f"{_level_name(a, bp.level_value)}: {bp.reason}{last}"))
+        elif all(g.slo is not None and g.slo.status.value == "unknown" for g in c.aggregates):
+            out.append(Finding("warn", w.label, f"{c.stack}: SLO unknown — "
+                               f"{percentile_key(a.slo.percentile)} not measured by the driver"))
+        else:
+            top = max(g.level_value for g in c.aggregates)
+            unknown = _levels_with(c, lambda g: g.slo is not None
+                                   and g.slo.status.value == "unknown")
+            out.append(Finding("info", w.label, f"{c.stack} met the SLO at every level where it "
+                               f"could be judged (up to {_level_name(a, top)})"
+                               + (f"; unknown at {', '.join(unknown)}" if unknown else "")))
+    return out
+
+
+def _levels_with(c: CaseView, predicate) -> list[str]:
+    return [fmt.level(g.level_value) for g in c.aggregates if predicate(g)]
+
+
+def _warning_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
+    out = []
+    for c in w.cases:
+        for flag, why in WARNING_WHY.items():
+            hits = _levels_with(c, lambda g, f=flag: f in g.flags)
+            if hits:
+                out.append(Finding("warn", w.label, f"{c.stack}: {flag} at level(s) "
+                                   f"{', '.join(hits)} — {why}"))
+        bad = [g for g in c.aggregates if g.status != "ok"]
+        if bad:
+            reasons = sorted({f for g in bad for f in g.flags if f.startswith(("invalid",
+                                                                               "failed"))})
+            out.append(Finding("error", w.label, f"{c.stack}: {len(bad)} level(s) not valid "
+                               f"({', '.join(fmt.level(g.level_value) for g in bad)})"
+                               + (f": {'; '.join(reasons)}" if reasons else "")))
+    return out
+
+
+def _not_measured(w: WorkloadView) -> list[Finding]:
+    out = []
+    for c in w.not_measured:
+        reason = c.case.reason or "; ".join(c.verification_failures) or "no levels measured"
+        severity = "error" if c.case.status == "failed" else "warn"  # pending: interrupted
+        out.append(Finding(severity, w.label, f"{c.stack}: {c.case.status} — {reason}"))
+    for c in w.cases:
+        if c.case.status in ("failed", "unavailable") and c.case.reason:
+            out.append(Finding("error", w.label, f"{c.stack}: {c.case.status} — "
+                               f"{c.case.reason}"))
+    return out

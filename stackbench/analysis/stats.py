@@ -1,0 +1,451 @@
+"""Statistics for benchmark results: pure functions, no I/O, deterministic (seeded bootstrap).
+
+Repetitions of a load level are few (typically 1-5) and not normally distributed, so every
+summary is a median with a percentile-bootstrap confidence interval, and two stacks are compared
+by the ratio of their medians with a bootstrap interval of that ratio. With one repetition there
+is no interval at all (never a fake zero-width one).
+"""
+
+import enum
+import math
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from stackbench.config.loadspec import error_rate  # noqa: F401 - part of the stats API
+from stackbench.config.suite import Slo
+from stackbench.store.store import LevelRow
+
+DEFAULT_RESAMPLES = 2000
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_SEED = 1
+NOISY_CV = 0.05
+NO_COMPLETED = "no completed requests"
+LOADER_ROLE = "loader"
+SERVICE_ROLES = frozenset({"mariadb", "redis", "memcached"})
+# Display order of latency figures; a driver may give any subset.
+LATENCY_KEYS = ("min", "p50", "p75", "p80", "p90", "p99", "p99_9", "p99_99", "max", "mean",
+                "stdev")
+_STATUS_RANK = {"ok": 0, "invalid": 1, "failed": 2}
+
+
+# --- basic summaries -------------------------------------------------------------------------
+def median(values: Sequence[float]) -> float:
+    if not values:
+        raise ValueError("median of no values")
+    s = sorted(values)
+    mid = len(s) // 2
+    return float(s[mid]) if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+def mean(values: Sequence[float]) -> float:
+    if not values:
+        raise ValueError("mean of no values")
+    return math.fsum(values) / len(values)
+
+
+def stdev(values: Sequence[float]) -> float:
+    """Sample standard deviation (n - 1); 0.0 for fewer than two values."""
+    if len(values) < 2:
+        return 0.0
+    m = mean(values)
+    return math.sqrt(math.fsum((v - m) ** 2 for v in values) / (len(values) - 1))
+
+
+def cv(values: Sequence[float]) -> float:
+    """Coefficient of variation stdev/mean; 0.0 for one value or all zeros, inf if mean is 0."""
+    sd = stdev(values)
+    if sd == 0.0:
+        return 0.0
+    m = mean(values)
+    return math.inf if m == 0 else sd / abs(m)
+
+
+def is_noisy(values: Sequence[float], threshold: float = NOISY_CV) -> bool:
+    return len(values) >= 2 and cv(values) > threshold
+
+
+def quantile(sorted_values: Sequence[float], q: float) -> float:
+    """Linear interpolation between closest ranks (the common 'type 7' definition)."""
+    if not sorted_values:
+        raise ValueError("quantile of no values")
+    pos = q * (len(sorted_values) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+# --- bootstrap -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Estimate:
+    """A median over repetitions; low/high is its confidence interval (None with n < 2)."""
+
+    value: float
+    low: float | None
+    high: float | None
+    n: int
+
+    @property
+    def has_interval(self) -> bool:
+        return self.low is not None and self.high is not None
+
+
+def _interval(stats: list[float], confidence: float) -> tuple[float, float]:
+    stats.sort()
+    alpha = (1.0 - confidence) / 2.0
+    return quantile(stats, alpha), quantile(stats, 1.0 - alpha)
+
+
+def bootstrap_median(values: Sequence[float], resamples: int = DEFAULT_RESAMPLES,
+                     confidence: float = DEFAULT_CONFIDENCE, seed: int = DEFAULT_SEED) -> Estimate:
+    """Median with a percentile-bootstrap confidence interval of the median."""
+    vals = [float(v) for v in values]
+    center = median(vals)
+    if len(vals) < 2:
+        return Estimate(center, None, None, len(vals))
+    if min(vals) == max(vals):  # every resample is the same value
+        return Estimate(center, center, center, len(vals))
+    low, high = _interval(_resampled_medians(vals, resamples, random.Random(seed)), confidence)
+    return Estimate(center, low, high, len(vals))
+
+
+def _resampled_medians(vals: list[float], resamples: int, rng: random.Random) -> list[float]:
+    """Medians of `resamples` samples with replacement. One bulk draw, then slices: reports
+    bootstrap hundreds of figures, and this is several times faster than a call per sample."""
+    n = len(vals)
+    draws = rng.choices(vals, k=n * resamples)
+    mid = n // 2
+    if n % 2:
+        return [sorted(draws[i:i + n])[mid] for i in range(0, len(draws), n)]
+    out = []
+    for i in range(0, len(draws), n):
+        s = sorted(draws[i:i + n])
+        out.append((s[mid - 1] + s[mid]) / 2)
+    return out
+
+
+class Verdict(enum.Enum):
+    FASTER = "faster"
+    SLOWER = "slower"
+    NO_SIGNIFICANT_DIFFERENCE = "no significant difference"
+    # One repetition per side (no interval) or a zero median: no claim either way.
+    INSUFFICIENT_DATA = "insufficient data"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """median(a) / median(b) with its bootstrap interval, and what it means for a vs b."""
+
+    ratio: float | None
+    low: float | None
+    high: float | None
+    verdict: Verdict
+
+
+def compare_medians(a: Sequence[float], b: Sequence[float], higher_is_better: bool = True,
+                    resamples: int = DEFAULT_RESAMPLES, confidence: float = DEFAULT_CONFIDENCE,
+                    seed: int = DEFAULT_SEED) -> Comparison:
+    """Is a better than b? Resamples both sides independently; verdict from the ratio interval."""
+    ma, mb = median(a), median(b)
+    if mb == 0:
+        return Comparison(None, None, None, Verdict.INSUFFICIENT_DATA)
+    ratio = ma / mb
+    if len(a) < 2 or len(b) < 2:
+        return Comparison(ratio, None, None, Verdict.INSUFFICIENT_DATA)
+    rng = random.Random(seed)
+    numerators = _resampled_medians([float(v) for v in a], resamples, rng)
+    denominators = _resampled_medians([float(v) for v in b], resamples, rng)
+    stats = [x / y for x, y in zip(numerators, denominators, strict=True) if y != 0]
+    if not stats:
+        return Comparison(ratio, None, None, Verdict.INSUFFICIENT_DATA)
+    low, high = _interval(stats, confidence)
+    return Comparison(ratio, low, high, _verdict(low, high, higher_is_better))
+
+
+def _verdict(low: float, high: float, higher_is_better: bool) -> Verdict:
+    if low <= 1.0 <= high:
+        return Verdict.NO_SIGNIFICANT_DIFFERENCE
+    a_is_larger = low > 1.0
+    return Verdict.FASTER if a_is_larger == higher_is_better else Verdict.SLOWER
+
+
+# --- per-second jitter -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Jitter:
+    seconds: int                 # full seconds considered
+    cv: float                    # of completed requests per second
+    max_over_min: float | None   # None when some second completed nothing (see zero_seconds)
+    zero_seconds: int            # full seconds with no completed request: stalls
+
+
+def jitter(completed_per_second: Sequence[float]) -> Jitter | None:
+    """Steadiness of a level: the first and last seconds are partial, so they are skipped.
+
+    None when fewer than two full seconds remain (nothing to compare)."""
+    full = [float(v) for v in completed_per_second[1:-1]]
+    if len(full) < 2:
+        return None
+    low, high = min(full), max(full)
+    zeros = sum(1 for v in full if v == 0)
+    return Jitter(len(full), cv(full), high / low if low > 0 else None, zeros)
+
+
+# --- SLO -------------------------------------------------------------------------------------
+class SloStatus(enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    UNKNOWN = "unknown"  # the driver did not measure the percentile the SLO needs
+
+
+@dataclass(frozen=True)
+class SloOutcome:
+    status: SloStatus
+    reason: str
+
+
+def percentile_key(percentile: float) -> str:
+    """99 -> 'p99', 99.9 -> 'p99_9', 100 -> 'max' (the keys of LevelRow.latency_us)."""
+    if percentile >= 100:
+        return "max"
+    return "p" + f"{percentile:g}".replace(".", "_")
+
+
+def slo_from_settings(value: Mapping[str, float] | None) -> Slo | None:
+    """The run's settings store the SLO as a JSON dict (or null)."""
+    if not value:
+        return None
+    return Slo(percentile=float(value.get("percentile", 99.0)),
+               latency_ms=float(value.get("latency_ms", 3000.0)),
+               max_error_rate=float(value.get("max_error_rate", 0.01)),
+               stop_after_failures=int(value.get("stop_after_failures", 0)))
+
+
+def evaluate_slo(latency_us: Mapping[str, float], error_rate: float, slo: Slo) -> SloOutcome:
+    key = percentile_key(slo.percentile)
+    if error_rate > slo.max_error_rate:
+        return SloOutcome(SloStatus.FAIL, f"error rate {error_rate:.2%} > "
+                                          f"{slo.max_error_rate:.2%}")
+    if key not in latency_us:
+        return SloOutcome(SloStatus.UNKNOWN, f"{key} latency not measured by this driver")
+    latency_ms = latency_us[key] / 1000.0
+    name = key.replace("_", ".")  # p99_9 -> p99.9 for people
+    if latency_ms > slo.latency_ms:
+        return SloOutcome(SloStatus.FAIL, f"{name} {latency_ms:.4g} ms > {slo.latency_ms:g} ms")
+    return SloOutcome(SloStatus.PASS, f"{name} {latency_ms:.4g} ms <= {slo.latency_ms:g} ms")
+
+
+@dataclass(frozen=True)
+class Breakpoint:
+    level_index: int
+    level_value: float
+    reason: str
+    last_passing: float | None  # highest earlier level that passed, if any
+
+
+def find_breakpoint(outcomes: Sequence[tuple[int, float, SloOutcome]]) -> Breakpoint | None:
+    """First level in sweep order (level_index) that breaks the SLO; unknown levels are skipped."""
+    last_passing: float | None = None
+    for index, value, outcome in sorted(outcomes, key=lambda o: o[0]):
+        if outcome.status is SloStatus.FAIL:
+            return Breakpoint(index, value, outcome.reason, last_passing)
+        if outcome.status is SloStatus.PASS:
+            last_passing = value
+    return None
+
+
+# --- maximum sustainable throughput search ---------------------------------------------------
+@dataclass(frozen=True)
+class Probe:
+    rate: float
+    sustained: bool  # the orchestrator's judgement: rate achieved and SLO/error limit held
+
+
+def sustainable_bounds(history: Sequence[Probe]) -> tuple[float | None, float | None]:
+    """(highest sustained rate, lowest failed rate above it). Failures below the best sustained
+    rate are treated as noise: a later success at a higher rate proves the capacity is there."""
+    lower = max((p.rate for p in history if p.sustained), default=None)
+    above = [p.rate for p in history if not p.sustained and (lower is None or p.rate > lower)]
+    return lower, min(above, default=None)
+
+
+def next_rate(history: Sequence[Probe], lo: float, hi: float, budget: int,
+              tolerance: float = 0.05, growth: float = 2.0) -> float | None:
+    """The next rate to probe in a search for the maximum sustainable rate in [lo, hi], or None
+    when done: budget spent, bracket narrower than `tolerance` (relative to the sustained
+    rate), lo itself fails, or hi is sustained. Starts at lo and grows geometrically (never
+    overloading the server far past its capacity), then bisects the bracket."""
+    if not 0 < lo <= hi:
+        raise ValueError(f"need 0 < lo <= hi, got lo={lo}, hi={hi}")
+    if len(history) >= budget:
+        return None
+    lower, upper = sustainable_bounds(history)
+    if lower is None:
+        probed_lo = any(p.rate <= lo for p in history)
+        return None if probed_lo else lo
+    if upper is None:
+        return None if lower >= hi else min(hi, lower * growth)
+    if (upper - lower) <= tolerance * lower:
+        return None
+    return (lower + upper) / 2.0
+
+
+# --- trend line ------------------------------------------------------------------------------
+def lowess(points: Sequence[tuple[float, float]], frac: float = 0.7) -> list[tuple[float, float]]:
+    """Locally weighted linear regression (tricube weights), evaluated at each distinct x.
+
+    Deterministic and without robustness iterations: repetitions already give several y per x
+    and the median markers show outliers. Few distinct x values degrade gracefully to a line."""
+    pts = sorted((float(x), float(y)) for x, y in points)
+    if not pts:
+        return []
+    xs = sorted({x for x, _ in pts})
+    k = min(len(pts), max(3, math.ceil(frac * len(pts))))
+    return [(x0, _local_fit(pts, x0, k)) for x0 in xs]
+
+
+def _local_fit(pts: list[tuple[float, float]], x0: float, k: int) -> float:
+    nearest = sorted(pts, key=lambda p: abs(p[0] - x0))[:k]
+    radius = max(abs(x - x0) for x, _ in nearest) * 1.0001 or 1.0
+    weights = [(1 - (abs(x - x0) / radius) ** 3) ** 3 for x, _ in nearest]
+    sw = math.fsum(weights)
+    mx = math.fsum(w * x for w, (x, _) in zip(weights, nearest, strict=True)) / sw
+    my = math.fsum(w * y for w, (_, y) in zip(weights, nearest, strict=True)) / sw
+    sxx = math.fsum(w * (x - mx) ** 2 for w, (x, _) in zip(weights, nearest, strict=True))
+    if sxx == 0:
+        return my
+    sxy = math.fsum(w * (x - mx) * (y - my) for w, (x, y) in zip(weights, nearest, strict=True))
+    return my + sxy / sxx * (x0 - mx)
+
+
+# --- per-level figures -----------------------------------------------------------------------
+def level_error_rate(row: LevelRow) -> float:
+    return error_rate(row.completed, row.errors)
+
+
+def server_roles(usage: Mapping[str, Mapping[str, float]]) -> list[str]:
+    return [r for r in usage if r != LOADER_ROLE and r not in SERVICE_ROLES]
+
+
+def server_cpu_percent(row: LevelRow) -> float | None:
+    """CPU of the stack's own processes (all roles but services and the loader); 100 = 1 core."""
+    roles = [row.usage[r]["cpu_percent"] for r in server_roles(row.usage)
+             if "cpu_percent" in row.usage[r]]
+    return math.fsum(roles) if roles else None
+
+
+def loader_cpu_percent(row: LevelRow) -> float | None:
+    """From the monitor when it sampled the loader, else from the loader's own CPU time."""
+    sampled = row.usage.get(LOADER_ROLE, {}).get("cpu_percent")
+    if sampled is not None:
+        return float(sampled)
+    if row.loader_cpu_s is not None and row.duration_s > 0:
+        return 100.0 * (row.loader_cpu_s[0] + row.loader_cpu_s[1]) / row.duration_s
+    return None
+
+
+def measured_latency(row: LevelRow) -> dict[str, float]:
+    """The latency figures a level really measured: none when no request completed (some
+    drivers print zeros then, which are not latencies)."""
+    return dict(row.latency_us) if row.completed > 0 else {}
+
+
+def completed_series(row: LevelRow) -> list[float]:
+    return [float(p.get("completed", 0)) for p in (row.timeseries or [])]
+
+
+# --- aggregation of repetitions --------------------------------------------------------------
+@dataclass(frozen=True)
+class LevelAggregate:
+    """All repetitions of one (case, level): medians with intervals, union of flags."""
+
+    case_id: int
+    level_index: int
+    level_value: float
+    repetitions: int
+    throughput: Estimate
+    throughput_cv: float
+    latency_us: dict[str, Estimate]  # only figures every repetition measured
+    error_rate: Estimate
+    errors_total: int
+    server_cpu_percent: float | None
+    loader_cpu_percent: float | None
+    cpu_by_role: dict[str, float]    # median cpu_percent per role
+    flags: tuple[str, ...]
+    status: str                      # worst of the repetitions: ok < invalid < failed
+    slo: SloOutcome | None
+
+    @property
+    def noisy(self) -> bool:
+        return "noisy" in self.flags
+
+    def latency_value(self, key: str) -> float | None:
+        est = self.latency_us.get(key)
+        return None if est is None else est.value
+
+
+def aggregate_levels(levels: Sequence[LevelRow], slo: Slo | None = None,
+                     noisy_cv: float = NOISY_CV, resamples: int = DEFAULT_RESAMPLES,
+                     seed: int = DEFAULT_SEED) -> list[LevelAggregate]:
+    """One aggregate per (case_id, level_index), in case then sweep order."""
+    groups: dict[tuple[int, int], list[LevelRow]] = {}
+    for row in levels:
+        groups.setdefault((row.case_id, row.level_index), []).append(row)
+    return [_aggregate(groups[key], slo, noisy_cv, resamples, seed) for key in sorted(groups)]
+
+
+def _median_of(rows: Sequence[LevelRow], get: Callable[[LevelRow], float | None]) -> float | None:
+    values = [v for v in (get(r) for r in rows) if v is not None]
+    return median(values) if values else None
+
+
+def _aggregate(rows: list[LevelRow], slo: Slo | None, noisy_cv: float, resamples: int,
+               seed: int) -> LevelAggregate:
+    def boot(values: Sequence[float]) -> Estimate:
+        return bootstrap_median(values, resamples, seed=seed)
+
+    rps = [r.requests_per_s for r in rows]
+    measured = [measured_latency(r) for r in rows]
+    keys = [k for k in LATENCY_KEYS if all(k in m for m in measured)]
+    keys += sorted(set.intersection(*(set(m) for m in measured)) - set(keys))
+    latency = {k: _latency_estimate(k, [m[k] for m in measured], resamples, seed)
+               for k in keys}
+    err = boot([level_error_rate(r) for r in rows])
+    roles = sorted({role for r in rows for role in r.usage})
+    cpu_by_role = {
+        role: v for role in roles
+        if (v := _median_of(rows, lambda r, role=role: r.usage.get(role, {}).get("cpu_percent")))
+        is not None
+    }
+    throughput_cv = cv(rps)
+    flags = sorted({f for r in rows for f in r.flags})
+    if len(rps) >= 2 and throughput_cv > noisy_cv and "noisy" not in flags:
+        flags.append("noisy")
+    if any(r.completed == 0 for r in rows):
+        flags.append(NO_COMPLETED)
+    outcome = None
+    if slo is not None:
+        outcome = evaluate_slo({k: e.value for k, e in latency.items()}, err.value, slo)
+    return LevelAggregate(
+        case_id=rows[0].case_id, level_index=rows[0].level_index,
+        level_value=rows[0].level_value, repetitions=len(rows), throughput=boot(rps),
+        throughput_cv=throughput_cv, latency_us=latency, error_rate=err,
+        errors_total=sum(r.errors_total for r in rows),
+        server_cpu_percent=_median_of(rows, server_cpu_percent),
+        loader_cpu_percent=_median_of(rows, loader_cpu_percent),
+        cpu_by_role=cpu_by_role, flags=tuple(flags),
+        status=max((r.status for r in rows), key=lambda s: _STATUS_RANK.get(s, 1)),
+        slo=outcome,
+    )
+
+
+def _latency_estimate(key: str, values: list[float], resamples: int, seed: int) -> Estimate:
+    """Percentiles get an interval; min/max/mean/stdev are reported as plain medians."""
+    if key.startswith("p"):
+        return bootstrap_median(values, resamples, seed=seed)
+    return Estimate(median(values), None, None, len(values))
+
+
+def case_breakpoint(aggregates: Sequence[LevelAggregate]) -> Breakpoint | None:
+    """Breakpoint of one case from its aggregates (each judged on the median repetition)."""
+    return find_breakpoint([(a.level_index, a.level_value, a.slo) for a in aggregates
+                            if a.slo is not None])

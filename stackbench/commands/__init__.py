@@ -1,0 +1,1 @@
+"""The CLI commands: thin layers that call the pipeline and print its results."""

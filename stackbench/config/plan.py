@@ -1,0 +1,126 @@
+"""Expand a suite into plain data: the cases (stack x workload) and their load levels.
+
+The plan is what `--dry-run` prints; the runner executes it and nothing else.
+"""
+
+from dataclasses import dataclass
+
+from stackbench.config.status import StackEntry, unavailable_reason
+from stackbench.config.suite import Suite
+from stackbench.config.workloads import WorkloadSpec
+from stackbench.errors import InputError
+
+
+@dataclass(frozen=True)
+class Level:
+    index: int
+    value: float  # connections or requests/s
+    repetition: int
+
+
+@dataclass(frozen=True)
+class PlannedCase:
+    stack: str
+    spec: WorkloadSpec
+    levels: tuple[Level, ...]
+
+
+@dataclass(frozen=True)
+class PlannedStack:
+    name: str  # the stack, or a variant's name
+    stack: str  # the stack folder
+    available: bool
+    reason: str
+    params: dict[str, str]
+    cases: tuple[PlannedCase, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    suite: Suite
+    stacks: tuple[PlannedStack, ...]
+
+    def level_count(self) -> int:
+        per_case_search = (self.suite.search.probes * self.suite.load.repeat
+                           if self.suite.search else 0)
+        return sum(len(c.levels) + per_case_search
+                   for s in self.stacks if s.available for c in s.cases)
+
+    def estimated_seconds(self) -> float:
+        """Load time and pauses only; start-up and verification come on top."""
+        load = self.suite.load
+        total = 0.0
+        for stack in self.stacks:
+            if not stack.available:
+                continue
+            for case in stack.cases:
+                duration = self.suite.load_for(case.spec.label).duration_s or 0.0
+                total += len(case.levels) * (duration + load.warmup_s + load.pause_s)
+        return total
+
+
+def _filter(items: tuple[str, ...], wanted: list[str] | None, what: str, where: str) -> list[str]:
+    if not wanted:
+        return list(items)
+    unknown = [w for w in wanted if w not in items]
+    if unknown:
+        raise InputError(f"{where}: '{unknown[0]}' is not among the suite's {what} "
+                         f"({', '.join(items)})")
+    return [i for i in items if i in wanted]
+
+
+def build_plan(suite: Suite, inventory: dict[str, StackEntry], only_stacks: list[str] | None,
+               only_workloads: list[str] | None) -> Plan:
+    for variant in suite.variants.values():
+        if variant.stack not in inventory:
+            raise InputError(f"{suite.path}: [variants.{variant.name}] key 'stack': unknown "
+                             f"stack '{variant.stack}' (stacks: {', '.join(inventory)})")
+        _check_params(suite, inventory, variant.stack, variant.params,
+                      f"[variants.{variant.name}.params]")
+    missing = [s for s in suite.stacks if s not in inventory and s not in suite.variants]
+    if missing:
+        raise InputError(f"{suite.path}: key 'stacks': unknown stack '{missing[0]}' "
+                         f"(stacks: {', '.join(inventory)}; or define [variants.{missing[0]}])")
+    for stack, params in suite.params.items():
+        if stack not in inventory:
+            raise InputError(f"{suite.path}: [params.{stack}]: unknown stack")
+        _check_params(suite, inventory, stack, params, f"[params.{stack}]")
+    stacks = _filter(suite.stacks, only_stacks, "stacks", "--stacks")
+    labels = tuple(s.label for s in suite.workloads)
+    names = tuple(dict.fromkeys(s.name for s in suite.workloads))
+    wanted = only_workloads
+    if wanted:
+        unknown = [w for w in wanted if w not in labels and w not in names]
+        if unknown:
+            raise InputError(f"--workloads: '{unknown[0]}' is not in the suite "
+                             f"({', '.join(labels)})")
+    specs = [s for s in suite.workloads if not wanted or s.label in wanted or s.name in wanted]
+    planned = []
+    for name in stacks:
+        variant = suite.variants.get(name)
+        stack = variant.stack if variant else name
+        params = {**suite.params.get(stack, {}), **(variant.params if variant else {})}
+        entry = inventory[stack]
+        implemented = set(entry.manifest.workloads)
+        for spec in specs:
+            if spec.name not in implemented:
+                raise InputError(f"{suite.path}: stack '{stack}' does not implement workload "
+                                 f"'{spec.name}' (see {entry.manifest.path})")
+        cases = tuple(PlannedCase(name, spec, _levels(suite, spec.label)) for spec in specs)
+        planned.append(PlannedStack(name, stack, entry.status.available,
+                                    unavailable_reason(entry), params, cases))
+    return Plan(suite, tuple(planned))
+
+
+def _levels(suite: Suite, label: str) -> tuple[Level, ...]:
+    return tuple(Level(i, v, rep) for i, v in enumerate(suite.levels_for(label))
+                 for rep in range(suite.load.repeat))
+
+
+def _check_params(suite: Suite, inventory: dict[str, StackEntry], stack: str,
+                  params: dict[str, str], where: str) -> None:
+    declared = inventory[stack].manifest.param_defaults()
+    for key in params:
+        if key not in declared:
+            raise InputError(f"{suite.path}: {where} key '{key}': the stack '{stack}' has no "
+                             f"such parameter ({', '.join(declared) or 'none'})")

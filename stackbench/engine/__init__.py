@@ -1,0 +1,1 @@
+"""Executes a plan: for each stack, verify and load every level, judge it, store it."""

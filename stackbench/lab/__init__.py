@@ -1,0 +1,1 @@
+"""The machine side: stacks built, started, watched and stopped; CPU placement; monitoring."""

@@ -1,0 +1,1 @@
+"""Checks that every stack does exactly the same work before it is measured."""

@@ -1,0 +1,225 @@
+"""stackbench.analysis.stats against hand-computed values."""
+
+import math
+import random
+
+import pytest
+
+from stackbench.analysis import stats
+from stackbench.analysis.stats import Probe, SloStatus, Verdict
+from stackbench.config.suite import Slo
+from stackbench.store.store import LevelRow
+
+
+def test_basic_summaries_match_hand_computed_values():
+    assert stats.median([3, 1, 2]) == 2
+    assert stats.median([4, 1, 3, 2]) == 2.5
+    assert stats.mean([2, 4, 4, 4, 5, 5, 7, 9]) == 5
+    # sum of squared deviations 32, n - 1 = 7
+    assert stats.stdev([2, 4, 4, 4, 5, 5, 7, 9]) == pytest.approx(math.sqrt(32 / 7))
+    assert stats.stdev([7]) == 0.0
+    assert stats.cv([90, 100, 110]) == pytest.approx(10 / 100)
+    assert stats.cv([5, 5, 5]) == 0.0
+    assert stats.quantile([10, 20, 30, 40], 0.5) == 25
+    assert stats.quantile([10, 20, 30, 40], 0.25) == 17.5
+
+
+def test_noisy_uses_cv_threshold():
+    assert not stats.is_noisy([100, 102, 98])  # cv 2%
+    assert stats.is_noisy([100, 120, 80])  # cv 20%
+    assert stats.is_noisy([100, 106, 94], threshold=0.05)  # cv 6%
+    assert not stats.is_noisy([100])
+
+
+def test_bootstrap_is_deterministic_contains_median_and_narrows_with_more_data():
+    rng = random.Random(42)
+    small = [1000 + rng.gauss(0, 50) for _ in range(5)]
+    large = [1000 + rng.gauss(0, 50) for _ in range(80)]
+    a = stats.bootstrap_median(small, resamples=1000, seed=7)
+    b = stats.bootstrap_median(small, resamples=1000, seed=7)
+    assert a == b
+    assert a.low <= a.value <= a.high
+    wide = stats.bootstrap_median(small, resamples=1000, seed=3)
+    narrow = stats.bootstrap_median(large, resamples=1000, seed=3)
+    assert narrow.low <= narrow.value <= narrow.high
+    assert (narrow.high - narrow.low) < (wide.high - wide.low)
+
+
+def test_bootstrap_single_value_has_no_interval():
+    est = stats.bootstrap_median([123.0])
+    assert est.value == 123.0 and est.low is None and est.high is None and not est.has_interval
+
+
+def test_bootstrap_of_identical_values_is_a_point():
+    est = stats.bootstrap_median([5, 5, 5, 5])
+    assert (est.low, est.value, est.high) == (5, 5, 5)
+
+
+def test_compare_medians_verdicts():
+    fast = [2000, 2010, 1990, 2005, 1995]
+    slow = [1000, 1010, 990, 1005, 995]
+    c = stats.compare_medians(fast, slow)
+    assert c.ratio == pytest.approx(2.0)
+    assert c.low <= 2.0 <= c.high and c.low > 1
+    assert c.verdict is Verdict.FASTER
+    assert stats.compare_medians(slow, fast).verdict is Verdict.SLOWER
+    same = stats.compare_medians([1000, 1100, 900, 1050], [1020, 950, 1080, 990])
+    assert same.low <= 1 <= same.high
+    assert same.verdict is Verdict.NO_SIGNIFICANT_DIFFERENCE
+
+
+def test_compare_medians_lower_is_better_for_latency():
+    low_latency = [10, 11, 10, 12]
+    high_latency = [20, 21, 22, 20]
+    assert stats.compare_medians(low_latency, high_latency,
+                                 higher_is_better=False).verdict is Verdict.FASTER
+
+
+def test_compare_single_repetitions_makes_no_claim():
+    c = stats.compare_medians([2000], [1000])
+    assert c.ratio == 2.0 and c.low is None and c.verdict is Verdict.INSUFFICIENT_DATA
+    assert stats.compare_medians([5, 6], [0, 0]).verdict is Verdict.INSUFFICIENT_DATA
+
+
+def test_jitter_skips_partial_first_and_last_seconds():
+    j = stats.jitter([3, 100, 110, 90, 100, 7])
+    assert j.seconds == 4
+    assert j.max_over_min == pytest.approx(110 / 90)
+    assert j.cv == pytest.approx(stats.stdev([100, 110, 90, 100]) / 100)
+    assert j.zero_seconds == 0
+    stalled = stats.jitter([1, 100, 0, 100, 1])
+    assert stalled.max_over_min is None and stalled.zero_seconds == 1
+    assert stats.jitter([5, 100, 5]) is None
+
+
+def test_percentile_keys():
+    assert stats.percentile_key(99) == "p99"
+    assert stats.percentile_key(99.9) == "p99_9"
+    assert stats.percentile_key(99.99) == "p99_99"
+    assert stats.percentile_key(50.0) == "p50"
+    assert stats.percentile_key(100) == "max"
+
+
+def test_evaluate_slo_pass_fail_unknown():
+    slo = Slo(percentile=99, latency_ms=10, max_error_rate=0.01)
+    assert stats.evaluate_slo({"p99": 9_000}, 0.0, slo).status is SloStatus.PASS
+    assert stats.evaluate_slo({"p99": 10_000}, 0.0, slo).status is SloStatus.PASS
+    assert stats.evaluate_slo({"p99": 10_001}, 0.0, slo).status is SloStatus.FAIL
+    assert stats.evaluate_slo({"p99": 1_000}, 0.02, slo).status is SloStatus.FAIL
+    unknown = stats.evaluate_slo({"p50": 1_000, "max": 2_000}, 0.0, slo)
+    assert unknown.status is SloStatus.UNKNOWN and "p99" in unknown.reason
+    # A level without the percentile but with too many errors still fails.
+    assert stats.evaluate_slo({"p50": 1}, 0.5, slo).status is SloStatus.FAIL
+
+
+def _outcome(status):
+    return stats.SloOutcome(status, status.value)
+
+
+def test_breakpoint_is_first_failing_level_in_sweep_order():
+    series = [(2, 300.0, _outcome(SloStatus.FAIL)), (0, 100.0, _outcome(SloStatus.PASS)),
+              (1, 200.0, _outcome(SloStatus.PASS)), (3, 400.0, _outcome(SloStatus.PASS))]
+    bp = stats.find_breakpoint(series)
+    assert (bp.level_index, bp.level_value, bp.last_passing) == (2, 300.0, 200.0)
+    assert stats.find_breakpoint(series[1:2]) is None
+    unknown_first = [(0, 1.0, _outcome(SloStatus.UNKNOWN)), (1, 2.0, _outcome(SloStatus.FAIL))]
+    assert stats.find_breakpoint(unknown_first).last_passing is None
+
+
+def _search(capacity, lo, hi, budget, tolerance):
+    history = []
+    while (rate := stats.next_rate(history, lo, hi, budget, tolerance)) is not None:
+        history.append(Probe(rate, rate <= capacity))
+    return history
+
+
+@pytest.mark.parametrize("capacity", [137.0, 3170.0, 49_999.0])
+def test_throughput_search_converges_within_budget_and_tolerance(capacity):
+    history = _search(capacity, lo=100, hi=100_000, budget=25, tolerance=0.02)
+    assert len(history) <= 25
+    best, failed = stats.sustainable_bounds(history)
+    assert best <= capacity
+    assert (capacity - best) / capacity <= 0.02
+    assert failed is not None and failed > capacity
+
+
+def test_throughput_search_stops_at_bounds_and_budget():
+    assert _search(50, lo=100, hi=1000, budget=10, tolerance=0.01) == [Probe(100, False)]
+    above = _search(10_000, lo=100, hi=1000, budget=10, tolerance=0.01)
+    assert above[-1] == Probe(1000, True)
+    assert len(_search(3170, lo=100, hi=100_000, budget=4, tolerance=0.001)) == 4
+
+
+def test_throughput_search_ignores_noisy_failure_below_a_success():
+    history = [Probe(100, True), Probe(200, False), Probe(400, True)]
+    assert stats.sustainable_bounds(history) == (400, None)
+    assert stats.next_rate(history, 100, 10_000, 20) == 800
+
+
+def test_lowess_reproduces_a_line_and_smooths_noise():
+    line = [(x, 3 * x + 1) for x in range(10)]
+    for x, y in stats.lowess(line):
+        assert y == pytest.approx(3 * x + 1)
+    noisy = [(x, 100 + (5 if x % 2 else -5)) for x in range(20)]
+    smoothed = [y for _, y in stats.lowess(noisy, frac=0.5)]
+    assert all(abs(y - 100) < 3 for y in smoothed[2:-2])
+    assert stats.lowess(line) == stats.lowess(list(reversed(line)))
+    assert stats.lowess([(5, 7)]) == [(5, 7)]
+
+
+def test_lowess_with_repetitions_gives_one_point_per_level():
+    pts = [(1, 10), (1, 12), (2, 20), (2, 22), (3, 30), (3, 32)]
+    trend = stats.lowess(pts)
+    assert [x for x, _ in trend] == [1, 2, 3]
+    assert trend[1][1] == pytest.approx(21, abs=0.5)
+
+
+def test_error_rate_counts_failed_attempts():
+    # 90 completed (5 of them bad status), 10 connect errors: 15 failed of 100 attempts
+    assert stats.error_rate(90, {"status": 5, "connect": 10}) == pytest.approx(0.15)
+    assert stats.error_rate(0, {}) == 0.0
+
+
+def _level(rep, rps, latency, case_id=1, index=0, value=10.0, **extra):
+    fields = dict(
+        id=rep, case_id=case_id, level_index=index, level_value=value, repetition=rep,
+        driver="native", mode="closed", keepalive="on", duration_s=10.0, completed=1000,
+        ok=1000, errors_total=0, errors={}, requests_per_s=rps, latency_us=latency,
+        connect_us=None, histogram=None, timeseries=None, open_loop=None,
+        loader_cpu_s=(1.0, 1.0), usage={"server": {"cpu_percent": 90.0},
+                                        "redis": {"cpu_percent": 10.0}},
+        flags=[], status="ok", command="")
+    fields.update(extra)
+    return LevelRow(**fields)
+
+
+def test_aggregate_repetitions_per_case_and_level():
+    rows = [_level(0, 1000, {"p50": 100, "p99": 900}),
+            _level(1, 1200, {"p50": 110, "p99": 1100}),
+            _level(2, 1100, {"p50": 120, "p90": 500, "p99": 1000},
+                   flags=["loader-bound"], status="invalid"),
+            _level(0, 50, {"p50": 1}, case_id=2)]
+    slo = Slo(percentile=99, latency_ms=1.0)
+    aggs = stats.aggregate_levels(rows, slo=slo, resamples=200)
+    assert [(a.case_id, a.repetitions) for a in aggs] == [(1, 3), (2, 1)]
+    first = aggs[0]
+    assert first.throughput.value == 1100 and first.throughput.has_interval
+    assert set(first.latency_us) == {"p50", "p99"}  # p90 not measured by every repetition
+    assert first.latency_value("p99") == 1000
+    assert first.status == "invalid"
+    assert "loader-bound" in first.flags and "noisy" in first.flags  # cv ~9% > 5%
+    assert first.server_cpu_percent == 90.0
+    assert first.loader_cpu_percent == pytest.approx(20.0)  # 2 s of CPU in 10 s
+    assert first.cpu_by_role == {"redis": 10.0, "server": 90.0}
+    assert first.slo.status is SloStatus.PASS  # median p99 = 1000 us = 1 ms
+    assert aggs[1].slo.status is SloStatus.UNKNOWN
+    assert not aggs[1].throughput.has_interval
+
+
+def test_case_breakpoint_from_aggregates():
+    rows = [_level(0, 1000, {"p99": 500}, index=0, value=10),
+            _level(0, 1500, {"p99": 5000}, index=1, value=20),
+            _level(0, 1600, {"p99": 900}, index=2, value=30)]
+    aggs = stats.aggregate_levels(rows, slo=Slo(percentile=99, latency_ms=1.0))
+    bp = stats.case_breakpoint(aggs)
+    assert bp.level_value == 20 and bp.last_passing == 10

@@ -1,0 +1,93 @@
+from pathlib import Path
+
+from stackbench.config.loadspec import KeepAlive, LoadRequest, LoadSettings
+from stackbench.drivers.ab import AbDriver, parse_ab
+from stackbench.drivers.wrk import WrkDriver, parse_wrk, to_us
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_wrk_units():
+    assert to_us("250.00us") == 250 and to_us("3.83ms") == 3830 and to_us("1.5s") == 1.5e6
+
+
+def test_wrk_keepalive_output():
+    r = parse_wrk((DATA / "wrk-keepalive.txt").read_text(), ["wrk"], (0.5, 0.7))
+    assert r.completed > 0 and r.errors_total == 0
+    assert set(r.latency_us) == {"mean", "stdev", "max", "p50", "p75", "p90", "p99"}
+    assert "p99_9" not in r.latency_us  # wrk does not give it; never invented
+
+
+def test_wrk_errors_output():
+    r = parse_wrk((DATA / "wrk-errors.txt").read_text(), ["wrk"], None)
+    assert r.completed == 1946 and r.errors["status"] == 1946 and r.errors["read"] == 1944
+    assert r.ok == 0 and r.requests_per_s == 967.03 and r.latency_us["p90"] == 19620
+
+
+def test_ab_output():
+    r = parse_ab((DATA / "ab-close.txt").read_text(), ["ab"], None)
+    assert r.completed == 500 and r.ok == 500 and r.errors_total == 0
+    assert r.latency_us["p50"] == 3000 and r.latency_us["p99"] == 9000
+    assert r.latency_us["max"] == 10000 and r.latency_us["mean"] == 3000
+    assert r.requests_per_s == 1844.98 and "p99_9" not in r.latency_us
+
+
+def test_ab_non2xx_are_status_errors():
+    r = parse_ab((DATA / "ab-non2xx.txt").read_text(), ["ab"], None)
+    assert r.errors["status"] == 200 and r.ok == 0
+
+
+def test_command_lines_match_the_articles():
+    s = LoadSettings(duration_s=30, keepalive=KeepAlive.OFF, timeout_s=3)
+    req = LoadRequest("http://127.0.0.1:1/hello", s, 25, None, frozenset({1}))
+    assert WrkDriver().command(req) == ["wrk", "-t", "1", "-c", "25", "-d", "30s", "--timeout",
+                                        "3s", "--latency", "-H", "Connection: close",
+                                        "http://127.0.0.1:1/hello"]
+    s = LoadSettings(duration_s=None, requests=2000, keepalive=KeepAlive.ON)
+    req = LoadRequest("http://127.0.0.1:1/x", s, 300, None, frozenset({1}))
+    assert AbDriver().command(req)[:8] == ["ab", "-c", "300", "-s", "3", "-r", "-n", "2000"]
+
+
+def test_native_document_is_parsed_and_extra_percentiles_come_from_the_histogram():
+    import json
+
+    from hdrh.histogram import HdrHistogram
+
+    from stackbench.drivers.native import NativeDriver
+
+    h = HdrHistogram(1, 60_000_000, 3)
+    for value in range(1, 1001):
+        h.record_value(value * 10)
+    doc = {
+        "schema": "stackbench-load/1", "duration_s": 2.0,
+        "requests": {"sent": 1000, "completed": 1000, "ok": 999, "errors": 1},
+        "errors": {"timeout": 1, "status": 0},
+        "throughput": {"requests_per_s": 500.0},
+        "latency_us": {"count": 1000, "p50": 5000, "p99": 9900, "max": 10000},
+        "connect_us": {"count": 0},
+        "histogram": {"data": h.encode().decode()},
+        "loader_cpu": {"user_s": 0.25, "sys_s": 0.5},
+        "limits": {"warnings": ["raised RLIMIT_NOFILE to 20000"]},
+    }
+    s = LoadSettings()
+    req = LoadRequest("http://127.0.0.1:1/", s, 4, None, frozenset({1}))
+    r = NativeDriver().parse(req, ["stackbench-load"], json.dumps(doc), "", 2.0, (0, 0))
+    assert r.completed == 1000 and r.ok == 999 and r.errors["timeout"] == 1
+    assert r.latency_us["p50"] == 5000 and r.loader_cpu_s == (0.25, 0.5)
+    assert abs(r.latency_us["p80"] - 8000) <= 8 and abs(r.latency_us["p95"] - 9500) <= 10
+    assert r.connect_us is None and r.warnings == ("raised RLIMIT_NOFILE to 20000",)
+
+
+def test_starvation_is_flagged_only_beyond_the_longest_answered_request():
+    from stackbench.config.loadspec import DriverKind, LoadResult
+    from stackbench.engine.runner import starvation_flag
+
+    def result(unanswered, max_us):
+        return LoadResult(DriverKind.NATIVE, (), 5.0, 100, 100, {}, 20.0, {"max": max_us},
+                          unanswered_at_end=unanswered)
+
+    flag = starvation_flag(result((292, 5.9e6), 3000.0))
+    assert flag.startswith("starved: a request was still unanswered after 5.9 s")
+    assert starvation_flag(result((25, 4000.0), 3000.0)) is None  # normal end of a level
+    assert starvation_flag(result((25, 2.5e6), 3.0e6)) is None  # slow, but not starved
+    assert starvation_flag(result(None, 3000.0)) is None  # wrk and ab do not say

@@ -1,0 +1,207 @@
+"""The pipeline end to end on the fake reference stack: plan -> stack -> verify -> load -> store."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import FAKE_STACKS, have, native_loader_built
+
+from stackbench.config.plan import build_plan
+from stackbench.config.suite import parse_suite
+from stackbench.engine.runner import Runner
+from stackbench.store.store import Store
+
+pytestmark = pytest.mark.integration
+
+SUITE = """
+name = "fake"
+stacks = ["refserver", "crashing", "missing"]
+workloads = ["hello", "sha256?n=2"]
+
+[load]
+driver = "{driver}"
+connections = [2, 4]
+duration_s = 1
+warmup_s = 0
+pause_s = 0
+timeout_s = 3
+
+[placement]
+server_cpus = "0"
+loader_cpus = "{loader}"
+"""
+
+
+def suite_file(tmp_path: Path, driver: str, text: str = SUITE) -> Path:
+    loader = "1" if len(os.sched_getaffinity(0)) > 1 else "0"
+    path = tmp_path / "suite.toml"
+    path.write_text(text.format(driver=driver, loader=loader))
+    return path
+
+
+def refserver_pids() -> list[int]:
+    return [p.pid for p in psutil.process_iter(["cmdline"])
+            if any("refserver.py" in part for part in (p.info["cmdline"] or []))]
+
+
+DRIVERS = [pytest.param("wrk", marks=pytest.mark.skipif(not have("wrk"), reason="no wrk")),
+           pytest.param("native", marks=pytest.mark.skipif(not native_loader_built(),
+                                                           reason="loadgen not built"))]
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_run_stores_levels_failures_and_unavailable(tmp_path, fake_inventory, driver):
+    before = set(refserver_pids())
+    suite = parse_suite(suite_file(tmp_path, driver))
+    plan = build_plan(suite, fake_inventory, None, None)
+    store = Store(tmp_path / "s.sqlite")
+    run_id = Runner(plan, fake_inventory, store, tmp_path).execute()
+    data = store.load_run(run_id)
+    assert data.run.status == "complete"
+    by_stack = {(c.stack, c.label): c for c in data.cases}
+    ok = by_stack[("refserver", "sha256?n=2")]
+    assert ok.status == "ok"
+    levels = data.levels_of(ok.id)
+    assert [lv.level_value for lv in levels] == [2, 4]
+    for lv in levels:
+        assert lv.completed > 0 and lv.errors_total == 0 and lv.status == "ok"
+        assert "p50" in lv.latency_us and "server" in lv.usage and "loader" in lv.usage
+        assert lv.usage["server"]["cpu_percent"] > 0
+    crashed = by_stack[("crashing", "hello")]
+    assert crashed.status == "failed" and "exited with code 3" in crashed.reason
+    assert "crashing on purpose" in crashed.reason  # the log tail is in the reason
+    missing = by_stack[("missing", "hello")]
+    assert missing.status == "unavailable" and "nosuchruntime" in missing.reason
+    assert {v.workload for v in data.verifications if v.ok} == {"hello", "sha256"}
+    assert set(refserver_pids()) == before, "a server process was left behind"
+
+
+def test_verification_failure_is_recorded_and_not_loaded(tmp_path, fake_inventory):
+    text = SUITE.replace('stacks = ["refserver", "crashing", "missing"]', 'stacks = ["refserver"]')
+    text += '\n[params.refserver]\nfault = "constant"\n'
+    suite = parse_suite(suite_file(tmp_path, "wrk", text))
+    store = Store(tmp_path / "s.sqlite")
+    run_id = Runner(build_plan(suite, fake_inventory, None, None), fake_inventory, store,
+                    tmp_path).execute()
+    data = store.load_run(run_id)
+    assert all(c.status == "failed" and "verification failed" in c.reason for c in data.cases)
+    assert data.levels == []
+
+
+def test_sigint_keeps_finished_levels_and_leaves_no_process(tmp_path):
+    text = SUITE.replace("connections = [2, 4]", "connections = [2, 3, 4, 5, 6, 7, 8]")
+    text = text.replace('stacks = ["refserver", "crashing", "missing"]', 'stacks = ["refserver"]')
+    text = text.replace("duration_s = 1", "duration_s = 2")
+    path = suite_file(tmp_path, "wrk", text)
+    out = tmp_path / "out"
+    env = {**os.environ, "STACKBENCH_STACKS_DIR": str(FAKE_STACKS)}
+    proc = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(path), "--out",
+                             str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    db = out / "stackbench.sqlite"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if db.exists():
+            with sqlite3.connect(db) as conn:
+                try:
+                    if conn.execute("SELECT COUNT(*) FROM levels").fetchone()[0] >= 2:
+                        break
+                except sqlite3.OperationalError:
+                    pass
+        time.sleep(0.2)
+    children = [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]
+    server_pids = refserver_pids()
+    assert server_pids, "the stack was not running"
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, output.decode()
+    time.sleep(0.5)
+    alive = [pid for pid in children + server_pids if psutil.pid_exists(pid)
+             and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    assert not alive, f"left behind: {alive}"
+    data = Store(db).load_run(1)
+    assert data.run.status == "interrupted"
+    assert len(data.levels) >= 2
+    assert b"keeps its finished levels" in output
+
+
+SLO_SUITE = """
+name = "slo"
+stacks = ["refserver"]
+workloads = ["sha256?n=200"]
+
+[load]
+driver = "native"
+connections = [1, 2, 3, 4, 5, 6]
+duration_s = 1
+warmup_s = 0
+pause_s = 0
+timeout_s = 5
+
+[placement]
+server_cpus = "0"
+loader_cpus = "{loader}"
+
+[slo]
+percentile = 99
+latency_ms = 0.001
+stop_after_failures = 2
+"""
+
+
+@pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
+def test_sweep_stops_after_k_consecutive_slo_failures(tmp_path, fake_inventory):
+    """An objective no server can meet (1 µs) fails at once: the sweep stops after 2 levels."""
+    suite = parse_suite(suite_file(tmp_path, "native", SLO_SUITE))
+    store = Store(tmp_path / "s.sqlite")
+    run_id = Runner(build_plan(suite, fake_inventory, None, None), fake_inventory, store,
+                    tmp_path).execute()
+    data = store.load_run(run_id)
+    assert [lv.level_value for lv in data.levels] == [1, 2]
+    assert "stopped early" in data.cases[0].reason
+
+
+SEARCH_SUITE = """
+name = "search"
+stacks = ["refserver"]
+workloads = ["hello"]
+
+[load]
+driver = "native"
+mode = "open"
+duration_s = 1
+warmup_s = 0
+pause_s = 0
+timeout_s = 2
+
+[placement]
+server_cpus = "0"
+loader_cpus = "{loader}"
+
+[slo]
+percentile = 99
+latency_ms = 500
+
+[search]
+lo = 20
+hi = 100000
+probes = 5
+"""
+
+
+@pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
+def test_open_loop_search_narrows_within_its_probe_budget(tmp_path, fake_inventory):
+    suite = parse_suite(suite_file(tmp_path, "native", SEARCH_SUITE))
+    store = Store(tmp_path / "s.sqlite")
+    run_id = Runner(build_plan(suite, fake_inventory, None, None), fake_inventory, store,
+                    tmp_path).execute()
+    data = store.load_run(run_id)
+    rates = [lv.level_value for lv in data.levels]
+    assert 2 <= len(rates) <= 5 and rates[0] == 20 and rates[1] == 40
+    assert all(lv.mode == "open" and lv.open_loop for lv in data.levels)
+    assert "max sustainable rate" in data.cases[0].reason

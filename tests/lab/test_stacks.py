@@ -1,0 +1,119 @@
+"""Every shipped stack, for real: build, start, verify every workload, a short load, stop.
+
+Stacks whose runtime is missing are skipped with the reason `stackbench stacks` gives.
+Data workloads run against real MariaDB/Redis/memcached started by stackbench.
+"""
+
+import pytest
+from conftest import have, native_loader_built
+
+from stackbench.config.loadspec import DriverKind, LoadRequest, LoadSettings
+from stackbench.config.placement import default_placement
+from stackbench.config.status import unavailable_reason
+from stackbench.drivers import get_driver, start_load
+from stackbench.lab.checkstack import running_stack, services_needed, stack_service_env
+from stackbench.lab.inventory import load_inventory
+from stackbench.lab.procs import tree
+from stackbench.verify.hashes import sha256_hex
+from stackbench.verify.http import verify_workload
+
+pytestmark = pytest.mark.integration
+INVENTORY = load_inventory()
+
+
+@pytest.fixture(scope="module")
+def services(tmp_path_factory):
+    """One set of real services for all stacks (started only if some stack needs them)."""
+    from stackbench.services import ServiceKind, ServiceSet
+
+    run_dir = tmp_path_factory.mktemp("services")
+    with ServiceSet(run_dir, default_placement().services) as svc:
+        svc.ensure([ServiceKind.MARIADB, ServiceKind.REDIS, ServiceKind.MEMCACHED])
+        yield svc
+
+
+def _driver() -> DriverKind:
+    if native_loader_built():
+        return DriverKind.NATIVE
+    if have("wrk"):
+        return DriverKind.WRK
+    pytest.skip("no load generator built")
+
+
+@pytest.mark.parametrize("name", sorted(INVENTORY))
+def test_stack_verifies_serves_load_and_stops(name, services, tmp_path):
+    entry = INVENTORY[name]
+    if not entry.status.available:
+        pytest.skip(f"{name} unavailable: {unavailable_reason(entry)}")
+    from stackbench.verify.data import DataVerifyContext
+
+    workloads = list(entry.manifest.workloads)
+    env = stack_service_env(services.env()) if services_needed(workloads) else {}
+    placement = default_placement()
+    with running_stack(entry, placement, tmp_path / "run", {}, env) as stack:
+        pids = [p.pid for _role, root in stack.roles().items() for p in tree(root)]
+        context = DataVerifyContext.from_env(env) if env else None
+        failures = {}
+        for w in workloads:
+            outcome = verify_workload(w, stack.base_url, context, seed=7)
+            if not outcome.ok:
+                failures[w] = outcome.failures
+        assert not failures, f"{name} failed verification: {failures}"
+        settings = LoadSettings(driver=_driver(), duration_s=1.0, warmup_s=0, timeout_s=5)
+        req = LoadRequest(stack.base_url + "/hello", settings, 16, None, placement.loader, 200,
+                          sha256_hex(b"Hello World"))
+        result = start_load(get_driver(settings.driver), req).finish(timeout_s=60)
+        assert result.completed > 50 and result.errors_total == 0, result.errors
+    assert not [pid for pid in pids if tree(pid)], f"{name} left processes behind"
+
+
+@pytest.mark.parametrize("name", sorted(INVENTORY))
+def test_stack_script_entry_point(name):
+    """`stackbench script`: the workload code in one process, its output checked."""
+    from stackbench.config.workloads import parse_spec
+    from stackbench.lab.script import run_script
+
+    entry = INVENTORY[name]
+    if not entry.status.available:
+        pytest.skip(f"{name} unavailable: {unavailable_reason(entry)}")
+    for text in ("sha256?n=3", "concat?n=77", "readfile?n=3"):
+        timing = run_script(entry, parse_spec(text, "test"), 5, default_placement(), {})
+        assert timing.check == "ok", f"{name} {text}: {timing.check}"
+        assert timing.wall_s > 0 and timing.user_s >= 0
+
+
+CORE_STACKS = ["go-nethttp", "node", "php-fpm-nginx"]
+
+
+@pytest.mark.parametrize("name", CORE_STACKS)
+def test_core_stack_through_the_runner_lands_in_the_store(name, tmp_path):
+    """The whole pipeline on a real stack: suite -> plan -> start -> verify -> load -> SQLite."""
+    from stackbench.config.plan import build_plan
+    from stackbench.config.suite import parse_suite
+    from stackbench.engine.runner import Runner
+    from stackbench.store.store import Store
+
+    if not INVENTORY[name].status.available:
+        pytest.skip(f"{name} unavailable: {unavailable_reason(INVENTORY[name])}")
+    suite_path = tmp_path / "suite.toml"
+    suite_path.write_text(f"""
+name = "pipeline"
+stacks = ["{name}"]
+workloads = ["hello", "sha256?n=5"]
+[load]
+driver = "{_driver().value}"
+connections = [8]
+duration_s = 1
+warmup_s = 0
+pause_s = 0
+""")
+    store = Store(tmp_path / "s.sqlite")
+    run_id = Runner(build_plan(parse_suite(suite_path), INVENTORY, None, None), INVENTORY, store,
+                    tmp_path).execute()
+    data = store.load_run(run_id)
+    assert [c.status for c in data.cases] == ["ok", "ok"], [c.reason for c in data.cases]
+    assert len(data.levels) == 2
+    for level in data.levels:
+        assert level.completed > 0 and level.errors_total == 0 and level.status == "ok"
+        assert any(role != "loader" and u["cpu_percent"] > 0 for role, u in level.usage.items())
+    assert data.run.environment["versions"]

@@ -1,0 +1,316 @@
+"""Report files and terminal views from synthetic runs in an in-memory store."""
+
+import csv
+import io
+import json
+import re
+
+import pytest
+from rich.console import Console
+
+from stackbench.analysis.analysis import analyse
+from stackbench.analysis.findings import findings
+from stackbench.report import write_all
+from stackbench.report.terminal import level_line, print_run, print_runs
+from stackbench.store.store import Store
+
+CONNECTIONS = [1, 10, 100]
+# req/s per (stack, level index); node's p99 crosses the 5 ms SLO at 100 connections
+CAPACITY = {"go": [9_000, 40_000, 41_000], "node": [8_000, 20_000, 20_500]}
+P99_US = {"go": [300, 900, 3_000], "node": [400, 2_000, 9_000]}
+USAGE_ROLES = {"go": ["server"], "node": ["node"]}
+
+
+def _settings(slo, driver="native", repeat=3):
+    return {"mode": "closed", "level_kind": "connections", "keepalive": "on", "driver": driver,
+            "duration_s": 3.0, "requests": None, "repeat": repeat, "max_error_rate": 0.01,
+            "slo": slo, "placement": {"server": [0], "loader": [1], "services": [0]}}
+
+
+ENV = {"cpu_model": "Test CPU", "cores": 2, "kernel": "6.1", "governor": "performance",
+       "versions": {"go": "1.26", "node": "20.1"}, "git_rev": "abc123", "hostname": "bench"}
+
+
+def _level(index, value, rep, rps, latency, roles, flags=(), status="ok", errors=None,
+           driver="native"):
+    return {
+        "level_index": index, "level_value": value, "repetition": rep, "driver": driver,
+        "mode": "closed", "keepalive": "on", "started_at": 1_700_000_000.0 + index,
+        "duration_s": 3.0, "completed": int(rps * 3), "ok": int(rps * 3),
+        "errors": errors or {}, "requests_per_s": rps, "latency_us": latency,
+        "timeseries": [{"t_s": t, "completed": rps * (0.4 if t in (1, 4) else 1.0), "errors": 0,
+                        "p50_us": latency["p50"], "p99_us": latency.get("p99", 0)}
+                       for t in range(1, 5)] if driver == "native" else None,
+        "loader_cpu_s": (0.5, 0.4),
+        "usage": {**{r: {"cpu_percent": 150.0, "rss_max_bytes": 1e7} for r in roles},
+                  "loader": {"cpu_percent": 60.0}, "redis": {"cpu_percent": 12.0}},
+        "flags": list(flags), "status": status, "command": "stackbench-load ...",
+    }
+
+
+def _closed_loop_run(store):
+    run = store.start_run("quick", "suites/quick.toml", "name = 'quick'\n",
+                          _settings({"percentile": 99, "latency_ms": 5, "max_error_rate": 0.01,
+                                     "stop_after_failures": 0}), ENV)
+    for stack in ("go", "node"):
+        store.add_verification(run, stack, "hello", True, 5, [])
+        case = store.add_case(run, stack, "hello", "hello", "/hello", {"workers": "2"}, "ok")
+        for i, conns in enumerate(CONNECTIONS):
+            for rep in range(3):
+                wobble = 1 + (rep - 1) * 0.01
+                latency = {"min": 50, "p50": P99_US[stack][i] / 3, "p90": P99_US[stack][i] / 2,
+                           "p99": P99_US[stack][i] * wobble, "max": P99_US[stack][i] * 4,
+                           "mean": P99_US[stack][i] / 3, "stdev": 10}
+                flags = ["loader-bound"] if stack == "go" and i == 2 else []
+                store.add_level(case, _level(i, conns, rep, CAPACITY[stack][i] * wobble,
+                                             latency, USAGE_ROLES[stack], flags))
+    store.finish_run(run, "complete")
+    return run
+
+
+def _failures_run(store):
+    run = store.start_run("php", "suites/php.toml", "", _settings(None, "wrk", 1), ENV)
+    store.add_verification(run, "php-fpm-nginx", "hello", False, 3,
+                           ["/hello: body 'Hello' != 'Hello World'"])
+    store.add_case(run, "php-fpm-nginx", "hello", "hello", "/hello", {}, "failed",
+                   "verification failed")
+    store.add_case(run, "swoole", "hello", "hello", "/hello", {}, "unavailable",
+                   "swoole extension missing — pecl install swoole")
+    case = store.add_case(run, "go", "hello", "hello", "/hello", {}, "ok")
+    store.add_verification(run, "go", "hello", True, 3, [])
+    wrk_latency = {"p50": 250.0, "p75": 300.0, "p99": 1200.0, "max": 5000.0, "mean": 260.0,
+                   "stdev": 40.0}
+    store.add_level(case, _level(0, 50, 0, 30_000, wrk_latency, ["server"], driver="wrk",
+                                 errors={"status": 600, "timeout": 10},
+                                 flags=["invalid: error rate 2.2% > 1.0%"], status="invalid"))
+    store.add_level(case, _level(1, 100, 0, 31_000, wrk_latency, ["server"], driver="wrk"))
+    store.finish_run(run, "complete")
+    return run
+
+
+@pytest.fixture()
+def store():
+    s = Store(":memory:")
+    yield s
+    s.close()
+
+
+def test_write_all_writes_every_file(store, tmp_path):
+    data = store.load_run(_closed_loop_run(store))
+    out = write_all(data, tmp_path / "run-1")
+    for name in ("results.json", "results.csv", "summary.md", "report.html"):
+        assert (out / name).stat().st_size > 0
+    svgs = sorted(p.name for p in (out / "charts").glob("*.svg"))
+    assert "hello-throughput.svg" in svgs and "hello-p99-log.svg" in svgs
+    assert (out / "charts" / "hello-throughput.svg").read_text().count("<svg xmlns=") == 1
+
+
+def test_html_is_self_contained(store, tmp_path):
+    _closed_loop_run(store)
+    data = store.load_run(_failures_run(store))
+    html = (write_all(data, tmp_path) / "report.html").read_text()
+    assert "http://" not in html and "https://" not in html
+    assert not re.search(r"""(src|href)\s*=\s*["']?(?!#)""", html.replace('href="#', ""))
+    assert "<script src" not in html and "<link" not in html
+    assert html.count("<svg") >= 4
+
+
+def test_csv_has_one_row_per_level_and_repetition(store, tmp_path):
+    data = store.load_run(_closed_loop_run(store))
+    rows = list(csv.DictReader(io.StringIO((write_all(data, tmp_path) / "results.csv")
+                                           .read_text())))
+    assert len(rows) == 2 * len(CONNECTIONS) * 3
+    first = rows[0]
+    assert (first["stack"], first["label"], first["level"], first["repetition"]) == \
+        ("go", "hello", "1", "0")
+    assert float(first["requests_per_s"]) == pytest.approx(9_000 * 0.99)
+    assert float(first["p99_us"]) == pytest.approx(300 * 0.99)
+    assert float(first["server_cpu_percent"]) == 150.0
+    assert float(first["loader_cpu_percent"]) == 60.0
+    assert {r["flags"] for r in rows} == {"", "loader-bound"}
+
+
+def test_absent_percentiles_are_not_invented(store, tmp_path):
+    data = store.load_run(_failures_run(store))
+    out = write_all(data, tmp_path)
+    rows = list(csv.DictReader(io.StringIO((out / "results.csv").read_text())))
+    assert len(rows) == 2 and all(r["p90_us"] == "" for r in rows)
+    assert all(r["p50_us"] == "250" for r in rows)
+    doc = json.loads((out / "results.json").read_text())
+    aggs = doc["workloads"][0]["cases"][0]["aggregates"]
+    assert all("p90" not in agg["latency_us"] for agg in aggs)
+    summary = (out / "summary.md").read_text()
+    go_rows = [line for line in summary.splitlines() if line.startswith("| go | 100 |")]
+    cells = [c.strip() for c in go_rows[0].split("|")]
+    assert cells[6] == "–"  # the p90 column of the detail table
+    assert cells[5] == "250 µs"
+
+
+def test_results_json_is_strict_and_complete(store, tmp_path):
+    data = store.load_run(_closed_loop_run(store))
+    text = (write_all(data, tmp_path) / "results.json").read_text()
+
+    def no_constants(name):
+        raise AssertionError(f"non-standard JSON constant {name}")
+    doc = json.loads(text, parse_constant=no_constants)
+    assert doc["run"]["suite_name"] == "quick"
+    assert doc["run"]["environment"]["cpu_model"] == "Test CPU"
+    assert len(doc["levels"]) == 18 and doc["levels"][0]["jitter"]["seconds"] == 2
+    node = doc["workloads"][0]["cases"][1]
+    assert node["stack"] == "node"
+    assert node["breakpoint"]["level_value"] == 100
+    thr = node["aggregates"][0]["throughput"]
+    assert thr["low"] <= thr["value"] <= thr["high"]
+
+
+def test_findings_rank_with_intervals_and_report_breakpoints(store):
+    a = analyse(store.load_run(_closed_loop_run(store)))
+    texts = [f.text for f in findings(a)]
+    ranking = next(t for t in texts if t.startswith("at 10 connections"))
+    assert "go 40,000" in ranking and "CI" in ranking and ranking.index("go") < \
+        ranking.index("node")
+    assert any("node breaks the SLO" in t and "100 connections" in t for t in texts)
+    assert any(t.startswith("go met the SLO") for t in texts)
+    assert "go 41,000 [40,590–41,410] (loader-bound: a lower bound)" in " ".join(texts)
+    assert any("go: loader-bound at level(s) 100" in t for t in texts)
+
+
+def test_failures_and_unavailable_stacks_are_reported_not_ranked(store, tmp_path):
+    data = store.load_run(_failures_run(store))
+    a = analyse(data)
+    found = findings(a)
+    texts = " ".join(f.text for f in found)
+    assert "php-fpm-nginx failed verification" in texts
+    assert "swoole: unavailable — swoole extension missing" in texts
+    assert "single repetition" not in texts  # only go is ranked, there is no comparison
+    assert all(e.stack == "go" for r in a.workloads[0].rankings for e in r.entries)
+    assert a.workloads[0].rankings[0].excluded == [("go", "level invalid")]
+    summary = (write_all(data, tmp_path) / "summary.md").read_text()
+    assert "## Verification failures" in summary and "## Unavailable stacks" in summary
+    assert "pecl install swoole" in summary
+
+
+def test_reports_are_deterministic(store, tmp_path):
+    data = store.load_run(_closed_loop_run(store))
+    first = (write_all(data, tmp_path / "a") / "report.html").read_text()
+    second = (write_all(data, tmp_path / "b") / "report.html").read_text()
+    assert first == second
+
+
+def test_terminal_views(store):
+    _closed_loop_run(store)
+    run = _failures_run(store)
+    console = Console(record=True, width=200)
+    print_runs(console, store)
+    print_run(console, store.load_run(run))
+    text = console.export_text()
+    assert "quick" in text and "php" in text
+    assert "swoole" in text and "unavailable" in text
+    assert "findings" in text
+
+
+def test_level_line_shows_missing_figures_as_dash(store):
+    data = store.load_run(_failures_run(store))
+    line = level_line("go", "hello", data.levels[0])
+    assert line.startswith("go hello c=50 rep 1:  30,000 req/s")
+    assert "p99 1.2 ms" in line and "INVALID" in line
+    no_p99 = data.levels[0].__class__(**{**data.levels[0].__dict__, "latency_us": {"p50": 9}})
+    assert "p99 –" in level_line("go", "hello", no_p99)
+
+
+def test_chart_axes_helpers():
+    from stackbench.report.svg import log_ticks, nice_ticks
+
+    assert nice_ticks(0, 100) == [0, 20, 40, 60, 80, 100]
+    assert nice_ticks(0, 41_000)[-1] >= 41_000
+    assert log_ticks(150, 9_000) == [100, 200, 500, 1_000, 2_000, 5_000, 10_000]
+    assert log_ticks(1, 1e6) == [1, 10, 100, 1e3, 1e4, 1e5, 1e6]
+
+
+def test_open_loop_throughput_chart_shows_offered_rate(store):
+    from stackbench.report import charts
+
+    run = store.start_run("open", "s.toml", "", {**_settings(None), "mode": "open",
+                                                 "level_kind": "rate"}, ENV)
+    case = store.add_case(run, "go", "hello", "hello", "/hello", {}, "ok")
+    for i, rate in enumerate([1000, 2000, 4000]):
+        store.add_level(case, _level(i, rate, 0, min(rate, 3000), {"p50": 100, "p99": 900},
+                                     ["server"]))
+    a = analyse(store.load_run(run))
+    chart = charts.throughput(a, a.workloads[0])
+    assert [s.name for s in chart.series] == ["go", "offered rate"]
+    assert a.level_label == "target rate (req/s)"
+
+
+def test_rate_search_reports_the_runner_note_not_a_breakpoint(store):
+    settings = {**_settings({"percentile": 99, "latency_ms": 1, "max_error_rate": 0.01,
+                             "stop_after_failures": 0}), "mode": "open", "level_kind": "rate",
+                "search": {"lo": 1000, "hi": 8000, "probes": 8, "tolerance": 0.05}}
+    run = store.start_run("search", "s.toml", "", settings, ENV)
+    case = store.add_case(run, "go", "hello", "hello", "/hello", {}, "ok")
+    for i, (rate, p99) in enumerate([(1000, 500), (2000, 5000), (1500, 800)]):
+        store.add_level(case, _level(i, rate, 0, rate, {"p50": 100, "p99": p99}, ["server"]))
+    store.set_case_status(case, "ok", "max sustainable rate: 1500 req/s met the SLO")
+    a = analyse(store.load_run(run))
+    texts = [f.text for f in findings(a)]
+    assert "go: max sustainable rate: 1500 req/s met the SLO" in texts
+    assert not any("breaks the SLO" in t for t in texts)
+
+
+def test_ranking_of_indistinguishable_stacks_is_summarised(store):
+    run = store.start_run("tie", "s.toml", "", _settings(None), ENV)
+    for stack, shift in (("a", 0), ("b", 5), ("c", -5)):
+        case = store.add_case(run, stack, "hello", "hello", "/hello", {}, "ok")
+        for rep, rps in enumerate((1000, 1100, 900)):
+            store.add_level(case, _level(0, 10, rep, rps + shift, {"p50": 1}, ["server"]))
+    texts = [f.text for f in findings(analyse(store.load_run(run)))]
+    assert "at 10 connections: all 3 stacks within noise of each other" in texts[0]
+    assert "no significant difference" in texts[0]
+
+
+def test_level_without_completed_requests_shows_no_latency_and_is_not_ranked(store, tmp_path):
+    run = store.start_run("zero", "s.toml", "", _settings(None, "wrk", 1), ENV)
+    for stack in ("a", "b"):
+        case = store.add_case(run, stack, "sha256", "sha256?n=1000", "/sha256?n=1000", {}, "ok")
+        row = _level(0, 25, 0, 0.0, {"p50": 0.0, "p99": 0.0, "max": 0.0}, ["server"],
+                     driver="wrk")
+        store.add_level(case, {**row, "completed": 0, "ok": 0})
+    data = store.load_run(run)
+    a = analyse(data)
+    assert a.workloads[0].cases[0].aggregates[0].latency_us == {}
+    assert a.workloads[0].rankings[0].entries == []
+    rows = list(csv.DictReader(io.StringIO((write_all(data, tmp_path) / "results.csv")
+                                           .read_text())))
+    assert [r["p50_us"] for r in rows] == ["", ""]
+    assert "p50 –" in level_line("a", "sha256?n=1000", data.levels[0])
+
+
+def test_interrupted_run_reports_what_was_measured(store, tmp_path):
+    run = store.start_run("quick", "s.toml", "", _settings(None, repeat=1), ENV)
+    done = store.add_case(run, "go", "hello", "hello", "/hello", {}, "pending")
+    store.add_level(done, _level(0, 10, 0, 5000, {"p50": 100, "p99": 900}, ["server"]))
+    store.add_case(run, "node", "hello", "hello", "/hello", {}, "pending")
+    data = store.load_run(run)  # never finished: status stays "running"
+    out = write_all(data, tmp_path)
+    assert "go" in (out / "summary.md").read_text()
+    texts = {f.text: f.severity for f in findings(analyse(data))}
+    assert texts["node: pending — no levels measured"] == "warn"
+
+
+def test_script_timings_and_case_notes_are_reported(tmp_path):
+    from stackbench.report import write_all
+    from stackbench.store.store import Store
+
+    store = Store(":memory:")
+    run = store.start_run("db", "db.toml", "", {"mode": "closed", "level_kind": "connections",
+                                                "repeat": 1}, {})
+    store.add_case(run, "node", "db-report", "db-report", "/db-report", {}, "ok",
+                   "sweep stopped early: SLO failed at 2 consecutive levels")
+    store.add_script(run, "node", "db-report", 1000, (2.0, 1.5, 0.25), "ok")
+    store.add_script(run, "php-apache", "db-report", 1000, None, "php-apache: script exited 1")
+    store.finish_run(run, "complete")
+    out = write_all(store.load_run(run), tmp_path)
+    md = (out / "summary.md").read_text()
+    assert "Standalone timing" in md and "2.000 ms" in md and "script exited 1" in md
+    assert "stopped early" in md
+    assert "Standalone timing" in (out / "report.html").read_text()
