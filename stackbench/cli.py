@@ -1,13 +1,14 @@
 """The command line: parses arguments and calls the pipeline stages, nothing more."""
 
 import sys
+import traceback
 from pathlib import Path
 
 import click
 from rich.console import Console
 
 from stackbench import __version__
-from stackbench.errors import StackbenchError
+from stackbench.errors import ExitCode, StackbenchError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -22,7 +23,8 @@ def _csv(value: str | None) -> list[str] | None:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="stackbench")
-def cli() -> None:
+@click.option("--debug", is_flag=True, help="Show the traceback of an error (for bug reports).")
+def cli(debug: bool) -> None:
     """Benchmark web stacks on your own hardware, honestly."""
 
 
@@ -125,19 +127,38 @@ def raise_open_files_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: every error ends as one message and a documented exit code (errors.ExitCode).
+
+    `--debug` anywhere on the command line also prints the traceback.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
     raise_open_files_limit()
     try:
-        cli.main(standalone_mode=False)
+        cli.main(args=args, standalone_mode=False)
     except click.exceptions.Abort:
         err_console.print("interrupted")
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except click.ClickException as exc:
         exc.show()
-        sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
+        sys.exit(ExitCode.BAD_INPUT if isinstance(exc, click.UsageError) else exc.exit_code)
     except StackbenchError as exc:
+        if debug:
+            traceback.print_exc()
         err_console.print(f"error: {exc}", style="red", markup=False, highlight=False)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err_console.print("interrupted; everything started was stopped")
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
+    except OSError as exc:  # a full disk, a vanished directory: the machine, not the input
+        if debug:
+            traceback.print_exc()
+        err_console.print(f"error: {exc}", style="red", markup=False, highlight=False)
+        sys.exit(ExitCode.ENVIRONMENT)
+    except Exception as exc:  # a bug in stackbench: one line, the traceback on --debug
+        if debug:
+            traceback.print_exc()
+        err_console.print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug and "
+                          "report it)", style="red", markup=False, highlight=False)
+        sys.exit(ExitCode.INTERNAL)
