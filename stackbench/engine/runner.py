@@ -8,6 +8,7 @@ Ctrl-C), everything started is stopped and the run is marked complete, interrupt
 a failure while stopping is only logged.
 """
 
+import logging
 import shutil
 import tempfile
 import time
@@ -40,6 +41,8 @@ from stackbench.verify.hashes import sha256_hex
 from stackbench.verify.http import verify_workload
 from stackbench.verify.httpget import get
 from stackbench.verify.outcome import VerifyOutcome
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -135,12 +138,16 @@ class Runner:
         return services.prepare(names)
 
     def _keep_logs(self, run_dir: Path, stack: str) -> None:
+        """Copy the stack's logs next to the report; a copy that fails is only logged."""
         target = self.out_dir / f"run-{self.run_id}" / "logs" / stack
         if not run_dir.exists():
             return
-        target.mkdir(parents=True, exist_ok=True)
-        for log in run_dir.glob("*.log"):
-            shutil.copy2(log, target / log.name)
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            for path in run_dir.glob("*.log"):
+                shutil.copy2(path, target / path.name)
+        except OSError as exc:
+            log.warning("%s: keeping the logs in %s failed: %s", stack, target, exc)
 
 
 @dataclass

@@ -13,6 +13,7 @@ Reports read only from the store (`load_run`), so a report can be rewritten from
 run, including an interrupted one. A store written by another schema version is refused.
 """
 
+import functools
 import hashlib
 import json
 import sqlite3
@@ -76,6 +77,7 @@ def _column(name: str, info: mi.Type) -> Column:
     return Column(name, sql_type or "TEXT", nullable, sql_type is None)
 
 
+@functools.cache
 def columns(record: type[Record]) -> tuple[Column, ...]:
     """The columns of a record's table, in field order (without the `id` key)."""
     info = mi.type_info(record)
