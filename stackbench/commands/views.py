@@ -7,9 +7,11 @@ from rich.table import Table
 
 from stackbench.config.placement import default_placement
 from stackbench.config.status import unavailable_reason
-from stackbench.config.workloads import CATALOG
+from stackbench.config.workloads import CATALOG, parse_spec
 from stackbench.errors import InputError
 from stackbench.lab.inventory import load_inventory
+from stackbench.lab.script import run_script
+from stackbench.lab.session import verify_stack
 
 
 def print_stacks(console: Console) -> None:
@@ -50,8 +52,6 @@ def _parse_params(params: tuple[str, ...]) -> dict[str, str]:
 
 def run_verify(console: Console, stack: str, workloads: list[str] | None,
                params: tuple[str, ...]) -> bool:
-    from stackbench.lab.checkstack import verify_stack
-
     entry = load_inventory([stack])[stack]
     outcomes = verify_stack(entry, default_placement(), workloads, _parse_params(params))
     table = Table(title=f"verification of {stack}")
@@ -87,9 +87,6 @@ def write_report_files(console: Console, run_id: str, out: Path | None) -> None:
 
 def run_script_timing(console: Console, stack: str, workload: str, query: str | None,
                       iterations: int, params: tuple[str, ...]) -> bool:
-    from stackbench.config.workloads import parse_spec
-    from stackbench.lab.script import run_script
-
     spec = parse_spec(f"{workload}?{query}" if query else workload, "WORKLOAD")
     entry = load_inventory([stack])[stack]
     t = run_script(entry, spec, iterations, default_placement(), _parse_params(params))
