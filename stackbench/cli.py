@@ -127,6 +127,15 @@ def raise_open_files_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
+def one_line(message: str) -> str:
+    """An error in one line: its first line (the cause) and, when a command's output or a log
+    tail follows, that output's last line, which is where servers say why they stopped."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return message.strip()
+    return f"{lines[0]} (last line of its output: {lines[-1]}; --debug shows all)"
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: every error ends as one message and a documented exit code (errors.ExitCode).
 
@@ -146,7 +155,9 @@ def main(argv: list[str] | None = None) -> None:
     except StackbenchError as exc:
         if debug:
             traceback.print_exc()
-        err_console.print(f"error: {exc}", style="red", markup=False, highlight=False)
+        message = str(exc) if debug else one_line(str(exc))
+        err_console.print(f"error: {message}", style="red", markup=False, highlight=False,
+                          soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err_console.print("interrupted; everything started was stopped")
@@ -154,11 +165,13 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:  # a full disk, a vanished directory: the machine, not the input
         if debug:
             traceback.print_exc()
-        err_console.print(f"error: {exc}", style="red", markup=False, highlight=False)
+        err_console.print(f"error: {exc}", style="red", markup=False, highlight=False,
+                          soft_wrap=True)
         sys.exit(ExitCode.ENVIRONMENT)
     except Exception as exc:  # a bug in stackbench: one line, the traceback on --debug
         if debug:
             traceback.print_exc()
         err_console.print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug and "
-                          "report it)", style="red", markup=False, highlight=False)
+                          "report it)", style="red", markup=False, highlight=False,
+                          soft_wrap=True)
         sys.exit(ExitCode.INTERNAL)
