@@ -81,12 +81,16 @@ def script(stack: str, workload: str, query: str | None, iterations: int,
 @click.option("--workloads", "workload_list", help="Only these workloads (comma-separated).")
 @click.option("--dry-run", is_flag=True, help="Print the plan and exit.")
 @click.option("--out", type=click.Path(path_type=Path), help="Results directory.")
+@click.option("--resume", type=click.IntRange(min=1), metavar="RUN",
+              help="Continue interrupted run RUN (same suite and selection) from its first "
+                   "unfinished case.")
 def run(suite: Path | None, stack_list: str | None, workload_list: str | None, dry_run: bool,
-        out: Path | None) -> None:
+        out: Path | None, resume: int | None) -> None:
     """Run SUITE (default: suites/quick.toml): every stack x workload x load level."""
     from stackbench.commands.run import run_command
 
-    sys.exit(run_command(console, suite, _csv(stack_list), _csv(workload_list), dry_run, out))
+    sys.exit(run_command(console, suite, _csv(stack_list), _csv(workload_list), dry_run, out,
+                         resume))
 
 
 @cli.command()

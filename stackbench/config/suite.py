@@ -20,10 +20,13 @@ _LOAD = {"driver", "mode", "keepalive", "connections", "rates", "duration_s", "r
          "requests_per_connection",
          "warmup_s", "timeout_s", "pause_s", "repeat", "threads", "pipeline"}
 _PLACEMENT = {"server_cpus", "loader_cpus", "services_cpus"}
-_LIMITS = {"max_error_rate"}
+_LIMITS = {"max_error_rate", "max_restarts"}
 _SLO = {"percentile", "latency_ms", "max_error_rate", "stop_after_failures"}
 _SEARCH = {"lo", "hi", "probes", "tolerance"}
 MAX_LEVELS = 1000
+# [limits] max_restarts: how often a stack whose process exited mid-run is restarted before it
+# is given up for the rest of the run.
+DEFAULT_MAX_RESTARTS = 2
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class Suite:
     workload_levels: dict[str, tuple[float, ...]] = field(default_factory=dict)
     workload_durations: dict[str, float] = field(default_factory=dict)
     script_iterations: int = 0  # >0: time each workload without HTTP before loading it
+    max_restarts: int = DEFAULT_MAX_RESTARTS
     raw_text: str = field(repr=False, default="")
 
     @property
@@ -360,5 +364,6 @@ def parse_suite(path: Path) -> Suite:
         workload_durations=_workload_durations(path, data.get("durations", {}), labels,
                                                load_settings),
         script_iterations=r.integer("script_iterations", 0, 0) or 0,
+        max_restarts=limits.integer("max_restarts", DEFAULT_MAX_RESTARTS, 0) or 0,
         raw_text=text,
     )

@@ -11,7 +11,7 @@ from stackbench.analysis.stats import SloOutcome, SloStatus, evaluate_slo, media
 from stackbench.config.loadspec import LoadResult, Mode
 from stackbench.config.suite import Slo
 from stackbench.lab.monitor import RoleUsage, loader_bound
-from stackbench.store.records import LevelRecord, LevelStatus
+from stackbench.store.records import LevelErrorClass, LevelRecord, LevelStatus
 
 # A request still waiting at the end is "starved" only past this age, and only if it waited
 # longer than every answered request (a slow server alone is not starvation).
@@ -19,10 +19,27 @@ STARVED_MIN_US = 1e6
 
 
 @dataclass(frozen=True)
-class Measurement:
-    """One level as measured: the driver's result, the per-role usage and the set-up."""
+class LevelFailure:
+    """Why a level could not be measured: a watched process exited, or the loader failed."""
 
-    result: LoadResult
+    error_class: LevelErrorClass
+    error: str  # which process and how it ended, or the loader's error
+    log_tail: str  # the last lines of the dead process's log, or of the loader's stderr
+
+    @property
+    def flag(self) -> str:
+        return f"failed: {self.error_class}: {self.error}"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One level as measured: the driver's result, the per-role usage and the set-up.
+
+    `result` is None when the load tool gave no result (it failed, or it was stopped because
+    a server died); `failure` then says why. A result with a failure is a level during which
+    a server died although the tool finished: its figures are kept, its status is failed."""
+
+    result: LoadResult | None
     usage: Mapping[str, RoleUsage]
     mode: Mode
     connections: int
@@ -30,6 +47,7 @@ class Measurement:
     server_roles: tuple[str, ...]
     server_cores: int
     loader_cores: int
+    failure: LevelFailure | None = None
 
 
 @dataclass(frozen=True)
@@ -39,7 +57,12 @@ class Verdict:
 
 
 def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
-    """ok, or invalid (with the reason in the flags); warnings become flags too."""
+    """ok, or invalid (with the reason in the flags); warnings become flags too. A level
+    during which a server died or the loader failed is failed, whatever its figures say."""
+    if m.failure is not None:
+        warnings = m.result.warnings if m.result is not None else ()
+        return Verdict("failed", (m.failure.flag, *warnings))
+    assert m.result is not None, "a level without a result has a failure"
     flags = list(m.result.warnings)
     status: LevelStatus = "ok"
     if loader_bound(m.usage, m.loader_cores, list(m.server_roles), m.server_cores):
@@ -63,7 +86,8 @@ def unsteady_flag(m: Measurement) -> str | None:
     Requests in flight at the end are dropped, so the level saw start-up, not a steady state;
     a processor-sharing server (every request progressing at once) then shows 0 req/s.
     """
-    if m.mode is not Mode.CLOSED or not m.duration_s or m.result.completed >= m.connections:
+    if (m.result is None or m.mode is not Mode.CLOSED or not m.duration_s
+            or m.result.completed >= m.connections):
         return None
     return (f"unsteady: {m.result.completed} responses for {m.connections} connections in "
             f"{m.duration_s:g} s; raise duration_s")

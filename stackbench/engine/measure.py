@@ -1,13 +1,16 @@
-"""One load level against a running stack: the load tool under the monitor, then its record."""
+"""One load level against a running stack: the load tool under the monitor and the crash
+watch, then its record."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from stackbench.config.loadspec import LoadRequest, LoadSettings, Mode
+from stackbench.config.loadspec import LoadRequest, LoadResult, LoadSettings, Mode
 from stackbench.config.plan import Level
 from stackbench.drivers import get_driver, start_load
-from stackbench.engine.judge import Measurement, Verdict
-from stackbench.lab.monitor import Monitor
+from stackbench.engine.judge import LevelFailure, Measurement, Verdict
+from stackbench.engine.watch import ExitCheck, Watcher, loader_failed, server_exited
+from stackbench.errors import DriverError
+from stackbench.lab.monitor import Monitor, RoleUsage
 from stackbench.store.records import LevelRecord
 
 # The tool's own output is kept for the record, up to this many characters (its end).
@@ -41,29 +44,66 @@ def load_request(target: Target, path: str, settings: LoadSettings, level: Level
                        None if closed else level.value, target.loader_cpus, 200, expect_sha256)
 
 
-def measure(target: Target, req: LoadRequest) -> Measurement:
-    """Run the load tool with every stack, service and loader process monitored."""
+def measure(target: Target, req: LoadRequest, exits: ExitCheck) -> Measurement:
+    """Run the load tool with every stack, service and loader process monitored.
+
+    `exits` is polled before the level and while it runs: a stack or service process that
+    exited stops the load at once and fails the level (`server-exited`). A load tool that
+    fails once started fails only this level (`loader-failed`); one that cannot be started
+    at all (not installed, not built) raises DriverError: no level could run.
+    """
     s = req.settings
+    dead = exits()
+    if dead:
+        return _measurement(target, req, None, {}, server_exited(dead, before_level=True))
     # Generous: a level that overruns this is hung, not slow.
     budget = (s.duration_s or 0) + s.warmup_s + 10 * s.timeout_s + 300
+    result: LoadResult | None = None
+    loader_error = ""
     monitor = Monitor({**target.server_roles, **target.service_roles}).start()
     try:
         load = start_load(get_driver(s.driver), req)
         monitor.add_role("loader", load.pid)
         try:
-            result = load.finish(timeout_s=budget)
+            with Watcher(exits, on_exit=load.proc.kill):
+                result = load.finish(timeout_s=budget)
+        except DriverError as exc:
+            loader_error = str(exc)
         finally:
             load.kill()
     finally:
         usage = monitor.stop()
+    failure: LevelFailure | None = None
+    dead = exits()
+    if dead:  # the loader's own failure, if any, was only the consequence
+        failure = server_exited(dead)
+    elif loader_error:
+        failure = loader_failed(loader_error)
+    return _measurement(target, req, result, usage, failure)
+
+
+def _measurement(target: Target, req: LoadRequest, result: LoadResult | None,
+                 usage: Mapping[str, RoleUsage], failure: LevelFailure | None) -> Measurement:
+    s = req.settings
     return Measurement(result=result, usage=usage, mode=s.mode, connections=req.connections,
                        duration_s=s.duration_s, server_roles=tuple(target.server_roles),
-                       server_cores=target.server_cores, loader_cores=len(req.loader_cpus))
+                       server_cores=target.server_cores, loader_cores=len(req.loader_cpus),
+                       failure=failure)
 
 
 def level_record(case_id: int, level: Level, started_at: float, settings: LoadSettings,
                  m: Measurement, verdict: Verdict) -> LevelRecord:
+    failure = m.failure or LevelFailure("", "", "")
     r = m.result
+    if r is None:  # nothing measured: zeros and empty figures, never invented ones
+        return LevelRecord(
+            case_id=case_id, level_index=level.index, level_value=level.value,
+            repetition=level.repetition, driver=settings.driver.value, mode=settings.mode.value,
+            keepalive=settings.keepalive.value, started_at=started_at, duration_s=0.0,
+            completed=0, ok=0, errors={}, requests_per_s=0.0, latency_us={},
+            usage={role: u.as_dict() for role, u in m.usage.items()}, flags=verdict.flags,
+            status=verdict.status, error_class=failure.error_class, error=failure.error,
+            log_tail=failure.log_tail, command="")
     return LevelRecord(
         case_id=case_id, level_index=level.index, level_value=level.value,
         repetition=level.repetition, driver=r.driver.value, mode=settings.mode.value,
@@ -74,6 +114,7 @@ def level_record(case_id: int, level: Level, started_at: float, settings: LoadSe
         timeseries=None if r.timeseries is None else tuple(r.timeseries),
         open_loop=r.open_loop, loader_cpu_s=r.loader_cpu_s,
         usage={role: u.as_dict() for role, u in m.usage.items()},
-        flags=verdict.flags, status=verdict.status, command=" ".join(r.command),
+        flags=verdict.flags, status=verdict.status, error_class=failure.error_class,
+        error=failure.error, log_tail=failure.log_tail, command=" ".join(r.command),
         raw_output=r.raw_output[-RAW_OUTPUT_CHARS:],
     )

@@ -6,6 +6,17 @@ chosen by the suite's strategy (`strategies`), measured (`measure`), judged (`ju
 committed one by one. Whatever happens (a stack that will not start, a failed verification,
 Ctrl-C), everything started is stopped and the run is marked complete, interrupted or failed;
 a failure while stopping is only logged.
+
+Faults stay where they happen:
+- a stack or service process that exits during a level fails that level (`server-exited`,
+  see `watch`); the stack is restarted (its services too, if one of them died) and verified
+  again, and the sweep goes on with the next level. After `[limits] max_restarts` restarts the
+  stack is given up: its unfinished cases fail, the other stacks still run.
+- a load tool that fails fails its level (`loader-failed`), not the run.
+
+Every case of the plan is stored (pending) when the run starts; `resume` continues a run from
+those still pending, replaying their stored levels. The logs of every process (stack and
+services, every start of them) are copied to `run-N/logs/`.
 """
 
 import logging
@@ -13,6 +24,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,14 +33,19 @@ from stackbench.config.status import StackEntry
 from stackbench.config.workloads import BodyStability, WorkloadSpec
 from stackbench.engine.judge import judge_level
 from stackbench.engine.measure import Target, level_record, load_request, measure
+from stackbench.engine.recovery import SCRATCH_PREFIX, Owner, current_owner
+from stackbench.engine.resume import Replay, Selection, levels_to_run
 from stackbench.engine.settings import run_settings
 from stackbench.engine.strategies import fixed_sweep, rate_search
+from stackbench.engine.watch import ExitCheck, stack_exits
 from stackbench.errors import StackbenchError, StackError
 from stackbench.lab import environment
 from stackbench.lab.script import run_script_with_env
 from stackbench.lab.session import ServiceAccess, Services, running_stack, services_needed
+from stackbench.lab.stack import StackInstance
 from stackbench.store.records import (
     CaseRecord,
+    CaseStatus,
     LevelRecord,
     LevelRow,
     RunRecord,
@@ -43,6 +60,8 @@ from stackbench.verify.httpget import get
 from stackbench.verify.outcome import VerifyOutcome
 
 log = logging.getLogger(__name__)
+
+SERVICES_LOG_DIR = "services"  # run-N/logs/services/<service>/
 
 
 @dataclass(frozen=True)
@@ -65,132 +84,293 @@ class Progress:
     level_done: Callable[[LevelEvent], None] = field(default=_ignore)
 
 
+@dataclass
+class _CaseState:
+    """A case of the plan as stored: its row, its status, its levels measured so far."""
+
+    case_id: int
+    status: CaseStatus
+    replay: Replay
+    scripted: bool  # its standalone timing is stored already (resume)
+
+
 class Runner:
     def __init__(self, plan: Plan, inventory: dict[str, StackEntry], store: Store,
-                 out_dir: Path, progress: Progress | None = None) -> None:
+                 out_dir: Path, progress: Progress | None = None,
+                 selection: Selection | None = None, resume: int | None = None) -> None:
         self.plan = plan
         self.suite = plan.suite
         self.inventory = inventory
         self.store = store
         self.out_dir = out_dir
         self.progress = progress or Progress()
+        self.selection = selection or Selection()
+        self.resume = resume
         self.run_id = 0
 
+    @property
+    def logs_dir(self) -> Path:
+        return self.out_dir / f"run-{self.run_id}" / "logs"
+
     def execute(self) -> int:
-        suite = self.suite
-        self.run_id = self.store.start_run(RunRecord(
-            suite_name=suite.name, suite_path=str(suite.path), suite_text=suite.raw_text,
-            settings=run_settings(suite), environment=environment.snapshot(),
-            started_at=time.time()))
-        status: RunStatus = "failed"
-        scratch = Path(tempfile.mkdtemp(prefix="stackbench-"))
+        scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
         try:
-            with Services(scratch / "services", suite.placement.services) as services:
+            self.run_id = self._open_run(current_owner(), scratch)
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        status: RunStatus = "failed"
+        failing = True
+        try:
+            cases = self._cases()
+            with Services(scratch / "services", self.suite.placement.services) as services:
                 for planned in self.plan.stacks:
-                    self._run_stack(planned, services, scratch)
-            status = "complete"
+                    self._run_stack(planned, services, scratch, cases)
+            status, failing = "complete", False
         except KeyboardInterrupt:
             status = "interrupted"
             raise
         finally:
-            self.store.finish_run(self.run_id, status)
-            shutil.rmtree(scratch, ignore_errors=True)
+            self._close(status, scratch, failing)
         return self.run_id
 
-    def _run_stack(self, planned: PlannedStack, services: Services, scratch: Path) -> None:
-        case_ids = {
-            c.spec.label: self.store.add_case(CaseRecord(
-                run_id=self.run_id, stack=planned.name, workload=c.spec.name,
-                label=c.spec.label, path=c.spec.path, params=planned.params))
-            for c in planned.cases
-        }
+    def _open_run(self, owner: Owner, scratch: Path) -> int:
+        if self.resume is not None:
+            self.store.reopen_run(self.resume, owner.pid, owner.started_at, owner.host,
+                                  str(scratch))
+            return self.resume
+        suite = self.suite
+        return self.store.start_run(RunRecord(
+            suite_name=suite.name, suite_path=str(suite.path.resolve()),
+            suite_text=suite.raw_text, settings=run_settings(suite),
+            environment=environment.snapshot(), started_at=time.time(),
+            owner_pid=owner.pid, owner_started_at=owner.started_at, owner_host=owner.host,
+            scratch_dir=str(scratch), only_stacks=self.selection.stacks,
+            only_workloads=self.selection.workloads))
+
+    def _cases(self) -> dict[tuple[str, str], _CaseState]:
+        """Every case of the plan, stored at once (pending) so an interrupted run shows what
+        it did not reach; on resume, the stored cases with their levels."""
+        previous = self.store.load_run(self.run_id) if self.resume is not None else None
+        stored = {(c.stack, c.label): c for c in previous.cases} if previous else {}
+        scripted = {(s.stack, s.label) for s in previous.scripts} if previous else set()
+        states = {}
+        for planned in self.plan.stacks:
+            for case in planned.cases:
+                key = (planned.name, case.spec.label)
+                row = stored.get(key)
+                if row is not None and previous is not None:
+                    states[key] = _CaseState(row.id, row.status,
+                                             Replay(previous.levels_of(row.id)), key in scripted)
+                    continue
+                case_id = self.store.add_case(CaseRecord(
+                    run_id=self.run_id, stack=planned.name, workload=case.spec.name,
+                    label=case.spec.label, path=case.spec.path, params=planned.params))
+                states[key] = _CaseState(case_id, "pending", Replay(()), False)
+        return states
+
+    def _close(self, status: RunStatus, scratch: Path, failing: bool) -> None:
+        """Keep the services' logs, record how the run ended, remove the scratch dir. While
+        another error ends the run, a failure here (a full disk) must not hide that error."""
+        try:
+            self.keep_logs(scratch / "services", SERVICES_LOG_DIR, by_subdir=True)
+            self.store.finish_run(self.run_id, status)
+        except StackbenchError as exc:
+            if not failing:
+                raise
+            log.warning("run %d: recording its end (%s) failed: %s", self.run_id, status, exc)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _run_stack(self, planned: PlannedStack, services: Services, scratch: Path,
+                   cases: dict[tuple[str, str], _CaseState]) -> None:
+        states = {c.spec.label: cases[(planned.name, c.spec.label)] for c in planned.cases}
+        pending = [s.case_id for s in states.values() if s.status == "pending"]
+        if not pending:
+            return  # finished before a resume
         if not planned.available:
             self.progress.message(f"{planned.name}: unavailable ({planned.reason})")
-            for cid in case_ids.values():
+            for cid in pending:
                 self.store.set_case_status(cid, "unavailable", planned.reason)
             return
+        stack = _StackRun(self, planned, states, services, scratch / planned.name)
         try:
-            access = self._services_for(planned, services)
-        except StackbenchError as exc:  # this stack's cases fail, the suite goes on
-            self.store.fail_pending_cases(case_ids.values(), f"services could not start: {exc}")
-            self.progress.message(f"{planned.name}: FAILED: services could not start: {exc}")
-            return
-        run_dir = scratch / planned.name
-        try:
-            with running_stack(self.inventory[planned.stack], self.suite.placement, run_dir,
-                               planned.params, access.env,
-                               lambda step: self.progress.message(f"{planned.name}: {step}")
-                               ) as instance:
-                target = Target(instance.base_url, instance.roles(), services.roles(),
-                                len(instance.cfg.server_cpus), self.suite.placement.loader)
-                _StackRun(self, planned, case_ids, access, target).run()
-        except StackError as exc:
-            self.store.fail_pending_cases(case_ids.values(), str(exc))
+            stack.start()
+            stack.run()
+        except StackError as exc:  # this stack's unfinished cases fail, the suite goes on
+            self.store.fail_pending_cases(pending, str(exc))
             self.progress.message(f"{planned.name}: FAILED: {exc}")
         finally:
-            self._keep_logs(run_dir, planned.name)
+            stack.close()
 
-    def _services_for(self, planned: PlannedStack, services: Services) -> ServiceAccess:
+    def services_for(self, planned: PlannedStack, services: Services) -> ServiceAccess:
         names = [c.spec.name for c in planned.cases]
         kinds = sorted(k.value for k in services_needed(names))
         if kinds:
             self.progress.message(f"services: {', '.join(kinds)} (seed data restored)")
         return services.prepare(names)
 
-    def _keep_logs(self, run_dir: Path, stack: str) -> None:
-        """Copy the stack's logs next to the report; a copy that fails is only logged."""
-        target = self.out_dir / f"run-{self.run_id}" / "logs" / stack
-        if not run_dir.exists():
-            return
+    def keep_logs(self, source: Path, name: str, by_subdir: bool = False) -> None:
+        """Copy the *.log files of `source` (of each of its subdirectories with `by_subdir`)
+        to run-N/logs/<name>/; a copy that fails is only logged."""
+        target = self.logs_dir / name
         try:
-            target.mkdir(parents=True, exist_ok=True)
-            for path in run_dir.glob("*.log"):
-                shutil.copy2(path, target / path.name)
+            if by_subdir:
+                if source.is_dir() and not source.is_symlink():
+                    for sub in sorted(source.iterdir()):
+                        if sub.is_dir() and not sub.is_symlink():
+                            copy_logs(sub, target / sub.name)
+            else:
+                copy_logs(source, target)
         except OSError as exc:
-            log.warning("%s: keeping the logs in %s failed: %s", stack, target, exc)
+            log.warning("keeping the logs of %s in %s failed: %s", source, target, exc)
+
+
+def copy_logs(source: Path, base: Path) -> Path | None:
+    """Copy the regular *.log files of `source` to `base`, or to base/start-N when base holds
+    the logs of an earlier start already (a restart, a resumed run). Symlinks are skipped: the
+    directories belong to the processes under test."""
+    if not source.is_dir() or source.is_symlink():
+        return None
+    logs = [p for p in sorted(source.glob("*.log")) if not p.is_symlink() and p.is_file()]
+    if not logs:
+        return None
+    target = free_log_dir(base)
+    target.mkdir(parents=True, exist_ok=True)
+    for path in logs:
+        shutil.copyfile(path, target / path.name, follow_symlinks=False)
+    return target
+
+
+def free_log_dir(base: Path) -> Path:
+    """base for the first start; base/start-2, start-3 ... for the next ones."""
+    if not base.is_dir() or not any(base.glob("*.log")):
+        return base
+    n = 2
+    while (base / f"start-{n}").exists():
+        n += 1
+    return base / f"start-{n}"
 
 
 @dataclass
-class _StackRun:
-    """One started stack: verify each workload once, then load each of its cases."""
+class _Live:
+    """One start of a stack: its processes, the services' access, where the load goes."""
 
-    runner: Runner
-    planned: PlannedStack
-    case_ids: dict[str, int]
+    started: ExitStack  # leaving it stops the stack
+    instance: StackInstance
     access: ServiceAccess
     target: Target
+    exits: ExitCheck
     verified: dict[str, VerifyOutcome] = field(default_factory=dict)
+
+
+class _StackRun:
+    """One planned stack: started, then each pending case verified and loaded; restarted
+    when one of its processes (or of its services) exits, at most max_restarts times."""
+
+    def __init__(self, runner: Runner, planned: PlannedStack, cases: dict[str, _CaseState],
+                 services: Services, run_dir: Path) -> None:
+        self.runner = runner
+        self.planned = planned
+        self.cases = cases
+        self.services = services
+        self.run_dir = run_dir
+        self.kinds = frozenset(services_needed(c.spec.name for c in planned.cases))
+        self.restarts = 0
+        self.notes: list[str] = []  # what happened to the current case (restarts)
+        self._live: _Live | None = None
 
     @property
     def name(self) -> str:
         return self.planned.name
 
-    def run(self) -> None:
-        store, suite = self.runner.store, self.runner.suite
-        for case in self.planned.cases:
-            cid = self.case_ids[case.spec.label]
-            outcome = self._verify(case.spec.name)
-            if not outcome.ok:
-                store.set_case_status(cid, "failed", "verification failed: "
-                                      + "; ".join(outcome.failures[:3]))
-                continue
-            if suite.script_iterations:
-                self._script_timing(case.spec)
-            note = self._load_case(case, cid)
-            store.set_case_status(cid, "ok", note)
+    @property
+    def live(self) -> _Live:
+        assert self._live is not None, "the stack is not started"
+        return self._live
 
     def _message(self, text: str) -> None:
         self.runner.progress.message(f"{self.name}: {text}")
 
+    # --- starting and stopping -----------------------------------------------------------
+    def start(self) -> None:
+        runner = self.runner
+        try:
+            access = runner.services_for(self.planned, self.services)
+        except StackbenchError as exc:
+            raise StackError(f"services could not start: {exc}") from exc
+        started = ExitStack()
+        instance = started.enter_context(running_stack(
+            runner.inventory[self.planned.stack], runner.suite.placement, self.run_dir,
+            self.planned.params, access.env, self._message))
+        target = Target(instance.base_url, instance.roles(), self.services.roles(),
+                        len(instance.cfg.server_cpus), runner.suite.placement.loader)
+        self._live = _Live(started, instance, access, target,
+                           stack_exits(instance, self.services, self.kinds))
+
+    def close(self) -> None:
+        """Stop the stack if it runs and keep the logs of this start."""
+        live, self._live = self._live, None
+        try:
+            if live is not None:
+                live.started.close()
+        finally:
+            self.runner.keep_logs(self.run_dir, self.name)
+
+    def _restart(self, what: str, workload: str) -> None:
+        """A process of the stack or of its services exited: start both again and verify
+        `workload` again; StackError when the restarts are used up or the restart fails."""
+        limit = self.runner.suite.max_restarts
+        if self.restarts >= limit:
+            raise StackError(f"{self.name}: {what}; given up for the rest of the run after "
+                             f"{self.restarts} restart(s) ([limits] max_restarts = {limit})")
+        self.restarts += 1
+        self.notes.append(f"{what}; restarted ({self.restarts} of at most {limit})")
+        self._message(f"{what}: restarting ({self.restarts} of at most {limit})")
+        for service in self.services.running():
+            if service.exit_status() is not None:  # its directory is emptied on restart
+                self.runner.keep_logs(service.log_path.parent,
+                                      f"{SERVICES_LOG_DIR}/{service.kind.value}")
+        self.close()
+        self.start()
+        outcome = self._verify(workload)
+        if not outcome.ok:
+            raise StackError(f"{self.name}: verification after the restart failed: "
+                             + "; ".join(outcome.failures[:3]))
+
+    # --- the cases -----------------------------------------------------------------------
+    def run(self) -> None:
+        store, suite = self.runner.store, self.runner.suite
+        for case in self.planned.cases:
+            state = self.cases[case.spec.label]
+            if state.status != "pending":
+                continue
+            self.notes = []
+            dead = self.live.exits()
+            if dead:  # died after the previous case: start afresh before verifying
+                self._restart("; ".join(e.describe() for e in dead) + " (between cases)",
+                              case.spec.name)
+            outcome = self._verify(case.spec.name)
+            if not outcome.ok:
+                store.set_case_status(state.case_id, "failed", "verification failed: "
+                                      + "; ".join(outcome.failures[:3]))
+                continue
+            if suite.script_iterations and not state.scripted:
+                self._script_timing(case.spec)
+            note = self._load_case(case, state)
+            store.set_case_status(state.case_id, "ok", "; ".join(filter(None, [note,
+                                                                                *self.notes])))
+
     def _verify(self, workload: str) -> VerifyOutcome:
-        if workload not in self.verified:
+        live = self.live
+        if workload not in live.verified:
             self._message(f"verifying {workload}")
-            outcome = verify_workload(workload, self.target.base_url, self.access.context)
-            self.verified[workload] = outcome
+            outcome = verify_workload(workload, live.target.base_url, live.access.context)
+            live.verified[workload] = outcome
             self.runner.store.add_verification(VerificationRecord(
                 run_id=self.runner.run_id, stack=self.name, workload=workload, ok=outcome.ok,
                 checked=outcome.checked, failures=tuple(outcome.failures), at=time.time()))
-        return self.verified[workload]
+        return live.verified[workload]
 
     def _script_timing(self, spec: WorkloadSpec) -> None:
         """The articles' standalone timing: the workload's code N times in one process."""
@@ -200,7 +380,8 @@ class _StackRun:
         times: tuple[float | None, float | None, float | None] = (None, None, None)
         try:
             t = run_script_with_env(runner.inventory[self.planned.stack], spec, n,
-                                    runner.suite.placement, self.planned.params, self.access.env)
+                                    runner.suite.placement, self.planned.params,
+                                    self.live.access.env)
         except StackError as exc:
             outcome = str(exc)
         else:
@@ -212,13 +393,17 @@ class _StackRun:
             run_id=runner.run_id, stack=self.name, label=spec.label, iterations=n,
             wall_s=wall, user_s=user, sys_s=sys, outcome=outcome))
 
-    def _load_case(self, case: PlannedCase, case_id: int) -> str:
+    def _load_case(self, case: PlannedCase, state: _CaseState) -> str:
         """Run the case's levels by the suite's strategy; returns the case's note."""
         suite = self.runner.suite
-        expect_sha = _load_body_hash(case.spec, self.target.base_url)
+        expect_sha = _load_body_hash(case.spec, self.live.target.base_url)
+        if len(state.replay):
+            left = len(levels_to_run(case.levels, state.replay.done()))
+            self._message(f"{case.spec.label}: resuming: {len(state.replay)} level(s) kept"
+                          + ("" if suite.search else f", {left} to run"))
 
         def one(level: Level) -> LevelRecord:
-            return self._level(case, case_id, expect_sha, level)
+            return self._level(case, state, expect_sha, level)
 
         if suite.search is not None:
             assert suite.slo is not None  # the suite parser requires an SLO for a search
@@ -229,19 +414,29 @@ class _StackRun:
             self._message(f"{case.spec.label}: {note}")
         return note
 
-    def _level(self, case: PlannedCase, case_id: int, expect_sha: str | None,
+    def _level(self, case: PlannedCase, state: _CaseState, expect_sha: str | None,
                level: Level) -> LevelRecord:
         runner = self.runner
+        kept = state.replay.get(level)
+        if kept is not None:  # measured before the run was interrupted
+            runner.progress.level_done(LevelEvent(self.name, case.spec.label, level, kept))
+            return kept
+        live = self.live
         settings = runner.suite.load_for(case.spec.label)
-        req = load_request(self.target, case.spec.path, settings, level, expect_sha)
+        req = load_request(live.target, case.spec.path, settings, level, expect_sha)
         started = time.time()
-        measured = measure(self.target, req)
+        measured = measure(live.target, req, live.exits)
         verdict = judge_level(measured, runner.suite.max_error_rate)
-        record = level_record(case_id, level, started, settings, measured, verdict)
+        record = level_record(state.case_id, level, started, settings, measured, verdict)
         level_id = runner.store.add_level(record)
         runner.progress.level_done(LevelEvent(self.name, case.spec.label, level,
                                               runner.store.level(level_id)))
-        if settings.pause_s:
+        failure = measured.failure
+        if failure is not None and failure.error_class == "server-exited":
+            closed = runner.suite.level_kind == "connections"
+            where = f"c={level.value:g}" if closed else f"rate {level.value:g}/s"
+            self._restart(f"{case.spec.label} {where}: {failure.error}", case.spec.name)
+        elif settings.pause_s:
             time.sleep(settings.pause_s)
         return record
 

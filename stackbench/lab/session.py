@@ -22,7 +22,7 @@ from stackbench.config.status import StackEntry, unavailable_reason
 from stackbench.config.workloads import CATALOG
 from stackbench.errors import InputError, ServiceError, StackError
 from stackbench.lab.stack import StackConfig, StackInstance
-from stackbench.services import ServiceKind, ServiceSet, reset_data
+from stackbench.services import RunningService, ServiceKind, ServiceSet, reset_data
 from stackbench.verify.data import DataVerifyContext
 from stackbench.verify.http import verify_workload
 from stackbench.verify.outcome import VerifyOutcome
@@ -83,7 +83,7 @@ class Services:
         if self._set is None:
             self._run_dir.mkdir(parents=True, exist_ok=True)
             self._set = ServiceSet(self._run_dir, self._cpus)
-        running = [s for s in self._set.running() if s.kind in kinds]
+        running = [s for s in self._set.running() if s.kind in kinds and s.is_alive()]
         self._set.ensure(kinds)
         try:
             reset_data(running)
@@ -93,6 +93,10 @@ class Services:
                 from exc
         env = stack_service_env(self._set.env())
         return ServiceAccess(env, DataVerifyContext.from_env(env))
+
+    def running(self) -> list[RunningService]:
+        """The services started so far (the crash watch polls them)."""
+        return [] if self._set is None else self._set.running()
 
     def roles(self) -> dict[str, int]:
         """Service name -> root pid, for the monitor."""

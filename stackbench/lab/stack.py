@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackbench.config.manifest import Manifest
+from stackbench.config.manifest import Manifest, Process
 from stackbench.config.paths import FIXTURES_DIR, STACKS_DIR
 from stackbench.config.placement import format_cpus
 from stackbench.config.status import StackStatus
@@ -106,6 +106,11 @@ class StackInstance:
         """Role name -> root pid, for the monitor."""
         return {role: proc.pid for role, proc in self.processes}
 
+    def exited(self) -> dict[str, int]:
+        """Role -> exit status of every started process that has exited (negative: killed by
+        that signal), for the crash watch; empty while all run."""
+        return {role: code for role, proc in self.processes if (code := proc.poll()) is not None}
+
     def build(self) -> Path:
         return build.ensure_built(self.cfg.manifest, self.variables, self.env)
 
@@ -148,7 +153,7 @@ class StackInstance:
             if code is not None:
                 raise self._fail(f"process '{role}' exited with code {code} during start-up")
 
-    def _wait_process_ready(self, proc, where: str, deadline: float) -> None:
+    def _wait_process_ready(self, proc: Process, where: str, deadline: float) -> None:
         if proc.ready_unix:
             path = Path(render(proc.ready_unix, self.variables, where))
             if not wait_for_unix_socket(path, deadline):

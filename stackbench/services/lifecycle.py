@@ -83,9 +83,12 @@ class ServiceSet:
         self._running: dict[ServiceKind, RunningService] = {}
 
     def ensure(self, kinds: Iterable[ServiceKind]) -> None:
-        """Start the services of kinds that are not running yet (in a stable order)."""
+        """Start the services of kinds that are not running yet (in a stable order); one that
+        exited (crashed) is cleaned up and started afresh."""
         wanted = set(kinds)  # kinds may be a one-shot iterator
         for kind in ServiceKind:
+            if kind in self._running and not self._running[kind].is_alive():
+                self._running.pop(kind).stop()
             if kind in wanted and kind not in self._running:
                 self._running[kind] = start_service(kind, self._run_dir, self._cpus)
 

@@ -41,6 +41,10 @@ class RunningService:
     def is_alive(self) -> bool:
         return self._process.poll() is None
 
+    def exit_status(self) -> int | None:
+        """None while the server runs; then its exit status (negative: killed by that signal)."""
+        return self._process.poll()
+
     def stop(self) -> None:
         with self._stop_lock:
             if self._stopped:

@@ -18,6 +18,9 @@ from stackbench.config.loadspec import error_rate
 RunStatus = Literal["running", "complete", "interrupted", "failed"]
 CaseStatus = Literal["pending", "ok", "failed", "unavailable"]
 LevelStatus = Literal["ok", "invalid", "failed"]
+# Why a level failed: a stack or service process exited during (or before) it, or the load
+# tool itself failed (crashed, timed out, printed nothing usable). "" for a level that ran.
+LevelErrorClass = Literal["", "server-exited", "loader-failed"]
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True):
@@ -91,6 +94,17 @@ class RunRecord(Record, frozen=True, kw_only=True):
     started_at: float
     finished_at: float | None = None
     status: RunStatus = "running"
+    # The process that runs it: a run still "running" whose owner is gone (SIGKILL, power
+    # loss) is marked interrupted by the next command. The start time tells a reused pid apart.
+    owner_pid: int = 0
+    owner_started_at: float = 0.0  # psutil create_time of the owner
+    owner_host: str = ""
+    scratch_dir: str = ""  # temporary files of the run, removed when it ends or is found stale
+    # The selection the run was started with (empty: the whole suite), so a resume has the
+    # same plan.
+    only_stacks: tuple[str, ...] = ()
+    only_workloads: tuple[str, ...] = ()
+    resumed: int = 0  # how many times `run --resume` continued it
 
 
 class RunRow(RunRecord, frozen=True, kw_only=True):
@@ -169,6 +183,9 @@ class LevelRecord(Record, frozen=True, kw_only=True):
     usage: dict[str, dict[str, float]]  # per role: cpu user/sys/%, rss, threads, ctx switches
     flags: tuple[str, ...] = ()  # e.g. "loader-bound", "invalid: error rate 5% > 1%"
     status: LevelStatus
+    error_class: LevelErrorClass = ""  # set when status is "failed"
+    error: str = ""  # what failed: the process and its exit status or signal, or the loader error
+    log_tail: str = ""  # the last lines of the dead process's log, or of the loader's stderr
     command: str
     raw_output: str = ""  # the tool's own output (tail), for the record
 
@@ -188,7 +205,7 @@ class LevelRow(LevelRecord, frozen=True, kw_only=True):
 # What the exports leave out of a level (report/exports.py): the raw tool output repeats what
 # the other fields parsed from it (it stays in the store); the encoded histogram is no column.
 NOT_IN_JSON: frozenset[str] = frozenset({"raw_output"})
-NOT_IN_CSV: frozenset[str] = frozenset({"histogram", "raw_output"})
+NOT_IN_CSV: frozenset[str] = frozenset({"histogram", "raw_output", "log_tail"})
 
 _SCALARS = (mi.IntType, mi.FloatType, mi.StrType, mi.BoolType, mi.LiteralType)
 

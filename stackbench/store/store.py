@@ -11,14 +11,19 @@ like the field, plus `id INTEGER PRIMARY KEY`. Column types follow the field's P
 
 Reports read only from the store (`load_run`), so a report can be rewritten from any stored
 run, including an interrupted one. A store written by another schema version is refused.
+
+A write that fails because the disk is full (or the file cannot be written at all) raises
+`EnvironmentProblem` naming the store; every record committed before it stays.
 """
 
+import contextlib
+import errno
 import functools
 import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -26,7 +31,7 @@ from typing import Any, Generic, TypeVar
 import msgspec
 import msgspec.inspect as mi
 
-from stackbench.errors import InputError
+from stackbench.errors import EnvironmentProblem, InputError
 from stackbench.store.records import (
     CaseRecord,
     CaseRow,
@@ -48,7 +53,9 @@ __all__ = [
 ]
 
 # 2: tables derived from records.py (column = field name, nested values as JSON).
-SCHEMA_VERSION = 2
+# 3: runs record their owner process, scratch dir and selection (stale-run detection, resume);
+#    levels record why they failed (error_class, error, log_tail).
+SCHEMA_VERSION = 3
 
 _SQL_TYPES: dict[type[mi.Type], str] = {
     mi.IntType: "INTEGER", mi.BoolType: "INTEGER", mi.FloatType: "REAL",
@@ -182,6 +189,8 @@ class Store:
             raise
         except sqlite3.DatabaseError as exc:
             self.db.close()
+            if disk_full(exc):
+                raise write_failure(path, exc) from exc
             raise InputError(f"{path}: not a stackbench store ({exc}); use another --out "
                              "or move the file away") from exc
 
@@ -208,32 +217,53 @@ class Store:
         self.db.close()
 
     # --- writing -------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _commit(self) -> Iterator[sqlite3.Connection]:
+        """One transaction, committed on leaving; a full disk becomes an EnvironmentProblem
+        (what was committed before stays: SQLite rolls back only this transaction)."""
+        try:
+            with self.db:
+                yield self.db
+        except sqlite3.OperationalError as exc:
+            raise write_failure(self.path, exc) from exc
+        except OSError as exc:
+            raise write_failure(self.path, exc) from exc
+
     def _insert(self, table: Table[R, Any], record: R) -> int:
         """Insert one record and commit at once (an interrupted run keeps it)."""
-        with self.db:
-            cur = self.db.execute(table.insert_sql(), table.values(record))
+        with self._commit() as db:
+            cur = db.execute(table.insert_sql(), table.values(record))
         return int(cur.lastrowid or 0)
 
     def start_run(self, record: RunRecord) -> int:
         return self._insert(RUNS, record)
 
     def finish_run(self, run_id: int, status: RunStatus) -> None:
-        with self.db:
-            self.db.execute("UPDATE runs SET finished_at = ?, status = ? WHERE id = ?",
-                            (time.time(), status, run_id))
+        with self._commit() as db:
+            db.execute("UPDATE runs SET finished_at = ?, status = ? WHERE id = ?",
+                       (time.time(), status, run_id))
+
+    def reopen_run(self, run_id: int, owner_pid: int, owner_started_at: float,
+                   owner_host: str, scratch_dir: str) -> None:
+        """`run --resume`: the run is running again, owned by this process."""
+        with self._commit() as db:
+            db.execute("UPDATE runs SET status = 'running', finished_at = NULL, owner_pid = ?, "
+                       "owner_started_at = ?, owner_host = ?, scratch_dir = ?, "
+                       "resumed = resumed + 1 WHERE id = ?",
+                       (owner_pid, owner_started_at, owner_host, scratch_dir, run_id))
 
     def add_case(self, record: CaseRecord) -> int:
         return self._insert(CASES, record)
 
     def set_case_status(self, case_id: int, status: str, reason: str = "") -> None:
-        with self.db:
-            self.db.execute("UPDATE cases SET status = ?, reason = ? WHERE id = ?",
-                            (status, reason, case_id))
+        with self._commit() as db:
+            db.execute("UPDATE cases SET status = ?, reason = ? WHERE id = ?",
+                       (status, reason, case_id))
 
     def fail_pending_cases(self, case_ids: Iterable[int], reason: str) -> None:
         """Cases not finished yet fail with `reason`; finished ones keep their status."""
-        with self.db:
-            self.db.executemany(
+        with self._commit() as db:
+            db.executemany(
                 "UPDATE cases SET status = 'failed', reason = ? "
                 "WHERE id = ? AND status = 'pending'",
                 [(reason, cid) for cid in case_ids])
@@ -257,6 +287,14 @@ class Store:
     def runs(self) -> list[RunRow]:
         return self._select(RUNS, "1", ())
 
+    def running_runs(self) -> list[RunRow]:
+        """Runs whose status is still "running" (alive, or left so by a killed process)."""
+        return self._select(RUNS, "status = 'running'", ())
+
+    def run(self, run_id: int) -> RunRow:
+        (row,) = self._select(RUNS, "id = ?", (run_id,))
+        return row
+
     def resolve_run(self, ref: str) -> int:
         """A run id, or 'last'."""
         if ref == "last":
@@ -275,9 +313,30 @@ class Store:
         return row
 
     def load_run(self, run_id: int) -> RunData:
-        (run,) = self._select(RUNS, "id = ?", (run_id,))
+        run = self.run(run_id)
         levels = self._select(LEVELS, "case_id IN (SELECT id FROM cases WHERE run_id = ?)",
                               (run_id,), "case_id, level_index, repetition, id")
         return RunData(run, self._select(CASES, "run_id = ?", (run_id,)), levels,
                        self._select(VERIFICATIONS, "run_id = ?", (run_id,)),
                        self._select(SCRIPTS, "run_id = ?", (run_id,)))
+
+
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def disk_full(exc: BaseException) -> bool:
+    """The disk (or the user's quota) is full: an OSError ENOSPC/EDQUOT, or SQLite's FULL."""
+    if isinstance(exc, sqlite3.Error):
+        return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_FULL
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
+
+
+def write_failure(path: Path | str, exc: BaseException) -> EnvironmentProblem:
+    """The store could not be written: the disk is full, the file is read-only, locked..."""
+    if disk_full(exc):
+        return EnvironmentProblem(
+            f"{path}: the disk is full ({exc}); every level finished before this point is "
+            "kept. Free some space, then continue with 'stackbench run --resume N' (see "
+            "'stackbench results')")
+    return EnvironmentProblem(f"{path}: cannot write the results store ({exc}); check the "
+                              "file's permissions and the disk, or use another --out")

@@ -25,6 +25,9 @@ class FakeService:
     def root_pid(self) -> int:
         return 1000 + list(ServiceKind).index(self.kind)
 
+    def is_alive(self) -> bool:
+        return True
+
 
 class FakeServiceSet:
     """Stands in for services.ServiceSet: records what was started and stopped."""
