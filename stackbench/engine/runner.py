@@ -323,7 +323,8 @@ class _StackRun:
         limit = self.runner.suite.max_restarts
         if self.restarts >= limit:
             raise StackError(f"{self.name}: {what}; given up for the rest of the run after "
-                             f"{self.restarts} restart(s) ([limits] max_restarts = {limit})")
+                             f"{self.restarts} restart(s) (suite key limits.max_restarts = "
+                             f"{limit})")
         self.restarts += 1
         self.notes.append(f"{what}; restarted ({self.restarts} of at most {limit})")
         self._message(f"{what}: restarting ({self.restarts} of at most {limit})")

@@ -125,3 +125,18 @@ def test_an_open_loop_probe_holds_when_achieved_and_within_the_slo():
     assert not sustained(level(4000, open_loop={"sustained": False}), SLO)
     assert not sustained(level(6000, open_loop={"sustained": True}), SLO)
     assert sustained(level(4000), SLO)  # wrk/ab in open loop: no schedule to judge
+
+
+def test_a_level_whose_server_exited_is_failed_whatever_its_figures():
+    from stackbench.engine.judge import LevelFailure
+
+    failure = LevelFailure("server-exited", "node process 'server' killed by signal 9 (SIGKILL) "
+                           "(during the level)", "FATAL")
+    clean = measured(result(warnings=("raised RLIMIT_NOFILE",)))
+    verdict = judge_level(Measurement(**{**clean.__dict__, "failure": failure}), 0.01)
+    assert verdict.status == "failed"
+    assert verdict.flags == ("failed: server-exited: node process 'server' killed by signal 9 "
+                             "(SIGKILL) (during the level)", "raised RLIMIT_NOFILE")
+    nothing = Measurement(**{**clean.__dict__, "result": None, "usage": {},
+                             "failure": LevelFailure("loader-failed", "exited 1", "")})
+    assert judge_level(nothing, 0.01).status == "failed"

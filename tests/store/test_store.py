@@ -1,12 +1,20 @@
 """The store: records in, the same records out; tables derived from the record definitions."""
 
+import errno
+import json
 import math
+import os
+import shutil
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from stackbench.errors import InputError
 from stackbench.store.records import (
+    NOT_IN_CSV,
     CaseRecord,
     LevelRecord,
     PlacementSettings,
@@ -17,7 +25,15 @@ from stackbench.store.records import (
     VerificationRecord,
     flat_fields,
 )
-from stackbench.store.store import LEVELS, SCHEMA_VERSION, Store, Table, columns
+from stackbench.store.store import (
+    LEVELS,
+    SCHEMA_VERSION,
+    Store,
+    Table,
+    columns,
+    disk_full,
+    write_failure,
+)
 
 
 def settings(**extra: object) -> RunSettings:
@@ -190,3 +206,86 @@ def test_a_file_that_is_not_a_store_is_refused(tmp_path):
     path.write_text("not a database " * 100)
     with pytest.raises(InputError, match=f"{path}: not a stackbench store"):
         Store(path)
+
+
+def test_a_resumed_run_is_running_again_under_its_new_owner():
+    store = Store(":memory:")
+    run = store.start_run(run_record(owner_pid=1, owner_started_at=1.0, owner_host="a",
+                                     scratch_dir="/tmp/stackbench-old",
+                                     only_stacks=("node",), only_workloads=("hello",)))
+    store.finish_run(run, "interrupted")
+    assert store.running_runs() == []
+    store.reopen_run(run, 2, 2.0, "b", "/tmp/stackbench-new")
+    (row,) = store.running_runs()
+    assert (row.id, row.status, row.finished_at, row.resumed) == (run, "running", None, 1)
+    assert (row.owner_pid, row.owner_started_at, row.owner_host, row.scratch_dir) == (
+        2, 2.0, "b", "/tmp/stackbench-new")
+    assert row.only_stacks == ("node",) and row.only_workloads == ("hello",)
+
+
+def test_a_level_keeps_why_it_failed():
+    store = Store(":memory:")
+    cid = store.add_case(case(store.start_run(run_record())))
+    store.add_level(level(cid, 0, status="failed", error_class="server-exited",
+                          error="node process 'server' killed by signal 9 (SIGKILL)",
+                          log_tail="listening\nFATAL", completed=0))
+    (lv,) = store.load_run(1).levels
+    assert (lv.status, lv.error_class, lv.log_tail) == ("failed", "server-exited",
+                                                        "listening\nFATAL")
+    assert "log_tail" in NOT_IN_CSV  # a multi-line text: in the store and results.json only
+
+
+def test_a_full_disk_is_told_apart_from_other_write_failures():
+    full = sqlite3.OperationalError("database or disk is full")
+    full.sqlite_errorcode = sqlite3.SQLITE_FULL  # type: ignore[attr-defined]
+    assert disk_full(full) and disk_full(OSError(errno.ENOSPC, "No space left on device"))
+    assert disk_full(OSError(errno.EDQUOT, "Disk quota exceeded"))
+    assert not disk_full(OSError(errno.EACCES, "Permission denied"))
+    locked = sqlite3.OperationalError("database is locked")
+    locked.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
+    assert not disk_full(locked)
+    assert "the disk is full" in str(write_failure("/r/s.sqlite", full))
+    assert "--resume" in str(write_failure("/r/s.sqlite", full))
+    assert str(write_failure("/r/s.sqlite", locked)).startswith(
+        "/r/s.sqlite: cannot write the results store (database is locked)")
+
+
+FILL_THE_DISK = """
+import json, subprocess, sys
+from pathlib import Path
+from stackbench.errors import EnvironmentProblem
+from stackbench.store.store import Store
+from tests.store.test_store import case, level, run_record
+
+disk = Path(sys.argv[1])
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], check=True)
+store = Store(disk / "s.sqlite")
+run = store.start_run(run_record())
+cid = store.add_case(case(run))
+written, message = 0, ""
+try:
+    while written < 1000:
+        store.add_level(level(cid, written, raw_output="x" * 50_000))
+        written += 1
+except EnvironmentProblem as exc:
+    message = str(exc)
+store.close()
+kept = len(Store(disk / "s.sqlite").load_run(run).levels)
+print(json.dumps({"written": written, "kept": kept, "message": message}))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
+                    reason="needs root and unshare to mount a private tmpfs")
+def test_a_full_disk_ends_with_a_message_and_keeps_every_committed_level(tmp_path):
+    """A 1 MiB tmpfs (in a private mount namespace, gone with the process) fills up."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    done = subprocess.run(["unshare", "--mount", "--propagation", "private", sys.executable,
+                           "-c", FILL_THE_DISK, str(disk)], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parents[2], check=False)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert 1 <= result["written"] < 1000
+    assert result["kept"] == result["written"]
+    assert result["message"].startswith(f"{disk / 's.sqlite'}: the disk is full")
