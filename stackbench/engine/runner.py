@@ -433,11 +433,15 @@ class _StackRun:
         runner.progress.level_done(LevelEvent(self.name, case.spec.label, level,
                                               runner.store.level(level_id)))
         failure = measured.failure
+        closed = runner.suite.level_kind == "connections"
+        where = f"{case.spec.label} " + (f"c={level.value:g}" if closed
+                                         else f"rate {level.value:g}/s")
         if failure is not None and failure.error_class == "server-exited":
-            closed = runner.suite.level_kind == "connections"
-            where = f"c={level.value:g}" if closed else f"rate {level.value:g}/s"
-            self._restart(f"{case.spec.label} {where}: {failure.error}", case.spec.name)
-        elif settings.pause_s:
+            self._restart(f"{where}: {failure.error}", case.spec.name)
+            return record  # a fresh start needs no pause
+        if failure is not None:
+            self.notes.append(f"{where}: the load tool failed: {failure.error}")
+        if settings.pause_s:
             time.sleep(settings.pause_s)
         return record
 
@@ -448,7 +452,11 @@ def _load_body_hash(spec: WorkloadSpec, base_url: str) -> str | None:
         return None
     expected = spec.expected_body()
     if expected is None:
-        resp = get(base_url, spec.path, timeout_s=30)
+        try:
+            resp = get(base_url, spec.path, timeout_s=30)
+        except OSError as exc:
+            raise StackError(f"GET {spec.path} failed after verification passed: {exc}") \
+                from exc
         if resp.status != 200:
             raise StackError(f"GET {spec.path} answered {resp.status} after verification passed")
         expected = resp.body

@@ -79,7 +79,8 @@ def stop(proc: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def port_in_use(host: str, port: int) -> bool:
@@ -120,3 +121,20 @@ def tail(path: Path, lines: int = 20) -> str:
     except OSError as err:
         return f"(log {path} unreadable: {err.strerror})"
     return "\n".join(text.splitlines()[-lines:]) or "(log is empty)"
+
+
+def exit_status(proc: subprocess.Popen[bytes]) -> int | None:
+    """None while `proc` runs; then its exit status (negative: the signal that killed it), as
+    Popen gives it. The child is not reaped (WNOWAIT): its pid cannot be reused by another
+    process before `stop` cleans up its group."""
+    if proc.returncode is not None:
+        return proc.returncode
+    try:
+        info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # reaped already
+        return proc.poll()
+    if info is None:
+        return None
+    if info.si_code in (os.CLD_KILLED, os.CLD_DUMPED):
+        return -info.si_status
+    return info.si_status

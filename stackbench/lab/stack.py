@@ -18,7 +18,15 @@ from stackbench.config.placement import format_cpus
 from stackbench.config.status import StackStatus
 from stackbench.errors import InputError, StackError
 from stackbench.lab import build
-from stackbench.lab.procs import free_port, spawn, stop, tail, wait_for_tcp, wait_for_unix_socket
+from stackbench.lab.procs import (
+    exit_status,
+    free_port,
+    spawn,
+    stop,
+    tail,
+    wait_for_tcp,
+    wait_for_unix_socket,
+)
 from stackbench.lab.templating import render
 from stackbench.verify.httpget import get
 
@@ -109,7 +117,8 @@ class StackInstance:
     def exited(self) -> dict[str, int]:
         """Role -> exit status of every started process that has exited (negative: killed by
         that signal), for the crash watch; empty while all run."""
-        return {role: code for role, proc in self.processes if (code := proc.poll()) is not None}
+        return {role: code for role, proc in self.processes
+                if (code := exit_status(proc)) is not None}
 
     def build(self) -> Path:
         return build.ensure_built(self.cfg.manifest, self.variables, self.env)

@@ -7,6 +7,7 @@ import subprocess
 import threading
 from pathlib import Path
 
+from stackbench.lab.procs import exit_status
 from stackbench.services.base import ServiceEndpoint, ServiceKind, stop_process_group
 
 
@@ -39,11 +40,11 @@ class RunningService:
         return self._version
 
     def is_alive(self) -> bool:
-        return self._process.poll() is None
+        return exit_status(self._process) is None
 
     def exit_status(self) -> int | None:
         """None while the server runs; then its exit status (negative: killed by that signal)."""
-        return self._process.poll()
+        return exit_status(self._process)
 
     def stop(self) -> None:
         with self._stop_lock:

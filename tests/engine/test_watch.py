@@ -113,3 +113,34 @@ def test_the_watcher_does_nothing_while_every_process_runs():
     with Watcher(list, lambda: stopped.append(1), interval_s=0.01) as watcher:
         time.sleep(0.1)
     assert stopped == [] and not watcher.fired
+
+
+def test_an_exited_child_is_seen_without_being_reaped():
+    """The watch reads the exit status but leaves the zombie: its pid stays taken until the
+    stack is stopped, so stopping never signals a stranger that got the same pid."""
+    import subprocess
+    import sys
+
+    import psutil
+
+    from stackbench.lab.procs import exit_status
+
+    def started(code: str) -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-c", code])
+
+    def wait_for_zombie(proc: subprocess.Popen[bytes]) -> None:
+        for _ in range(500):
+            if psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE:
+                return
+            time.sleep(0.01)
+
+    sleeper = started("import time; time.sleep(30)")
+    assert exit_status(sleeper) is None
+    sleeper.kill()
+    wait_for_zombie(sleeper)
+    assert exit_status(sleeper) == -9 and exit_status(sleeper) == -9
+    assert psutil.Process(sleeper.pid).status() == psutil.STATUS_ZOMBIE  # not reaped
+    assert sleeper.wait(timeout=5) == -9 and exit_status(sleeper) == -9
+    three = started("import sys; sys.exit(3)")
+    wait_for_zombie(three)
+    assert exit_status(three) == 3 and three.wait(timeout=5) == 3
