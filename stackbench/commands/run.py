@@ -160,9 +160,12 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
             if runner.run_id:
                 _report_despite(console, store, runner.run_id, out)
             raise
-    if stopped_by:
-        return _interrupted(console, store, runner.run_id, out, stopped_by)
-    return _finish(console, store, runner.run_id, out)
+    try:
+        if stopped_by:
+            return _interrupted(console, store, runner.run_id, out, stopped_by)
+        return _finish(console, store, runner.run_id, out)
+    except KeyboardInterrupt as exc:  # stopped while writing the report: 'stackbench report'
+        return 128 + _signal_number(exc)
 
 
 def _interrupted(console: Console, store: Store, run_id: int, out: Path | None,

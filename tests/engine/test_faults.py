@@ -286,16 +286,18 @@ def test_sigkill_of_stackbench_then_results_shows_interrupted_and_resume_complet
     assert len(exported["levels"]) == 5
 
 
-def test_sigterm_stops_the_run_with_143_and_a_report(tmp_path):
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_or_sighup_stops_the_run_with_128_plus_n_and_a_report(tmp_path, signum, code):
     out = tmp_path / "out"
     suite = write_suite(tmp_path, suite_text(["refserver"], [2, 3, 4, 5, 6, 7, 8]))
     run = stackbench("run", str(suite), "--out", str(out), stacks_dir=FAKE_STACKS)
     wait_for_levels(out / "stackbench.sqlite", 1)
     servers = [p.pid for p in descendants(run.pid, "python3")]
-    run.send_signal(signal.SIGTERM)
+    run.send_signal(signum)
     output, _ = run.communicate(timeout=120)
-    assert run.returncode == 128 + signal.SIGTERM == 143, output
-    assert "interrupted (SIGTERM)" in output and "--resume 1" in output
+    assert run.returncode == 128 + signum == code, output
+    assert f"interrupted ({signal.Signals(signum).name})" in output
+    assert "--resume 1" in output
     data = Store(out / "stackbench.sqlite").load_run(1)
     assert data.run.status == "interrupted" and len(data.levels) >= 1
     assert (out / "run-1" / "report.html").stat().st_size > 1000
