@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 
+import msgspec
+
 from stackbench.analysis.stats import (
     Probe,
     SloOutcome,
@@ -67,8 +69,8 @@ def suite_settings(suite: Suite) -> dict[str, object]:
         "repeat": s.repeat, "threads": s.threads, "pipeline": s.pipeline,
         "levels": list(suite.levels), "max_error_rate": suite.max_error_rate,
         "variant": suite.variant, "description": suite.description,
-        "slo": None if suite.slo is None else dict(suite.slo.__dict__),
-        "search": None if suite.search is None else dict(suite.search.__dict__),
+        "slo": None if suite.slo is None else msgspec.structs.asdict(suite.slo),
+        "search": None if suite.search is None else msgspec.structs.asdict(suite.search),
         "script_iterations": suite.script_iterations,
         "variants": {n: {"stack": v.stack, "params": v.params} for n, v in suite.variants.items()},
         "workload_levels": {k: list(v) for k, v in suite.workload_levels.items()},

@@ -9,6 +9,8 @@ import math
 import time
 from typing import Any
 
+import msgspec
+
 from stackbench.analysis import stats
 from stackbench.analysis.analysis import Analysis
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
@@ -24,9 +26,11 @@ CSV_COLUMNS = ["run_id", "stack", "workload", "label", "case_status", "level_kin
 
 
 def jsonable(value: Any) -> Any:
-    """Dataclasses, enums and tuples to JSON types; inf/NaN become null (strict JSON)."""
+    """Dataclasses, Structs, enums and tuples to JSON types; inf/NaN become null (strict JSON)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, msgspec.Struct):
+        return {name: jsonable(getattr(value, name)) for name in value.__struct_fields__}
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, dict):
