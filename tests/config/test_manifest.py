@@ -114,7 +114,8 @@ def test_parses_every_field(tmp_path):
      r"\[params.user\]: pattern is not a regular expression"),
     (GOOD.replace("verbose = {", "port = {"),
      r"\[params\] key 'port': a parameter name is reserved for a variable stackbench sets"),
-    (GOOD.replace("verbose = {", "Verbose = {"), r"\[params\] key 'Verbose': a parameter name must"),
+    (GOOD.replace("verbose = {", "Verbose = {"),
+     r"\[params\] key 'Verbose': a parameter name must"),
     (GOOD.replace("default = false", "default = 1.5"),
      r"\[params.verbose\] key 'default': expected a string or a whole number or true or false"),
 ])
