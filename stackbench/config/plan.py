@@ -5,6 +5,7 @@ The plan is what `--dry-run` prints; the runner executes it and nothing else.
 
 from dataclasses import dataclass
 
+from stackbench.config.manifest import control_free
 from stackbench.config.status import StackEntry, unavailable_reason
 from stackbench.config.suite import Suite
 from stackbench.config.workloads import WorkloadSpec
@@ -136,5 +137,8 @@ def _check_params(entry: StackEntry, params: dict[str, str], where: str) -> dict
     """The values in canonical form, each checked against the type its manifest declares.
     A stack whose manifest is broken cannot check them: it is planned as unavailable."""
     if entry.parsed is None:
+        for key, value in params.items():  # the types are unknown, but never a control character
+            if not control_free(value):
+                raise InputError(f"{where} key {key!r}: control characters are not allowed")
         return dict(params)
     return entry.parsed.check_params(params, where)

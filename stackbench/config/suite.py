@@ -17,22 +17,13 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta, Struct
 
-from stackbench.config.loadspec import (
-    MAX_SECONDS,
-    DriverKind,
-    KeepAlive,
-    LoadSettings,
-    Mode,
-)
+from stackbench.config.loadspec import MAX_SECONDS, DriverKind, LoadSettings, Mode
 from stackbench.config.manifest import param_text
 from stackbench.config.names import NAME_RULE, check_name, is_name
 from stackbench.config.placement import Placement, make_placement
 from stackbench.config.toml import Segment, convert, location, read_toml
 from stackbench.config.workloads import WorkloadSpec, parse_spec
 from stackbench.errors import InputError
-
-__all__ = ["DriverKind", "KeepAlive", "LoadSettings", "Mode", "RateSearch", "Slo", "Suite",
-           "Variant", "expand_sweep", "parse_suite"]
 
 MAX_LEVELS = 1000
 MAX_LEVEL_VALUE = 10_000_000.0  # connections or requests/s of one level

@@ -7,6 +7,7 @@ error becomes an InputError naming the file, the key (`[load] key 'connections'`
 the key allows, worked out from the target type itself so the message cannot drift from it.
 """
 
+import json
 import re
 import tomllib
 from collections.abc import Sequence
@@ -89,7 +90,8 @@ def location(segments: Sequence[Segment]) -> str:
 
 
 def _toml_key(key: str) -> str:
-    return key if _BARE_KEY.fullmatch(key) else _quote(key).replace("'", '"')
+    """A key as it is written in a TOML table header: bare if it can be, quoted otherwise."""
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key[:60], ensure_ascii=False)
 
 
 def _quote(key: str) -> str:
@@ -249,8 +251,9 @@ def _range(ge: float | None, gt: float | None, le: float | None, lt: float | Non
     bounds = [f"{word} {_number(v)}" for word, v in (("of at least", ge), ("above", gt),
                                                      ("of at most", le), ("below", lt))
               if v is not None]
-    return " " + " and ".join(b.removeprefix("of ") if i else b for i, b in enumerate(bounds)) \
-        if bounds else ""
+    if not bounds:
+        return ""
+    return " " + " and ".join([bounds[0]] + [b.removeprefix("of ") for b in bounds[1:]])
 
 
 def _number(value: float) -> str:
