@@ -183,6 +183,63 @@ fn refused_connections_are_counted() {
 }
 
 #[test]
+fn refused_connects_back_off_instead_of_spinning() {
+    // A busy loop makes tens of thousands of connect attempts per second against a refused
+    // port; with the back-off (1 ms doubling to 100 ms per connection) each of the 4
+    // connections makes about 8 attempts in its first 130 ms and then 10 per second.
+    let url = format!("http://{}/", closed_port());
+    let r = load(&["-d", "1s", "-c", "4", "-t", "1", &url]);
+    let attempts = errors(&r, ErrorClass::Refused);
+    assert!(
+        (20..200).contains(&attempts),
+        "4 connections backing off for 1 s made {attempts} attempts"
+    );
+    assert_eq!(
+        r.recorded.errors.total(),
+        attempts,
+        "all counted as refused"
+    );
+    assert!(
+        r.duration < Duration::from_millis(1500),
+        "-d still bounds the run: {:?}",
+        r.duration
+    );
+}
+
+#[test]
+fn connections_recover_once_the_server_is_back() {
+    // The server appears 400 ms into the run: every connection in back-off finds it within
+    // its capped wait (100 ms) and then runs normally.
+    let addr = closed_port();
+    let url = format!("http://{addr}/");
+    let server = std::thread::scope(|scope| {
+        let starter = scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(400));
+            TestServer::start_at(
+                addr,
+                Behavior::Fixed {
+                    status: 200,
+                    body: "ok",
+                },
+            )
+        });
+        let r = load(&["-d", "1s", "-c", "4", "-t", "1", &url]);
+        assert!(
+            errors(&r, ErrorClass::Refused) > 0,
+            "the port refused first"
+        );
+        assert_eq!(r.recorded.errors.total(), errors(&r, ErrorClass::Refused));
+        assert!(
+            r.recorded.counts.completed > 100,
+            "completed {} after the server came back",
+            r.recorded.counts.completed
+        );
+        starter.join().unwrap()
+    });
+    assert_eq!(server.accepts(), 4, "one keep-alive connection per slot");
+}
+
+#[test]
 fn close_mid_response_is_a_read_error() {
     let server = TestServer::start(Behavior::CloseMidResponse);
     let r = load(&["-n", "50", "-c", "2", &server.url("/")]);

@@ -45,6 +45,16 @@ pub struct TestServer {
 impl TestServer {
     pub fn start(behavior: Behavior) -> TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free loopback port");
+        Self::serve_on(listener, behavior)
+    }
+
+    /// A server on a given address (e.g. a port that refused connections until now).
+    pub fn start_at(addr: SocketAddr, behavior: Behavior) -> TestServer {
+        let listener = TcpListener::bind(addr).expect("bind the given loopback port");
+        Self::serve_on(listener, behavior)
+    }
+
+    fn serve_on(listener: TcpListener, behavior: Behavior) -> TestServer {
         let addr = listener.local_addr().unwrap();
         let counters = Arc::new(Counters::default());
         let stop = Arc::new(AtomicBool::new(false));
