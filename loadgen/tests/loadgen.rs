@@ -384,7 +384,7 @@ fn json_document_has_the_contract_fields() {
         &server.url("/"),
     ]);
     let doc = report::json(&r);
-    assert_eq!(doc["schema"], "stackbench-load/1");
+    assert_eq!(doc["schema"], "stackbench-load/2");
     assert_eq!(doc["config"]["mode"], "closed");
     assert_eq!(doc["config"]["keepalive"], "on");
     assert_eq!(doc["config"]["expect"]["status"], 200);
@@ -400,6 +400,43 @@ fn json_document_has_the_contract_fields() {
     assert_eq!(doc["limits"]["connections_opened"], 3);
     assert!(doc["loader_cpu"]["user_s"].as_f64().is_some());
     assert!(report::human(&r).contains("Requests/sec:"));
+}
+
+#[test]
+fn timeseries_has_per_second_latency_and_marks_the_partial_last_second() {
+    let server = hello();
+    let r = load(&["-d", "1500ms", "-c", "2", "-t", "1", &server.url("/")]);
+    let doc = report::json(&r);
+    let series = doc["timeseries"].as_array().unwrap();
+    assert_eq!(series.len(), 2, "1.5 s touch two seconds");
+    let (first, last) = (&series[0], &series[1]);
+    assert_eq!(
+        (first["partial"].as_bool(), first["duration_s"].as_f64()),
+        (Some(false), Some(1.0))
+    );
+    assert_eq!(last["partial"], true);
+    let tail = last["duration_s"].as_f64().unwrap();
+    assert!(
+        (0.5..0.6).contains(&tail),
+        "the last second lasted {tail} s"
+    );
+    let completed: u64 = series
+        .iter()
+        .map(|p| p["completed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(completed, r.recorded.counts.completed);
+    for point in series {
+        let (p50, p90) = (
+            point["p50_us"].as_u64().unwrap(),
+            point["p90_us"].as_u64().unwrap(),
+        );
+        let (p99, max) = (
+            point["p99_us"].as_u64().unwrap(),
+            point["max_us"].as_u64().unwrap(),
+        );
+        assert!(0 < p50 && p50 <= p90 && p90 <= p99 && p99 <= max, "{point}");
+        assert!(point["histogram"].as_str().unwrap().starts_with("HISTF"));
+    }
 }
 
 #[test]

@@ -1,4 +1,4 @@
-"""The native driver: `stackbench-load --json` (schema stackbench-load/1)."""
+"""The native driver: `stackbench-load --json` (schema stackbench-load/1 or /2)."""
 
 import json
 
@@ -6,7 +6,8 @@ from stackbench.config.loadspec import DriverKind, KeepAlive, LoadRequest, LoadR
 from stackbench.config.paths import loadgen_binary
 from stackbench.drivers import DriverError
 
-SCHEMA = "stackbench-load/1"
+# Version 2 only added per-second fields to `timeseries`: both read the same way.
+SCHEMAS = ("stackbench-load/1", "stackbench-load/2")
 # Percentiles the articles quote that the loader's summary lacks (ab prints 66/80/95/98), read
 # from the loader's own full-resolution histogram: measured, not interpolated from p75/p90.
 EXTRA_PERCENTILES = (66.0, 80.0, 95.0, 98.0)
@@ -56,8 +57,9 @@ class NativeDriver:
         except json.JSONDecodeError as exc:
             raise DriverError(f"stackbench-load printed no JSON document ({exc}); "
                               f"stderr: {stderr[-500:]}") from exc
-        if doc.get("schema") != SCHEMA:
-            raise DriverError(f"stackbench-load schema {doc.get('schema')!r}, expected {SCHEMA}")
+        if doc.get("schema") not in SCHEMAS:
+            raise DriverError(f"stackbench-load schema {doc.get('schema')!r}, expected one of "
+                              f"{', '.join(SCHEMAS)}")
         cpu = doc.get("loader_cpu") or {}
         limits = doc.get("limits") or {}
         latency = {k: float(v) for k, v in (doc.get("latency_us") or {}).items()
