@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{closed_port, Behavior, TestServer};
+use common::{closed_port, Behavior, ReservedPort, TestServer};
 use stackbench_load::cli::config_from_args;
 use stackbench_load::errors::ErrorClass;
 use stackbench_load::report::{self, Stats};
@@ -210,18 +210,15 @@ fn refused_connects_back_off_instead_of_spinning() {
 fn connections_recover_once_the_server_is_back() {
     // The server appears 400 ms into the run: every connection in back-off finds it within
     // its capped wait (100 ms) and then runs normally.
-    let addr = closed_port();
-    let url = format!("http://{addr}/");
+    let port = ReservedPort::new();
+    let url = format!("http://{}/", port.addr);
     let server = std::thread::scope(|scope| {
         let starter = scope.spawn(|| {
             std::thread::sleep(Duration::from_millis(400));
-            TestServer::start_at(
-                addr,
-                Behavior::Fixed {
-                    status: 200,
-                    body: "ok",
-                },
-            )
+            port.listen(Behavior::Fixed {
+                status: 200,
+                body: "ok",
+            })
         });
         let r = load(&["-d", "1s", "-c", "4", "-t", "1", &url]);
         assert!(
