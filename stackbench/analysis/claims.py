@@ -15,6 +15,7 @@ lies on one side of its bound. With one repetition the median alone decides. The
 each test kind is documented in suites/claims/README.md.
 """
 
+import dataclasses
 import enum
 import math
 import random
@@ -38,7 +39,7 @@ from stackbench.config.claims import (
     ThresholdTest,
     metric_unit,
     order_groups,
-    test_stacks,
+    stacks_read,
 )
 from stackbench.config.plan import Plan
 from stackbench.config.status import StackEntry
@@ -170,7 +171,7 @@ def _unmet(claim: Claim, facts: Facts) -> Iterable[str]:
     if facts.warmup_s < req.min_warmup_s:
         yield (f"needs at least {req.min_warmup_s:g} s of warm-up so JIT stacks are measured "
                f"warm; this run warms up {facts.warmup_s:g} s")
-    for name in dict.fromkeys((*test_stacks(claim.test), *req.stacks)):
+    for name in dict.fromkeys((*stacks_read(claim.test), *req.stacks)):
         yield from _stack_unmet(name, facts)
     for stack, params in req.params.items():
         yield from _params_unmet(stack, params, facts)
@@ -224,7 +225,8 @@ def _test_unmet(test: Test, facts: Facts) -> Iterable[str]:
             if count is not None and count < lv:
                 yield (f"level {lv:,.0f} of {workload} sends only {count:,} requests, so at "
                        f"most {count:,} of its {lv:,.0f} connections are ever open")
-    if isinstance(test, RatioTest | RatioChangeTest) and not _combos(test, facts):
+    known = all(w in facts.workload_levels for w in _test_workloads(test))
+    if isinstance(test, RatioTest | RatioChangeTest) and known and not _combos(test, facts):
         yield "the workloads this ratio compares share no level in this suite"
     yield from _span_unmet(test, facts)
 
@@ -255,6 +257,8 @@ def _levels_needed(test: Test, facts: Facts) -> dict[str, list[float]]:
                 need(w, lv)
     elif isinstance(test, RatioTest | RatioChangeTest):
         for position in _positions(test):
+            for named in test.workloads or (None,):
+                need(_resolve(position, test, named, None)[1], None)
             for combo_workload, combo_level in _combos(test, facts):
                 _, workload, level, _ = _resolve(position, test, combo_workload, combo_level)
                 need(workload, None if level is None or isinstance(level, str) else level)
@@ -345,12 +349,49 @@ class _Missing:
 @dataclass(frozen=True)
 class _Point:
     values: tuple[float, ...]  # one per repetition
-    label: str
-    unit: str
+    stack: str
+    workload: str
+    where: str                 # "@3,000", "peak @2,000" or "standalone"
+    metric: str
 
     @property
     def value(self) -> float:
         return stats.median(self.values)
+
+    @property
+    def unit(self) -> str:
+        return metric_unit(self.metric)
+
+    @property
+    def label(self) -> str:
+        return f"{self.stack} {self.workload} {self.where}"
+
+
+def pair_label(a: _Point, b: _Point) -> str:
+    """'a / b' naming only what differs: 'node / php on hello @25', 'php hello: @200 / @20'."""
+    same_stack, same_workload = a.stack == b.stack, a.workload == b.workload
+    same_where, same_metric = a.where == b.where, a.metric == b.metric
+    if not same_metric and same_stack and same_workload and same_where:
+        return f"{a.stack} {a.workload} {a.where}: {a.metric} / {b.metric}"
+    if same_workload and same_where:
+        return f"{a.stack} / {b.stack} on {a.workload} {a.where}"
+    if same_stack and same_workload:
+        return f"{a.stack} {a.workload}: {a.where} / {b.where}"
+    if same_stack and same_where:
+        return f"{a.stack} {a.where}: {a.workload} / {b.workload}"
+    return f"{a.label} / {b.label}"
+
+
+def change_label(after: _Point, before: _Point, against: _Point) -> str:
+    """'(node / go) sha256?n=1 → sha256?n=1000 @300': one stack's standing against another
+    from `before` to `after`."""
+    if after.workload == before.workload:
+        move = f"{after.workload} {before.where} → {after.where}"
+    elif after.where == before.where:
+        move = f"{before.workload} → {after.workload} {after.where}"
+    else:
+        move = f"{before.workload} {before.where} → {after.workload} {after.where}"
+    return f"({after.stack} / {against.stack}) {move}"
 
 
 class _Run:
@@ -396,7 +437,8 @@ class _Run:
         if isinstance(case, _Missing):
             return case
         rows = self.rows_at(case, level)
-        label = f"{stack} {workload} @{level:,.0f}"
+        where = f"@{level:,.0f}"
+        label = f"{stack} {workload} {where}"
         if not rows:
             measured = _levels_text(self.level_values(case))
             return _Missing(f"{stack} has no level {level:,.0f} of {workload} (measured: "
@@ -410,7 +452,7 @@ class _Run:
             if isinstance(value, str):
                 return _Missing(f"{label}: {value}")
             values.append(value)
-        return _Point(tuple(values), label, metric_unit(metric))
+        return _Point(tuple(values), stack, workload, where, metric)
 
     def peak(self, stack: str, workload: str, metric: str) -> tuple[float, _Point] | _Missing:
         """The level with the highest median of the metric, over every level of the case."""
@@ -437,7 +479,7 @@ class _Run:
             if isinstance(value, str):
                 return _Missing(f"{stack} standalone {workload}: {value}")
             values.append(value)
-        return _Point(tuple(values), f"{stack} {workload} standalone", metric_unit(metric))
+        return _Point(tuple(values), stack, workload, "standalone", metric)
 
 
 def level_problem(rows: Sequence[LevelRow], failures_are_data: bool) -> str | None:
@@ -654,7 +696,7 @@ def _order(claim: Claim, test: OrderTest, ctx: _Context) -> ClaimResult:
                     for b in lower:
                         if a in points and b in points:
                             _judge_ratio(tally, band, [points[a].values], [points[b].values],
-                                         f"{a} / {b} on {_at(workload, level)}", ctx)
+                                         pair_label(points[a], points[b]), ctx)
     return _conclude(claim, tally, f"every pair is in the stated order ({expectation(test)})")
 
 
@@ -731,18 +773,20 @@ def _ratio(claim: Claim, test: RatioTest | RatioChangeTest, ctx: _Context) -> Cl
     tally = _Tally()
     band = _ratio_band(test.expect, test.threshold, test.article, test.tolerance)
     for w, lv in _combos(test, ctx.facts):
-        samples: list[Sequence[float]] = []
+        points: list[_Point] = []
         for position in _positions(test):
             stack, workload, level, metric = _resolve(position, test, w, lv)
             point = _position_point(ctx.run, stack, workload, level, metric)
             if isinstance(point, _Missing):
                 tally.missing.append(point.reason)
                 break
-            samples.append(point.values)
+            points.append(point)
         else:
-            half = len(samples) // 2
-            _judge_ratio(tally, band, samples[:half], samples[half:],
-                         _ratio_label(test, w, lv), ctx, record=True)
+            half = len(points) // 2
+            label = (pair_label(points[0], points[1]) if isinstance(test, RatioTest)
+                     else change_label(points[0], points[3], points[2]))
+            _judge_ratio(tally, band, [p.values for p in points[:half]],
+                         [p.values for p in points[half:]], label, ctx, record=True)
     return _conclude(claim, tally, f"ours is {_ours_ratio_text(tally)}, "
                                    f"{_band_text(band, _Verdict.HOLDS)} as the claim needs")
 
@@ -756,43 +800,10 @@ def _position_point(run: _Run, stack: str, workload: str, level: float | str | N
         if isinstance(peak, _Missing):
             return peak
         at, point = peak
-        return _Point(point.values, f"{stack} {workload} peak @{at:,.0f}", point.unit)
+        return dataclasses.replace(point, where=f"peak {point.where}")
     if level is None:
         return _Missing(f"{stack} {workload}: no level to read")
     return run.point(stack, workload, float(level), metric)
-
-
-def _ratio_label(test: RatioTest | RatioChangeTest, workload: str | None,
-                 level: float | None) -> str:
-    num, den = test.numerator, test.denominator
-    if isinstance(test, RatioChangeTest):
-        before = _condition_text(test.before, workload, level)
-        after = _condition_text(test.after, workload, level)
-        return f"({num.stack} / {den.stack}) {after} vs {before}"
-    a = _side_text(num, workload, level)
-    b = _side_text(den, workload, level)
-    return f"{a} / {b}"
-
-
-def _side_text(side: Side, workload: str | None, level: float | None) -> str:
-    parts = [side.stack]
-    w = side.workload or workload
-    if w:
-        parts.append(w)
-    lv = side.level if side.level is not None else level
-    if lv == "peak":
-        parts.append("peak")
-    elif lv is not None:
-        parts.append(f"@{lv:,.0f}")
-    if side.metric:
-        parts.append(side.metric)
-    return " ".join(parts)
-
-
-def _condition_text(cond: Condition, workload: str | None, level: float | None) -> str:
-    w = cond.workload or workload or ""
-    lv = cond.level if cond.level is not None else level
-    return (w + (f" @{lv:,.0f}" if lv is not None else "")).strip()
 
 
 def _ours_ratio_text(tally: _Tally) -> str:
@@ -842,29 +853,33 @@ def _value_band_text(band: _Band, unit: str, verdict: _Verdict) -> str:
 
 # --- shape -----------------------------------------------------------------------------------
 def _shape(claim: Claim, test: ShapeTest, ctx: _Context) -> ClaimResult:
-    """Judged on medians (no interval): the spread is max / min over the span's levels."""
+    """Judged on medians (no interval): the spread is largest / smallest over the span's
+    levels, of the median itself (flat) or of the median per connection (proportional)."""
     tally = _Tally()
     limit = 1.0 + test.tolerance
+    per_level = test.expect == "proportional"
     for stack in test.stacks:
         for workload in test.workloads:
             levels = _between(ctx.facts.workload_levels.get(workload, ()), test.from_level,
                               test.to_level)
-            figures = []
+            figures: list[Measured] = []
             for level in levels:
                 point = ctx.run.point(stack, workload, level, test.metric)
                 if isinstance(point, _Missing):
                     tally.missing.append(point.reason)
                     break
-                tally.ours.append(Measured(point.label, point.value, point.unit))
-                figures.append(point.value / level if test.expect == "proportional"
-                               else point.value)
+                figures.append(Measured(point.label + (" per connection" if per_level else ""),
+                                        point.value / level if per_level else point.value,
+                                        point.unit))
             else:
-                spread = _spread(figures)
                 what = f"{stack} {workload} {test.from_level:,.0f}–{test.to_level:,.0f}"
+                spread = _spread([m.value for m in figures if m.value is not None])
                 if spread is None:
                     tally.missing.append(f"{what}: a zero figure, no spread")
                     continue
-                tally.ours.append(Measured(f"{what} spread", spread, "×"))
+                # The two extremes show the spread; every level is in the report's tables.
+                ranked = sorted(figures, key=lambda m: m.value or 0.0)
+                tally.ours += [ranked[0], ranked[-1], Measured(f"{what} spread", spread, "×")]
                 verdict = _Verdict.HOLDS if spread <= limit else _Verdict.FAILS
                 tally.add(verdict, f"{what} spreads {spread:.2f}× (largest / smallest), "
                                    f"{'within' if spread <= limit else 'beyond'} {limit:.2f}×")
@@ -1060,10 +1075,6 @@ def _has_level(levels: Iterable[float], level: float) -> bool:
 
 def _between(levels: Iterable[float], low: float, high: float) -> list[float]:
     return sorted(v for v in levels if low <= v <= high)
-
-
-def _at(workload: str, level: float | None) -> str:
-    return workload if level is None else f"{workload} @{level:,.0f}"
 
 
 def _levels_text(levels: Sequence[float]) -> str:

@@ -352,7 +352,7 @@ def _check_text(where: Path | str, key: str, value: str) -> None:
 
 
 def _check_test(where: str, test: Test) -> None:
-    w = f"{where}: [claim.test] kind '{test_kind(test)}'"
+    w = f"{where}: [claim.test] kind '{kind_of(test)}'"
     _check_metric_scope(w, test)
     if isinstance(test, OrderTest):
         names = [n for entry in test.stacks for n in _group(entry)]
@@ -459,11 +459,11 @@ def order_groups(test: OrderTest) -> tuple[tuple[str, ...], ...]:
     return tuple(_group(e) for e in test.stacks)
 
 
-def test_kind(test: Test) -> str:
+def kind_of(test: Test) -> str:
     return str(type(test).__struct_config__.tag)
 
 
-def test_stacks(test: Test) -> tuple[str, ...]:
+def stacks_read(test: Test) -> tuple[str, ...]:
     """Every stack a test reads, in the order it names them."""
     if isinstance(test, OrderTest):
         names = [n for g in order_groups(test) for n in g]
