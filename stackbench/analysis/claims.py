@@ -47,6 +47,7 @@ from stackbench.store.store import CaseRow, LevelRow, RunData, ScriptRow
 
 SERVER_CORES_TEMPLATE = "{{server_core_count}}"
 ERROR_RATE_FLAG = "invalid: error rate"
+LOADER_BOUND_FLAG = "loader-bound"
 # Metrics for which a level the server failed requests in is data, not a faulty measurement.
 FAILURE_METRICS = frozenset({"errors", "error_rate"})
 
@@ -327,9 +328,20 @@ def evaluate(claims: Iterable[Claim], data: RunData, facts: Facts,
             out.append(ClaimResult(claim, ClaimStatus.UNTESTABLE, expectation(claim.test), (),
                                    _join_reasons(ready.reasons)))
             continue
-        ctx = _Context(run, facts, resamples, seed)
-        out.append(_evaluate_test(claim, ctx))
+        run.loader_bound.clear()
+        result = _evaluate_test(claim, _Context(run, facts, resamples, seed))
+        out.append(_with_caveat(result, sorted(run.loader_bound)))
     return tuple(out)
+
+
+def _with_caveat(result: ClaimResult, loader_bound: list[str]) -> ClaimResult:
+    """A level the loader could not drive harder measured the loader, not the server: the
+    claim keeps its status, and its reason says which figures may be the loader's."""
+    if not loader_bound or result.status is ClaimStatus.UNTESTABLE:
+        return result
+    shown = ", ".join(loader_bound[:3]) + (" …" if len(loader_bound) > 3 else "")
+    why = f"{result.why} (loader-bound, so possibly the loader's limit: {shown})"
+    return dataclasses.replace(result, why=why)
 
 
 def _join_reasons(reasons: Sequence[str]) -> str:
@@ -408,6 +420,7 @@ class _Run:
         self.scripts: dict[tuple[str, str], list[ScriptRow]] = {}
         for s in data.scripts:
             self.scripts.setdefault((s.stack, s.label), []).append(s)
+        self.loader_bound: set[str] = set()  # labels of the levels read for the current claim
 
     def case(self, stack: str, workload: str) -> CaseRow | _Missing:
         case = self.cases.get((stack, workload))
@@ -452,6 +465,8 @@ class _Run:
             if isinstance(value, str):
                 return _Missing(f"{label}: {value}")
             values.append(value)
+        if any(LOADER_BOUND_FLAG in r.flags for r in rows):
+            self.loader_bound.add(label)
         return _Point(tuple(values), stack, workload, where, metric)
 
     def peak(self, stack: str, workload: str, metric: str) -> tuple[float, _Point] | _Missing:

@@ -180,6 +180,16 @@ def test_failed_verification_makes_the_claim_untestable():
     assert result.why == "b failed verification on hello: wrong body"
 
 
+def test_loader_bound_levels_are_named_in_the_reason():
+    run = RunBuilder()
+    run.curve("a", "hello", {25: 300.0}, flags=("loader-bound",))
+    run.curve("b", "hello", {25: 200.0})
+    run.curve("c", "hello", {25: 100.0})
+    result = one(make_claim(ORDER), run)
+    assert result.status is ClaimStatus.CONFIRMED
+    assert result.why.endswith("(loader-bound, so possibly the loader's limit: a hello @25)")
+
+
 # --- ratio -----------------------------------------------------------------------------------
 def ratio_test(expect: str, **kw: Any) -> dict[str, Any]:
     return {"kind": "ratio", "metric": "requests_per_s", "numerator": {"stack": "a"},
