@@ -83,16 +83,20 @@ def can_enter(info: os.stat_result, run_as: RunAs) -> bool:
     return bool(info.st_mode & stat.S_IXOTH)
 
 
-def unreadable(run_as: RunAs, paths: Iterable[Path]) -> list[Path]:
-    """The paths run_as cannot read (directories: read and enter), asked as that user.
+def unreadable(run_as: RunAs, paths: Iterable[Path],
+               executables: Iterable[Path] = ()) -> list[Path]:
+    """The paths run_as cannot read (directories: read and enter) or, for executables, run;
+    asked as that user.
 
     Each check runs `test` as run_as, so permissions, ACLs and every parent directory count
     exactly as they will for the server.
     """
     test = shutil.which("test") or "/usr/bin/test"
+    checks = [(path, ["-r", str(path), "-a", "-x", str(path)] if path.is_dir()
+               else ["-r", str(path)]) for path in paths]
+    checks += [(path, ["-x", str(path)]) for path in executables]
     missing: list[Path] = []
-    for path in paths:
-        condition = ["-r", str(path), "-a", "-x", str(path)] if path.is_dir() else ["-r", str(path)]
+    for path, condition in checks:
         done = subprocess.run([test, *condition], stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               preexec_fn=lambda: drop_to(run_as), timeout=_CHECK_TIMEOUT_S,

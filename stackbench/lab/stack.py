@@ -157,13 +157,17 @@ class StackInstance:
                   FIXTURES_DIR / "random-64k.bin"]
         if Path(v["build_dir"]).exists():
             wanted.append(Path(v["build_dir"]))
-        missing = unreadable(self.run_as, wanted)
+        # What each [[process]] executes (build tools such as cargo are not needed by it).
+        where = f"{self.cfg.manifest.path} [[process]]"
+        programs = {render(proc.command[0], v, where) for proc in self.cfg.manifest.processes}
+        missing = unreadable(self.run_as, wanted,
+                             sorted(Path(p) for p in programs if os.path.isabs(p)))
         if missing:
             raise StackError(
                 f"{self.name}: the stack processes run as user '{self.run_as.name}', which "
-                f"cannot read {', '.join(map(str, missing))}; make the checkout readable by "
+                f"cannot read or run {', '.join(map(str, missing))}; make them readable by "
                 "that user (e.g. chmod o+rx on each parent directory, chmod -R o+rX on the "
-                "checkout)")
+                "checkout) or install the runtime outside root's home")
 
     def start(self) -> None:
         m = self.cfg.manifest
