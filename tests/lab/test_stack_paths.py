@@ -11,10 +11,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from stackbench.config.manifest import Template
+from stackbench.config.manifest import Process, Template
 from stackbench.config.placement import default_placement
 from stackbench.config.status import StackEntry
-from stackbench.errors import EnvironmentProblem, InputError
+from stackbench.errors import EnvironmentProblem, InputError, StackError
 from stackbench.lab import build, fs, privilege
 from stackbench.lab.procs import tree
 from stackbench.lab.stack import StackConfig, StackInstance
@@ -125,3 +125,24 @@ def test_stack_runs_as_the_stack_user_in_a_run_dir_it_owns(refserver: StackEntry
     with StackInstance(_config(refserver, run_dir)) as again:
         again.prepare_run_dir()
         assert not (run_dir / "stale").exists()
+
+
+def test_program_the_stack_user_cannot_run_is_named_before_start(refserver: StackEntry,
+                                                                 scratch: Path) -> None:
+    """e.g. a runtime under root's home (pyenv): say so instead of a bare EACCES."""
+    if _stack_user_or_none() is None:
+        pytest.skip("only root switches to the stack user")
+    closed = fs.private_temp_dir("sb-test-closed-")  # 0700, root's
+    try:
+        program = closed / "server"
+        program.write_text("#!/bin/sh\nexit 0\n")
+        program.chmod(0o755)
+        hidden = dataclasses.replace(refserver.manifest,
+                                     processes=(Process("server", (str(program),)),))
+        instance = StackInstance(_config(StackEntry(hidden, refserver.status),
+                                         scratch / "refserver"))
+        with instance, pytest.raises(StackError, match=f"cannot read or run {program}"):
+            instance.start()
+        assert instance.processes == []
+    finally:
+        fs.remove_temp_dir(closed)
