@@ -148,7 +148,8 @@ class Runner:
             return
         entry = self.inventory[planned.stack]
         cfg = StackConfig(entry.manifest, entry.status, scratch / planned.name,
-                          self.suite.placement.server, planned.params, service_env)
+                          self.suite.placement.server, planned.params, service_env,
+                          run_root=scratch)
         try:
             with StackInstance(cfg) as instance:
                 self.progress.message(f"{planned.name}: building")

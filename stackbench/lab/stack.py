@@ -27,6 +27,9 @@ from stackbench.lab.procs import free_port, spawn, stop, tail, wait_for_tcp, wai
 from stackbench.lab.templating import render
 from stackbench.verify.httpget import get
 
+# Marks a run dir stackbench made, so a later start may empty it without risking user data.
+RUN_DIR_MARKER = ".stackbench-run"
+
 
 @dataclass(frozen=True)
 class StackConfig:
@@ -124,11 +127,17 @@ class StackInstance:
     def prepare_run_dir(self) -> Path:
         """An empty run dir, owned by the stack user, reachable by it; returns it resolved.
 
-        Whatever was there before is removed first (only inside the run root).
+        Whatever was there before is removed first: only inside the run root, and only if it
+        is empty or carries the marker of a run dir stackbench made.
         """
         run_dir, owner = self.cfg.run_dir, self.run_as.owner if self.run_as else None
+        if (run_dir.is_dir() and not run_dir.is_symlink() and any(run_dir.iterdir())
+                and not (run_dir / RUN_DIR_MARKER).is_file()):
+            raise InputError(f"{self.name}: refusing to delete {run_dir}: it is not a run "
+                             "directory stackbench made (choose an empty scratch directory)")
         fs.safe_rmtree(run_dir, self.run_root)
         real = fs.safe_mkdir(run_dir, self.run_root, owner, mode=0o700)
+        fs.write_new_file(real / RUN_DIR_MARKER, real, f"{self.name}\n")
         if self.run_as is not None:
             run_as = self.run_as
             for private in ("home", "tmp"):  # HOME and TMPDIR of the servers

@@ -69,6 +69,22 @@ def test_run_dir_outside_its_run_root_is_refused(refserver: StackEntry, scratch:
     assert not (outside / "run").exists()
 
 
+@pytest.mark.parametrize("absolute", [True, False])
+def test_existing_directory_that_is_not_a_run_dir_is_never_emptied(
+        refserver: StackEntry, scratch: Path, outside: Path, absolute: bool) -> None:
+    """Even without a run root: an absolute name joined onto the scratch dir replaces it."""
+    if absolute:
+        run_dir = scratch / str(outside)  # == outside
+    else:
+        run_dir = scratch / "victim"
+        run_dir.mkdir()
+        (run_dir / "precious.txt").write_text("user data")
+    instance = StackInstance(_config(refserver, run_dir))
+    with instance, pytest.raises(InputError, match="not a run directory stackbench made"):
+        instance.start()
+    assert (run_dir / "precious.txt").read_text() == "user data"
+
+
 def test_symlinked_run_dir_is_neither_emptied_nor_followed(
         refserver: StackEntry, scratch: Path, outside: Path) -> None:
     (scratch / "refserver").symlink_to(outside)
