@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from stackbench.config.plan import build_plan
@@ -38,5 +39,5 @@ def run_doctor(console: Console, suite_path: Path | None = None) -> None:
     stacks.add_column("status")
     for name, entry in load_inventory().items():
         stacks.add_row(name, "[green]available[/]" if entry.status.available
-                       else f"[red]unavailable[/]: {unavailable_reason(entry)}")
+                       else f"[red]unavailable[/]: {escape(unavailable_reason(entry))}")
     console.print(stacks)

@@ -12,6 +12,7 @@ import signal
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -63,7 +64,7 @@ def print_plan(console: Console, plan: Plan) -> None:
     for col in ("stack", "status", "workloads", "levels"):
         table.add_column(col)
     for st in plan.stacks:
-        status = "[green]run[/]" if st.available else f"[red]unavailable[/]: {st.reason}"
+        status = "[green]run[/]" if st.available else f"[red]unavailable[/]: {escape(st.reason)}"
         table.add_row(st.name, status, ", ".join(c.spec.label for c in st.cases),
                       str(sum(len(c.levels) for c in st.cases)))
     console.print(table)

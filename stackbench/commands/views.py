@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from stackbench.config.placement import default_placement
@@ -20,7 +21,10 @@ def print_stacks(console: Console) -> None:
         table.add_column(col, no_wrap=True)
     table.add_column("description / reason", min_width=30)
     for name, entry in load_inventory().items():
-        m = entry.manifest
+        if entry.parsed is None:  # a broken stack.toml: say what to fix, the rest still works
+            table.add_row(name, "[red]invalid[/]", "", "", escape(unavailable_reason(entry)))
+            continue
+        m = entry.parsed
         if entry.status.available:
             table.add_row(name, "[green]available[/]", m.language, m.io_model.value,
                           m.description)

@@ -119,6 +119,11 @@ class Second(Doc, frozen=True):
     errors: int
     p50_us: int
     p99_us: int
+    p90_us: int
+    max_us: int
+    duration_s: float
+    partial: bool  # the last, cut second of a level: never plotted or used as a full one
+    histogram: str  # that second's latencies, HdrHistogram V2 compressed, base64
 
 
 class LoaderCpu(Doc, frozen=True):
