@@ -39,7 +39,7 @@ from stackbench.engine.settings import run_settings
 from stackbench.engine.strategies import fixed_sweep, rate_search
 from stackbench.engine.watch import ExitCheck, stack_exits
 from stackbench.errors import StackbenchError, StackError
-from stackbench.lab import environment
+from stackbench.lab import environment, fs
 from stackbench.lab.script import run_script_with_env
 from stackbench.lab.session import ServiceAccess, Services, running_stack, services_needed
 from stackbench.lab.stack import StackInstance
@@ -229,17 +229,15 @@ class Runner:
 def copy_logs(source: Path, base: Path) -> Path | None:
     """Copy the regular *.log files of `source` to `base`, or to base/start-N when base holds
     the logs of an earlier start already (a restart, a resumed run). Symlinks are skipped: the
-    directories belong to the processes under test."""
+    directories belong to the (unprivileged) processes under test."""
     if not source.is_dir() or source.is_symlink():
         return None
     logs = [p for p in sorted(source.glob("*.log")) if not p.is_symlink() and p.is_file()]
     if not logs:
         return None
     target = free_log_dir(base)
-    target.mkdir(parents=True, exist_ok=True)
-    for path in logs:
-        shutil.copyfile(path, target / path.name, follow_symlinks=False)
-    return target
+    copied = [fs.copy_log(path, target) for path in logs]  # never through a symlink
+    return target if any(copied) else None
 
 
 def free_log_dir(base: Path) -> Path:

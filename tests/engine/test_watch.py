@@ -144,3 +144,22 @@ def test_an_exited_child_is_seen_without_being_reaped():
     three = started("import sys; sys.exit(3)")
     wait_for_zombie(three)
     assert exit_status(three) == 3 and three.wait(timeout=5) == 3
+
+
+def test_a_log_tail_never_follows_a_symlink(tmp_path):
+    """The run dir belongs to the stack user: a server.log replaced by a link to a root-only
+    file must not put that file into the results."""
+    from stackbench.engine.watch import log_tail
+
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$secret\n")
+    log = tmp_path / "server.log"
+    log.symlink_to(secret)
+    assert "secret" not in log_tail(log, 20) and "unreadable" in log_tail(log, 20)
+    log.unlink()
+    log.write_text("".join(f"line {i}\n" for i in range(100)))
+    assert log_tail(log, 3) == "line 97\nline 98\nline 99"
+    assert log_tail(log, 3, max_bytes=16) == "line 98\nline 99"  # only the file's end is read
+    (tmp_path / "empty.log").write_text("")
+    assert log_tail(tmp_path / "empty.log", 3) == "(log is empty)"
+    assert "unreadable" in log_tail(tmp_path / "missing.log", 3)
