@@ -145,9 +145,9 @@ def decide(bars: Sequence[GlanceBar], higher_is_better: bool, what: str
         return None, f"no winner named: {denominator.stack}'s median {what} is 0", cmp
     if cmp.verdict is Verdict.INSUFFICIENT_DATA:
         reps = min(len(best.samples), len(second.samples))
-        return None, (f"no winner named: {best.stack} leads by {ratio} but {reps} "
-                      f"repetition{'' if reps == 1 else 's'} give no interval to judge "
-                      "significance (raise repeat)") + caveat, cmp
+        reps_text = "1 repetition gives" if reps == 1 else f"{reps} repetitions give"
+        return None, (f"no winner named: {best.stack} leads by {ratio} but {reps_text} no "
+                      "interval to judge significance (raise repeat)") + caveat, cmp
     return None, (f"no winner named: inconclusive comparison of {best.stack} and "
                   f"{second.stack} ({ratio}, {ci})") + caveat, cmp
 

@@ -58,15 +58,70 @@ def text(value: Cell, style: str = "") -> Text:
     return Text(value, style=style)
 
 
+SEPARATOR = 2  # between two columns: right padding and the (blank) rule; no outer edge
+
+
+def _plain(cell: Cell) -> str:
+    return cell.plain if isinstance(cell, Text) else cell
+
+
+def _lines(col: Col, cells: Sequence[Cell]) -> list[str]:
+    return [line for c in cells for line in _plain(c).splitlines()] + [col.header]
+
+
+def column_min_width(col: Col, cells: Sequence[Cell]) -> int:
+    """The narrowest this column can be without cutting anything: its longest line when it
+    does not wrap, else its longest word (at least col.min_width)."""
+    lines = _lines(col, cells)
+    if not col.wrap:
+        return max(cell_len(line) for line in lines)
+    words = [w for line in lines for w in line.split()]
+    return max([col.min_width, *(cell_len(w) for w in words)])
+
+
+def column_natural_width(col: Col, cells: Sequence[Cell]) -> int:
+    return max(cell_len(line) for line in _lines(col, cells))
+
+
+def narrowest(cols: Sequence[Col], rows: Sequence[Sequence[Cell]], keep: Sequence[int]) -> int:
+    widths = [column_min_width(cols[i], [row[i] for row in rows]) for i in keep]
+    return sum(widths) + SEPARATOR * (len(widths) - 1)
+
+
+def column_widths(cols: Sequence[Col], rows: Sequence[Sequence[Cell]], keep: Sequence[int],
+                  width: int) -> list[int]:
+    """Every kept column's width, summing (with separators) to at most `width` when possible:
+    natural widths if they fit; else each column at its minimum and the spare room shared
+    among the wrapping columns in proportion to what they lack; else (a very narrow console)
+    the widest columns narrowed first, their words folding. The widths are given to
+    Rich as they are: its own shrinking can render a cell wider than its column, then crop."""
+    mins = [column_min_width(cols[i], [row[i] for row in rows]) for i in keep]
+    naturals = [column_natural_width(cols[i], [row[i] for row in rows]) for i in keep]
+    room = width - SEPARATOR * (len(keep) - 1)
+    if sum(naturals) <= room:
+        return naturals
+    if sum(mins) <= room:
+        spare = room - sum(mins)
+        lacking = [n - m for n, m in zip(naturals, mins, strict=True)]
+        total = sum(lacking) or 1
+        return [m + spare * lack // total for m, lack in zip(mins, lacking, strict=True)]
+    widths = list(mins)
+    while sum(widths) > room and max(widths) > 1:  # narrow the widest first: short columns
+        widths[widths.index(max(widths))] -= 1    # (numbers, names) stay readable
+    return widths
+
+
 def _build(title: str, cols: Sequence[Col], rows: Sequence[Sequence[Cell]],
-           keep: Sequence[int], row_styles: Sequence[str]) -> Table:
+           keep: Sequence[int], row_styles: Sequence[str], widths: Sequence[int]) -> Table:
     table = Table(title=Text(title, style="bold") if title else None, title_justify="left",
                   box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0),
                   header_style="bold")
-    for i in keep:
+    for i, w in zip(keep, widths, strict=True):
         c = cols[i]
-        table.add_column(Text(c.header), justify=c.justify, overflow="fold", no_wrap=not c.wrap,
-                         min_width=c.min_width if c.wrap else None)
+        # A column narrower than its minimum (a very narrow console) must wrap, never crop.
+        no_wrap = not c.wrap and w >= column_min_width(c, [row[i] for row in rows])
+        table.add_column(Text(c.header), justify=c.justify, overflow="fold", no_wrap=no_wrap,
+                         width=w)
     for row, style in zip(rows, row_styles, strict=True):
         table.add_row(*(text(row[i]) for i in keep), style=style or None)
     return table
@@ -76,28 +131,7 @@ def _build(title: str, cols: Sequence[Col], rows: Sequence[Sequence[Cell]],
 class Fitted:
     table: Table
     hidden: list[str]  # headers of the columns dropped to fit
-
-
-SEPARATOR = 2  # between two columns: right padding and the (blank) rule; no outer edge
-
-
-def _plain(cell: Cell) -> str:
-    return cell.plain if isinstance(cell, Text) else cell
-
-
-def column_min_width(col: Col, cells: Sequence[Cell]) -> int:
-    """The narrowest this column can be without cutting anything: its longest line when it
-    does not wrap, else its longest word (at least col.min_width)."""
-    lines = [line for c in cells for line in _plain(c).splitlines()] + [col.header]
-    if not col.wrap:
-        return max(cell_len(line) for line in lines)
-    words = [w for line in lines for w in line.split()]
-    return max([col.min_width, *(cell_len(w) for w in words)])
-
-
-def narrowest(cols: Sequence[Col], rows: Sequence[Sequence[Cell]], keep: Sequence[int]) -> int:
-    widths = [column_min_width(cols[i], [row[i] for row in rows]) for i in keep]
-    return sum(widths) + SEPARATOR * (len(widths) - 1)
+    widths: list[int]  # of the kept columns
 
 
 def fit_table(console: Console, title: str, cols: Sequence[Col], rows: Sequence[Sequence[Cell]],
@@ -112,7 +146,8 @@ def fit_table(console: Console, title: str, cols: Sequence[Col], rows: Sequence[
         _, index = droppable.pop(0)
         keep.remove(index)
         hidden.append(cols[index].header)
-    return Fitted(_build(title, cols, rows, keep, styles), hidden)
+    widths = column_widths(cols, rows, keep, width)
+    return Fitted(_build(title, cols, rows, keep, styles, widths), hidden, widths)
 
 
 def print_table(console: Console, title: str, cols: Sequence[Col],
