@@ -25,6 +25,7 @@ A chart with nothing to show is replaced by one sentence (`Omitted`).
 
 import io
 import math
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,11 @@ import matplotlib
 
 matplotlib.use("Agg")  # before any other matplotlib import: never a display
 
+from hdrh.codec import (  # noqa: E402
+    HdrCookieException,
+    HdrHistogramSettingsException,
+    HdrLengthException,
+)
 from hdrh.histogram import HdrHistogram  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
@@ -342,18 +348,32 @@ def errors_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
 
 
 # --- percentile distribution -----------------------------------------------------------------
+# What a damaged stored histogram raises when decoded: the chart leaves that repetition out.
+UNREADABLE = (ValueError, zlib.error, HdrCookieException, HdrLengthException,
+              HdrHistogramSettingsException)
+
+
+def _highest_trackable(h: HdrHistogram) -> int:
+    return int(h.get_highest_equivalent_value(h.get_value_from_index(h.counts_len - 1)))
+
+
 def merged_histogram(rows: Sequence[LevelRow]) -> HdrHistogram | None:
     """The stored histograms of a level's repetitions, added together (None if none)."""
-    merged = None
+    decoded = []
     for r in rows:
         if not r.histogram or r.completed == 0:
             continue
-        h = HdrHistogram.decode(r.histogram)
-        if merged is None:
-            merged = h
-        else:
-            merged.add(h)
-    return merged if merged is not None and merged.get_total_count() > 0 else None
+        try:
+            decoded.append(HdrHistogram.decode(r.histogram))
+        except UNREADABLE:
+            continue
+    if not decoded:
+        return None
+    decoded.sort(key=_highest_trackable, reverse=True)  # the widest range receives the rest
+    merged = decoded[0]
+    for h in decoded[1:]:
+        merged.add(h)
+    return merged if merged.get_total_count() > 0 else None
 
 
 def distribution(h: HdrHistogram, steps_per_decade: int = 20) -> list[tuple[float, float]]:
@@ -517,9 +537,10 @@ def resources_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
             if any(rss):
                 ax_rss.bar(x, rss, bottom=rss_base, color=palette[role], width=0.7)
                 rss_base = [b + v for b, v in zip(rss_base, rss, strict=True)]
-        labels = [fmt.level(g.level_value) for g in c.aggregates]
+        step = math.ceil(len(x) / MAX_LEVEL_TICKS)  # a sweep of hundreds of levels
+        labels = [fmt.level(g.level_value) for g in c.aggregates][::step]
         for ax in (ax_cpu, ax_rss):
-            ax.set_xticks(x, labels, rotation=45 if len(x) > 6 else 0)
+            ax.set_xticks(x[::step], labels, rotation=45 if len(labels) > 6 else 0)
             ax.grid(axis="x", visible=False)
         ax_cpu.set_title(c.stack, loc="left")
         if i % cols == 0:

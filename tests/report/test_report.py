@@ -345,3 +345,23 @@ def test_script_timings_and_case_notes_are_reported(tmp_path):
     assert "Standalone timing" in md and "2.000 ms" in md and "script exited 1" in md
     assert "stopped early" in md
     assert "Standalone timing" in (out / "report.html").read_text()
+
+
+def test_percentile_distribution_merges_repetitions_and_skips_damaged(store):
+    from stackbench.report.charts import distribution, merged_histogram
+
+    run = store.start_run("h", "s.toml", "", _settings(None), ENV)
+    case = store.add_case(run, "go", "hello", "hello", "/hello", {}, "ok")
+    for rep, hist in enumerate([_histogram({"p50": 1000, "p99": 5000}),
+                                _histogram({"p50": 1000, "p99": 5000}), "HISTFAAA-damaged"]):
+        store.add_level(case, {**_level(0, 10, rep, 100, {"p50": 1000, "p99": 5000},
+                                        ["server"]), "histogram": hist})
+    merged = merged_histogram(store.load_run(run).levels)
+    assert merged.get_total_count() == 200  # 2 × (98 + 2); the damaged one left out
+    points = distribution(merged, steps_per_decade=1)
+    # one request in N is slower: N = 1 (min), 10 (p90), 100 (p99: 4 of 200 took 5 ms),
+    # then the slowest at N = count
+    assert [n for n, _ in points] == [1, 10, 100, 200]
+    fast, slow = (merged.get_highest_equivalent_value(v) for v in (1000, 5000))
+    assert [merged.get_highest_equivalent_value(int(v)) for _, v in points] == \
+        [fast, fast, slow, slow]
