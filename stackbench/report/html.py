@@ -5,6 +5,7 @@ workload filter). The page makes no request: it works offline, from a file or an
 The first screen is the one-line context and the at-a-glance cards (report/glance.py).
 """
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -146,10 +147,24 @@ def _run_wide(a: Analysis) -> list[tuple[str, str, TextTable, str]]:
     return out
 
 
+NUMBER = re.compile(r"^-?[0-9.,]+")
+
+
+def numeric_columns(t: TextTable) -> set[int]:
+    """Columns whose every figure is a number (right-aligned): '–' (not measured) aside."""
+    out = set()
+    for i in range(len(t.header)):
+        cells = [row[i] for row in t.rows if row[i] not in ("", fmt.MISSING)]
+        if cells and all(NUMBER.match(c) for c in cells):
+            out.add(i)
+    return out
+
+
 def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["slug"] = fmt.slug
+    env.globals["numeric_columns"] = numeric_columns
     return env
 
 
