@@ -2,12 +2,13 @@
 
 import datetime
 import sys
+import traceback
 from pathlib import Path
 
 import click
 
 from stackbench import __version__
-from stackbench.errors import InputError, StackbenchError
+from stackbench.errors import ExitCode, InputError, StackbenchError
 from stackbench.report.termtable import make_console
 
 # Replaced by the group callback when --no-color is given. Colour is also off with NO_COLOR
@@ -26,9 +27,10 @@ def _csv(value: str | None) -> list[str] | None:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="stackbench")
+@click.option("--debug", is_flag=True, help="Show the traceback of an error (for bug reports).")
 @click.option("--no-color", is_flag=True,
               help="Plain text without colours (also: NO_COLOR=1, or when not a terminal).")
-def cli(no_color: bool) -> None:
+def cli(debug: bool, no_color: bool) -> None:
     """Benchmark web stacks on your own hardware, honestly."""
     if no_color:
         global console, err_console
@@ -170,19 +172,51 @@ def raise_open_files_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-def main() -> None:
+def one_line(message: str) -> str:
+    """An error in one line: its first line (the cause) and, when a command's output or a log
+    tail follows, that output's last line, which is where servers say why they stopped."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return message.strip()
+    return f"{lines[0]} (last line of its output: {lines[-1]}; --debug shows all)"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: every error ends as one message and a documented exit code (errors.ExitCode).
+
+    `--debug` anywhere on the command line also prints the traceback.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
     raise_open_files_limit()
     try:
-        cli.main(standalone_mode=False)
+        cli.main(args=args, standalone_mode=False)
     except click.exceptions.Abort:
         err_console.print("interrupted")
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except click.ClickException as exc:
         exc.show()
-        sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
+        sys.exit(ExitCode.BAD_INPUT if isinstance(exc, click.UsageError) else exc.exit_code)
     except StackbenchError as exc:
-        err_console.print(f"error: {exc}", style="red", markup=False, highlight=False)
+        if debug:
+            traceback.print_exc()
+        message = str(exc) if debug else one_line(str(exc))
+        err_console.print(f"error: {message}", style="red", markup=False, highlight=False,
+                          soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err_console.print("interrupted; everything started was stopped")
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
+    except OSError as exc:  # a full disk, a vanished directory: the machine, not the input
+        if debug:
+            traceback.print_exc()
+        err_console.print(f"error: {exc}", style="red", markup=False, highlight=False,
+                          soft_wrap=True)
+        sys.exit(ExitCode.ENVIRONMENT)
+    except Exception as exc:  # a bug in stackbench: one line, the traceback on --debug
+        if debug:
+            traceback.print_exc()
+        err_console.print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug and "
+                          "report it)", style="red", markup=False, highlight=False,
+                          soft_wrap=True)
+        sys.exit(ExitCode.INTERNAL)

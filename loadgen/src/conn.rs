@@ -1,6 +1,7 @@
 //! One client connection slot: its socket, the requests assigned to it and a fixed read buffer.
 //! A slot outlives its sockets: with keep-alive off, or after an error, it connects anew.
 
+use crate::backoff::Backoff;
 use crate::check::BodyCheck;
 use crate::config::Expect;
 use crate::http::ResponseParser;
@@ -35,6 +36,9 @@ pub struct Conn {
     pub deadline: Option<Instant>,
     /// Open loop: listed among connections that can take a request.
     pub listed_idle: bool,
+    /// Connect back-off; while `waiting` the slot is in the retry queue and takes no requests.
+    pub backoff: Backoff,
+    pub waiting: bool,
     pub buf: Box<[u8]>,
     pub start: usize,
     pub end: usize,
@@ -52,6 +56,8 @@ impl Conn {
             write_pending: 0,
             deadline: None,
             listed_idle: false,
+            backoff: Backoff::default(),
+            waiting: false,
             buf: vec![0u8; READ_BUFFER].into_boxed_slice(),
             start: 0,
             end: 0,
@@ -60,8 +66,9 @@ impl Conn {
         }
     }
 
+    /// Can take one more request now (not waiting out a connect back-off).
     pub fn has_capacity(&self, pipeline: usize) -> bool {
-        self.inflight.len() < pipeline
+        !self.waiting && self.inflight.len() < pipeline
     }
 
     /// Some bytes of a response are buffered or parsed but the response is not complete.

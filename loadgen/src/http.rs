@@ -35,10 +35,12 @@ const MAX_HEADERS: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Chunk {
-    /// Reading the hex size line; `ext` once a `;` extension started.
+    /// Reading the size line `HEX [BWS] [; ext] CRLF`: `digits` seen so far, `after` once
+    /// whitespace or CR ended the digits, `ext` once a `;` extension started.
     Size {
         value: u64,
         digits: u32,
+        after: bool,
         ext: bool,
     },
     Data(u64),
@@ -173,6 +175,10 @@ impl ResponseParser {
             Err(_) => return Err(ProtocolError("malformed status line or header")),
         };
         let status = response.code.unwrap_or(0);
+        if status < 100 {
+            // Would otherwise pass as an interim 1xx response and be skipped.
+            return Err(ProtocolError("status code below 100"));
+        }
         let http10 = response.version == Some(0);
         let framing = Framing::from_headers(response.headers)?;
         self.head = ResponseHead {
@@ -187,6 +193,7 @@ impl ResponseParser {
             State::Chunked(Chunk::Size {
                 value: 0,
                 digits: 0,
+                after: false,
                 ext: false,
             })
         } else if let Some(len) = framing.length {
@@ -223,9 +230,14 @@ impl ResponseParser {
                     });
                     return Ok((pos, false));
                 }
-                Chunk::Size { value, digits, ext } => {
+                Chunk::Size {
+                    value,
+                    digits,
+                    after,
+                    ext,
+                } => {
                     pos += 1;
-                    chunk_size_step(value, digits, ext, byte)?
+                    chunk_size_step(value, digits, after, ext, byte)?
                 }
                 Chunk::DataEnd { seen_cr } => {
                     pos += 1;
@@ -234,6 +246,7 @@ impl ResponseParser {
                         (b'\n', _) => Chunk::Size {
                             value: 0,
                             digits: 0,
+                            after: false,
                             ext: false,
                         },
                         _ => return Err(ProtocolError("chunk data not followed by CRLF")),
@@ -260,8 +273,16 @@ impl ResponseParser {
     }
 }
 
-/// One byte of a chunk-size line `HEX[;ext]\r\n`.
-fn chunk_size_step(value: u64, digits: u32, ext: bool, byte: u8) -> Result<Chunk, ProtocolError> {
+/// One byte of a chunk-size line `HEX [BWS] [; ext] CRLF` (a bare LF is accepted as CRLF).
+/// Digits after whitespace or CR (`1 2`, `1\r2`) are refused rather than read as `12`; leading
+/// zeros are fine, a size past 2^60 is refused.
+fn chunk_size_step(
+    value: u64,
+    digits: u32,
+    after: bool,
+    ext: bool,
+    byte: u8,
+) -> Result<Chunk, ProtocolError> {
     if byte == b'\n' {
         if digits == 0 {
             return Err(ProtocolError("empty chunk size"));
@@ -272,27 +293,42 @@ fn chunk_size_step(value: u64, digits: u32, ext: bool, byte: u8) -> Result<Chunk
             Chunk::Data(value)
         });
     }
-    if ext || byte == b'\r' || byte == b' ' || byte == b'\t' {
-        return Ok(Chunk::Size { value, digits, ext });
+    let size = |value, digits, after, ext| Chunk::Size {
+        value,
+        digits,
+        after,
+        ext,
+    };
+    if ext {
+        return Ok(size(value, digits, after, ext));
     }
-    if byte == b';' {
-        return Ok(Chunk::Size {
-            value,
-            digits,
-            ext: true,
-        });
+    match byte {
+        b';' if digits > 0 => return Ok(size(value, digits, true, true)),
+        b' ' | b'\t' | b'\r' if digits > 0 => return Ok(size(value, digits, true, false)),
+        _ => {}
     }
     let digit = (byte as char)
         .to_digit(16)
+        .filter(|_| !after)
         .ok_or(ProtocolError("bad chunk size"))?;
-    if digits >= 15 {
+    if value >= 1 << 60 {
         return Err(ProtocolError("chunk size too large"));
     }
-    Ok(Chunk::Size {
-        value: value * 16 + digit as u64,
-        digits: digits + 1,
-        ext,
-    })
+    Ok(size(
+        value * 16 + u64::from(digit),
+        digits + 1,
+        false,
+        false,
+    ))
+}
+
+/// `Content-Length = 1*DIGIT`: no sign, no spaces inside (`str::parse` would take `+5`).
+fn parse_length(text: &str) -> Result<u64, ProtocolError> {
+    let bad = ProtocolError("bad Content-Length");
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad);
+    }
+    text.parse::<u64>().map_err(|_| bad)
 }
 
 /// What the headers say about framing and connection reuse.
@@ -316,9 +352,7 @@ impl Framing {
                     .map_err(|_| ProtocolError("non-ASCII framing header"))
             };
             if name.eq_ignore_ascii_case("content-length") {
-                let len = value()?
-                    .parse::<u64>()
-                    .map_err(|_| ProtocolError("bad Content-Length"))?;
+                let len = parse_length(value()?)?;
                 if framing.length.is_some_and(|old| old != len) {
                     return Err(ProtocolError("conflicting Content-Length headers"));
                 }
@@ -338,41 +372,118 @@ impl Framing {
     }
 }
 
+/// One response as [`replay`] saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replayed {
+    pub status: u16,
+    pub close: bool,
+    pub body: Vec<u8>,
+}
+
+/// What a byte stream parses into, response by response.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Replay {
+    pub responses: Vec<Replayed>,
+    /// The protocol error that ended the stream (the worker closes the connection there).
+    pub error: Option<ProtocolError>,
+    /// Received bytes left unconsumed when the stream ended (a partial head).
+    pub unconsumed: usize,
+    /// The stream ended inside a response (the worker counts a read error).
+    pub truncated: bool,
+}
+
+impl Replay {
+    /// The outcome without what depends on how the bytes were delivered: after an error the
+    /// worker drops the connection, so what had arrived behind the error does not matter.
+    pub fn comparable(mut self) -> Replay {
+        if self.error.is_some() {
+            self.unconsumed = 0;
+            self.truncated = false;
+        }
+        self
+    }
+}
+
+#[derive(Default)]
+struct Collect(Vec<u8>);
+
+impl BodySink for Collect {
+    fn body(&mut self, data: &[u8]) {
+        self.0.extend_from_slice(data);
+    }
+}
+
+/// Feeds `pieces` to a parser the way the worker's read loop does (unconsumed bytes are kept
+/// and offered again with the next piece; after each response the parser is reset), then ends
+/// the stream as a peer close would. For the tests and the fuzz target: unlike the worker it
+/// allocates. Panics when the parser breaks its contract: consuming more than it was given,
+/// or completing a response without consuming a byte.
+pub fn replay<'a>(pieces: impl IntoIterator<Item = &'a [u8]>, head_request: bool) -> Replay {
+    let mut parser = ResponseParser::default();
+    let mut sink = Collect::default();
+    let mut buf: Vec<u8> = Vec::new();
+    let mut out = Replay::default();
+    for piece in pieces {
+        buf.extend_from_slice(piece);
+        while !buf.is_empty() {
+            let step = match parser.advance(&buf, head_request, &mut sink) {
+                Ok(step) => step,
+                Err(e) => {
+                    out.error = Some(e);
+                    out.unconsumed = buf.len();
+                    return out;
+                }
+            };
+            match step {
+                Step::NeedMore { consumed } => {
+                    assert!(
+                        consumed <= buf.len(),
+                        "consumed {consumed} of {}",
+                        buf.len()
+                    );
+                    buf.drain(..consumed);
+                    break;
+                }
+                Step::Done { consumed } => {
+                    assert!(
+                        (1..=buf.len()).contains(&consumed),
+                        "response done after consuming {consumed} of {}",
+                        buf.len()
+                    );
+                    buf.drain(..consumed);
+                    out.responses.push(Replayed {
+                        status: parser.head().status,
+                        close: parser.head().close,
+                        body: std::mem::take(&mut sink.0),
+                    });
+                    parser.reset();
+                }
+            }
+        }
+    }
+    if parser.ends_at_eof() {
+        out.responses.push(Replayed {
+            status: parser.head().status,
+            close: true,
+            body: std::mem::take(&mut sink.0),
+        });
+    } else {
+        out.truncated = !buf.is_empty() || parser.in_body();
+    }
+    out.unconsumed = buf.len();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[derive(Default)]
-    struct Collect(Vec<u8>);
-    impl BodySink for Collect {
-        fn body(&mut self, data: &[u8]) {
-            self.0.extend_from_slice(data);
-        }
-    }
-
     /// Feeds `input` in pieces of `step` bytes, as a socket might deliver it.
     fn parse_in_steps(input: &[u8], step: usize) -> (Vec<(u16, Vec<u8>)>, usize) {
-        let mut parser = ResponseParser::default();
-        let mut buf = Vec::new();
-        let mut out = Vec::new();
-        let mut sink = Collect::default();
-        for piece in input.chunks(step) {
-            buf.extend_from_slice(piece);
-            loop {
-                match parser.advance(&buf, false, &mut sink).unwrap() {
-                    Step::NeedMore { consumed } => {
-                        buf.drain(..consumed);
-                        break;
-                    }
-                    Step::Done { consumed } => {
-                        buf.drain(..consumed);
-                        out.push((parser.head().status, std::mem::take(&mut sink.0)));
-                        parser.reset();
-                    }
-                }
-            }
-        }
-        (out, buf.len())
+        let out = replay(input.chunks(step), false);
+        assert_eq!(out.error, None);
+        let responses = out.responses.into_iter().map(|r| (r.status, r.body));
+        (responses.collect(), out.unconsumed)
     }
 
     #[test]
@@ -441,6 +552,64 @@ mod tests {
             let mut p = ResponseParser::default();
             assert!(p.advance(input, false, &mut ()).is_err(), "{input:?}");
         }
+    }
+
+    #[test]
+    fn chunk_size_lines_follow_the_grammar() {
+        let chunked = |size_line: &str| {
+            let input = format!(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{size_line}\r\nHello\r\n0\r\n\r\n"
+            );
+            replay([input.as_bytes()], false)
+        };
+        for good in [
+            "5",
+            "005",
+            "5 ",
+            "5;a=b c",
+            "5 ; a",
+            "0000000000000000000005",
+        ] {
+            let out = chunked(good);
+            assert_eq!(out.error, None, "{good:?}");
+            assert_eq!(out.responses[0].body, b"Hello", "{good:?}");
+        }
+        for bad in ["", " 5", "1 2", "1\r2", "5x", ";5", "10000000000000000"] {
+            assert!(chunked(bad).error.is_some(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn content_length_is_digits_only_and_status_at_least_100() {
+        for bad in [
+            "HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello",
+            "HTTP/1.1 200 OK\r\nContent-Length: 5 5\r\n\r\nhello",
+            "HTTP/1.1 200 OK\r\nContent-Length:\r\n\r\n",
+            "HTTP/1.1 000 OK\r\n\r\n",
+        ] {
+            let out = replay([bad.as_bytes()], false);
+            assert!(out.error.is_some(), "{bad:?}: {out:?}");
+        }
+        let ok = replay(
+            [&b"HTTP/1.1 200 OK\r\nContent-Length:  5 \r\n\r\nhello"[..]],
+            false,
+        );
+        assert_eq!(ok.responses[0].body, b"hello");
+    }
+
+    #[test]
+    fn replay_reports_truncation_and_until_close_bodies() {
+        let cut = replay(
+            [&b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhel"[..]],
+            false,
+        );
+        assert!(cut.truncated && cut.responses.is_empty());
+        let partial_head = replay([&b"HTTP/1.1 200 OK\r\nContent-"[..]], false);
+        assert!(partial_head.truncated);
+        assert_eq!(partial_head.unconsumed, 25);
+        let until_close = replay([&b"HTTP/1.1 200 OK\r\n\r\nab"[..], b"cd"], false);
+        assert!(!until_close.truncated);
+        assert_eq!(until_close.responses[0].body, b"abcd");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! event loop per thread (each owning `conn` slots, the `http` parser, `check`s and a
 //! `recorder`), following a shared `schedule` in open loop; `report` prints the result.
 
+pub mod backoff;
 pub mod check;
 pub mod cli;
 pub mod config;

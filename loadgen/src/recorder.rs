@@ -1,6 +1,12 @@
 //! Per-thread recording: HdrHistograms plus counters plus a per-second series. Nothing is kept
 //! per request; each thread's recorder is merged once at the end.
 //!
+//! The per-second series: each thread records the current second into one histogram, which it
+//! snapshots as sparse (value, count) pairs and resets when the next second starts (one small
+//! allocation per second, none per request). At the end the snapshots of all threads are merged
+//! second by second into full histograms (one reused), whose percentiles and encoding go into
+//! the series; merging those histograms over any window gives that window's exact percentiles.
+//!
 //! A request belongs to the recorded phase when its start (closed loop) or intended send time
 //! (open loop) is at or after `record_start`, so warm-up requests are never counted, even when
 //! they complete later.
@@ -61,14 +67,21 @@ struct SecondSample {
     values: Vec<(u64, u64)>,
 }
 
-/// One point of the merged per-second time series (`t_s` counts from 1).
+/// One point of the merged per-second time series (`t_s` counts from 1). Second `t_s` covers
+/// `[t_s - 1, t_s)` seconds after the start of the recorded phase, by completion time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SeriesPoint {
     pub t_s: u64,
     pub completed: u64,
     pub errors: u64,
     pub p50_us: u64,
+    pub p90_us: u64,
     pub p99_us: u64,
+    pub max_us: u64,
+    /// How much of this second lies in the recorded phase: 1 s except for the last one.
+    pub duration: Duration,
+    /// The run ended inside this second: never plot it or use it as a full second.
+    pub partial: bool,
 }
 
 struct Series {
@@ -270,16 +283,31 @@ impl Recorded {
         total
     }
 
-    /// The per-second series from second 1 to the last second with any event, gaps filled with zeros.
-    pub fn series(&self, highest_us: u64) -> Vec<SeriesPoint> {
-        let last = self.seconds.iter().map(|s| s.index).max();
-        let Some(last) = last else { return Vec::new() };
+    /// The per-second series of a recorded phase that lasted `duration`: every second it
+    /// touched (quiet ones included, so a stall at the end shows), the last one marked partial.
+    pub fn series(&self, highest_us: u64, duration: Duration) -> Vec<SeriesPoint> {
+        self.each_second(highest_us, duration, |point, _| point)
+    }
+
+    /// Calls `each` with every second's point and its merged latency histogram, in order. One
+    /// histogram is reused for all seconds: nothing of that size is kept per second.
+    pub fn each_second<T>(
+        &self,
+        highest_us: u64,
+        duration: Duration,
+        mut each: impl FnMut(SeriesPoint, &Histogram<u64>) -> T,
+    ) -> Vec<T> {
+        let touched = duration.as_secs() + u64::from(duration.subsec_nanos() > 0);
+        let last_event = self.seconds.iter().map(|s| s.index + 1).max().unwrap_or(0);
+        let mut samples: Vec<&SecondSample> = self.seconds.iter().collect();
+        samples.sort_by_key(|s| s.index);
+        let mut samples = samples.into_iter().peekable();
         let mut hist = new_histogram(highest_us);
-        (0..=last)
+        (0..touched.max(last_event))
             .map(|index| {
                 hist.reset();
                 let (mut completed, mut errors) = (0, 0);
-                for sample in self.seconds.iter().filter(|s| s.index == index) {
+                while let Some(sample) = samples.next_if(|s| s.index == index) {
                     completed += sample.completed;
                     errors += sample.errors;
                     for &(value, count) in &sample.values {
@@ -293,13 +321,21 @@ impl Recorded {
                         hist.value_at_quantile(q)
                     }
                 };
-                SeriesPoint {
+                let covered = duration
+                    .saturating_sub(Duration::from_secs(index))
+                    .min(Duration::from_secs(1));
+                let point = SeriesPoint {
                     t_s: index + 1,
                     completed,
                     errors,
                     p50_us: quantile(0.5),
+                    p90_us: quantile(0.9),
                     p99_us: quantile(0.99),
-                }
+                    max_us: hist.max(),
+                    duration: covered,
+                    partial: covered < Duration::from_secs(1),
+                };
+                each(point, &hist)
             })
             .collect()
     }
@@ -338,15 +374,75 @@ mod tests {
         a.completed(start + ms(2000), start + ms(2100), None);
         b.failed(start + ms(2000), start + ms(2500), ErrorClass::Read);
         let merged = Recorded::merge(vec![a.finish(), b.finish()], 1_000_000);
-        let series = merged.series(1_000_000);
+        let series = merged.series(1_000_000, ms(2600));
         assert_eq!(series.len(), 3);
         assert_eq!(
             (series[0].t_s, series[0].completed, series[0].errors),
             (1, 2, 0)
         );
         assert_eq!(series[0].p99_us, merged.latency.highest_equivalent(30_000));
+        assert_eq!(series[0].max_us, merged.latency.highest_equivalent(30_000));
+        assert_eq!(series[0].p50_us, merged.latency.highest_equivalent(10_000));
         assert_eq!((series[1].completed, series[1].p50_us), (0, 0));
         assert_eq!((series[2].completed, series[2].errors), (1, 1));
         assert_eq!(merged.latency.len(), 3);
+        let full: Vec<(bool, Duration)> = series.iter().map(|p| (p.partial, p.duration)).collect();
+        assert_eq!(
+            full,
+            [
+                (false, ms(1000)),
+                (false, ms(1000)),
+                (true, ms(600)) // the run ended 0.6 s into its third second
+            ]
+        );
+    }
+
+    #[test]
+    fn series_covers_every_second_of_the_run_even_quiet_ones() {
+        let start = Instant::now();
+        let ms = Duration::from_millis;
+        let mut r = Recorder::new(start, 1_000_000);
+        r.completed(start, start + ms(100), None);
+        let series = r.finish().series(1_000_000, ms(4000));
+        let completed: Vec<u64> = series.iter().map(|p| p.completed).collect();
+        assert_eq!(completed, [1, 0, 0, 0], "a stall until the end still shows");
+        assert!(
+            series.iter().all(|p| !p.partial),
+            "exactly 4 s: no partial second"
+        );
+        let empty = Recorder::new(start, 1_000_000).finish();
+        let series = empty.series(1_000_000, ms(1500));
+        assert_eq!(series.len(), 2);
+        assert!(series[1].partial && series[1].duration == ms(500));
+    }
+
+    #[test]
+    fn per_second_histograms_merge_into_the_total() {
+        let start = Instant::now();
+        let us = Duration::from_micros;
+        let mut threads: Vec<Recorder> = (0..2).map(|_| Recorder::new(start, 1_000_000)).collect();
+        // 3 s of completions with latencies that differ by thread and second.
+        for i in 0..3000u64 {
+            let thread = &mut threads[(i % 2) as usize];
+            let done = start + us(i * 1000 + 500);
+            let latency = us(50 + (i * 37) % 5000 + (i / 1000) * 10_000);
+            thread.completed(done - latency.min(us(i * 1000 + 500)), done, None);
+        }
+        let merged = Recorded::merge(
+            threads.into_iter().map(Recorder::finish).collect(),
+            1_000_000,
+        );
+        let mut sum = new_histogram(1_000_000);
+        let counts = merged.each_second(1_000_000, us(3_000_100), |point, hist| {
+            sum.add(hist).unwrap();
+            assert_eq!(hist.len(), point.completed);
+            assert_eq!(point.p90_us, hist.value_at_quantile(0.9));
+            point.completed
+        });
+        assert_eq!(counts, [1000, 1000, 1000, 0]);
+        assert_eq!(
+            sum, merged.latency,
+            "the seconds hold exactly the total's recordings"
+        );
     }
 }

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
 
-pub const SCHEMA: &str = "stackbench-load/1";
+pub const SCHEMA: &str = "stackbench-load/2";
 pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 
 #[derive(Serialize)]
@@ -143,13 +143,21 @@ struct HistogramJson {
     data: String,
 }
 
+/// One second of the series. `histogram` is that second's latency histogram in the encoding
+/// and bounds of the document's `histogram`; schema 2 added it, p90/max, `duration_s` and
+/// `partial`.
 #[derive(Serialize)]
 struct SeriesJson {
     t_s: u64,
     completed: u64,
     errors: u64,
     p50_us: u64,
+    p90_us: u64,
     p99_us: u64,
+    max_us: u64,
+    duration_s: f64,
+    partial: bool,
+    histogram: String,
 }
 
 #[derive(Serialize)]
@@ -266,20 +274,24 @@ fn open_loop_json(r: &RunResult) -> Option<OpenLoopJson> {
     })
 }
 
-fn series_json(points: Vec<SeriesPoint>) -> Vec<SeriesJson> {
-    points
-        .into_iter()
-        .map(|p| SeriesJson {
+fn series_json(r: &RunResult) -> Vec<SeriesJson> {
+    let highest = r.config.histogram_highest_us();
+    r.recorded
+        .each_second(highest, r.duration, |p: SeriesPoint, hist| SeriesJson {
             t_s: p.t_s,
             completed: p.completed,
             errors: p.errors,
             p50_us: p.p50_us,
+            p90_us: p.p90_us,
             p99_us: p.p99_us,
+            max_us: p.max_us,
+            duration_s: p.duration.as_secs_f64(),
+            partial: p.partial,
+            histogram: encode_histogram(hist),
         })
-        .collect()
 }
 
-/// The JSON document (schema `stackbench-load/1`).
+/// The JSON document (schema `stackbench-load/2`).
 pub fn json(r: &RunResult) -> Value {
     let rec = &r.recorded;
     let secs = r.duration.as_secs_f64();
@@ -322,7 +334,7 @@ pub fn json(r: &RunResult) -> Value {
             significant_digits: SIGNIFICANT_DIGITS,
             data: encode_histogram(&rec.latency),
         },
-        timeseries: series_json(rec.series(highest)),
+        timeseries: series_json(r),
         loader_cpu: CpuJson {
             user_s: r.cpu.user.as_secs_f64(),
             sys_s: r.cpu.sys.as_secs_f64(),

@@ -2,6 +2,7 @@
 //! schedule/timeouts, and the per-connection state machine
 //! (idle → connecting → open → reading responses → reuse, reconnect or fail).
 
+use crate::backoff::RetryQueue;
 use crate::config::{Config, KeepAlive};
 use crate::conn::{Conn, Phase};
 use crate::errors::{classify_connect, classify_read, classify_write, ErrorClass};
@@ -37,6 +38,11 @@ impl Budget {
     }
 
     /// Takes up to `wanted` requests; returns how many were granted.
+    /// Every request of the budget was handed out.
+    fn spent(&self) -> bool {
+        self.0.load(Ordering::Acquire) == 0
+    }
+
     fn take(&self, wanted: u64) -> u64 {
         let mut granted = 0;
         let _ = self
@@ -118,6 +124,8 @@ pub struct Worker {
     /// Connections that failed and need a refill (closed loop) or to be offered again (open loop).
     deferred: Vec<usize>,
     deferred_spare: Vec<usize>,
+    /// Connections waiting out a connect back-off.
+    retry: RetryQueue,
     inflight_total: usize,
     record_start: Instant,
     end: Option<Instant>,
@@ -165,6 +173,7 @@ impl Worker {
             mode,
             deferred,
             deferred_spare: Vec::new(),
+            retry: RetryQueue::with_capacity(plan.connections),
             inflight_total: 0,
             record_start: plan.record_start,
             end: plan.end,
@@ -191,6 +200,7 @@ impl Worker {
                 self.next_scan = now + self.scan_every;
             }
             self.service_deferred(now);
+            self.service_retries(now);
             self.dispatch(now);
             let wake = self.next_wake(now);
             self.timer.arm(wake, now)?;
@@ -250,9 +260,12 @@ impl Worker {
 
     fn finished(&self, now: Instant) -> bool {
         match &self.mode {
-            Loop::Closed { exhausted, .. } => {
+            Loop::Closed { exhausted, budget } => {
+                // A spent budget ends the thread even while some of its connections wait out a
+                // connect back-off: they would claim nothing when they woke.
+                let spent = *exhausted || budget.as_ref().is_some_and(|b| b.spent());
                 self.end.is_some_and(|end| now >= end)
-                    || (*exhausted && self.inflight_total == 0 && self.deferred.is_empty())
+                    || (spent && self.inflight_total == 0 && self.deferred.is_empty())
             }
             Loop::Open { .. } => {
                 // After the schedule ends, wait (at most one timeout) for answers still in flight,
@@ -270,6 +283,9 @@ impl Worker {
                 wake = t;
             }
         };
+        if let Some(t) = self.retry.next_time() {
+            consider(t);
+        }
         if let Some(end) = self.end {
             consider(end);
             if matches!(self.mode, Loop::Open { .. }) {
@@ -302,6 +318,15 @@ impl Worker {
         self.deferred_spare = batch; // keeps its capacity: no allocation per pass
     }
 
+    /// Connections whose connect back-off is over take work again; one that fails at once is
+    /// queued again with a later time, so this cannot spin.
+    fn service_retries(&mut self, now: Instant) {
+        while let Some(index) = self.retry.pop_due(now) {
+            self.conns[index].waiting = false;
+            self.after_free(index, now);
+        }
+    }
+
     /// A connection can take work again.
     fn after_free(&mut self, index: usize, now: Instant) {
         match &mut self.mode {
@@ -319,7 +344,7 @@ impl Worker {
     /// Closed loop: keep the connection's pipeline full while the budget lasts.
     fn refill(&mut self, index: usize, now: Instant) {
         let wanted = (self.cfg.pipeline - self.conns[index].inflight.len()) as u64;
-        if wanted == 0 {
+        if wanted == 0 || self.conns[index].waiting {
             return;
         }
         let granted = self.claim(wanted, now);
@@ -458,6 +483,7 @@ impl Worker {
         }
         let _ = stream.set_nodelay(true);
         conn.phase = Phase::Open;
+        conn.backoff.on_success();
         // Closed loop with keep-alive: like wrk, a request's latency starts when it can be
         // written; the one-off connect is reported separately. Without keep-alive (and in
         // the open loop) the connect stays part of the latency.
@@ -629,9 +655,12 @@ impl Worker {
         }
     }
 
-    /// Every request on the connection failed with `class`; the socket is replaced.
+    /// Every request on the connection failed with `class`; the socket is replaced, after a
+    /// back-off when the failure was the connect itself (refused, unreachable, out of ports or
+    /// file descriptors, or timed out before the connection was established).
     fn fail(&mut self, index: usize, class: ErrorClass, now: Instant) {
         let conn = &mut self.conns[index];
+        let connect_failed = conn.phase != Phase::Open;
         let failed = conn.inflight.len();
         for start in conn.inflight.drain(..) {
             self.rec.failed(start, now, class);
@@ -639,7 +668,15 @@ impl Worker {
         self.inflight_total -= failed;
         conn.deadline = None;
         self.close(index);
-        self.deferred.push(index);
+        let conn = &mut self.conns[index];
+        if !connect_failed {
+            self.deferred.push(index);
+        } else if !conn.waiting {
+            conn.waiting = true;
+            // From the present, not the pass's `now`: a long pass must not eat the wait.
+            let delay = conn.backoff.on_failure();
+            self.retry.push(Instant::now() + delay, index);
+        }
     }
 
     fn close(&mut self, index: usize) {

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{closed_port, Behavior, TestServer};
+use common::{closed_port, Behavior, ReservedPort, TestServer};
 use stackbench_load::cli::config_from_args;
 use stackbench_load::errors::ErrorClass;
 use stackbench_load::report::{self, Stats};
@@ -183,6 +183,60 @@ fn refused_connections_are_counted() {
 }
 
 #[test]
+fn refused_connects_back_off_instead_of_spinning() {
+    // A busy loop makes tens of thousands of connect attempts per second against a refused
+    // port; with the back-off (1 ms doubling to 100 ms per connection) each of the 4
+    // connections makes about 8 attempts in its first 130 ms and then 10 per second.
+    let url = format!("http://{}/", closed_port());
+    let r = load(&["-d", "1s", "-c", "4", "-t", "1", &url]);
+    let attempts = errors(&r, ErrorClass::Refused);
+    assert!(
+        (20..200).contains(&attempts),
+        "4 connections backing off for 1 s made {attempts} attempts"
+    );
+    assert_eq!(
+        r.recorded.errors.total(),
+        attempts,
+        "all counted as refused"
+    );
+    assert!(
+        r.duration < Duration::from_secs(2),
+        "-d still bounds the run: {:?}",
+        r.duration
+    );
+}
+
+#[test]
+fn connections_recover_once_the_server_is_back() {
+    // The server appears 400 ms into the run: every connection in back-off finds it within
+    // its capped wait (100 ms) and then runs normally.
+    let port = ReservedPort::new();
+    let url = format!("http://{}/", port.addr);
+    let server = std::thread::scope(|scope| {
+        let starter = scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(400));
+            port.listen(Behavior::Fixed {
+                status: 200,
+                body: "ok",
+            })
+        });
+        let r = load(&["-d", "1s", "-c", "4", "-t", "1", &url]);
+        assert!(
+            errors(&r, ErrorClass::Refused) > 0,
+            "the port refused first"
+        );
+        assert_eq!(r.recorded.errors.total(), errors(&r, ErrorClass::Refused));
+        assert!(
+            r.recorded.counts.completed > 20,
+            "completed {} after the server came back",
+            r.recorded.counts.completed
+        );
+        starter.join().unwrap()
+    });
+    assert_eq!(server.accepts(), 4, "one keep-alive connection per slot");
+}
+
+#[test]
 fn close_mid_response_is_a_read_error() {
     let server = TestServer::start(Behavior::CloseMidResponse);
     let r = load(&["-n", "50", "-c", "2", &server.url("/")]);
@@ -327,7 +381,7 @@ fn json_document_has_the_contract_fields() {
         &server.url("/"),
     ]);
     let doc = report::json(&r);
-    assert_eq!(doc["schema"], "stackbench-load/1");
+    assert_eq!(doc["schema"], "stackbench-load/2");
     assert_eq!(doc["config"]["mode"], "closed");
     assert_eq!(doc["config"]["keepalive"], "on");
     assert_eq!(doc["config"]["expect"]["status"], 200);
@@ -343,6 +397,48 @@ fn json_document_has_the_contract_fields() {
     assert_eq!(doc["limits"]["connections_opened"], 3);
     assert!(doc["loader_cpu"]["user_s"].as_f64().is_some());
     assert!(report::human(&r).contains("Requests/sec:"));
+}
+
+#[test]
+fn timeseries_has_per_second_latency_and_marks_the_partial_last_second() {
+    let server = hello();
+    let r = load(&["-d", "1500ms", "-c", "2", "-t", "1", &server.url("/")]);
+    let doc = report::json(&r);
+    let series = doc["timeseries"].as_array().unwrap();
+    // 1.5 s touch two seconds; a loaded machine may stop the threads a little late.
+    let seconds = r.duration.as_secs_f64();
+    assert_eq!(series.len(), seconds.ceil() as usize, "{seconds} s");
+    let (last, full) = series.split_last().unwrap();
+    for point in full {
+        assert_eq!(point["partial"], false);
+        assert_eq!(point["duration_s"].as_f64(), Some(1.0));
+    }
+    assert_eq!(last["partial"], true);
+    let tail = last["duration_s"].as_f64().unwrap();
+    assert!(
+        (tail - seconds.fract()).abs() < 1e-6,
+        "the last second lasted {tail} s"
+    );
+    let completed: u64 = series
+        .iter()
+        .map(|p| p["completed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(completed, r.recorded.counts.completed);
+    assert!(series[0]["completed"].as_u64().unwrap() > 0);
+    for point in series.iter().filter(|p| p["completed"].as_u64() > Some(0)) {
+        let (p50, p90) = (
+            point["p50_us"].as_u64().unwrap(),
+            point["p90_us"].as_u64().unwrap(),
+        );
+        let (p99, max) = (
+            point["p99_us"].as_u64().unwrap(),
+            point["max_us"].as_u64().unwrap(),
+        );
+        assert!(0 < p50 && p50 <= p90 && p90 <= p99 && p99 <= max, "{point}");
+    }
+    assert!(series
+        .iter()
+        .all(|p| p["histogram"].as_str().unwrap().starts_with("HISTF")));
 }
 
 #[test]

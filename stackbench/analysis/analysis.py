@@ -8,6 +8,8 @@ an invalid level (too many errors) is shown but not ranked either.
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from stackbench.analysis import stats
 from stackbench.analysis.stats import Breakpoint, Comparison, Estimate, LevelAggregate
 from stackbench.config.suite import Slo
@@ -88,7 +90,7 @@ class Analysis:
 
 def analyse(data: RunData, resamples: int = stats.DEFAULT_RESAMPLES,
             seed: int = stats.DEFAULT_SEED) -> Analysis:
-    settings = data.run.settings
+    settings: dict[str, Any] = msgspec.to_builtins(data.run.settings)
     slo = stats.slo_from_settings(settings.get("slo"))
     failures = _verification_failures(data.verifications)
     labels = list(dict.fromkeys(c.label for c in data.cases))

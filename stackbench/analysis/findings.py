@@ -4,6 +4,7 @@ Every claim carries its interval; without one (a single repetition) the text say
 of declaring a winner.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from stackbench.analysis import fmt
@@ -14,7 +15,13 @@ from stackbench.analysis.analysis import (
     RankEntry,
     WorkloadView,
 )
-from stackbench.analysis.stats import NO_COMPLETED, Comparison, Verdict, percentile_key
+from stackbench.analysis.stats import (
+    NO_COMPLETED,
+    Comparison,
+    LevelAggregate,
+    Verdict,
+    percentile_key,
+)
 
 WARNING_WHY = {
     "loader-bound": "the loader, not the server, was saturated: the server's capacity is higher "
@@ -132,7 +139,7 @@ def _slo_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
     return out
 
 
-def _levels_with(c: CaseView, predicate) -> list[str]:
+def _levels_with(c: CaseView, predicate: Callable[[LevelAggregate], bool]) -> list[str]:
     return [fmt.level(g.level_value) for g in c.aggregates if predicate(g)]
 
 
@@ -140,7 +147,7 @@ def _warning_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
     out = []
     for c in w.cases:
         for flag, why in WARNING_WHY.items():
-            hits = _levels_with(c, lambda g, f=flag: f in g.flags)
+            hits = [fmt.level(g.level_value) for g in c.aggregates if flag in g.flags]
             if hits:
                 out.append(Finding("warn", w.label, f"{c.stack}: {flag} at level(s) "
                                    f"{', '.join(hits)} — {why}"))

@@ -2,6 +2,7 @@
 
 import math
 import re
+from collections.abc import Callable
 
 from stackbench.analysis.stats import Estimate
 
@@ -51,13 +52,14 @@ def level(value: float) -> str:
     return f"{value:g}"
 
 
-def estimate(est: Estimate | None, fmt=rate) -> str:
+def estimate(est: Estimate | None, fmt: Callable[[float], str] = rate) -> str:
     """'45,123 [44,900–45,400]' or just the median when there is no interval."""
     if est is None:
         return MISSING
-    if not est.has_interval or est.low == est.high == est.value:
+    low, high = est.low, est.high
+    if low is None or high is None or low == high == est.value:
         return fmt(est.value)
-    return f"{fmt(est.value)} [{fmt(est.low)}–{fmt(est.high)}]"
+    return f"{fmt(est.value)} [{fmt(low)}–{fmt(high)}]"
 
 
 def ratio(value: float | None) -> str:

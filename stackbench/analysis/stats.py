@@ -12,6 +12,8 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import msgspec
+
 from stackbench.config.loadspec import error_rate  # noqa: F401 - part of the stats API
 from stackbench.config.suite import Slo
 from stackbench.store.store import LevelRow
@@ -214,10 +216,7 @@ def slo_from_settings(value: Mapping[str, float] | None) -> Slo | None:
     """The run's settings store the SLO as a JSON dict (or null)."""
     if not value:
         return None
-    return Slo(percentile=float(value.get("percentile", 99.0)),
-               latency_ms=float(value.get("latency_ms", 3000.0)),
-               max_error_rate=float(value.get("max_error_rate", 0.01)),
-               stop_after_failures=int(value.get("stop_after_failures", 0)))
+    return msgspec.convert(value, Slo)  # missing keys take Slo's own defaults
 
 
 def evaluate_slo(latency_us: Mapping[str, float], error_rate: float, slo: Slo) -> SloOutcome:

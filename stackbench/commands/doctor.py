@@ -47,7 +47,8 @@ def run_doctor(console: Console, suite_path: Path | None = None) -> None:
     stacks: list[list[Cell]] = []
     for name, entry in load_inventory().items():
         status = (Text("available", style="green") if entry.status.available
-                  else Text.assemble(("unavailable", "red"), f": {unavailable_reason(entry)}"))
+                  else Text.assemble((entry.status.availability.value, "red"),
+                                     f": {unavailable_reason(entry)}"))
         stacks.append([name, status])
     print_table(console, "stacks", [Col("stack"), Col("status", wrap=True, min_width=30)],
                 stacks)

@@ -8,9 +8,11 @@ from rich.text import Text
 
 from stackbench.config.placement import default_placement
 from stackbench.config.status import unavailable_reason
-from stackbench.config.workloads import CATALOG
+from stackbench.config.workloads import CATALOG, parse_spec
 from stackbench.errors import InputError
 from stackbench.lab.inventory import load_inventory
+from stackbench.lab.script import run_script
+from stackbench.lab.session import verify_stack
 from stackbench.report.terminal import RunFilter, filter_run, print_run, print_runs
 from stackbench.report.termtable import Cell, Col, print_table
 
@@ -20,7 +22,11 @@ def print_stacks(console: Console) -> None:
     to the description or the reason a stack is unavailable, which is never cut."""
     rows: list[list[Cell]] = []
     for name, entry in load_inventory().items():
-        m = entry.manifest
+        if entry.parsed is None:  # a broken stack.toml: say what to fix, the rest still works
+            rows.append([name, Text("invalid", style="red"), "", "",
+                         unavailable_reason(entry)])
+            continue
+        m = entry.parsed
         if entry.status.available:
             rows.append([name, Text("available", style="green"), m.language, m.io_model.value,
                          m.description])
@@ -56,8 +62,6 @@ def _parse_params(params: tuple[str, ...]) -> dict[str, str]:
 
 def run_verify(console: Console, stack: str, workloads: list[str] | None,
                params: tuple[str, ...]) -> bool:
-    from stackbench.lab.checkstack import verify_stack
-
     entry = load_inventory([stack])[stack]
     outcomes = verify_stack(entry, default_placement(), workloads, _parse_params(params))
     table = Table(title=f"verification of {stack}")
@@ -104,9 +108,6 @@ def write_report_files(console: Console, run_id: str, out: Path | None,
 
 def run_script_timing(console: Console, stack: str, workload: str, query: str | None,
                       iterations: int, params: tuple[str, ...]) -> bool:
-    from stackbench.config.workloads import parse_spec
-    from stackbench.lab.script import run_script
-
     spec = parse_spec(f"{workload}?{query}" if query else workload, "WORKLOAD")
     entry = load_inventory([stack])[stack]
     t = run_script(entry, spec, iterations, default_placement(), _parse_params(params))

@@ -2,6 +2,9 @@
 
 import enum
 from dataclasses import dataclass
+from typing import Annotated
+
+from msgspec import Meta, Struct
 
 
 class DriverKind(enum.Enum):
@@ -20,20 +23,33 @@ class KeepAlive(enum.Enum):
     OFF = "off"
 
 
-@dataclass(frozen=True)
-class LoadSettings:
+# Bounds of the [load] settings. They only keep out values that cannot be meant (a week-long
+# level, a million repetitions, NaN, infinity); every real benchmark lies far inside them.
+MAX_SECONDS = 86_400.0  # one level at most a day
+MAX_REPEAT = 100
+MAX_REQUESTS = 1_000_000_000
+MAX_THREADS = 1024
+
+Seconds = Annotated[float, Meta(ge=0.0, le=MAX_SECONDS)]
+
+
+class LoadSettings(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """How each level is loaded: the [load] table of a suite, minus its levels. The defaults
+    here are the only ones: the suite parser and the drivers both read them from this class."""
+
     driver: DriverKind = DriverKind.NATIVE
     mode: Mode = Mode.CLOSED
     keepalive: KeepAlive = KeepAlive.ON
-    duration_s: float | None = 5.0
-    requests: int | None = None
-    requests_per_connection: int | None = None  # e.g. ab -c 200 -n 20000 in the articles
-    warmup_s: float = 1.0
-    timeout_s: float = 3.0
-    pause_s: float = 1.0
-    repeat: int = 1
-    threads: int = 0  # 0: one per loader core
-    pipeline: int = 1
+    duration_s: Annotated[float, Meta(ge=0.1, le=MAX_SECONDS)] | None = 5.0
+    requests: Annotated[int, Meta(ge=1, le=MAX_REQUESTS)] | None = None
+    # e.g. ab -c 200 -n 20000 in the articles
+    requests_per_connection: Annotated[int, Meta(ge=1, le=MAX_REQUESTS)] | None = None
+    warmup_s: Seconds = 1.0
+    timeout_s: Annotated[float, Meta(ge=0.001, le=MAX_SECONDS)] = 3.0
+    pause_s: Seconds = 1.0
+    repeat: Annotated[int, Meta(ge=1, le=MAX_REPEAT)] = 1
+    threads: Annotated[int, Meta(ge=0, le=MAX_THREADS)] = 0  # 0: one per loader core
+    pipeline: Annotated[int, Meta(ge=1, le=MAX_THREADS)] = 1
 
 
 @dataclass(frozen=True)

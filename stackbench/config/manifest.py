@@ -2,17 +2,213 @@
 
 Parsing is strict: an unknown key, a wrong type or a missing field is an InputError naming the
 file and the key, because a silently ignored typo in a manifest would benchmark something else
-than what the user thinks.
+than what the user thinks. Every parameter declares its type (int with bounds, enum, size, bool
+or a string with a pattern), and every value a suite or `--param` gives is checked against it
+before anything starts: parameter values end up in php.ini, nginx and Apache configuration.
 """
 
 import enum
-import tomllib
-from collections.abc import Mapping
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
+from msgspec import Meta, Struct
+
+from stackbench.config.names import check_name, is_name
+from stackbench.config.toml import convert, location, read_toml
+from stackbench.config.workloads import CATALOG
 from stackbench.errors import InputError
+
+NonEmptyText = Annotated[str, Meta(min_length=1)]
+Command = Annotated[tuple[NonEmptyText, ...], Meta(min_length=1)]
+# Template sources and destinations are plain file names: a destination is written inside the
+# run directory and must not climb out of it.
+FileName = Annotated[str, Meta(
+    pattern=r"\A[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\Z",
+    description="a file name in the stack folder (letters, digits, '.', '_', '-'; no '/')")]
+# Requirement names become template variables {{cmd.NAME}}.
+RequirementName = Annotated[str, Meta(
+    pattern=r"\A[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}\Z",
+    description="a name of letters, digits, '.', '_' and '-' (at most 64)")]
+# Parameter names become template variables {{name}} and environment variables NAME.
+PARAM_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+# Names the orchestrator already gives a stack (docs/contracts.md sections 2 to 4): a parameter
+# of the same name would silently replace the run directory, the port ...
+RESERVED_PARAM_NAMES = frozenset({
+    "host", "port", "run_dir", "stack_dir", "stacks_dir", "build_dir", "fixtures_dir",
+    "server_core_count", "server_cpus", "db_host", "db_port", "db_socket", "db_user",
+    "db_password", "db_name", "redis_host", "redis_port", "memcached_host", "memcached_port",
+    "path", "home", "ld_preload", "ld_library_path"})
+MAX_INT_PARAM = 1_000_000_000
+# Characters no parameter value may hold, whatever its type: C0 and C1 control characters
+# (newline, carriage return, tab, escape ...), DEL and the Unicode line separators.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Enum values must be safe as they are in every configuration format (no quoting needed).
+_ENUM_VALUE = re.compile(r"[A-Za-z0-9._:+/-]{0,64}")
+_INT = re.compile(r"-?[0-9]{1,10}")  # ASCII digits only
+_SIZE = re.compile(r"([0-9]{1,12})([KMGkmg]?)")
+_SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+BoundedInt = Annotated[int, Meta(ge=-MAX_INT_PARAM, le=MAX_INT_PARAM)]
+
+
+def has_template(text: str) -> bool:
+    """A default like "{{server_core_count}}" is checked after substitution, when rendered."""
+    return "{{" in text
+
+
+def control_free(text: str) -> bool:
+    return _CONTROL.search(text) is None
+
+
+class _ParamType(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True,
+                 tag_field="type"):
+    """One [params] entry: NAME = { type = "...", default = ..., help = "...", bounds }."""
+
+    default: str | int | bool
+    help: str = ""
+
+    # Each type also has allowed() -> str (what it accepts, in words) and canonical(text) ->
+    # str | None (the value as stackbench passes it on, or None if the type refuses it).
+
+    def check_spec(self) -> str | None:
+        """What is wrong with the declaration itself, or None."""
+        return None
+
+
+class IntParam(_ParamType, frozen=True, tag="int"):
+    min: BoundedInt
+    max: BoundedInt
+
+    def allowed(self) -> str:
+        return f"a whole number from {self.min} to {self.max}"
+
+    def canonical(self, text: str) -> str | None:
+        if not _INT.fullmatch(text) or not self.min <= int(text) <= self.max:
+            return None
+        return str(int(text))
+
+    def check_spec(self) -> str | None:
+        return "min must not exceed max" if self.min > self.max else None
+
+
+class EnumParam(_ParamType, frozen=True, tag="enum"):
+    values: Annotated[tuple[str, ...], Meta(min_length=1)]
+
+    def allowed(self) -> str:
+        return "one of: " + ", ".join(v or repr(v) for v in self.values)
+
+    def canonical(self, text: str) -> str | None:
+        return text if text in self.values else None
+
+    def check_spec(self) -> str | None:
+        bad = [v for v in self.values if not _ENUM_VALUE.fullmatch(v)]
+        if bad:
+            return (f"value {bad[0]!r} may only hold letters, digits and . _ : + / - "
+                    "(at most 64)")
+        return None
+
+
+class SizeParam(_ParamType, frozen=True, tag="size"):
+    """A byte size as PHP and the JVM write it: digits and an optional unit K, M or G."""
+
+    min: str = "0"
+    max: str = "1024G"
+
+    def allowed(self) -> str:
+        return f"a size like 64M or 2G (digits and K, M or G) from {self.min} to {self.max}"
+
+    def canonical(self, text: str) -> str | None:
+        size = size_bytes(text)
+        low, high = size_bytes(self.min), size_bytes(self.max)
+        if size is None or low is None or high is None or not low <= size <= high:
+            return None
+        return text
+
+    def check_spec(self) -> str | None:
+        low, high = size_bytes(self.min), size_bytes(self.max)
+        if low is None or high is None:
+            return "min and max must be sizes like 16M or 4G"
+        return "min must not exceed max" if low > high else None
+
+
+class BoolParam(_ParamType, frozen=True, tag="bool"):
+    """Rendered as on / off: the spelling php.ini, php-fpm, nginx and Apache all accept."""
+
+    TRUE: ClassVar[frozenset[str]] = frozenset({"true", "on", "yes", "1"})
+    FALSE: ClassVar[frozenset[str]] = frozenset({"false", "off", "no", "0"})
+
+    def allowed(self) -> str:
+        return "true or false (also on/off, yes/no, 1/0)"
+
+    def canonical(self, text: str) -> str | None:
+        word = text.lower()
+        return "on" if word in self.TRUE else "off" if word in self.FALSE else None
+
+
+class StringParam(_ParamType, frozen=True, tag="string"):
+    """Free text restricted by a regular expression that must match the whole value."""
+
+    pattern: NonEmptyText
+    max_length: Annotated[int, Meta(ge=1, le=4096)] = 256
+
+    def allowed(self) -> str:
+        return f"text matching {self.pattern} (at most {self.max_length} characters)"
+
+    def canonical(self, text: str) -> str | None:
+        if len(text) > self.max_length or not control_free(text):
+            return None
+        return text if re.fullmatch(self.pattern, text) else None
+
+    def check_spec(self) -> str | None:
+        try:
+            re.compile(self.pattern)
+        except re.error as exc:
+            return f"pattern is not a regular expression: {exc}"
+        return None
+
+
+ParamType = IntParam | EnumParam | SizeParam | BoolParam | StringParam
+
+
+def size_bytes(text: str) -> int | None:
+    match = _SIZE.fullmatch(text)
+    if match is None:
+        return None
+    return int(match.group(1)) * _SIZE_UNITS[match.group(2).lower()]
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: ParamType
+
+    @property
+    def default(self) -> str:
+        return param_text(self.type.default)
+
+    @property
+    def help(self) -> str:
+        return self.type.help
+
+    def allowed(self) -> str:
+        return self.type.allowed()
+
+    def check(self, value: str, where: str) -> str:
+        """The value in canonical form, or an InputError naming `where` and what is allowed."""
+        canonical = self.type.canonical(value) if control_free(value) else None
+        if canonical is None:
+            shown = value if len(value) <= 60 else value[:57] + "..."
+            raise InputError(f"{where}: {shown!r} is not allowed for parameter '{self.name}'; "
+                             f"expected {self.allowed()}")
+        return canonical
+
+
+def param_text(value: str | int | bool) -> str:
+    """A TOML parameter value as the text a stack receives."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 class IoModel(enum.Enum):
@@ -27,47 +223,55 @@ class IoModel(enum.Enum):
     ASYNC_TASKS = "async-tasks"
 
 
-@dataclass(frozen=True)
-class Requirement:
-    name: str
-    commands: tuple[str, ...] = ()
-    check: tuple[str, ...] = ()
+class Requirement(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    name: RequirementName
+    commands: tuple[NonEmptyText, ...] = ()
+    check: tuple[NonEmptyText, ...] = ()
     version_args: tuple[str, ...] = ()
     min_version: str | None = None
     hint: str = ""
 
 
-@dataclass(frozen=True)
-class Param:
-    name: str
-    default: str
-    help: str
+class Build(Struct, frozen=True, forbid_unknown_fields=True):
+    command: Command
+    inputs: tuple[NonEmptyText, ...] = ()
 
 
-@dataclass(frozen=True)
-class Build:
-    command: tuple[str, ...]
-    inputs: tuple[str, ...]
+class Template(Struct, frozen=True, forbid_unknown_fields=True):
+    src: FileName
+    dest: FileName
 
 
-@dataclass(frozen=True)
-class Template:
-    src: str
-    dest: str
-
-
-@dataclass(frozen=True)
-class Process:
-    role: str
-    command: tuple[str, ...]
+class Process(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    role: NonEmptyText
+    command: Command
     ready_unix: str | None = None
     ready_tcp: str | None = None
 
 
-@dataclass(frozen=True)
-class Ready:
-    path: str = "/hello"
-    timeout_s: float = 30.0
+class Ready(Struct, frozen=True, forbid_unknown_fields=True):
+    path: Annotated[str, Meta(pattern=r"\A/[\x21-\x7e]*\Z",
+                              description="a URL path starting with '/'")] = "/hello"
+    timeout_s: Annotated[float, Meta(gt=0.0, le=3600.0)] = 30.0
+
+
+class _Script(Struct, frozen=True, forbid_unknown_fields=True):
+    command: Command
+
+
+class _ManifestFile(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    name: str
+    description: str
+    language: NonEmptyText
+    io_model: IoModel
+    workloads: Annotated[tuple[str, ...], Meta(min_length=1)]
+    process: Annotated[tuple[Process, ...], Meta(min_length=1)]
+    requires: tuple[Requirement, ...] = ()
+    params: dict[str, Any] = {}  # converted entry by entry, so errors can name the parameter
+    build: Build | None = None
+    template: tuple[Template, ...] = ()
+    ready: Ready = Ready()
+    script: _Script | None = None
 
 
 @dataclass(frozen=True)
@@ -93,161 +297,73 @@ class Manifest:
     def param_defaults(self) -> dict[str, str]:
         return {p.name: p.default for p in self.params}
 
+    def param(self, name: str, where: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.params) or "none"
+        raise InputError(f"{where}: the stack '{self.name}' has no parameter {name!r} "
+                         f"(parameters: {known})")
 
-class _Table:
-    """Typed access to one TOML table that remembers which keys were read."""
-
-    def __init__(self, data: Mapping[str, Any], where: str) -> None:
-        self.data = data
-        self.where = where
-        self.used: set[str] = set()
-
-    def _get(self, key: str, kind: type | tuple[type, ...], required: bool) -> Any:
-        self.used.add(key)
-        if key not in self.data:
-            if required:
-                raise InputError(f"{self.where}: missing key '{key}'")
-            return None
-        value = self.data[key]
-        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-            raise InputError(
-                f"{self.where}: key '{key}' has the wrong type ({type(value).__name__})")
-        return value
-
-    def text(self, key: str, default: str | None = None) -> str:
-        value = self._get(key, str, default is None)
-        return default if value is None else value
-
-    def opt_str(self, key: str) -> str | None:
-        return self._get(key, str, False)
-
-    def number(self, key: str, default: float) -> float:
-        value = self._get(key, (int, float), False)
-        return default if value is None else float(value)
-
-    def str_list(self, key: str, required: bool = False) -> tuple[str, ...]:
-        value = self._get(key, list, required)
-        if value is None:
-            return ()
-        if not all(isinstance(v, str) for v in value):
-            raise InputError(f"{self.where}: key '{key}' must be a list of strings")
-        return tuple(value)
-
-    def table(self, key: str) -> "_Table | None":
-        value = self._get(key, dict, False)
-        return None if value is None else _Table(value, f"{self.where} [{key}]")
-
-    def tables(self, key: str) -> list["_Table"]:
-        value = self._get(key, list, False) or []
-        if not all(isinstance(v, dict) for v in value):
-            raise InputError(f"{self.where}: '{key}' must be an array of tables ([[{key}]])")
-        return [_Table(v, f"{self.where} [[{key}]] #{i + 1}") for i, v in enumerate(value)]
-
-    def finish(self) -> None:
-        unknown = sorted(set(self.data) - self.used)
-        if unknown:
-            allowed = ", ".join(sorted(self.used))
-            raise InputError(f"{self.where}: unknown key '{unknown[0]}' (allowed: {allowed})")
+    def check_params(self, values: dict[str, str], where: str) -> dict[str, str]:
+        """Suite or command-line values in canonical form; `where` says where they came from."""
+        return {key: self.param(key, f"{where} key {key!r}").check(value, f"{where} key {key!r}")
+                for key, value in values.items()}
 
 
-def _requirement(t: _Table) -> Requirement:
-    req = Requirement(
-        name=t.text("name"),
-        commands=t.str_list("commands"),
-        check=t.str_list("check"),
-        version_args=t.str_list("version_args"),
-        min_version=t.opt_str("min_version"),
-        hint=t.text("hint", ""),
-    )
-    t.finish()
-    if not req.commands and not req.check:
-        raise InputError(f"{t.where}: needs 'commands' or 'check'")
-    return req
+def _param(path: Path, name: str, table: object) -> Param:
+    at = ("params", name)
+    if not PARAM_NAME.fullmatch(name) or name in RESERVED_PARAM_NAMES:
+        rule = ("is reserved for a variable stackbench sets" if name in RESERVED_PARAM_NAMES
+                else "must be lowercase letters, digits and '_', starting with a letter")
+        raise InputError(f"{path}: [params] {location((name,))}: a parameter name {rule}")
+    param = Param(name, convert(table, ParamType, path, at))
+    problem = param.type.check_spec()
+    if problem:
+        raise InputError(f"{path}: [params.{name}]: {problem}")
+    if not has_template(param.default):
+        param.check(param.default, f"{path}: {location((*at, 'default'))}")
+    elif not control_free(param.default):
+        raise InputError(f"{path}: {location((*at, 'default'))}: control characters")
+    return param
 
 
-def _params(t: _Table | None) -> tuple[Param, ...]:
-    if t is None:
-        return ()
-    params = []
-    for name in list(t.data):
-        spec = t.table(name)
-        assert spec is not None
-        default = spec.data.get("default")
-        if isinstance(default, int | float) and not isinstance(default, bool):
-            spec.data = {**spec.data, "default": str(default)}
-        params.append(Param(name=name, default=spec.text("default"), help=spec.text("help", "")))
-        spec.finish()
-    t.finish()
-    return tuple(params)
-
-
-def _process(t: _Table) -> Process:
-    proc = Process(
-        role=t.text("role"),
-        command=t.str_list("command", required=True),
-        ready_unix=t.opt_str("ready_unix"),
-        ready_tcp=t.opt_str("ready_tcp"),
-    )
-    t.finish()
-    return proc
+def _check_workloads(path: Path, workloads: tuple[str, ...]) -> None:
+    unknown = [w for w in workloads if w not in CATALOG]
+    if unknown:
+        raise InputError(f"{path}: key 'workloads': unknown workload {unknown[0]!r} "
+                         f"(known: {', '.join(CATALOG)})")
 
 
 def parse_manifest(path: Path) -> Manifest:
-    where = str(path)
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError as exc:
-        raise InputError(f"{where}: no such manifest") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{where}: not valid TOML: {exc}") from exc
-    root = _Table(data, where)
-    name = root.text("name")
-    if name != path.parent.name:
-        raise InputError(f"{where}: name '{name}' must equal the folder name '{path.parent.name}'")
-    io_text = root.text("io_model")
-    try:
-        io_model = IoModel(io_text)
-    except ValueError as exc:
-        allowed = ", ".join(m.value for m in IoModel)
-        raise InputError(f"{where}: io_model '{io_text}' is not one of: {allowed}") from exc
-    build_t = root.table("build")
-    build = None
-    if build_t is not None:
-        build = Build(build_t.str_list("command", required=True), build_t.str_list("inputs"))
-        build_t.finish()
-    ready_t = root.table("ready")
-    ready = Ready()
-    if ready_t is not None:
-        ready = Ready(ready_t.text("path", "/hello"), ready_t.number("timeout_s", 30.0))
-        ready_t.finish()
-    script_t = root.table("script")
-    script = None
-    if script_t is not None:
-        script = script_t.str_list("command", required=True)
-        script_t.finish()
-    templates = []
-    for t in root.tables("template"):
-        templates.append(Template(t.text("src"), t.text("dest")))
-        t.finish()
-    manifest = Manifest(
-        name=name,
+    _, data = read_toml(path, "manifest")
+    raw = convert(data, _ManifestFile, path)
+    folder = path.parent.name
+    if not is_name(folder):
+        check_name(folder, f"{path}: the folder name (the stack's name)")
+    if raw.name != folder:
+        raise InputError(f"{path}: key 'name': {raw.name!r} must equal the folder name "
+                         f"'{folder}'")
+    _check_workloads(path, raw.workloads)
+    for i, req in enumerate(raw.requires):
+        if not req.commands and not req.check:
+            raise InputError(f"{path}: [[requires]] #{i + 1} ('{req.name}'): needs 'commands' "
+                             "or 'check'")
+    return Manifest(
+        name=raw.name,
         path=path,
-        description=root.text("description"),
-        language=root.text("language"),
-        io_model=io_model,
-        workloads=root.str_list("workloads", required=True),
-        requires=tuple(_requirement(t) for t in root.tables("requires")),
-        params=_params(root.table("params")),
-        build=build,
-        templates=tuple(templates),
-        processes=tuple(_process(t) for t in root.tables("process")),
-        ready=ready,
-        script=script,
+        description=raw.description,
+        language=raw.language,
+        io_model=raw.io_model,
+        workloads=raw.workloads,
+        requires=raw.requires,
+        params=tuple(_param(path, name, table) for name, table in raw.params.items()),
+        build=raw.build,
+        templates=raw.template,
+        processes=raw.process,
+        ready=raw.ready,
+        script=None if raw.script is None else raw.script.command,
     )
-    root.finish()
-    if not manifest.processes:
-        raise InputError(f"{where}: needs at least one [[process]]")
-    return manifest
 
 
 def discover(stacks_dir: Path) -> dict[str, Path]:

@@ -5,6 +5,7 @@ The plan is what `--dry-run` prints; the runner executes it and nothing else.
 
 from dataclasses import dataclass
 
+from stackbench.config.manifest import control_free
 from stackbench.config.status import StackEntry, unavailable_reason
 from stackbench.config.suite import Suite
 from stackbench.config.workloads import WorkloadSpec
@@ -71,20 +72,18 @@ def _filter(items: tuple[str, ...], wanted: list[str] | None, what: str, where: 
 
 def build_plan(suite: Suite, inventory: dict[str, StackEntry], only_stacks: list[str] | None,
                only_workloads: list[str] | None) -> Plan:
-    for variant in suite.variants.values():
-        if variant.stack not in inventory:
-            raise InputError(f"{suite.path}: [variants.{variant.name}] key 'stack': unknown "
-                             f"stack '{variant.stack}' (stacks: {', '.join(inventory)})")
-        _check_params(suite, inventory, variant.stack, variant.params,
-                      f"[variants.{variant.name}.params]")
+    variant_params = _check_variants(suite, inventory)
     missing = [s for s in suite.stacks if s not in inventory and s not in suite.variants]
     if missing:
         raise InputError(f"{suite.path}: key 'stacks': unknown stack '{missing[0]}' "
                          f"(stacks: {', '.join(inventory)}; or define [variants.{missing[0]}])")
+    suite_params = {}
     for stack, params in suite.params.items():
         if stack not in inventory:
-            raise InputError(f"{suite.path}: [params.{stack}]: unknown stack")
-        _check_params(suite, inventory, stack, params, f"[params.{stack}]")
+            raise InputError(f"{suite.path}: [params.{stack}]: unknown stack "
+                             f"(stacks: {', '.join(inventory)})")
+        suite_params[stack] = _check_params(inventory[stack], params,
+                                            f"{suite.path}: [params.{stack}]")
     stacks = _filter(suite.stacks, only_stacks, "stacks", "--stacks")
     labels = tuple(s.label for s in suite.workloads)
     names = tuple(dict.fromkeys(s.name for s in suite.workloads))
@@ -99,17 +98,34 @@ def build_plan(suite: Suite, inventory: dict[str, StackEntry], only_stacks: list
     for name in stacks:
         variant = suite.variants.get(name)
         stack = variant.stack if variant else name
-        params = {**suite.params.get(stack, {}), **(variant.params if variant else {})}
+        params = {**suite_params.get(stack, {}), **variant_params.get(name, {})}
         entry = inventory[stack]
-        implemented = set(entry.manifest.workloads)
-        for spec in specs:
-            if spec.name not in implemented:
-                raise InputError(f"{suite.path}: stack '{stack}' does not implement workload "
-                                 f"'{spec.name}' (see {entry.manifest.path})")
+        if entry.parsed is not None:
+            implemented = set(entry.parsed.workloads)
+            for spec in specs:
+                if spec.name not in implemented:
+                    raise InputError(f"{suite.path}: stack '{stack}' does not implement "
+                                     f"workload '{spec.name}' (see {entry.parsed.path})")
         cases = tuple(PlannedCase(name, spec, _levels(suite, spec.label)) for spec in specs)
         planned.append(PlannedStack(name, stack, entry.status.available,
                                     unavailable_reason(entry), params, cases))
     return Plan(suite, tuple(planned))
+
+
+def _check_variants(suite: Suite, inventory: dict[str, StackEntry]) -> dict[str, dict[str, str]]:
+    """Each variant's parameters in canonical form, whether the run uses the variant or not."""
+    params = {}
+    for variant in suite.variants.values():
+        where = f"{suite.path}: [variants.{variant.name}]"
+        if variant.stack not in inventory:
+            raise InputError(f"{where} key 'stack': unknown stack '{variant.stack}' "
+                             f"(stacks: {', '.join(inventory)})")
+        if variant.name in inventory:
+            raise InputError(f"{where}: '{variant.name}' is already the name of a stack; give "
+                             "the variant another name")
+        params[variant.name] = _check_params(inventory[variant.stack], variant.params,
+                                             f"{suite.path}: [variants.{variant.name}.params]")
+    return params
 
 
 def _levels(suite: Suite, label: str) -> tuple[Level, ...]:
@@ -117,10 +133,12 @@ def _levels(suite: Suite, label: str) -> tuple[Level, ...]:
                  for rep in range(suite.load.repeat))
 
 
-def _check_params(suite: Suite, inventory: dict[str, StackEntry], stack: str,
-                  params: dict[str, str], where: str) -> None:
-    declared = inventory[stack].manifest.param_defaults()
-    for key in params:
-        if key not in declared:
-            raise InputError(f"{suite.path}: {where} key '{key}': the stack '{stack}' has no "
-                             f"such parameter ({', '.join(declared) or 'none'})")
+def _check_params(entry: StackEntry, params: dict[str, str], where: str) -> dict[str, str]:
+    """The values in canonical form, each checked against the type its manifest declares.
+    A stack whose manifest is broken cannot check them: it is planned as unavailable."""
+    if entry.parsed is None:
+        for key, value in params.items():  # the types are unknown, but never a control character
+            if not control_free(value):
+                raise InputError(f"{where} key {key!r}: control characters are not allowed")
+        return dict(params)
+    return entry.parsed.check_params(params, where)

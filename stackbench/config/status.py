@@ -4,11 +4,13 @@ import enum
 from dataclasses import dataclass, field
 
 from stackbench.config.manifest import Manifest
+from stackbench.errors import InputError
 
 
 class Availability(enum.Enum):
     AVAILABLE = "available"
-    UNAVAILABLE = "unavailable"
+    UNAVAILABLE = "unavailable"  # a requirement is missing on this machine
+    INVALID = "invalid"  # its stack.toml cannot be parsed: only this stack is out
 
 
 @dataclass(frozen=True)
@@ -27,8 +29,17 @@ class StackStatus:
 
 @dataclass(frozen=True)
 class StackEntry:
-    manifest: Manifest
+    """One stack folder. A broken stack.toml gives an INVALID entry without a manifest, so one
+    broken stack does not stop every command; using that stack raises the parse error."""
+
+    parsed: Manifest | None
     status: StackStatus
+
+    @property
+    def manifest(self) -> Manifest:
+        if self.parsed is None:
+            raise InputError(self.status.reason)
+        return self.parsed
 
 
 def unavailable_reason(entry: StackEntry) -> str:

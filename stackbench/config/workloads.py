@@ -8,10 +8,12 @@ a pure function of the parameters.
 
 import enum
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode
 
+from stackbench.config.names import is_name
 from stackbench.config.paths import FIXTURES_DIR
 from stackbench.errors import InputError
 
@@ -142,6 +144,9 @@ class WorkloadSpec:
         return self.workload.expected(self.value if self.value is not None else 0)
 
 
+_WHOLE_NUMBER = re.compile(r"[0-9]{1,12}")  # ASCII digits only: int() would also take '²' or '٣'
+
+
 def parse_spec(text: str, where: str) -> WorkloadSpec:
     """`sha256`, `sha256?n=1000`, `data?n=128`, `data/128`, `queries?queries=20`."""
     name, _, query = text.partition("?")
@@ -150,20 +155,24 @@ def parse_spec(text: str, where: str) -> WorkloadSpec:
         query = f"n={tail}"
     workload = CATALOG.get(name)
     if workload is None:
-        raise InputError(f"{where}: unknown workload '{name}' (known: {', '.join(CATALOG)})")
+        shown = name if is_name(name) else repr(name)
+        raise InputError(f"{where}: unknown workload '{shown}' (known: {', '.join(CATALOG)})")
     pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=False)
     if not pairs:
         return WorkloadSpec(workload, workload.default)
     if workload.param is None:
-        raise InputError(f"{where}: workload '{name}' takes no parameters (got '{query}')")
-    values = dict(pairs)
-    extra = set(values) - {workload.param}
+        raise InputError(f"{where}: workload '{name}' takes no parameters (got {query!r})")
+    keys = [key for key, _ in pairs]
+    extra = sorted(set(keys) - {workload.param})
     if extra:
-        raise InputError(f"{where}: workload '{name}' has no parameter '{sorted(extra)[0]}' "
+        raise InputError(f"{where}: workload '{name}' has no parameter {extra[0]!r} "
                          f"(it takes '{workload.param}')")
-    raw = values[workload.param]
-    if not raw.isdigit():
-        raise InputError(f"{where}: {name} {workload.param}='{raw}' is not a whole number")
+    if len(keys) > 1:
+        raise InputError(f"{where}: workload '{name}' gets '{workload.param}' more than once")
+    raw = pairs[0][1]
+    if not _WHOLE_NUMBER.fullmatch(raw):
+        raise InputError(f"{where}: {name} {workload.param}={raw!r} is not a whole number "
+                         f"(use ASCII digits, {workload.minimum}..{workload.maximum})")
     value = int(raw)
     if not workload.minimum <= value <= workload.maximum:
         raise InputError(f"{where}: {name} {workload.param}={value} is outside "

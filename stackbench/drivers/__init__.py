@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from stackbench.config.loadspec import DriverKind, LoadRequest, LoadResult
+from stackbench.drivers.ab import AbDriver
+from stackbench.drivers.native import NativeDriver
+from stackbench.drivers.wrk import WrkDriver
 from stackbench.errors import DriverError
 from stackbench.lab.procs import child_setup
 
@@ -81,10 +84,10 @@ def start_load(driver: Driver, req: LoadRequest) -> RunningLoad:
     return RunningLoad(driver, req, command, proc, time.monotonic())
 
 
-def get_driver(kind: DriverKind) -> Driver:
-    from stackbench.drivers.ab import AbDriver
-    from stackbench.drivers.native import NativeDriver
-    from stackbench.drivers.wrk import WrkDriver
+_DRIVERS: dict[DriverKind, type[Driver]] = {
+    DriverKind.NATIVE: NativeDriver, DriverKind.WRK: WrkDriver, DriverKind.AB: AbDriver,
+}
 
-    return {DriverKind.NATIVE: NativeDriver, DriverKind.WRK: WrkDriver,
-            DriverKind.AB: AbDriver}[kind]()
+
+def get_driver(kind: DriverKind) -> Driver:
+    return _DRIVERS[kind]()

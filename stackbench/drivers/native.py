@@ -1,20 +1,22 @@
-"""The native driver: `stackbench-load --json` (schema stackbench-load/1)."""
+"""The native driver: `stackbench-load --json`, decoded by `loadjson` (loadgen/schema/)."""
 
-import json
+from collections.abc import Sequence
+
+import msgspec
+from hdrh.histogram import HdrHistogram
 
 from stackbench.config.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult, Mode
 from stackbench.config.paths import loadgen_binary
-from stackbench.drivers import DriverError
+from stackbench.drivers import loadjson
+from stackbench.errors import DriverError
 
-SCHEMA = "stackbench-load/1"
 # Percentiles the articles quote that the loader's summary lacks (ab prints 66/80/95/98), read
 # from the loader's own full-resolution histogram: measured, not interpolated from p75/p90.
 EXTRA_PERCENTILES = (66.0, 80.0, 95.0, 98.0)
 
 
-def histogram_percentiles(encoded: str, percentiles=EXTRA_PERCENTILES) -> dict[str, float]:
-    from hdrh.histogram import HdrHistogram
-
+def histogram_percentiles(encoded: str, percentiles: Sequence[float] = EXTRA_PERCENTILES
+                          ) -> dict[str, float]:
     histogram = HdrHistogram.decode(encoded)
     if histogram.get_total_count() == 0:
         return {}
@@ -51,38 +53,28 @@ class NativeDriver:
 
     def parse(self, req: LoadRequest, command: list[str], stdout: str, stderr: str,
               wall_s: float, cpu_s: tuple[float, float]) -> LoadResult:
-        try:
-            doc = json.loads(stdout)
-        except json.JSONDecodeError as exc:
-            raise DriverError(f"stackbench-load printed no JSON document ({exc}); "
-                              f"stderr: {stderr[-500:]}") from exc
-        if doc.get("schema") != SCHEMA:
-            raise DriverError(f"stackbench-load schema {doc.get('schema')!r}, expected {SCHEMA}")
-        cpu = doc.get("loader_cpu") or {}
-        limits = doc.get("limits") or {}
-        latency = {k: float(v) for k, v in (doc.get("latency_us") or {}).items()
-                   if k != "count" and v is not None}
-        histogram = (doc.get("histogram") or {}).get("data")
-        if histogram and doc["requests"]["completed"]:
-            latency.update(histogram_percentiles(histogram))
-        connect = doc.get("connect_us")
+        doc = loadjson.decode(stdout, stderr)
+        completed = doc.requests.completed
+        latency: dict[str, float] = {}
+        if completed:  # with nothing completed the summary is zeros, not latencies
+            latency = doc.latency_us.figures()
+            latency.update(histogram_percentiles(doc.histogram.data))
         return LoadResult(
             driver=self.kind,
             command=tuple(command),
-            duration_s=float(doc["duration_s"]),
-            completed=int(doc["requests"]["completed"]),
-            ok=int(doc["requests"]["ok"]),
-            errors={k: int(v) for k, v in doc["errors"].items()},
-            requests_per_s=float(doc["throughput"]["requests_per_s"]),
-            latency_us=latency if doc["requests"]["completed"] else {},
-            connect_us={k: float(v) for k, v in connect.items() if v is not None}
-            if connect and connect.get("count") else None,
-            histogram=histogram,
-            timeseries=doc.get("timeseries"),
-            open_loop=doc.get("open_loop"),
-            loader_cpu_s=(float(cpu.get("user_s", cpu_s[0])), float(cpu.get("sys_s", cpu_s[1]))),
-            warnings=tuple(limits.get("warnings") or ()),
-            unanswered_at_end=(int(doc["requests"].get("unanswered_at_end", 0)),
-                               float(doc["requests"].get("oldest_unanswered_us", 0))),
+            duration_s=doc.duration_s,
+            completed=completed,
+            ok=doc.requests.ok,
+            errors=dict(doc.errors),
+            requests_per_s=doc.throughput.requests_per_s,
+            latency_us=latency,
+            connect_us=doc.connect_us.figures() if doc.connect_us.count else None,
+            histogram=doc.histogram.data,
+            timeseries=[msgspec.structs.asdict(second) for second in doc.timeseries],
+            open_loop=None if doc.open_loop is None else msgspec.to_builtins(doc.open_loop),
+            loader_cpu_s=(doc.loader_cpu.user_s, doc.loader_cpu.sys_s),
+            warnings=doc.limits.warnings,
+            unanswered_at_end=(doc.requests.unanswered_at_end,
+                               float(doc.requests.oldest_unanswered_us)),
             raw_output=stdout,
         )

@@ -1,45 +1,48 @@
-"""Execute a plan: for each stack, services up, stack up, verify, load each level, store.
+"""A run: the plan in, level records out.
 
-Every finished level is committed before the next starts; whatever happens (a stack that
-will not start, a failed verification, Ctrl-C), everything started is stopped and the run is
-marked complete, interrupted or failed.
+For each planned stack: its data services (started once per run, seed data restored between
+stacks), the stack built and started (`lab.session`), each workload verified, then its levels
+chosen by the suite's strategy (`strategies`), measured (`measure`), judged (`judge`) and
+committed one by one. Whatever happens (a stack that will not start, a failed verification,
+Ctrl-C), everything started is stopped and the run is marked complete, interrupted or failed;
+a failure while stopping is only logged.
 """
 
-
+import logging
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from contextlib import ExitStack
-from dataclasses import dataclass
-from itertools import groupby
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from stackbench.analysis.stats import (
-    Probe,
-    SloOutcome,
-    SloStatus,
-    evaluate_slo,
-    median,
-    next_rate,
-    percentile_key,
-    sustainable_bounds,
-)
-from stackbench.config.loadspec import LoadRequest, LoadResult, Mode
 from stackbench.config.plan import Level, Plan, PlannedCase, PlannedStack
 from stackbench.config.status import StackEntry
-from stackbench.config.suite import Slo, Suite
 from stackbench.config.workloads import BodyStability, WorkloadSpec
-from stackbench.drivers import get_driver, start_load
-from stackbench.errors import StackError
+from stackbench.engine.judge import judge_level
+from stackbench.engine.measure import Target, level_record, load_request, measure
+from stackbench.engine.settings import run_settings
+from stackbench.engine.strategies import fixed_sweep, rate_search
+from stackbench.errors import StackbenchError, StackError
 from stackbench.lab import environment
-from stackbench.lab.checkstack import services_needed, stack_service_env
-from stackbench.lab.monitor import Monitor, loader_bound
-from stackbench.lab.stack import StackConfig, StackInstance
-from stackbench.store.store import LevelRow, Store
+from stackbench.lab.script import run_script_with_env
+from stackbench.lab.session import ServiceAccess, Services, running_stack, services_needed
+from stackbench.store.records import (
+    CaseRecord,
+    LevelRecord,
+    LevelRow,
+    RunRecord,
+    RunStatus,
+    ScriptRecord,
+    VerificationRecord,
+)
+from stackbench.store.store import Store
 from stackbench.verify.hashes import sha256_hex
-from stackbench.verify.http import VerifyOutcome, verify_workload
+from stackbench.verify.http import verify_workload
 from stackbench.verify.httpget import get
+from stackbench.verify.outcome import VerifyOutcome
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -50,33 +53,16 @@ class LevelEvent:
     row: LevelRow
 
 
+def _ignore(_value: object) -> None:
+    return None
+
+
 @dataclass
 class Progress:
     """Callbacks the CLI provides to show what happens; no-ops for tests."""
 
-    message: Callable[[str], None] = lambda _m: None
-    level_done: Callable[[LevelEvent], None] = lambda _e: None
-
-
-def suite_settings(suite: Suite) -> dict[str, object]:
-    s = suite.load
-    return {
-        "mode": s.mode.value, "level_kind": suite.level_kind, "keepalive": s.keepalive.value,
-        "driver": s.driver.value, "duration_s": s.duration_s, "requests": s.requests,
-        "warmup_s": s.warmup_s, "timeout_s": s.timeout_s, "pause_s": s.pause_s,
-        "repeat": s.repeat, "threads": s.threads, "pipeline": s.pipeline,
-        "levels": list(suite.levels), "max_error_rate": suite.max_error_rate,
-        "variant": suite.variant, "description": suite.description,
-        "slo": None if suite.slo is None else dict(suite.slo.__dict__),
-        "search": None if suite.search is None else dict(suite.search.__dict__),
-        "script_iterations": suite.script_iterations,
-        "variants": {n: {"stack": v.stack, "params": v.params} for n, v in suite.variants.items()},
-        "workload_levels": {k: list(v) for k, v in suite.workload_levels.items()},
-        "workload_durations": dict(suite.workload_durations),
-        "placement": {"server": sorted(suite.placement.server),
-                      "loader": sorted(suite.placement.loader),
-                      "services": sorted(suite.placement.services)},
-    }
+    message: Callable[[str], None] = field(default=_ignore)
+    level_done: Callable[[LevelEvent], None] = field(default=_ignore)
 
 
 class Runner:
@@ -89,20 +75,19 @@ class Runner:
         self.out_dir = out_dir
         self.progress = progress or Progress()
         self.run_id = 0
-        self.services = None
 
-    # ---- the run ---------------------------------------------------------------------------
     def execute(self) -> int:
-        self.run_id = self.store.start_run(self.suite.name, str(self.suite.path),
-                                           self.suite.raw_text, suite_settings(self.suite),
-                                           environment.snapshot())
-        status = "failed"
+        suite = self.suite
+        self.run_id = self.store.start_run(RunRecord(
+            suite_name=suite.name, suite_path=str(suite.path), suite_text=suite.raw_text,
+            settings=run_settings(suite), environment=environment.snapshot(),
+            started_at=time.time()))
+        status: RunStatus = "failed"
         scratch = Path(tempfile.mkdtemp(prefix="stackbench-"))
         try:
-            with ExitStack() as cleanup:
-                cleanup.callback(self._stop_services)
+            with Services(scratch / "services", suite.placement.services) as services:
                 for planned in self.plan.stacks:
-                    self._run_stack(planned, scratch)
+                    self._run_stack(planned, services, scratch)
             status = "complete"
         except KeyboardInterrupt:
             status = "interrupted"
@@ -112,28 +97,11 @@ class Runner:
             shutil.rmtree(scratch, ignore_errors=True)
         return self.run_id
 
-    def _stop_services(self) -> None:
-        if self.services is not None:
-            self.services.stop_all()
-
-    def _service_env(self, specs: list[WorkloadSpec], scratch: Path) -> dict[str, str]:
-        kinds = services_needed([s.name for s in specs])
-        if not kinds:
-            return {}
-        from stackbench.services import ServiceKind, ServiceSet, reset_data
-
-        if self.services is None:
-            self.services = ServiceSet(scratch / "services", self.suite.placement.services)
-        self.progress.message(f"services: starting {', '.join(sorted(kinds))}")
-        self.services.ensure(ServiceKind(k) for k in sorted(kinds))
-        # Every stack starts from the seed: /updates of the previous stack changed World.
-        reset_data(self.services.running())
-        return stack_service_env(self.services.env())
-
-    def _run_stack(self, planned: PlannedStack, scratch: Path) -> None:
+    def _run_stack(self, planned: PlannedStack, services: Services, scratch: Path) -> None:
         case_ids = {
-            c.spec.label: self.store.add_case(self.run_id, planned.name, c.spec.name,
-                                              c.spec.label, c.spec.path, planned.params)
+            c.spec.label: self.store.add_case(CaseRecord(
+                run_id=self.run_id, stack=planned.name, workload=c.spec.name,
+                label=c.spec.label, path=c.spec.path, params=planned.params))
             for c in planned.cases
         }
         if not planned.available:
@@ -142,220 +110,140 @@ class Runner:
                 self.store.set_case_status(cid, "unavailable", planned.reason)
             return
         try:
-            service_env = self._service_env([c.spec for c in planned.cases], scratch)
-        except Exception as exc:  # ServiceError: this stack's cases fail, the suite goes on
+            access = self._services_for(planned, services)
+        except StackbenchError as exc:  # this stack's cases fail, the suite goes on
             self.store.fail_pending_cases(case_ids.values(), f"services could not start: {exc}")
+            self.progress.message(f"{planned.name}: FAILED: services could not start: {exc}")
             return
-        entry = self.inventory[planned.stack]
-        cfg = StackConfig(entry.manifest, entry.status, scratch / planned.name,
-                          self.suite.placement.server, planned.params, service_env)
+        run_dir = scratch / planned.name
         try:
-            with StackInstance(cfg) as instance:
-                self.progress.message(f"{planned.name}: building")
-                instance.build()
-                self.progress.message(f"{planned.name}: starting")
-                instance.start()
-                self._verify_and_load(planned, instance, case_ids, service_env)
+            with running_stack(self.inventory[planned.stack], self.suite.placement, run_dir,
+                               planned.params, access.env,
+                               lambda step: self.progress.message(f"{planned.name}: {step}")
+                               ) as instance:
+                target = Target(instance.base_url, instance.roles(), services.roles(),
+                                len(instance.cfg.server_cpus), self.suite.placement.loader)
+                _StackRun(self, planned, case_ids, access, target).run()
         except StackError as exc:
             self.store.fail_pending_cases(case_ids.values(), str(exc))
             self.progress.message(f"{planned.name}: FAILED: {exc}")
         finally:
-            self._keep_logs(cfg.run_dir, planned.name)
+            self._keep_logs(run_dir, planned.name)
+
+    def _services_for(self, planned: PlannedStack, services: Services) -> ServiceAccess:
+        names = [c.spec.name for c in planned.cases]
+        kinds = sorted(k.value for k in services_needed(names))
+        if kinds:
+            self.progress.message(f"services: {', '.join(kinds)} (seed data restored)")
+        return services.prepare(names)
 
     def _keep_logs(self, run_dir: Path, stack: str) -> None:
+        """Copy the stack's logs next to the report; a copy that fails is only logged."""
         target = self.out_dir / f"run-{self.run_id}" / "logs" / stack
         if not run_dir.exists():
             return
-        target.mkdir(parents=True, exist_ok=True)
-        for log in run_dir.glob("*.log"):
-            shutil.copy2(log, target / log.name)
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            for path in run_dir.glob("*.log"):
+                shutil.copy2(path, target / path.name)
+        except OSError as exc:
+            log.warning("%s: keeping the logs in %s failed: %s", stack, target, exc)
 
-    # ---- one stack ---------------------------------------------------------------------------
-    def _verify_and_load(self, planned: PlannedStack, instance: StackInstance,
-                         case_ids: dict[str, int], service_env: dict[str, str]) -> None:
-        context = _data_context(service_env)
-        verified: dict[str, VerifyOutcome] = {}
-        for case in planned.cases:
-            name = case.spec.name
-            if name not in verified:
-                self.progress.message(f"{planned.name}: verifying {name}")
-                outcome = verify_workload(name, instance.base_url, context)
-                verified[name] = outcome
-                self.store.add_verification(self.run_id, planned.name, name, outcome.ok,
-                                            outcome.checked, list(outcome.failures))
-            outcome = verified[name]
-            cid = case_ids[case.spec.label]
+
+@dataclass
+class _StackRun:
+    """One started stack: verify each workload once, then load each of its cases."""
+
+    runner: Runner
+    planned: PlannedStack
+    case_ids: dict[str, int]
+    access: ServiceAccess
+    target: Target
+    verified: dict[str, VerifyOutcome] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.planned.name
+
+    def run(self) -> None:
+        store, suite = self.runner.store, self.runner.suite
+        for case in self.planned.cases:
+            cid = self.case_ids[case.spec.label]
+            outcome = self._verify(case.spec.name)
             if not outcome.ok:
-                self.store.set_case_status(cid, "failed", "verification failed: "
-                                           + "; ".join(outcome.failures[:3]))
+                store.set_case_status(cid, "failed", "verification failed: "
+                                      + "; ".join(outcome.failures[:3]))
                 continue
-            if self.suite.script_iterations:
-                self._script_timing(planned, case.spec, service_env)
-            expect_sha = _load_body_hash(case.spec, instance.base_url)
-            note = self._load_case(planned.name, case, cid, instance, expect_sha)
-            self.store.set_case_status(cid, "ok", note)
+            if suite.script_iterations:
+                self._script_timing(case.spec)
+            note = self._load_case(case, cid)
+            store.set_case_status(cid, "ok", note)
 
-    def _script_timing(self, planned: PlannedStack, spec: WorkloadSpec,
-                       service_env: dict[str, str]) -> None:
+    def _message(self, text: str) -> None:
+        self.runner.progress.message(f"{self.name}: {text}")
+
+    def _verify(self, workload: str) -> VerifyOutcome:
+        if workload not in self.verified:
+            self._message(f"verifying {workload}")
+            outcome = verify_workload(workload, self.target.base_url, self.access.context)
+            self.verified[workload] = outcome
+            self.runner.store.add_verification(VerificationRecord(
+                run_id=self.runner.run_id, stack=self.name, workload=workload, ok=outcome.ok,
+                checked=outcome.checked, failures=tuple(outcome.failures), at=time.time()))
+        return self.verified[workload]
+
+    def _script_timing(self, spec: WorkloadSpec) -> None:
         """The articles' standalone timing: the workload's code N times in one process."""
-        from stackbench.lab.script import run_script_with_env
-
-        n = self.suite.script_iterations
-        self.progress.message(f"{planned.name}: timing {spec.label} x {n} without HTTP")
+        runner = self.runner
+        n = runner.suite.script_iterations
+        self._message(f"timing {spec.label} x {n} without HTTP")
+        times: tuple[float | None, float | None, float | None] = (None, None, None)
         try:
-            t = run_script_with_env(self.inventory[planned.stack], spec, n,
-                                    self.suite.placement, planned.params, service_env)
+            t = run_script_with_env(runner.inventory[self.planned.stack], spec, n,
+                                    runner.suite.placement, self.planned.params, self.access.env)
         except StackError as exc:
-            self.store.add_script(self.run_id, planned.name, spec.label, n, None, str(exc))
-            return
-        self.store.add_script(self.run_id, planned.name, spec.label, n,
-                              (t.wall_s, t.user_s, t.sys_s), t.check)
-        self.progress.message(f"{planned.name}: {spec.label} x {n}: real {t.wall_s:.3f} s, "
-                              f"user {t.user_s:.3f} s, sys {t.sys_s:.3f} s ({t.check})")
+            outcome = str(exc)
+        else:
+            times, outcome = (t.wall_s, t.user_s, t.sys_s), t.check
+            self._message(f"{spec.label} x {n}: real {t.wall_s:.3f} s, user {t.user_s:.3f} s, "
+                          f"sys {t.sys_s:.3f} s ({t.check})")
+        wall, user, sys = times
+        runner.store.add_script(ScriptRecord(
+            run_id=runner.run_id, stack=self.name, label=spec.label, iterations=n,
+            wall_s=wall, user_s=user, sys_s=sys, outcome=outcome))
 
-    def _load_case(self, stack: str, case: PlannedCase, case_id: int, instance: StackInstance,
-                   expect_sha: str | None) -> str:
-        """Run the case's levels; returns a note for the case (early stop, search result)."""
-        def one(level: Level) -> dict[str, object]:
-            return self._one_level(stack, case, case_id, instance, expect_sha, level)
+    def _load_case(self, case: PlannedCase, case_id: int) -> str:
+        """Run the case's levels by the suite's strategy; returns the case's note."""
+        suite = self.runner.suite
+        expect_sha = _load_body_hash(case.spec, self.target.base_url)
 
-        if self.suite.search is not None:
-            return self._search(one)
-        slo = self.suite.slo
-        failed_in_a_row = 0
-        for index, group in groupby(case.levels, key=lambda lv: lv.index):
-            rows = [one(level) for level in group]
-            if slo is None or not slo.stop_after_failures:
-                continue
-            failed = slo_outcome(rows, slo).status is SloStatus.FAIL
-            failed_in_a_row = failed_in_a_row + 1 if failed else 0
-            remaining = len(self.suite.levels_for(case.spec.label)) - index - 1
-            if failed_in_a_row >= slo.stop_after_failures and remaining > 0:
-                note = (f"sweep stopped early: SLO failed at {failed_in_a_row} consecutive "
-                        f"levels (stop_after_failures = {slo.stop_after_failures})")
-                self.progress.message(f"{stack} {case.spec.label}: {note}")
-                return note
-        return ""
+        def one(level: Level) -> LevelRecord:
+            return self._level(case, case_id, expect_sha, level)
 
-    def _search(self, one: Callable[[Level], dict[str, object]]) -> str:
-        search, slo = self.suite.search, self.suite.slo
-        assert search is not None and slo is not None
-        history: list[Probe] = []
-        index = 0
-        while (rate := next_rate(history, search.lo, search.hi, search.probes,
-                                 search.tolerance)) is not None:
-            rows = [one(Level(index, rate, rep)) for rep in range(self.suite.load.repeat)]
-            history.append(Probe(rate, all(_sustained(row, slo) for row in rows)))
-            index += 1
-        best, failed_at = sustainable_bounds(history)
-        if best is None:
-            return (f"max sustainable rate: below {search.lo:g} req/s (the lowest probe broke "
-                    "the SLO)")
-        above = f", {failed_at:g} req/s did not" if failed_at else ""
-        return (f"max sustainable rate: {best:g} req/s met the SLO{above} "
-                f"({len(history)} probes)")
+        if suite.search is not None:
+            assert suite.slo is not None  # the suite parser requires an SLO for a search
+            note = rate_search(suite.search, suite.slo, suite.load.repeat, one)
+        else:
+            note = fixed_sweep(case.levels, suite.slo, one)
+        if note:
+            self._message(f"{case.spec.label}: {note}")
+        return note
 
-    def _one_level(self, stack: str, case: PlannedCase, case_id: int, instance: StackInstance,
-                   expect_sha: str | None, level: Level) -> dict[str, object]:
-        s = self.suite.load_for(case.spec.label)
-        rate = level.value if s.mode is Mode.OPEN else None
-        connections = int(level.value) if s.mode is Mode.CLOSED else _open_connections(level)
-        req = LoadRequest(instance.base_url + case.spec.path, s, connections, rate,
-                          self.suite.placement.loader, 200, expect_sha)
-        row = self._run_level(instance, req, level)
-        level_id = self.store.add_level(case_id, row)
-        self.progress.level_done(LevelEvent(stack, case.spec.label, level,
-                                            self.store.level(level_id)))
-        if s.pause_s:
-            time.sleep(s.pause_s)
-        return row
-
-    def _run_level(self, instance: StackInstance, req: LoadRequest, level: Level
-                   ) -> dict[str, object]:
-        driver = get_driver(req.settings.driver)
-        roles = dict(instance.roles())
-        if self.services is not None:
-            roles.update({svc.kind.value: svc.root_pid() for svc in self.services.running()})
-        s = req.settings
-        budget = (s.duration_s or 0) + s.warmup_s + 10 * s.timeout_s + 300
-        monitor = Monitor(roles).start()
+    def _level(self, case: PlannedCase, case_id: int, expect_sha: str | None,
+               level: Level) -> LevelRecord:
+        runner = self.runner
+        settings = runner.suite.load_for(case.spec.label)
+        req = load_request(self.target, case.spec.path, settings, level, expect_sha)
         started = time.time()
-        try:
-            load = start_load(driver, req)
-            monitor.add_role("loader", load.pid)
-            try:
-                result = load.finish(timeout_s=budget)
-            finally:
-                load.kill()
-        finally:
-            usage = monitor.stop()
-        server_roles = list(instance.roles())
-        flags = list(result.warnings)
-        if loader_bound(usage, len(req.loader_cpus), server_roles, len(instance.cfg.server_cpus)):
-            flags.append("loader-bound")
-        status = "ok"
-        if s.mode is Mode.CLOSED and s.duration_s and result.completed < req.connections:
-            # Each connection did not get even one answer within the level: requests in flight
-            # at the end are dropped, so the level saw start-up, not a steady state. A
-            # processor-sharing server (every request progressing at once) then shows 0 req/s.
-            status = "invalid"
-            flags.append(f"unsteady: {result.completed} responses for {req.connections} "
-                         f"connections in {s.duration_s:g} s; raise duration_s")
-        starved = starvation_flag(result)
-        if starved:
-            flags.append(starved)
-        if result.error_rate > self.suite.max_error_rate:
-            status = "invalid"
-            flags.append(f"invalid: error rate {result.error_rate:.1%} > "
-                         f"{self.suite.max_error_rate:.1%}")
-        return {
-            "level_index": level.index, "level_value": level.value,
-            "repetition": level.repetition, "driver": result.driver.value,
-            "mode": s.mode.value, "keepalive": s.keepalive.value, "started_at": started,
-            "duration_s": result.duration_s, "completed": result.completed, "ok": result.ok,
-            "errors": result.errors, "requests_per_s": result.requests_per_s,
-            "latency_us": result.latency_us, "connect_us": result.connect_us,
-            "histogram": result.histogram, "timeseries": result.timeseries,
-            "open_loop": result.open_loop, "loader_cpu_s": result.loader_cpu_s,
-            "usage": {role: u.as_dict() for role, u in usage.items()}, "flags": flags,
-            "status": status, "command": " ".join(result.command),
-            "error_rate": result.error_rate,
-            "raw_output": result.raw_output[-200_000:],
-        }
-
-
-def slo_outcome(rows: list[dict[str, object]], slo: Slo) -> SloOutcome:
-    """The SLO judged on the median over a level's repetitions."""
-    key = percentile_key(slo.percentile)
-    latencies = [r["latency_us"][key] for r in rows if key in r["latency_us"]]  # type: ignore[index,operator]
-    latency = {key: median(latencies)} if len(latencies) == len(rows) else {}
-    return evaluate_slo(latency, median([float(r["error_rate"]) for r in rows]), slo)  # type: ignore[arg-type]
-
-
-def _sustained(row: dict[str, object], slo: Slo) -> bool:
-    """An open-loop probe holds when the rate was achieved and the SLO met."""
-    open_loop = row.get("open_loop") or {}
-    achieved = bool(open_loop.get("sustained", True))  # type: ignore[union-attr]
-    return achieved and slo_outcome([row], slo).status is SloStatus.PASS
-
-
-def starvation_flag(result: LoadResult) -> str | None:
-    """A request still unanswered at the end that had waited longer than any answered one:
-    the server left some connections starving (e.g. a prefork pool smaller than the
-    connection count), which the latency of the answered requests alone would hide."""
-    if result.unanswered_at_end is None:
-        return None
-    count, oldest_us = result.unanswered_at_end
-    longest = result.latency_us.get("max", 0.0)
-    if count == 0 or oldest_us <= max(longest, 1e6):
-        return None
-    return (f"starved: a request was still unanswered after {oldest_us / 1e6:.1f} s at the end "
-            f"(longest answered: {longest / 1e6:.2f} s; {count} in flight at the end)")
-
-
-def _open_connections(level: Level) -> int:
-    """Open loop: enough connections that the rate, not the pool, limits (capped)."""
-    return int(min(max(64, level.value / 50), 2000))
+        measured = measure(self.target, req)
+        verdict = judge_level(measured, runner.suite.max_error_rate)
+        record = level_record(case_id, level, started, settings, measured, verdict)
+        level_id = runner.store.add_level(record)
+        runner.progress.level_done(LevelEvent(self.name, case.spec.label, level,
+                                              runner.store.level(level_id)))
+        if settings.pause_s:
+            time.sleep(settings.pause_s)
+        return record
 
 
 def _load_body_hash(spec: WorkloadSpec, base_url: str) -> str | None:
@@ -369,11 +257,3 @@ def _load_body_hash(spec: WorkloadSpec, base_url: str) -> str | None:
             raise StackError(f"GET {spec.path} answered {resp.status} after verification passed")
         expected = resp.body
     return sha256_hex(expected)
-
-
-def _data_context(service_env: dict[str, str]) -> object | None:
-    if not service_env:
-        return None
-    from stackbench.verify.data import DataVerifyContext
-
-    return DataVerifyContext.from_env(service_env)

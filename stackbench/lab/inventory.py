@@ -1,16 +1,33 @@
-"""All stacks on disk with their availability, parsed once."""
+"""All stacks on disk with their availability, parsed once.
+
+A stack whose stack.toml is broken is listed as INVALID with the parse error as its reason:
+the other stacks stay usable, and `stackbench stacks` shows what to fix.
+"""
 
 from pathlib import Path
 
 from stackbench.config.manifest import Manifest, discover, parse_manifest
 from stackbench.config.paths import STACKS_DIR
-from stackbench.config.status import StackEntry
+from stackbench.config.status import Availability, StackEntry, StackStatus
 from stackbench.errors import InputError
 from stackbench.lab.availability import check_stack
 
 
-def load_manifests(stacks_dir: Path = STACKS_DIR) -> dict[str, Manifest]:
-    return {name: parse_manifest(path) for name, path in discover(stacks_dir).items()}
+def load_manifests(stacks_dir: Path = STACKS_DIR) -> dict[str, Manifest | InputError]:
+    """Each stack's manifest, or the InputError that says why it cannot be read."""
+    out: dict[str, Manifest | InputError] = {}
+    for name, path in discover(stacks_dir).items():
+        try:
+            out[name] = parse_manifest(path)
+        except InputError as exc:
+            out[name] = exc
+    return out
+
+
+def _entry(name: str, manifest: Manifest | InputError) -> StackEntry:
+    if isinstance(manifest, InputError):
+        return StackEntry(None, StackStatus(name, Availability.INVALID, str(manifest)))
+    return StackEntry(manifest, check_stack(manifest))
 
 
 def load_inventory(names: list[str] | None = None,
@@ -19,8 +36,6 @@ def load_inventory(names: list[str] | None = None,
     if names is not None:
         unknown = [n for n in names if n not in manifests]
         if unknown:
-            raise InputError(f"unknown stack '{unknown[0]}' (stacks: {', '.join(manifests)})")
+            raise InputError(f"unknown stack {unknown[0]!r} (stacks: {', '.join(manifests)})")
         manifests = {n: manifests[n] for n in names}
-    return {n: StackEntry(m, check_stack(m)) for n, m in manifests.items()}
-
-
+    return {n: _entry(n, m) for n, m in manifests.items()}

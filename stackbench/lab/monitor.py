@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import psutil
 
@@ -108,7 +109,7 @@ class Monitor:
                 state.threads_max = max(state.threads_max, threads)
                 state.processes_max = max(state.processes_max, procs)
 
-    def _record(self, state: _RoleState, pid: int, cpu, ctx) -> None:
+    def _record(self, state: _RoleState, pid: int, cpu: Any, ctx: Any) -> None:
         known = state.pids.get(pid)
         if known is None:
             # A pid present at the first sample is measured from that sample on; one born

@@ -18,8 +18,8 @@ from stackbench.config.placement import Placement
 from stackbench.config.status import StackEntry, unavailable_reason
 from stackbench.config.workloads import WorkloadSpec
 from stackbench.errors import InputError, StackError
-from stackbench.lab.checkstack import services_needed, started_services
 from stackbench.lab.procs import child_setup
+from stackbench.lab.session import Services
 from stackbench.lab.stack import StackConfig, StackInstance
 from stackbench.lab.templating import render
 
@@ -64,10 +64,11 @@ def run_script(entry: StackEntry, spec: WorkloadSpec, iterations: int, placement
         raise InputError(f"--iterations: must be at least 1, got {iterations}")
     with (
         tempfile.TemporaryDirectory(prefix="stackbench-script-") as tmp,
-        started_services(services_needed([spec.name]), Path(tmp) / "services",
-                         placement) as (env, _context),
+        Services(Path(tmp) / "services", placement.services) as services,
     ):
-        return run_script_with_env(entry, spec, iterations, placement, params, env, Path(tmp))
+        access = services.prepare([spec.name])
+        return run_script_with_env(entry, spec, iterations, placement, params, access.env,
+                                   Path(tmp))
 
 
 def run_script_with_env(entry: StackEntry, spec: WorkloadSpec, iterations: int,

@@ -19,7 +19,7 @@ from stackbench.config.status import StackStatus
 from stackbench.errors import InputError, StackError
 from stackbench.lab import build
 from stackbench.lab.procs import free_port, spawn, stop, tail, wait_for_tcp, wait_for_unix_socket
-from stackbench.lab.templating import render
+from stackbench.lab.templating import render, resolve_params, syntax_for
 from stackbench.verify.httpget import get
 
 
@@ -35,18 +35,6 @@ class StackConfig:
     service_env: Mapping[str, str]
     host: str = "127.0.0.1"
     port: int | None = None
-
-
-def resolve_params(manifest: Manifest, overrides: Mapping[str, str],
-                   base: Mapping[str, str]) -> dict[str, str]:
-    defaults = manifest.param_defaults()
-    unknown = set(overrides) - set(defaults)
-    if unknown:
-        raise InputError(f"stack '{manifest.name}' has no parameter '{sorted(unknown)[0]}' "
-                         f"(parameters: {', '.join(defaults) or 'none'})")
-    merged = {**defaults, **overrides}
-    where = f"{manifest.path} [params]"
-    return {k: render(v, base, where) for k, v in merged.items()}
 
 
 def variables_for(cfg: StackConfig, port: int) -> dict[str, str]:
@@ -117,7 +105,8 @@ class StackInstance:
                 text = src.read_text()
             except OSError as exc:
                 raise InputError(f"{m.path} [[template]]: cannot read {src}: {exc}") from exc
-            (self.cfg.run_dir / t.dest).write_text(render(text, self.variables, str(src)))
+            rendered = render(text, self.variables, str(src), syntax_for(t.dest))
+            (self.cfg.run_dir / t.dest).write_text(rendered)
 
     def start(self) -> None:
         m = self.cfg.manifest

@@ -474,7 +474,8 @@ def timeseries_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
         color = stack_color(a, c.stack)
         rows = [r for r in c.rows if r.level_value == level and r.timeseries]
         for r in rows:
-            series = r.timeseries or []
+            # The loader marks the cut last second `partial`: it is no full second, not drawn.
+            series = [p for p in r.timeseries or () if not p.get("partial")]
             t = [float(p.get("t_s", i + 1)) for i, p in enumerate(series)]
             style = ("-", "--", ":", "-.")[r.repetition % 4]
             ax_rate.plot(t, [float(p.get("completed", 0)) for p in series], color=color,
@@ -496,8 +497,8 @@ def timeseries_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     for ax in axes[-1]:
         ax.set_xlabel("second of the level" + (" (grey: warm-up)" if warmup else ""))
     return render(f"{sid}-timeseries", title,
-                  "Each stack at its highest level; one line per repetition. The first and "
-                  "last seconds are partial. Grey band: the warm-up before recording "
+                  "Each stack at its highest level; one line per repetition (a cut last "
+                  "second is left out). Grey band: the warm-up before recording "
                   f"({warmup:g} s), which the loader does not record.", fig)
 
 

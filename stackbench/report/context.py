@@ -59,8 +59,8 @@ def mib(value: float | None) -> str:
 
 
 def cpu_list(cpus: Any) -> str:
-    """[0, 1, 2, 5] -> '0-2,5' (a list from the run's settings)."""
-    if not isinstance(cpus, list) or not cpus:
+    """[0, 1, 2, 5] -> '0-2,5' (a list or tuple from the run's settings)."""
+    if not isinstance(cpus, list | tuple) or not cpus:
         return NOT_RECORDED
     values = sorted(int(c) for c in cpus)
     runs: list[list[int]] = []
@@ -81,7 +81,7 @@ def _recorded(env: Mapping[str, Any], key: str, empty: str = NOT_RECORDED) -> st
 
 def machine(env: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     cores = _recorded(env, "cores")
-    if isinstance(env.get("cores_allowed"), list):
+    if isinstance(env.get("cores_allowed"), list | tuple):
         cores += f" (usable: CPU {cpu_list(env['cores_allowed'])})"
     return (
         ("CPU", _recorded(env, "cpu_model")),
@@ -160,5 +160,5 @@ def build_context(a: Analysis) -> Context:
             "process tree; mean: the average of each level's mean.")
     if not any(m.peak_bytes is not None or m.mean_bytes is not None for m in mem):
         note = "No RSS figure is stored for this run (the monitor recorded no memory sample)."
-    return Context(machine(env), cores_per_role(run.settings), stack_params(a), PARAMS_NOTE,
+    return Context(machine(env), cores_per_role(a.settings), stack_params(a), PARAMS_NOTE,
                    versions(env), mem, note, run.suite_path, run.suite_text)

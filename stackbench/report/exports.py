@@ -9,6 +9,8 @@ import math
 import time
 from typing import Any
 
+import msgspec
+
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
@@ -16,17 +18,24 @@ from stackbench.report import tables
 from stackbench.report.context import Context, build_context, mib
 from stackbench.report.glance import WorkloadGlance, glance
 from stackbench.report.tables import TextTable
-from stackbench.store.store import LevelRow
+from stackbench.store.records import NOT_IN_CSV, NOT_IN_JSON, LevelRecord, LevelRow, flat_fields
 
-RESULTS_SCHEMA = "stackbench-results/1"
-CSV_COLUMNS = ["run_id", "stack", "workload", "label", "case_status", "level_kind", "level",
-               "repetition", "driver", "requests_per_s", "p50_us", "p90_us", "p99_us", "max_us",
-               "completed", "errors", "error_rate", "server_cpu_percent", "loader_cpu_percent",
-               "flags", "status"]
+RESULTS_SCHEMA = "stackbench-results/2"
+# results.csv: who measured what, then every single-valued field of a level record (in its
+# order, see store/records.py), then figures computed from the nested ones.
+CSV_CASE_COLUMNS = ["run_id", "stack", "workload", "label", "case_status", "level_kind"]
+CSV_LEVEL_FIELDS = [f for f in flat_fields(LevelRecord) if f not in NOT_IN_CSV]
+CSV_FIGURES = ["p50_us", "p90_us", "p99_us", "max_us", "errors_total", "error_rate",
+               "server_cpu_percent", "loader_cpu_percent"]
+CSV_COLUMNS = CSV_CASE_COLUMNS + CSV_LEVEL_FIELDS + CSV_FIGURES
 
 
 def jsonable(value: Any) -> Any:
-    """Dataclasses, enums and tuples to JSON types; inf/NaN become null (strict JSON)."""
+    """Records, dataclasses, enums and tuples to JSON types; inf/NaN become null (strict
+    JSON). A record gives every field but those results.json leaves out (NOT_IN_JSON)."""
+    if isinstance(value, msgspec.Struct):
+        return {f: jsonable(getattr(value, f)) for f in value.__struct_fields__
+                if f not in NOT_IN_JSON}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, enum.Enum):
@@ -41,11 +50,12 @@ def jsonable(value: Any) -> Any:
 
 
 def _level_json(row: LevelRow) -> dict[str, Any]:
-    out = jsonable(row)
+    out: dict[str, Any] = jsonable(row)
     out["latency_us"] = stats.measured_latency(row)  # no zeros standing in for "not measured"
-    out["error_rate"] = stats.level_error_rate(row)
-    out["server_cpu_percent"] = stats.server_cpu_percent(row)
-    out["loader_cpu_percent"] = stats.loader_cpu_percent(row)
+    out["errors_total"] = row.errors_total
+    out["error_rate"] = jsonable(stats.level_error_rate(row))
+    out["server_cpu_percent"] = jsonable(stats.server_cpu_percent(row))
+    out["loader_cpu_percent"] = jsonable(stats.loader_cpu_percent(row))
     out["jitter"] = jsonable(stats.jitter(stats.completed_series(row)))
     return out
 
@@ -61,6 +71,7 @@ def results_json(a: Analysis, found: list[Finding]) -> str:
         "cases": jsonable(a.data.cases),
         "levels": [_level_json(r) for r in a.data.levels],
         "verifications": jsonable(a.data.verifications),
+        "scripts": jsonable(a.data.scripts),
         "workloads": [{
             "label": w.label,
             "workload": w.workload,
@@ -81,7 +92,17 @@ def results_json(a: Analysis, found: list[Finding]) -> str:
 
 def _num(value: float | None) -> str:
     """CSV cell: empty when not measured (never 0 for a missing percentile)."""
-    return "" if value is None or not math.isfinite(value) else f"{value:g}"
+    return "" if value is None or not math.isfinite(value) else f"{value:.15g}"
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, tuple):
+        return ";".join(str(v) for v in value)
+    if isinstance(value, float):
+        return _num(value)
+    return str(value)
 
 
 def results_csv(a: Analysis) -> str:
@@ -94,11 +115,10 @@ def results_csv(a: Analysis) -> str:
         lat = stats.measured_latency(r)
         writer.writerow([
             a.data.run.id, c.stack, c.workload, c.label, c.status, a.level_kind,
-            f"{r.level_value:g}", r.repetition, r.driver, f"{r.requests_per_s:.3f}",
+            *(_cell(getattr(r, f)) for f in CSV_LEVEL_FIELDS),
             _num(lat.get("p50")), _num(lat.get("p90")), _num(lat.get("p99")),
-            _num(lat.get("max")), r.completed, r.errors_total,
-            f"{stats.level_error_rate(r):.6f}", _num(stats.server_cpu_percent(r)),
-            _num(stats.loader_cpu_percent(r)), ";".join(r.flags), r.status])
+            _num(lat.get("max")), r.errors_total, _num(stats.level_error_rate(r)),
+            _num(stats.server_cpu_percent(r)), _num(stats.loader_cpu_percent(r))])
     return buf.getvalue()
 
 

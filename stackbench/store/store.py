@@ -1,170 +1,158 @@
 """SQLite store: one file per results directory, every level committed as soon as it ends.
 
-DDL lives here and only here. Reports read only from the store (`load_run`), so a report can
-be rewritten from any stored run, including an interrupted one.
+The tables are derived from the records in `records.py`: one column per record field, named
+like the field, plus `id INTEGER PRIMARY KEY`. Column types follow the field's Python type:
+
+    int, bool                            INTEGER  (bool as 0/1)
+    float                                REAL
+    str, Literal of strings              TEXT
+    anything else (dict, tuple, record)  TEXT holding JSON
+    X | None                             as X, nullable; every other column is NOT NULL
+
+Reports read only from the store (`load_run`), so a report can be rewritten from any stored
+run, including an interrupted one. A store written by another schema version is refused.
 """
 
+import functools
+import hashlib
 import json
 import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+import msgspec
+import msgspec.inspect as mi
 
 from stackbench.errors import InputError
+from stackbench.store.records import (
+    CaseRecord,
+    CaseRow,
+    LevelRecord,
+    LevelRow,
+    Record,
+    RunRecord,
+    RunRow,
+    RunStatus,
+    ScriptRecord,
+    ScriptRow,
+    VerificationRecord,
+    VerificationRow,
+)
 
-SCHEMA_VERSION = 1
+__all__ = [
+    "SCHEMA_VERSION", "CaseRow", "LevelRow", "RunData", "RunRow", "ScriptRow", "Store",
+    "VerificationRow",
+]
 
-DDL = """
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY,
-    suite_name TEXT NOT NULL,
-    suite_path TEXT NOT NULL,
-    suite_text TEXT NOT NULL,
-    settings_json TEXT NOT NULL,
-    environment_json TEXT NOT NULL,
-    started_at REAL NOT NULL,
-    finished_at REAL,
-    status TEXT NOT NULL            -- running | complete | interrupted | failed
-);
-CREATE TABLE IF NOT EXISTS cases (
-    id INTEGER PRIMARY KEY,
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    stack TEXT NOT NULL,
-    workload TEXT NOT NULL,         -- catalog name, e.g. sha256
-    label TEXT NOT NULL,            -- with parameters, e.g. sha256?n=1000
-    path TEXT NOT NULL,
-    params_json TEXT NOT NULL,      -- stack parameters in force
-    status TEXT NOT NULL,           -- pending | ok | failed | unavailable
-    reason TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS verifications (
-    id INTEGER PRIMARY KEY,
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    stack TEXT NOT NULL,
-    workload TEXT NOT NULL,
-    ok INTEGER NOT NULL,
-    checked INTEGER NOT NULL,
-    failures_json TEXT NOT NULL,
-    at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS levels (
-    id INTEGER PRIMARY KEY,
-    case_id INTEGER NOT NULL REFERENCES cases(id),
-    level_index INTEGER NOT NULL,
-    level_value REAL NOT NULL,      -- connections (closed loop) or requests/s (open loop)
-    repetition INTEGER NOT NULL,
-    driver TEXT NOT NULL,
-    mode TEXT NOT NULL,
-    keepalive TEXT NOT NULL,
-    started_at REAL NOT NULL,
-    duration_s REAL NOT NULL,
-    completed INTEGER NOT NULL,
-    ok INTEGER NOT NULL,
-    errors_total INTEGER NOT NULL,
-    errors_json TEXT NOT NULL,
-    requests_per_s REAL NOT NULL,
-    latency_json TEXT NOT NULL,     -- microseconds, only what the driver measured
-    connect_json TEXT,
-    histogram TEXT,                 -- HdrHistogram V2 compressed, base64
-    timeseries_json TEXT,
-    open_loop_json TEXT,
-    loader_user_s REAL,
-    loader_sys_s REAL,
-    usage_json TEXT NOT NULL,       -- per role: cpu user/sys, rss, threads, ctx switches
-    flags_json TEXT NOT NULL,       -- e.g. ["loader-bound", "invalid: error rate 5%"]
-    status TEXT NOT NULL,           -- ok | invalid | failed
-    command TEXT NOT NULL,
-    raw_output TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS levels_case ON levels(case_id);
-CREATE TABLE IF NOT EXISTS scripts (  -- standalone timings (no HTTP), see stackbench script
-    id INTEGER PRIMARY KEY,
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    stack TEXT NOT NULL,
-    label TEXT NOT NULL,
-    iterations INTEGER NOT NULL,
-    wall_s REAL,
-    user_s REAL,
-    sys_s REAL,
-    outcome TEXT NOT NULL           -- ok / not checked (...) / the error
-);
-"""
+# 2: tables derived from records.py (column = field name, nested values as JSON).
+SCHEMA_VERSION = 2
+
+_SQL_TYPES: dict[type[mi.Type], str] = {
+    mi.IntType: "INTEGER", mi.BoolType: "INTEGER", mi.FloatType: "REAL",
+    mi.StrType: "TEXT", mi.LiteralType: "TEXT",
+}
 
 
 @dataclass(frozen=True)
-class RunRow:
-    id: int
-    suite_name: str
-    suite_path: str
-    suite_text: str
-    settings: dict[str, Any]
-    environment: dict[str, Any]
-    started_at: float
-    finished_at: float | None
-    status: str
+class Column:
+    name: str
+    sql_type: str
+    nullable: bool
+    is_json: bool  # nested value, stored as JSON text
+
+    def ddl(self) -> str:
+        return f"{self.name} {self.sql_type}" + ("" if self.nullable else " NOT NULL")
+
+
+def _column(name: str, info: mi.Type) -> Column:
+    nullable = False
+    if isinstance(info, mi.UnionType):
+        rest = [t for t in info.types if not isinstance(t, mi.NoneType)]
+        nullable = len(rest) < len(info.types)
+        info = rest[0] if len(rest) == 1 else mi.AnyType()
+    sql_type = _SQL_TYPES.get(type(info))
+    return Column(name, sql_type or "TEXT", nullable, sql_type is None)
+
+
+@functools.cache
+def columns(record: type[Record]) -> tuple[Column, ...]:
+    """The columns of a record's table, in field order (without the `id` key)."""
+    info = mi.type_info(record)
+    assert isinstance(info, mi.StructType)
+    return tuple(_column(f.name, f.type) for f in info.fields)
+
+
+R = TypeVar("R", bound=Record)
+Row = TypeVar("Row", bound=Record)
 
 
 @dataclass(frozen=True)
-class CaseRow:
-    id: int
-    stack: str
-    workload: str
-    label: str
-    path: str
-    params: dict[str, str]
-    status: str
-    reason: str
+class Table(Generic[R, Row]):
+    """A table holding one record type; reading gives `row` (the record plus its id)."""
+
+    name: str
+    record: type[R]
+    row: type[Row]
+    parent: tuple[str, str] | None = None  # (column, table): a foreign key
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return columns(self.record)
+
+    def ddl(self) -> str:
+        lines = ["id INTEGER PRIMARY KEY", *(c.ddl() for c in self.columns)]
+        if self.parent is not None:
+            column, table = self.parent
+            lines.append(f"FOREIGN KEY ({column}) REFERENCES {table}(id)")
+            index = f"CREATE INDEX IF NOT EXISTS {self.name}_{column} ON {self.name}({column});"
+        else:
+            index = ""
+        body = ",\n    ".join(lines)
+        return f"CREATE TABLE IF NOT EXISTS {self.name} (\n    {body}\n);\n{index}"
+
+    def values(self, record: R) -> tuple[object, ...]:
+        return tuple(_to_sql(c, getattr(record, c.name)) for c in self.columns)
+
+    def insert_sql(self) -> str:
+        names = [c.name for c in self.columns]
+        return (f"INSERT INTO {self.name} ({', '.join(names)}) "
+                f"VALUES ({', '.join('?' for _ in names)})")
+
+    def decode(self, row: sqlite3.Row) -> Row:
+        values: dict[str, Any] = {"id": row["id"]}
+        for c in self.columns:
+            value = row[c.name]
+            values[c.name] = json.loads(value) if c.is_json and value is not None else value
+        # strict=False: SQLite gives 0/1 for a bool column.
+        return msgspec.convert(values, self.row, strict=False)
 
 
-@dataclass(frozen=True)
-class LevelRow:
-    id: int
-    case_id: int
-    level_index: int
-    level_value: float
-    repetition: int
-    driver: str
-    mode: str
-    keepalive: str
-    duration_s: float
-    completed: int
-    ok: int
-    errors_total: int
-    errors: dict[str, int]
-    requests_per_s: float
-    latency_us: dict[str, float]
-    connect_us: dict[str, float] | None
-    histogram: str | None
-    timeseries: list[dict[str, float]] | None
-    open_loop: dict[str, Any] | None
-    loader_cpu_s: tuple[float, float] | None
-    usage: dict[str, dict[str, float]]
-    flags: list[str]
-    status: str
-    command: str
+def _to_sql(column: Column, value: object) -> object:
+    if value is None or not column.is_json:
+        return value
+    # The standard json module keeps inf/NaN (as Infinity/NaN), which a figure may be.
+    return json.dumps(msgspec.to_builtins(value))
 
 
-@dataclass(frozen=True)
-class VerificationRow:
-    stack: str
-    workload: str
-    ok: bool
-    checked: int
-    failures: list[str]
+RUNS = Table("runs", RunRecord, RunRow)
+CASES = Table("cases", CaseRecord, CaseRow, ("run_id", "runs"))
+VERIFICATIONS = Table("verifications", VerificationRecord, VerificationRow, ("run_id", "runs"))
+LEVELS = Table("levels", LevelRecord, LevelRow, ("case_id", "cases"))
+SCRIPTS = Table("scripts", ScriptRecord, ScriptRow, ("run_id", "runs"))
+TABLES: tuple[Table[Any, Any], ...] = (RUNS, CASES, VERIFICATIONS, LEVELS, SCRIPTS)
 
 
-@dataclass(frozen=True)
-class ScriptRow:
-    stack: str
-    label: str
-    iterations: int
-    wall_s: float | None
-    user_s: float | None
-    sys_s: float | None
-    outcome: str
+def ddl() -> str:
+    return "\n".join(t.ddl() for t in TABLES)
+
+
+def layout() -> str:
+    """Fingerprint of the tables: a record that gained a field without a SCHEMA_VERSION bump
+    is still told apart from the stores written before (instead of failing mid-run)."""
+    return hashlib.sha256(ddl().encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -179,57 +167,63 @@ class RunData:
         return [lv for lv in self.levels if lv.case_id == case_id]
 
 
-def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
-
-
 class Store:
     def __init__(self, path: Path | str) -> None:
         self.path = path
         self.db = sqlite3.connect(str(path), timeout=30)
         self.db.row_factory = sqlite3.Row
-        if str(path) != ":memory:":
-            # WAL: a reader (stackbench results) never blocks the run that writes.
-            self.db.execute("PRAGMA journal_mode=WAL")
-        self._migrate()
+        try:
+            if str(path) != ":memory:":
+                # WAL: a reader (stackbench results) never blocks the run that writes.
+                self.db.execute("PRAGMA journal_mode=WAL")
+            self._migrate()
+        except InputError:
+            self.db.close()
+            raise
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise InputError(f"{path}: not a stackbench store ({exc}); use another --out "
+                             "or move the file away") from exc
 
     def _migrate(self) -> None:
         with self.db:
-            self.db.executescript(DDL)
-            row = self.db.execute("SELECT version FROM schema_version").fetchone()
+            self.db.execute("CREATE TABLE IF NOT EXISTS schema_version "
+                            "(version INTEGER NOT NULL, layout TEXT NOT NULL)")
+            row = self.db.execute("SELECT * FROM schema_version").fetchone()
             if row is None:
-                self.db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-            elif row["version"] != SCHEMA_VERSION:
-                raise InputError(f"{self.path}: store schema version {row['version']}, this "
-                                 f"stackbench reads version {SCHEMA_VERSION}; use another --out")
+                self.db.executescript(ddl())
+                self.db.execute("INSERT INTO schema_version VALUES (?, ?)",
+                                (SCHEMA_VERSION, layout()))
+                return
+        if row["version"] != SCHEMA_VERSION:
+            raise InputError(f"{self.path}: store schema version {row['version']}, this "
+                             f"stackbench reads version {SCHEMA_VERSION}; use another --out "
+                             "(the old results stay readable by the stackbench that wrote them)")
+        if row["layout"] != layout():
+            raise InputError(f"{self.path}: written by a stackbench whose records had other "
+                             "fields (same schema version, different columns); use another "
+                             "--out")
 
     def close(self) -> None:
         self.db.close()
 
     # --- writing -------------------------------------------------------------------------
-    def start_run(self, suite_name: str, suite_path: str, suite_text: str,
-                  settings: dict[str, Any], environment: dict[str, Any]) -> int:
+    def _insert(self, table: Table[R, Any], record: R) -> int:
+        """Insert one record and commit at once (an interrupted run keeps it)."""
         with self.db:
-            cur = self.db.execute(
-                "INSERT INTO runs (suite_name, suite_path, suite_text, settings_json, "
-                "environment_json, started_at, status) VALUES (?, ?, ?, ?, ?, ?, 'running')",
-                (suite_name, suite_path, suite_text, json.dumps(settings),
-                 json.dumps(environment), time.time()))
+            cur = self.db.execute(table.insert_sql(), table.values(record))
         return int(cur.lastrowid or 0)
 
-    def finish_run(self, run_id: int, status: str) -> None:
+    def start_run(self, record: RunRecord) -> int:
+        return self._insert(RUNS, record)
+
+    def finish_run(self, run_id: int, status: RunStatus) -> None:
         with self.db:
             self.db.execute("UPDATE runs SET finished_at = ?, status = ? WHERE id = ?",
                             (time.time(), status, run_id))
 
-    def add_case(self, run_id: int, stack: str, workload: str, label: str, path: str,
-                 params: dict[str, str], status: str = "pending", reason: str = "") -> int:
-        with self.db:
-            cur = self.db.execute(
-                "INSERT INTO cases (run_id, stack, workload, label, path, params_json, status, "
-                "reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, stack, workload, label, path, json.dumps(params), status, reason))
-        return int(cur.lastrowid or 0)
+    def add_case(self, record: CaseRecord) -> int:
+        return self._insert(CASES, record)
 
     def set_case_status(self, case_id: int, status: str, reason: str = "") -> None:
         with self.db:
@@ -244,65 +238,24 @@ class Store:
                 "WHERE id = ? AND status = 'pending'",
                 [(reason, cid) for cid in case_ids])
 
-    def add_verification(self, run_id: int, stack: str, workload: str, ok: bool, checked: int,
-                         failures: list[str]) -> None:
-        with self.db:
-            self.db.execute(
-                "INSERT INTO verifications (run_id, stack, workload, ok, checked, failures_json, "
-                "at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (run_id, stack, workload, int(ok), checked, json.dumps(failures), time.time()))
+    def add_verification(self, record: VerificationRecord) -> None:
+        self._insert(VERIFICATIONS, record)
 
-    def add_script(self, run_id: int, stack: str, label: str, iterations: int,
-                   times: tuple[float, float, float] | None, outcome: str) -> None:
-        wall, user, sys = times if times else (None, None, None)
-        with self.db:
-            self.db.execute(
-                "INSERT INTO scripts (run_id, stack, label, iterations, wall_s, user_s, sys_s, "
-                "outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, stack, label, iterations, wall, user, sys, outcome))
+    def add_script(self, record: ScriptRecord) -> None:
+        self._insert(SCRIPTS, record)
 
-    def add_level(self, case_id: int, row: dict[str, Any]) -> int:
-        """Insert one finished level and commit at once (an interrupted run keeps it)."""
-        cpu = row.get("loader_cpu_s")
-        values = {
-            "case_id": case_id,
-            "level_index": row["level_index"],
-            "level_value": row["level_value"],
-            "repetition": row["repetition"],
-            "driver": row["driver"],
-            "mode": row["mode"],
-            "keepalive": row["keepalive"],
-            "started_at": row["started_at"],
-            "duration_s": row["duration_s"],
-            "completed": row["completed"],
-            "ok": row["ok"],
-            "errors_total": sum(row["errors"].values()),
-            "errors_json": json.dumps(row["errors"]),
-            "requests_per_s": row["requests_per_s"],
-            "latency_json": json.dumps(row["latency_us"]),
-            "connect_json": _dumps(row.get("connect_us")),
-            "histogram": row.get("histogram"),
-            "timeseries_json": _dumps(row.get("timeseries")),
-            "open_loop_json": _dumps(row.get("open_loop")),
-            "loader_user_s": cpu[0] if cpu else None,
-            "loader_sys_s": cpu[1] if cpu else None,
-            "usage_json": json.dumps(row.get("usage", {})),
-            "flags_json": json.dumps(row.get("flags", [])),
-            "status": row["status"],
-            "command": row.get("command", ""),
-            "raw_output": row.get("raw_output", ""),
-        }
-        cols = ", ".join(values)
-        marks = ", ".join("?" for _ in values)
-        with self.db:
-            cur = self.db.execute(f"INSERT INTO levels ({cols}) VALUES ({marks})",
-                                  tuple(values.values()))
-        return int(cur.lastrowid or 0)
+    def add_level(self, record: LevelRecord) -> int:
+        return self._insert(LEVELS, record)
 
     # --- reading -------------------------------------------------------------------------
+    def _select(self, table: Table[Any, Row], where: str, params: tuple[object, ...],
+                order: str = "id") -> list[Row]:
+        rows = self.db.execute(f"SELECT * FROM {table.name} WHERE {where} ORDER BY {order}",
+                               params).fetchall()
+        return [table.decode(r) for r in rows]
+
     def runs(self) -> list[RunRow]:
-        rows = self.db.execute("SELECT * FROM runs ORDER BY id").fetchall()
-        return [_run_row(r) for r in rows]
+        return self._select(RUNS, "1", ())
 
     def resolve_run(self, ref: str) -> int:
         """A run id, or 'last'."""
@@ -318,60 +271,13 @@ class Store:
         return int(ref)
 
     def level(self, level_id: int) -> LevelRow:
-        return _level_row(self.db.execute("SELECT * FROM levels WHERE id = ?",
-                                          (level_id,)).fetchone())
+        (row,) = self._select(LEVELS, "id = ?", (level_id,))
+        return row
 
     def load_run(self, run_id: int) -> RunData:
-        run = _run_row(self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
-        cases = [
-            CaseRow(r["id"], r["stack"], r["workload"], r["label"], r["path"],
-                    json.loads(r["params_json"]), r["status"], r["reason"])
-            for r in self.db.execute("SELECT * FROM cases WHERE run_id = ? ORDER BY id",
-                                     (run_id,))
-        ]
-        levels = [
-            _level_row(r) for r in self.db.execute(
-                "SELECT l.* FROM levels l JOIN cases c ON c.id = l.case_id WHERE c.run_id = ? "
-                "ORDER BY l.case_id, l.level_index, l.repetition", (run_id,))
-        ]
-        verifications = [
-            VerificationRow(r["stack"], r["workload"], bool(r["ok"]), r["checked"],
-                            json.loads(r["failures_json"]))
-            for r in self.db.execute("SELECT * FROM verifications WHERE run_id = ? ORDER BY id",
-                                     (run_id,))
-        ]
-        scripts = [
-            ScriptRow(r["stack"], r["label"], r["iterations"], r["wall_s"], r["user_s"],
-                      r["sys_s"], r["outcome"])
-            for r in self.db.execute("SELECT * FROM scripts WHERE run_id = ? ORDER BY id",
-                                     (run_id,))
-        ]
-        return RunData(run, cases, levels, verifications, scripts)
-
-
-def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value)
-
-
-def _run_row(r: sqlite3.Row) -> RunRow:
-    return RunRow(r["id"], r["suite_name"], r["suite_path"], r["suite_text"],
-                  json.loads(r["settings_json"]), json.loads(r["environment_json"]),
-                  r["started_at"], r["finished_at"], r["status"])
-
-
-def _level_row(r: sqlite3.Row) -> LevelRow:
-    cpu = None
-    if r["loader_user_s"] is not None:
-        cpu = (r["loader_user_s"], r["loader_sys_s"])
-    return LevelRow(
-        id=r["id"], case_id=r["case_id"], level_index=r["level_index"],
-        level_value=r["level_value"], repetition=r["repetition"], driver=r["driver"],
-        mode=r["mode"], keepalive=r["keepalive"], duration_s=r["duration_s"],
-        completed=r["completed"], ok=r["ok"], errors_total=r["errors_total"],
-        errors=json.loads(r["errors_json"]), requests_per_s=r["requests_per_s"],
-        latency_us=json.loads(r["latency_json"]), connect_us=_loads(r["connect_json"]),
-        histogram=r["histogram"], timeseries=_loads(r["timeseries_json"]),
-        open_loop=_loads(r["open_loop_json"]), loader_cpu_s=cpu,
-        usage=json.loads(r["usage_json"]), flags=json.loads(r["flags_json"]),
-        status=r["status"], command=r["command"],
-    )
+        (run,) = self._select(RUNS, "id = ?", (run_id,))
+        levels = self._select(LEVELS, "case_id IN (SELECT id FROM cases WHERE run_id = ?)",
+                              (run_id,), "case_id, level_index, repetition, id")
+        return RunData(run, self._select(CASES, "run_id = ?", (run_id,)), levels,
+                       self._select(VERIFICATIONS, "run_id = ?", (run_id,)),
+                       self._select(SCRIPTS, "run_id = ?", (run_id,)))

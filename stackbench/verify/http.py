@@ -24,7 +24,7 @@ def _values_to_check(w: Workload, rng: random.Random) -> list[int | None]:
     # Keep the random value small enough for a quick check of the heavy loops.
     cap = min(w.maximum, 5000 if w.name in ("sha256", "readfile") else 50_000)
     values = {w.default, w.minimum, min(w.minimum + 1, cap), rng.randint(w.minimum + 2, cap)}
-    return sorted(v for v in values if v is not None)
+    return [v for v in sorted(v for v in values if v is not None)]
 
 
 def _check_response(w: Workload, value: int | None, resp: Response, expected: bytes) -> list[str]:

@@ -183,8 +183,8 @@ def test_error_rate_counts_failed_attempts():
 def _level(rep, rps, latency, case_id=1, index=0, value=10.0, **extra):
     fields = dict(
         id=rep, case_id=case_id, level_index=index, level_value=value, repetition=rep,
-        driver="native", mode="closed", keepalive="on", duration_s=10.0, completed=1000,
-        ok=1000, errors_total=0, errors={}, requests_per_s=rps, latency_us=latency,
+        driver="native", mode="closed", keepalive="on", started_at=0.0, duration_s=10.0,
+        completed=1000, ok=1000, errors={}, requests_per_s=rps, latency_us=latency,
         connect_us=None, histogram=None, timeseries=None, open_loop=None,
         loader_cpu_s=(1.0, 1.0), usage={"server": {"cpu_percent": 90.0},
                                         "redis": {"cpu_percent": 10.0}},

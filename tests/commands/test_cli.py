@@ -110,12 +110,12 @@ def test_colour_only_when_wanted():
 
 @pytest.fixture()
 def results_dir(tmp_path):
-    from synthetic_run import fill
+    from synthetic_run import add_case, fill, settings, start_run
 
     store = Store(tmp_path / "stackbench.sqlite")
     fill(store)
-    other = store.start_run("quick", "q.toml", "", {"repeat": 1}, {})
-    store.add_case(other, "rust-hyper", "hello", "hello", "/hello", {}, "ok")
+    other = start_run(store, "quick", run_settings=settings(repeat=1))
+    add_case(store, other, "rust-hyper", "hello", status="ok")
     store.finish_run(other, "complete")
     store.close()
     return tmp_path

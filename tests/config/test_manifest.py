@@ -22,7 +22,12 @@ version_args = ["--version"]
 min_version = "3.0"
 
 [params]
-workers = { default = "{{server_core_count}}", help = "processes" }
+workers = { type = "int", min = 1, max = 64, default = "{{server_core_count}}", help = "processes" }
+mode = { type = "enum", values = ["fast", "safe"], default = "fast" }
+heap = { type = "size", min = "16M", max = "8G", default = "64M" }
+verbose = { type = "bool", default = false }
+user = { type = "string", pattern = "[a-z_][a-z0-9_-]{0,31}", default = "www-data" }
+backlog = { type = "int", min = 0, max = 4096, default = 511 }
 
 [build]
 command = ["true"]
@@ -54,7 +59,9 @@ def test_parses_every_field(tmp_path):
     m = parse_manifest(write(tmp_path, GOOD))
     assert m.name == "demo" and m.io_model is IoModel.EVENT_LOOP
     assert m.requires[0].min_version == "3.0"
-    assert m.param_defaults() == {"workers": "{{server_core_count}}"}
+    assert m.param_defaults() == {"workers": "{{server_core_count}}", "mode": "fast",
+                                  "heap": "64M", "verbose": "false", "user": "www-data",
+                                  "backlog": "511"}
     assert m.build and m.build.inputs == ("*.py",)
     assert m.processes[0].ready_tcp == "{{port}}"
     assert m.ready.timeout_s == 5.0
@@ -63,12 +70,54 @@ def test_parses_every_field(tmp_path):
 
 @pytest.mark.parametrize("bad, message", [
     (GOOD.replace('language = "python"', 'language = "python"\nlanguag = "x"'),
-     "unknown key 'languag'"),
-    (GOOD.replace('"event-loop"', '"callbacks"'), "io_model 'callbacks' is not one of"),
+     r"key 'languag': unknown key \(allowed: build, description, io_model, language, name, "),
+    (GOOD.replace('"event-loop"', '"callbacks"'),
+     "key 'io_model': 'callbacks' is not one of: process-per-request, process-pool"),
     (GOOD.replace('name = "demo"', 'name = "other"'), "must equal the folder name"),
-    (GOOD.replace('workloads = ["hello"]', 'workloads = "hello"'), "key 'workloads'"),
-    (GOOD.replace('role = "server"', 'rol = "server"'), "missing key 'role'"),
+    (GOOD.replace('workloads = ["hello"]', 'workloads = "hello"'),
+     "key 'workloads': expected a non-empty list of strings, got 'hello'"),
+    (GOOD.replace('workloads = ["hello"]', 'workloads = ["hello", "helo"]'),
+     "key 'workloads': unknown workload 'helo'"),
+    (GOOD.replace('role = "server"\n', ''), r"\[\[process\]\] #1 key 'role': missing"),
+    (GOOD.replace('role = "server"', 'rol = "server"'), r"\[\[process\]\] #1 key 'rol': unknown"),
+    (GOOD.replace('command = ["{{cmd.python}}", "-m", "http.server", "{{port}}"]', 'command = []'),
+     r"\[\[process\]\] #1 key 'command': expected a non-empty list of non-empty strings"),
+    (GOOD.replace('command = ["true"]', 'command = []'),
+     r"\[build\] key 'command': expected a non-empty list"),
+    (GOOD.replace('dest = "a.conf"', 'dest = "../../etc/cron.d/x"'),
+     r"\[\[template\]\] #1 key 'dest': expected a file name in the stack folder"),
+    (GOOD.replace("timeout_s = 5", "timeout_s = inf"),
+     r"\[ready\] key 'timeout_s': expected a number above 0 and at most 3600, got inf"),
+    (GOOD.replace('commands = ["python3"]', 'commands = []'),
+     r"\[\[requires\]\] #1 \('python'\): needs 'commands' or 'check'"),
     ("name = [", "not valid TOML"),
+    (GOOD.replace('"{{server_core_count}}", help', '"{{server_core_count}}\\n", help'),
+     r"\[params.workers\] key 'default': control characters"),
+    (GOOD.replace('default = "fast"', 'default = "slow"'),
+     r"\[params.mode\] key 'default': 'slow' is not allowed for parameter 'mode'; expected "
+     "one of: fast, safe"),
+    (GOOD.replace('values = ["fast", "safe"]', 'values = ["fast", "a b"]'),
+     r"\[params.mode\]: value 'a b' may only hold letters"),
+    (GOOD.replace('values = ["fast", "safe"]', 'values = []'),
+     r"\[params.mode\] key 'values': expected a non-empty list of strings"),
+    (GOOD.replace('min = 1, max = 64', 'min = 65, max = 64'),
+     r"\[params.workers\]: min must not exceed max"),
+    (GOOD.replace('min = 1, max = 64', 'min = 1'), r"\[params.workers\] key 'max': missing"),
+    (GOOD.replace('min = 1, max = 64', 'min = 1.5, max = 64'),
+     r"\[params.workers\] key 'min': expected a whole number"),
+    (GOOD.replace('type = "int", min = 1, max = 64', 'type = "integer"'),
+     r"\[params.workers\] key 'type': 'integer' is not one of: int, enum, size, bool, string"),
+    (GOOD.replace('default = "64M"', 'default = "64MB"'),
+     r"key 'default': '64MB' is not allowed for parameter 'heap'; expected a size like 64M"),
+    (GOOD.replace('max = "8G"', 'max = "lots"'), r"\[params.heap\]: min and max must be sizes"),
+    (GOOD.replace('pattern = "[a-z_][a-z0-9_-]{0,31}"', 'pattern = "[a-z"'),
+     r"\[params.user\]: pattern is not a regular expression"),
+    (GOOD.replace("verbose = {", "port = {"),
+     r"\[params\] key 'port': a parameter name is reserved for a variable stackbench sets"),
+    (GOOD.replace("verbose = {", "Verbose = {"),
+     r"\[params\] key 'Verbose': a parameter name must"),
+    (GOOD.replace("default = false", "default = 1.5"),
+     r"\[params.verbose\] key 'default': expected a string or a whole number or true or false"),
 ])
 def test_bad_manifests_name_file_and_key(tmp_path, bad, message):
     path = write(tmp_path, bad)

@@ -4,7 +4,7 @@ import pytest
 
 from stackbench.config.loadspec import DriverKind, KeepAlive, Mode
 from stackbench.config.plan import build_plan
-from stackbench.config.suite import expand_sweep, parse_suite
+from stackbench.config.suite import Range, expand_sweep, parse_suite
 from stackbench.errors import InputError
 
 SUITE = """
@@ -44,22 +44,30 @@ def test_good_suite(tmp_path):
 
 
 def test_expand_sweep_by_hand():
-    assert expand_sweep([1, {"start": 100, "step": 100, "stop": 1000}], "x") == \
+    assert expand_sweep([1, Range(100, 100, 1000)], "x") == \
         (1, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000)
-    assert len(expand_sweep([{"start": 100, "step": 100, "stop": 10000}], "x")) == 100
+    assert len(expand_sweep([Range(100, 100, 10000)], "x")) == 100
+    with pytest.raises(InputError, match="x: the range has 1001 levels; at most 1000"):
+        expand_sweep([Range(1, 1, 1001)], "x")
+    with pytest.raises(InputError, match="x: more than 1000 levels"):
+        expand_sweep([Range(1, 1, 1000), 5], "x")
+    with pytest.raises(InputError, match="stop >= start"):
+        expand_sweep([Range(10, 1, 5)], "x")
 
 
 @pytest.mark.parametrize("change, message", [
     (("[load]", "[load]\nconections = [1]"), r"\[load\] key 'conections': unknown key"),
-    (('duration_s = 2', 'duration_s = "2"'), r"key 'duration_s': expected a number"),
+    (('duration_s = 2', 'duration_s = "2"'), r"\[load\] key 'duration_s': expected a number"),
     (('driver = "native"', 'driver = "siege"'), r"'siege' is not one of: native, wrk, ab"),
-    (('repeat = 2', 'repeat = 0'), "must be at least 1"),
+    (('repeat = 2', 'repeat = 0'), r"key 'repeat': expected a whole number from 1 to 100, got 0"),
     (('duration_s = 2', 'duration_s = 2\nrequests = 10'), "either a request count or duration_s"),
     (('name = "t"', 'name = "t"\ncolour = "red"'), "key 'colour': unknown key"),
     (('connections = [1, {start = 100, step = 100, stop = 300}]', 'connections = [0]'),
-     "every level must be positive"),
+     r"key 'connections' \(item 1\): expected a number above 0 and at most 10000000 or a table "
+     "with keys start, step, stop, got 0"),
     (('connections = [1, {start = 100, step = 100, stop = 300}]',
-      'connections = [{start = 1, stop = 9}]'), "start, step and stop"),
+      'connections = [{start = 1, stop = 9}]'),
+     r"key 'connections' \(item 1\) key 'step': missing"),
     (('driver = "native"', 'driver = "wrk"\nmode = "open"\nrates = [10]'), "no open-loop mode"),
     (('driver = "native"', 'mode = "open"'), "needs a list of request rates"),
     (('server_cpus = "0"', 'server_cpus = "zero"'), "is not a CPU list"),
@@ -134,3 +142,141 @@ params = { fault = "constant" }
     bad = write(tmp_path, text.replace('"sha256?n=10" = 9', '"sha256?n=11" = 9'))
     with pytest.raises(InputError, match=r"\[durations\] key 'sha256\?n=11'"):
         parse_suite(bad)
+
+
+@pytest.mark.parametrize("change, message", [
+    (("duration_s = 2", "duration_s = inf"),
+     r"\[load\] key 'duration_s': expected a number from 0.1 to 86400, got inf"),
+    (("duration_s = 2", "duration_s = nan"), r"key 'duration_s': expected a number .* got nan"),
+    (("connections = [1, {start = 100, step = 100, stop = 300}]", "connections = nan"),
+     r"\[load\] key 'connections': expected a non-empty list of numbers .* got nan"),
+    (("connections = [1, {start = 100, step = 100, stop = 300}]", "connections = [inf]"),
+     r"key 'connections' \(item 1\): expected a number above 0 and at most 10000000"),
+    (("connections = [1, {start = 100, step = 100, stop = 300}]", "connections = []"),
+     r"key 'connections': expected a non-empty list"),
+    (("connections = [1, {start = 100, step = 100, stop = 300}]", "connections = [1.5]"),
+     r"key 'connections': connections must be whole numbers"),
+    (('workloads = ["hello", "sha256?n=10"]', 'workloads = ["sha256?n=²"]'),
+     r"key 'workloads': sha256 n='²' is not a whole number \(use ASCII digits"),
+    (('workloads = ["hello", "sha256?n=10"]', 'workloads = ["sha256?n=٣"]'), "ASCII digits"),
+    (('workloads = ["hello", "sha256?n=10"]', 'workloads = ["hello", "sha256?n=1", "sha256"]'),
+     r"key 'workloads': the workload 'sha256\?n=1' is listed twice"),
+    (('workloads = ["hello", "sha256?n=10"]', 'workloads = []'),
+     "key 'workloads': expected a non-empty list of strings"),
+    (('stacks = ["refserver"]', 'stacks = ["refserver", "refserver"]'),
+     "key 'stacks': 'refserver' is listed twice"),
+    (('stacks = ["refserver"]', 'stacks = ["../x/victim"]'),
+     r"key 'stacks': '../x/victim' is not a valid name: use lowercase letters"),
+    (('stacks = ["refserver"]', 'stacks = ["Refserver"]'), "is not a valid name"),
+    (('name = "t"', 'name = "t/../../x"'), r"key 'name': 't/../../x' is not a valid name"),
+    (("repeat = 2", "repeat = 1000000"), r"key 'repeat': expected a whole number from 1 to 100"),
+    (("[slo]", "[limits]\nmax_error_rate = 1.5\n[slo]"),
+     r"\[limits\] key 'max_error_rate': expected a number from 0 to 1, got 1.5"),
+    (("latency_ms = 3000", "latency_ms = 3000\nmax_error_rate = 2"),
+     r"\[slo\] key 'max_error_rate': expected a number from 0 to 1"),
+    (("percentile = 99", "percentile = 0"), r"\[slo\] key 'percentile': expected a number above 0"),
+    (("[slo]", '[variants."../x/victim"]\nstack = "refserver"\n[slo]'),
+     r"\[variants\] key '../x/victim': '../x/victim' is not a valid name"),
+    (("[slo]", '[variants.v]\nstack = "../victim"\n[slo]'),
+     r"\[variants.v\] key 'stack': '../victim' is not a valid name"),
+    (("[slo]", '[variants.v]\nstack = "refserver"\nparams = { fault = 1.5 }\n[slo]'),
+     r"\[variants.v.params\] key 'fault': expected a string or a whole number or true or false"),
+    (("[slo]", '[params."../x"]\nfault = "crash"\n[slo]'), r"\[params\] key '../x'"),
+    (("[slo]", '[params.refserver]\nfault = ["a"]\n[slo]'),
+     r"\[params.refserver\] key 'fault': expected a string"),
+    (("[slo]", "[levels]\n\"hello\" = []\n[slo]"), r"\[levels\] key 'hello': expected a non-empty"),
+    (("[slo]", "[durations]\nhello = inf\n[slo]"), r"\[durations\] key 'hello': expected a number"),
+    (("[slo]", "script_iterations = -1\n[slo]"), r"\[placement\] key 'script_iterations'"),
+    (("driver = \"native\"", "driver = \"native\"\nmode = \"open\"\nrates = [10]"),
+     r"\[load\] key 'connections': open loop .* remove connections"),
+])
+def test_bad_input_is_refused_naming_file_key_and_what_is_allowed(tmp_path, change, message):
+    path = write(tmp_path, SUITE.replace(*change))
+    with pytest.raises(InputError, match=message) as err:
+        parse_suite(path)
+    assert str(err.value).startswith(f"{path}: ")
+    assert err.value.exit_code == 2
+
+
+def test_suite_files_that_cannot_be_read_as_text(tmp_path):
+    latin1 = tmp_path / "latin1.toml"
+    latin1.write_bytes(SUITE.replace('name = "t"', 'name = "caf\xe9"').encode("latin-1"))
+    with pytest.raises(InputError, match="latin1.toml: not UTF-8 text"):
+        parse_suite(latin1)
+    huge = tmp_path / "huge.toml"
+    huge.write_text(SUITE + "#" * (1024 * 1024))
+    with pytest.raises(InputError, match="huge.toml: larger than 1024 KiB"):
+        parse_suite(huge)
+    with pytest.raises(InputError, match="/dev/zero: larger than"):
+        parse_suite(Path("/dev/zero"))
+
+
+def test_suite_name_comes_from_a_valid_file_name(tmp_path):
+    text = SUITE.replace('name = "t"\n', "")
+    good = tmp_path / "my-suite.toml"
+    good.write_text(text)
+    assert parse_suite(good).name == "my-suite"
+    bad = tmp_path / "My Suite.toml"
+    bad.write_text(text)
+    with pytest.raises(InputError, match=r"the file name 'My Suite' is not a valid suite name; "
+                                         r"add name ="):
+        parse_suite(bad)
+
+
+def test_defaults_come_from_the_records(tmp_path):
+    from stackbench.config.loadspec import LoadSettings
+    from stackbench.config.suite import Slo
+
+    text = 'stacks = ["refserver"]\nworkloads = ["hello"]\n[slo]\n'
+    suite = parse_suite(write(tmp_path, text))
+    assert suite.load == LoadSettings() and suite.slo == Slo()
+    assert suite.levels == (25,) and suite.max_error_rate == 0.01
+
+
+def test_plan_checks_param_values_against_the_manifest_types(tmp_path, fake_inventory):
+    def plan_with(extra: str):
+        return build_plan(parse_suite(write(tmp_path, SUITE + extra)), fake_inventory, None, None)
+
+    plan = plan_with('\n[params.refserver]\nfault = "status500"\n')
+    assert plan.stacks[0].params == {"fault": "status500"}
+    with pytest.raises(InputError, match=r"suite.toml: \[params.refserver\] key 'fault': "
+                                         r"'status' is not allowed for parameter 'fault'; "
+                                         r"expected one of: '', constant, status500"):
+        plan_with('\n[params.refserver]\nfault = "status"\n')
+    with pytest.raises(InputError, match=r"key 'fault': 'crash\\nLoadModule x' is not allowed"):
+        plan_with('\n[params.refserver]\nfault = "crash\\nLoadModule x"\n')
+    with pytest.raises(InputError, match=r"\[params.refserver\] key 'colour': the stack "
+                                         r"'refserver' has no parameter 'colour' "
+                                         r"\(parameters: fault\)"):
+        plan_with('\n[params.refserver]\ncolour = "red"\n')
+    with pytest.raises(InputError, match=r"\[variants.v.params\] key 'fault': 'nope'"):
+        plan_with('\n[variants.v]\nstack = "refserver"\nparams = { fault = "nope" }\n')
+    with pytest.raises(InputError, match=r"\[variants.refserver\]: 'refserver' is already the "
+                                         "name of a stack"):
+        plan_with('\n[variants.refserver]\nstack = "crashing"\n')
+
+
+def test_a_broken_manifest_only_makes_its_stack_unavailable(tmp_path):
+    import shutil
+
+    from stackbench.config.status import Availability
+    from stackbench.lab.inventory import load_inventory
+    from tests.conftest import FAKE_STACKS
+
+    stacks = tmp_path / "stacks"
+    shutil.copytree(FAKE_STACKS, stacks)
+    (stacks / "refserver" / "stack.toml").write_text('name = "refserver"\ncolour = "red"\n')
+    inventory = load_inventory(stacks_dir=stacks)
+    broken = inventory["refserver"]
+    assert broken.status.availability is Availability.INVALID and not broken.status.available
+    assert "refserver/stack.toml: key 'colour': unknown key" in broken.status.reason
+    assert inventory["crashing"].status.available
+    with pytest.raises(InputError, match="key 'colour': unknown key"):
+        _ = broken.manifest
+    text = SUITE.replace('["refserver"]', '["refserver", "crashing"]')
+    plan = build_plan(parse_suite(write(tmp_path, text)), inventory, None, None)
+    assert [(s.name, s.available) for s in plan.stacks] == [("refserver", False),
+                                                            ("crashing", True)]
+    assert "unknown key" in plan.stacks[0].reason
+    with pytest.raises(InputError, match="unknown stack 'nosuch'"):
+        load_inventory(["nosuch"], stacks_dir=stacks)

@@ -205,3 +205,43 @@ def test_open_loop_search_narrows_within_its_probe_budget(tmp_path, fake_invento
     assert 2 <= len(rates) <= 5 and rates[0] == 20 and rates[1] == 40
     assert all(lv.mode == "open" and lv.open_loop for lv in data.levels)
     assert "max sustainable rate" in data.cases[0].reason
+
+
+STOP_SUITE = """
+name = "stop"
+stacks = ["refserver"]
+workloads = ["hello"]
+
+[load]
+driver = "native"
+connections = [2]
+duration_s = 1
+warmup_s = 0
+pause_s = 0
+
+[placement]
+server_cpus = "0"
+loader_cpus = "{loader}"
+"""
+
+
+@pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
+def test_a_failure_while_stopping_does_not_fail_a_finished_run(tmp_path, fake_inventory,
+                                                               monkeypatch, caplog):
+    from stackbench.lab.stack import StackInstance
+
+    real_stop = StackInstance.stop
+
+    def stop_then_fail(self: StackInstance) -> None:
+        real_stop(self)
+        raise OSError("kill: operation not permitted")
+
+    monkeypatch.setattr(StackInstance, "stop", stop_then_fail)
+    suite = parse_suite(suite_file(tmp_path, "native", STOP_SUITE))
+    store = Store(tmp_path / "s.sqlite")
+    run_id = Runner(build_plan(suite, fake_inventory, None, None), fake_inventory, store,
+                    tmp_path).execute()
+    data = store.load_run(run_id)
+    assert data.run.status == "complete"
+    assert [c.status for c in data.cases] == ["ok"] and len(data.levels) == 1
+    assert "stopping the stack failed: kill: operation not permitted" in caplog.text

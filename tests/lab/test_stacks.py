@@ -11,9 +11,9 @@ from stackbench.config.loadspec import DriverKind, LoadRequest, LoadSettings
 from stackbench.config.placement import default_placement
 from stackbench.config.status import unavailable_reason
 from stackbench.drivers import get_driver, start_load
-from stackbench.lab.checkstack import running_stack, services_needed, stack_service_env
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.procs import tree
+from stackbench.lab.session import running_stack, services_needed, stack_service_env
 from stackbench.verify.hashes import sha256_hex
 from stackbench.verify.http import verify_workload
 

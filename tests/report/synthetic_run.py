@@ -8,9 +8,18 @@ survive the terminal as text, not be eaten as markup). Deterministic (seeded).
 
 import math
 import random
+from typing import Any
 
+import msgspec
 from hdrh.histogram import HdrHistogram
 
+from stackbench.store.records import (
+    CaseRecord,
+    LevelRecord,
+    RunRecord,
+    RunSettings,
+    VerificationRecord,
+)
 from stackbench.store.store import Store
 
 LEVELS = (25, 100, 300)
@@ -52,13 +61,42 @@ latency_ms = 20
 """
 
 
-def settings() -> dict[str, object]:
+def settings(**changes: Any) -> dict[str, Any]:
     return {"mode": "closed", "level_kind": "connections", "keepalive": "on",
             "driver": "native", "duration_s": DURATION_S, "requests": None,
-            "warmup_s": WARMUP_S, "timeout_s": 10.0, "pause_s": 1.0, "repeat": REPEAT,
-            "threads": 1, "pipeline": 1, "levels": list(LEVELS), "max_error_rate": 0.01,
-            "slo": SLO, "search": None, "placement": {"server": [0], "loader": [1],
-                                                      "services": [0]}}
+            "requests_per_connection": None, "warmup_s": WARMUP_S, "timeout_s": 10.0,
+            "pause_s": 1.0, "repeat": REPEAT, "threads": 1, "pipeline": 1,
+            "levels": list(LEVELS), "max_error_rate": 0.01, "variant": "", "description": "",
+            "slo": SLO, "search": None, "script_iterations": 0, "variants": {},
+            "workload_levels": {}, "workload_durations": {},
+            "placement": {"server": [0], "loader": [1], "services": [0]}, **changes}
+
+
+# The store takes typed records; these build them from plain values (shared by the tests).
+def start_run(store: Store, name: str, text: str = "", run_settings: dict[str, Any] | None = None,
+              environment: dict[str, Any] | None = None, path: str = "suite.toml") -> int:
+    return store.start_run(RunRecord(
+        suite_name=name, suite_path=path, suite_text=text,
+        settings=msgspec.convert(run_settings or settings(), RunSettings),
+        environment=environment or {}, started_at=1_717_000_000.0))
+
+
+def add_case(store: Store, run: int, stack: str, label: str, params: dict[str, str] | None = None,
+             status: str = "pending", reason: str = "") -> int:
+    return store.add_case(CaseRecord(run_id=run, stack=stack, workload=label.split("?")[0],
+                                     label=label, path="/" + label, params=params or {},
+                                     status=status, reason=reason))  # type: ignore[arg-type]
+
+
+def add_level(store: Store, case: int, values: dict[str, Any]) -> int:
+    return store.add_level(msgspec.convert({"usage": {}, "command": "", **values,
+                                            "case_id": case}, LevelRecord))
+
+
+def add_verification(store: Store, run: int, stack: str, workload: str, ok: bool = True
+                     ) -> None:
+    store.add_verification(VerificationRecord(run_id=run, stack=stack, workload=workload, ok=ok,
+                                              checked=4, failures=(), at=0.0))
 
 
 def _histogram(rng: random.Random, median_us: float, spread: float, completed: int) -> str:
@@ -114,20 +152,19 @@ def _level(rng: random.Random, stack: str, workload: str, index: int, conns: int
 def fill(store: Store, seed: int = 7) -> int:
     """Store the synthetic run; returns its id."""
     rng = random.Random(seed)
-    run = store.start_run("synthetic", "suites/synthetic.toml", SUITE_TEXT, settings(),
-                          ENVIRONMENT)
+    run = start_run(store, "synthetic", SUITE_TEXT, settings(), ENVIRONMENT,
+                    "suites/synthetic.toml")
     for stack in STACKS:
         params = {"workers": "2"} if stack == "php-fpm-nginx" else {}
         for workload in WORKLOADS:
-            name = workload.split("?")[0]
-            store.add_verification(run, stack, name, True, 4, [])
-            case = store.add_case(run, stack, name, workload, "/" + workload, params)
+            add_verification(store, run, stack, workload.split("?")[0])
+            case = add_case(store, run, stack, workload, params)
             for index, conns in enumerate(LEVELS):
                 for rep in range(REPEAT):
-                    store.add_level(case, _level(rng, stack, workload, index, conns, rep))
+                    add_level(store, case, _level(rng, stack, workload, index, conns, rep))
             store.set_case_status(case, "ok")
     for workload in WORKLOADS:
-        store.add_case(run, "php-swoole", workload.split("?")[0], workload, "/" + workload, {},
-                       "unavailable", UNAVAILABLE_REASON)
+        add_case(store, run, "php-swoole", workload, status="unavailable",
+                 reason=UNAVAILABLE_REASON)
     store.finish_run(run, "complete")
     return run

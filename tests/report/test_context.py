@@ -1,5 +1,7 @@
 """The context panel: only what the store holds, and says so for the rest."""
 
+from synthetic_run import add_case, add_level, settings, start_run
+
 from stackbench.analysis.analysis import analyse
 from stackbench.report.context import (
     NOT_RECORDED,
@@ -43,15 +45,16 @@ def test_machine_says_what_was_not_recorded():
 
 def test_memory_per_stack_and_role_by_hand():
     store = Store(":memory:")
-    run = store.start_run("t", "t.toml", "name = 't'", {"repeat": 1}, {})
-    a = store.add_case(run, "a", "hello", "hello", "/hello", {"workers": "4"}, "ok")
-    b = store.add_case(run, "a", "sha256", "sha256?n=1", "/sha256?n=1", {"workers": "4"}, "ok")
-    store.add_level(a, _level(0, {"nginx": {"rss_max_bytes": 10 * MIB, "rss_mean_bytes": 8 * MIB},
-                                  "loader": {"cpu_percent": 50.0}}))
-    store.add_level(a, _level(1, {"nginx": {"rss_max_bytes": 30 * MIB,
-                                            "rss_mean_bytes": 20 * MIB}}))
-    store.add_level(b, _level(0, {"nginx": {"rss_max_bytes": 20 * MIB,
-                                            "rss_mean_bytes": 14 * MIB}}))
+    run = start_run(store, "t", "name = 't'", settings(repeat=1))
+    a = add_case(store, run, "a", "hello", {"workers": "4"}, "ok")
+    b = add_case(store, run, "a", "sha256?n=1", {"workers": "4"}, "ok")
+    add_level(store, a, _level(0, {"nginx": {"rss_max_bytes": 10 * MIB,
+                                             "rss_mean_bytes": 8 * MIB},
+                                   "loader": {"cpu_percent": 50.0}}))
+    add_level(store, a, _level(1, {"nginx": {"rss_max_bytes": 30 * MIB,
+                                             "rss_mean_bytes": 20 * MIB}}))
+    add_level(store, b, _level(0, {"nginx": {"rss_max_bytes": 20 * MIB,
+                                             "rss_mean_bytes": 14 * MIB}}))
     analysis = analyse(store.load_run(run), resamples=50)
     rows = {(m.stack, m.role): m for m in memory(analysis)}
     nginx = rows[("a", "nginx")]
@@ -64,3 +67,5 @@ def test_memory_per_stack_and_role_by_hand():
     assert [(p.stack, p.params) for p in ctx.stack_params] == [("a", (("workers", "4"),))]
     assert "not recorded" in ctx.params_note
     assert ctx.suite_text == "name = 't'"
+    assert dict(ctx.cores) == {"stack (server)": "0", "load generator": "1",
+                               "data services": "0"}

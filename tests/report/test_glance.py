@@ -1,13 +1,14 @@
 """At a glance: best level, common latency level, % of best and the winner, by hand."""
 
 import pytest
+from synthetic_run import add_case, add_level, settings, start_run
 
 from stackbench.analysis.analysis import analyse
 from stackbench.analysis.stats import Estimate, Verdict
 from stackbench.report.glance import GlanceBar, common_level, decide, glance
 from stackbench.store.store import Store
 
-SETTINGS = {"mode": "closed", "level_kind": "connections", "repeat": 3, "max_error_rate": 0.01}
+SETTINGS = settings(repeat=3, slo=None, levels=[10, 20])
 
 
 def _row(index, value, rep, rps, p99, status="ok", flags=()):
@@ -21,13 +22,13 @@ def _row(index, value, rep, rps, p99, status="ok", flags=()):
 def _run(figures, statuses=None):
     """figures: stack -> level -> [(rps, p99) per repetition]."""
     store = Store(":memory:")
-    run = store.start_run("t", "t.toml", "", SETTINGS, {})
+    run = start_run(store, "t", run_settings=SETTINGS)
     for stack, levels in figures.items():
-        case = store.add_case(run, stack, "hello", "hello", "/hello", {}, "ok")
+        case = add_case(store, run, stack, "hello", status="ok")
         for index, (value, reps) in enumerate(levels.items()):
             status = (statuses or {}).get((stack, value), "ok")
             for rep, (rps, p99) in enumerate(reps):
-                store.add_level(case, _row(index, value, rep, rps, p99, status))
+                add_level(store, case, _row(index, value, rep, rps, p99, status))
     return analyse(store.load_run(run), resamples=500)
 
 
@@ -98,11 +99,11 @@ def test_decide_edge_cases():
 
 def test_not_ranked_stacks_are_named_with_why():
     store = Store(":memory:")
-    run = store.start_run("t", "t.toml", "", SETTINGS, {})
-    case = store.add_case(run, "a", "hello", "hello", "/hello", {}, "ok")
-    store.add_level(case, _row(0, 10, 0, 100, 1000))
-    store.add_case(run, "s", "hello", "hello", "/hello", {}, "unavailable", "no [epoll] here")
-    bad = store.add_case(run, "c", "hello", "hello", "/hello", {}, "ok")
-    store.add_level(bad, _row(0, 10, 0, 100, 1000, status="invalid"))
+    run = start_run(store, "t", run_settings=SETTINGS)
+    case = add_case(store, run, "a", "hello", status="ok")
+    add_level(store, case, _row(0, 10, 0, 100, 1000))
+    add_case(store, run, "s", "hello", status="unavailable", reason="no [epoll] here")
+    bad = add_case(store, run, "c", "hello", status="ok")
+    add_level(store, bad, _row(0, 10, 0, 100, 1000, status="invalid"))
     [g] = glance(analyse(store.load_run(run), resamples=100))
     assert g.not_ranked == (("c", "no valid level"), ("s", "unavailable: no [epoll] here"))

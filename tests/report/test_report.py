@@ -5,6 +5,7 @@ import io
 import json
 import re
 
+import msgspec
 import pytest
 from hdrh.histogram import HdrHistogram
 from rich.console import Console
@@ -13,6 +14,14 @@ from stackbench.analysis.analysis import analyse
 from stackbench.analysis.findings import findings
 from stackbench.report import write_all
 from stackbench.report.terminal import level_line, print_run, print_runs
+from stackbench.store.records import (
+    CaseRecord,
+    LevelRecord,
+    RunRecord,
+    RunSettings,
+    ScriptRecord,
+    VerificationRecord,
+)
 from stackbench.store.store import Store
 
 CONNECTIONS = [1, 10, 100]
@@ -24,8 +33,39 @@ USAGE_ROLES = {"go": ["server"], "node": ["node"]}
 
 def _settings(slo, driver="native", repeat=3):
     return {"mode": "closed", "level_kind": "connections", "keepalive": "on", "driver": driver,
-            "duration_s": 3.0, "requests": None, "repeat": repeat, "max_error_rate": 0.01,
-            "slo": slo, "placement": {"server": [0], "loader": [1], "services": [0]}}
+            "duration_s": 3.0, "requests": None, "requests_per_connection": None,
+            "warmup_s": 0.0, "timeout_s": 3.0, "pause_s": 0.0, "repeat": repeat, "threads": 0,
+            "pipeline": 1, "levels": CONNECTIONS, "max_error_rate": 0.01, "variant": "",
+            "description": "", "slo": slo, "search": None, "script_iterations": 0,
+            "variants": {}, "workload_levels": {}, "workload_durations": {},
+            "placement": {"server": [0], "loader": [1], "services": [0]}}
+
+
+# The store takes typed records; these build them from the plain values the tests write.
+def _start_run(store, name, path, text, settings, environment):
+    return store.start_run(RunRecord(suite_name=name, suite_path=path, suite_text=text,
+                                     settings=msgspec.convert(settings, RunSettings),
+                                     environment=environment, started_at=1_700_000_000.0))
+
+
+def _add_case(store, run, stack, workload, label, path, params, status="pending", reason=""):
+    return store.add_case(CaseRecord(run_id=run, stack=stack, workload=workload, label=label,
+                                     path=path, params=params, status=status, reason=reason))
+
+
+def _add_verification(store, run, stack, workload, ok, checked, failures):
+    store.add_verification(VerificationRecord(run_id=run, stack=stack, workload=workload, ok=ok,
+                                              checked=checked, failures=tuple(failures), at=0.0))
+
+
+def _add_script(store, run, stack, label, iterations, times, outcome):
+    wall, user, sys = times or (None, None, None)
+    store.add_script(ScriptRecord(run_id=run, stack=stack, label=label, iterations=iterations,
+                                  wall_s=wall, user_s=user, sys_s=sys, outcome=outcome))
+
+
+def _add_level(store, case, values):
+    return store.add_level(msgspec.convert({**values, "case_id": case}, LevelRecord))
 
 
 ENV = {"cpu_model": "Test CPU", "cores": 2, "kernel": "6.1", "governor": "performance",
@@ -59,12 +99,12 @@ def _level(index, value, rep, rps, latency, roles, flags=(), status="ok", errors
 
 
 def _closed_loop_run(store):
-    run = store.start_run("quick", "suites/quick.toml", "name = 'quick'\n",
+    run = _start_run(store, "quick", "suites/quick.toml", "name = 'quick'\n",
                           _settings({"percentile": 99, "latency_ms": 5, "max_error_rate": 0.01,
                                      "stop_after_failures": 0}), ENV)
     for stack in ("go", "node"):
-        store.add_verification(run, stack, "hello", True, 5, [])
-        case = store.add_case(run, stack, "hello", "hello", "/hello", {"workers": "2"}, "ok")
+        _add_verification(store, run, stack, "hello", True, 5, [])
+        case = _add_case(store, run, stack, "hello", "hello", "/hello", {"workers": "2"}, "ok")
         for i, conns in enumerate(CONNECTIONS):
             for rep in range(3):
                 wobble = 1 + (rep - 1) * 0.01
@@ -72,28 +112,28 @@ def _closed_loop_run(store):
                            "p99": P99_US[stack][i] * wobble, "max": P99_US[stack][i] * 4,
                            "mean": P99_US[stack][i] / 3, "stdev": 10}
                 flags = ["loader-bound"] if stack == "go" and i == 2 else []
-                store.add_level(case, _level(i, conns, rep, CAPACITY[stack][i] * wobble,
+                _add_level(store, case, _level(i, conns, rep, CAPACITY[stack][i] * wobble,
                                              latency, USAGE_ROLES[stack], flags))
     store.finish_run(run, "complete")
     return run
 
 
 def _failures_run(store):
-    run = store.start_run("php", "suites/php.toml", "", _settings(None, "wrk", 1), ENV)
-    store.add_verification(run, "php-fpm-nginx", "hello", False, 3,
+    run = _start_run(store, "php", "suites/php.toml", "", _settings(None, "wrk", 1), ENV)
+    _add_verification(store, run, "php-fpm-nginx", "hello", False, 3,
                            ["/hello: body 'Hello' != 'Hello World'"])
-    store.add_case(run, "php-fpm-nginx", "hello", "hello", "/hello", {}, "failed",
+    _add_case(store, run, "php-fpm-nginx", "hello", "hello", "/hello", {}, "failed",
                    "verification failed")
-    store.add_case(run, "swoole", "hello", "hello", "/hello", {}, "unavailable",
+    _add_case(store, run, "swoole", "hello", "hello", "/hello", {}, "unavailable",
                    "swoole extension missing — pecl install swoole")
-    case = store.add_case(run, "go", "hello", "hello", "/hello", {}, "ok")
-    store.add_verification(run, "go", "hello", True, 3, [])
+    case = _add_case(store, run, "go", "hello", "hello", "/hello", {}, "ok")
+    _add_verification(store, run, "go", "hello", True, 3, [])
     wrk_latency = {"p50": 250.0, "p75": 300.0, "p99": 1200.0, "max": 5000.0, "mean": 260.0,
                    "stdev": 40.0}
-    store.add_level(case, _level(0, 50, 0, 30_000, wrk_latency, ["server"], driver="wrk",
+    _add_level(store, case, _level(0, 50, 0, 30_000, wrk_latency, ["server"], driver="wrk",
                                  errors={"status": 600, "timeout": 10},
                                  flags=["invalid: error rate 2.2% > 1.0%"], status="invalid"))
-    store.add_level(case, _level(1, 100, 0, 31_000, wrk_latency, ["server"], driver="wrk"))
+    _add_level(store, case, _level(1, 100, 0, 31_000, wrk_latency, ["server"], driver="wrk"))
     store.finish_run(run, "complete")
     return run
 
@@ -142,11 +182,11 @@ def test_html_is_self_contained(store, tmp_path):
 
 
 def test_html_escapes_what_the_store_holds(store, tmp_path):
-    run = store.start_run("<b>suite</b>", "s.toml", "x = '<script>alert(1)</script>'",
-                          _settings(None, repeat=1), ENV)
-    case = store.add_case(run, "go<i>", "hello", "hello", "/hello", {"a": "<b>"}, "ok",
-                          "note <script>")
-    store.add_level(case, _level(0, 10, 0, 5000, {"p50": 100, "p99": 900}, ["server"]))
+    run = _start_run(store, "<b>suite</b>", "s.toml", "x = '<script>alert(1)</script>'",
+                     _settings(None, repeat=1), ENV)
+    case = _add_case(store, run, "go<i>", "hello", "hello", "/hello", {"a": "<b>"}, "ok",
+                     "note <script>")
+    _add_level(store, case, _level(0, 10, 0, 5000, {"p50": 100, "p99": 900}, ["server"]))
     html = (write_all(store.load_run(run), tmp_path, ["html"]) / "report.html").read_text()
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)" in html
     assert "<b>suite</b>" not in html and "go<i>" not in html
@@ -158,8 +198,11 @@ def test_csv_has_one_row_per_level_and_repetition(store, tmp_path):
                                            .read_text())))
     assert len(rows) == 2 * len(CONNECTIONS) * 3
     first = rows[0]
-    assert (first["stack"], first["label"], first["level"], first["repetition"]) == \
+    assert (first["stack"], first["label"], first["level_value"], first["repetition"]) == \
         ("go", "hello", "1", "0")
+    # one column per single-valued field of the level record (store/records.py)
+    assert {"level_index", "started_at", "duration_s", "completed", "command"} <= set(first)
+    assert "raw_output" not in first and "histogram" not in first
     assert float(first["requests_per_s"]) == pytest.approx(9_000 * 0.99)
     assert float(first["p99_us"]) == pytest.approx(300 * 0.99)
     assert float(first["server_cpu_percent"]) == 150.0
@@ -253,18 +296,18 @@ def test_level_line_shows_missing_figures_as_dash(store):
     line = level_line("go", "hello", data.levels[0])
     assert line.startswith("go hello c=50 rep 1:  30,000 req/s")
     assert "p99 1.2 ms" in line and "INVALID" in line
-    no_p99 = data.levels[0].__class__(**{**data.levels[0].__dict__, "latency_us": {"p50": 9}})
+    no_p99 = msgspec.structs.replace(data.levels[0], latency_us={"p50": 9})
     assert "p99 –" in level_line("go", "hello", no_p99)
 
 
 def test_open_loop_throughput_chart_shows_offered_rate(store):
     from stackbench.report import charts
 
-    run = store.start_run("open", "s.toml", "", {**_settings(None), "mode": "open",
+    run = _start_run(store, "open", "s.toml", "", {**_settings(None), "mode": "open",
                                                  "level_kind": "rate"}, ENV)
-    case = store.add_case(run, "go", "hello", "hello", "/hello", {}, "ok")
+    case = _add_case(store, run, "go", "hello", "hello", "/hello", {}, "ok")
     for i, rate in enumerate([1000, 2000, 4000]):
-        store.add_level(case, _level(i, rate, 0, min(rate, 3000), {"p50": 100, "p99": 900},
+        _add_level(store, case, _level(i, rate, 0, min(rate, 3000), {"p50": 100, "p99": 900},
                                      ["server"]))
     a = analyse(store.load_run(run))
     chart = charts.throughput_chart(a, a.workloads[0], "hello")
@@ -277,10 +320,10 @@ def test_rate_search_reports_the_runner_note_not_a_breakpoint(store):
     settings = {**_settings({"percentile": 99, "latency_ms": 1, "max_error_rate": 0.01,
                              "stop_after_failures": 0}), "mode": "open", "level_kind": "rate",
                 "search": {"lo": 1000, "hi": 8000, "probes": 8, "tolerance": 0.05}}
-    run = store.start_run("search", "s.toml", "", settings, ENV)
-    case = store.add_case(run, "go", "hello", "hello", "/hello", {}, "ok")
+    run = _start_run(store, "search", "s.toml", "", settings, ENV)
+    case = _add_case(store, run, "go", "hello", "hello", "/hello", {}, "ok")
     for i, (rate, p99) in enumerate([(1000, 500), (2000, 5000), (1500, 800)]):
-        store.add_level(case, _level(i, rate, 0, rate, {"p50": 100, "p99": p99}, ["server"]))
+        _add_level(store, case, _level(i, rate, 0, rate, {"p50": 100, "p99": p99}, ["server"]))
     store.set_case_status(case, "ok", "max sustainable rate: 1500 req/s met the SLO")
     a = analyse(store.load_run(run))
     texts = [f.text for f in findings(a)]
@@ -289,23 +332,23 @@ def test_rate_search_reports_the_runner_note_not_a_breakpoint(store):
 
 
 def test_ranking_of_indistinguishable_stacks_is_summarised(store):
-    run = store.start_run("tie", "s.toml", "", _settings(None), ENV)
+    run = _start_run(store, "tie", "s.toml", "", _settings(None), ENV)
     for stack, shift in (("a", 0), ("b", 5), ("c", -5)):
-        case = store.add_case(run, stack, "hello", "hello", "/hello", {}, "ok")
+        case = _add_case(store, run, stack, "hello", "hello", "/hello", {}, "ok")
         for rep, rps in enumerate((1000, 1100, 900)):
-            store.add_level(case, _level(0, 10, rep, rps + shift, {"p50": 1}, ["server"]))
+            _add_level(store, case, _level(0, 10, rep, rps + shift, {"p50": 1}, ["server"]))
     texts = [f.text for f in findings(analyse(store.load_run(run)))]
     assert "at 10 connections: all 3 stacks within noise of each other" in texts[0]
     assert "no significant difference" in texts[0]
 
 
 def test_level_without_completed_requests_shows_no_latency_and_is_not_ranked(store, tmp_path):
-    run = store.start_run("zero", "s.toml", "", _settings(None, "wrk", 1), ENV)
+    run = _start_run(store, "zero", "s.toml", "", _settings(None, "wrk", 1), ENV)
     for stack in ("a", "b"):
-        case = store.add_case(run, stack, "sha256", "sha256?n=1000", "/sha256?n=1000", {}, "ok")
+        case = _add_case(store, run, stack, "sha256", "sha256?n=1000", "/sha256?n=1000", {}, "ok")
         row = _level(0, 25, 0, 0.0, {"p50": 0.0, "p99": 0.0, "max": 0.0}, ["server"],
                      driver="wrk")
-        store.add_level(case, {**row, "completed": 0, "ok": 0})
+        _add_level(store, case, {**row, "completed": 0, "ok": 0})
     data = store.load_run(run)
     a = analyse(data)
     assert a.workloads[0].cases[0].aggregates[0].latency_us == {}
@@ -317,10 +360,10 @@ def test_level_without_completed_requests_shows_no_latency_and_is_not_ranked(sto
 
 
 def test_interrupted_run_reports_what_was_measured(store, tmp_path):
-    run = store.start_run("quick", "s.toml", "", _settings(None, repeat=1), ENV)
-    done = store.add_case(run, "go", "hello", "hello", "/hello", {}, "pending")
-    store.add_level(done, _level(0, 10, 0, 5000, {"p50": 100, "p99": 900}, ["server"]))
-    store.add_case(run, "node", "hello", "hello", "/hello", {}, "pending")
+    run = _start_run(store, "quick", "s.toml", "", _settings(None, repeat=1), ENV)
+    done = _add_case(store, run, "go", "hello", "hello", "/hello", {}, "pending")
+    _add_level(store, done, _level(0, 10, 0, 5000, {"p50": 100, "p99": 900}, ["server"]))
+    _add_case(store, run, "node", "hello", "hello", "/hello", {}, "pending")
     data = store.load_run(run)  # never finished: status stays "running"
     out = write_all(data, tmp_path)
     assert "go" in (out / "summary.md").read_text()
@@ -333,12 +376,11 @@ def test_script_timings_and_case_notes_are_reported(tmp_path):
     from stackbench.store.store import Store
 
     store = Store(":memory:")
-    run = store.start_run("db", "db.toml", "", {"mode": "closed", "level_kind": "connections",
-                                                "repeat": 1}, {})
-    store.add_case(run, "node", "db-report", "db-report", "/db-report", {}, "ok",
+    run = _start_run(store, "db", "db.toml", "", _settings(None, repeat=1), {})
+    _add_case(store, run, "node", "db-report", "db-report", "/db-report", {}, "ok",
                    "sweep stopped early: SLO failed at 2 consecutive levels")
-    store.add_script(run, "node", "db-report", 1000, (2.0, 1.5, 0.25), "ok")
-    store.add_script(run, "php-apache", "db-report", 1000, None, "php-apache: script exited 1")
+    _add_script(store, run, "node", "db-report", 1000, (2.0, 1.5, 0.25), "ok")
+    _add_script(store, run, "php-apache", "db-report", 1000, None, "php-apache: script exited 1")
     store.finish_run(run, "complete")
     out = write_all(store.load_run(run), tmp_path)
     md = (out / "summary.md").read_text()
@@ -350,12 +392,12 @@ def test_script_timings_and_case_notes_are_reported(tmp_path):
 def test_percentile_distribution_merges_repetitions_and_skips_damaged(store):
     from stackbench.report.charts import distribution, merged_histogram
 
-    run = store.start_run("h", "s.toml", "", _settings(None), ENV)
-    case = store.add_case(run, "go", "hello", "hello", "/hello", {}, "ok")
+    run = _start_run(store, "h", "s.toml", "", _settings(None), ENV)
+    case = _add_case(store, run, "go", "hello", "hello", "/hello", {}, "ok")
     for rep, hist in enumerate([_histogram({"p50": 1000, "p99": 5000}),
                                 _histogram({"p50": 1000, "p99": 5000}), "HISTFAAA-damaged"]):
-        store.add_level(case, {**_level(0, 10, rep, 100, {"p50": 1000, "p99": 5000},
-                                        ["server"]), "histogram": hist})
+        _add_level(store, case, {**_level(0, 10, rep, 100, {"p50": 1000, "p99": 5000},
+                                          ["server"]), "histogram": hist})
     merged = merged_histogram(store.load_run(run).levels)
     assert merged.get_total_count() == 200  # 2 × (98 + 2); the damaged one left out
     points = distribution(merged, steps_per_decade=1)

@@ -6,7 +6,7 @@ import io
 import pytest
 from rich.console import Console
 from rich.text import Text
-from synthetic_run import UNAVAILABLE_REASON, fill
+from synthetic_run import UNAVAILABLE_REASON, add_case, fill, settings, start_run
 
 from stackbench.commands.run import EtaTracker, Slot, plan_slots
 from stackbench.config.plan import build_plan
@@ -129,8 +129,8 @@ def test_filter_run_by_stack_and_workload(synthetic):
 
 def test_runs_list_filters(synthetic):
     store, run = synthetic
-    other = store.start_run("quick", "q.toml", "", {"repeat": 1}, {})
-    store.add_case(other, "rust-hyper", "hello", "hello", "/hello", {}, "ok")
+    other = start_run(store, "quick", run_settings=settings(repeat=1))
+    add_case(store, other, "rust-hyper", "hello", status="ok")
     summaries = {s.run.id: s for s in run_summaries(store)}
     assert summaries[run].levels == 3 * 2 * 3 * 3
     assert summaries[other].stacks == ("rust-hyper",)

@@ -1,45 +1,114 @@
-from stackbench.store.store import Store
+"""The store: records in, the same records out; tables derived from the record definitions."""
+
+import math
+import sqlite3
+
+import pytest
+
+from stackbench.errors import InputError
+from stackbench.store.records import (
+    CaseRecord,
+    LevelRecord,
+    PlacementSettings,
+    RunRecord,
+    RunSettings,
+    ScriptRecord,
+    SloSettings,
+    VerificationRecord,
+    flat_fields,
+)
+from stackbench.store.store import LEVELS, SCHEMA_VERSION, Store, Table, columns
 
 
-def level_row(index: int, **extra):
-    row = {
-        "level_index": index, "level_value": 25.0, "repetition": 0, "driver": "native",
-        "mode": "closed", "keepalive": "on", "started_at": 1.0, "duration_s": 5.0,
-        "completed": 1000, "ok": 998, "errors": {"timeout": 2}, "requests_per_s": 200.0,
-        "latency_us": {"p50": 100.0, "p99": 900.0}, "usage": {"server": {"cpu_percent": 95.0}},
-        "flags": [], "status": "ok", "command": "stackbench-load ...",
-    }
-    row.update(extra)
-    return row
+def settings(**extra: object) -> RunSettings:
+    values: dict[str, object] = dict(
+        mode="closed", level_kind="connections", keepalive="on", driver="native",
+        duration_s=5.0, requests=None, requests_per_connection=None, warmup_s=1.0,
+        timeout_s=3.0, pause_s=1.0, repeat=1, threads=0, pipeline=1, levels=(25.0, 100.0),
+        max_error_rate=0.01, variant="", description="", slo=None, search=None,
+        script_iterations=0, variants={}, workload_levels={}, workload_durations={},
+        placement=PlacementSettings(server=(0,), loader=(1,), services=(0,)))
+    values.update(extra)
+    return RunSettings(**values)  # type: ignore[arg-type]
 
 
-def test_round_trip_in_memory():
+def run_record(**extra: object) -> RunRecord:
+    values: dict[str, object] = dict(suite_name="quick", suite_path="suites/quick.toml",
+                                     suite_text="name='quick'", settings=settings(),
+                                     environment={"cores": 2}, started_at=1.0)
+    values.update(extra)
+    return RunRecord(**values)  # type: ignore[arg-type]
+
+
+def level(case_id: int, index: int, **extra: object) -> LevelRecord:
+    values: dict[str, object] = dict(
+        case_id=case_id, level_index=index, level_value=25.0, repetition=0, driver="native",
+        mode="closed", keepalive="on", started_at=1.0, duration_s=5.0, completed=1000, ok=998,
+        errors={"timeout": 2}, requests_per_s=200.0, latency_us={"p50": 100.0, "p99": 900.0},
+        usage={"server": {"cpu_percent": 95.0}}, status="ok", command="stackbench-load ...")
+    values.update(extra)
+    return LevelRecord(**values)  # type: ignore[arg-type]
+
+
+def case(run: int, workload: str = "sha256") -> CaseRecord:
+    return CaseRecord(run_id=run, stack="node", workload=workload, label=f"{workload}?n=1",
+                      path=f"/{workload}?n=1", params={"workers": "1"})
+
+
+def test_every_record_comes_back_as_written():
     store = Store(":memory:")
-    run = store.start_run("quick", "suites/quick.toml", "name='quick'", {"mode": "closed"},
-                          {"cores": 2})
-    case = store.add_case(run, "node", "sha256", "sha256?n=1", "/sha256?n=1", {"workers": "1"})
-    store.add_verification(run, "node", "sha256", True, 5, [])
-    store.add_level(case, level_row(0, histogram="HISTFAAA", loader_cpu_s=(1.0, 0.5),
-                                    timeseries=[{"t_s": 1, "completed": 10}]))
-    store.set_case_status(case, "ok")
+    slo = SloSettings(percentile=99, latency_ms=5, max_error_rate=0.01, stop_after_failures=2)
+    written_run = run_record(settings=settings(slo=slo))
+    run = store.start_run(written_run)
+    cid = store.add_case(case(run))
+    store.add_verification(VerificationRecord(run_id=run, stack="node", workload="sha256",
+                                              ok=True, checked=5, failures=(), at=2.0))
+    store.add_script(ScriptRecord(run_id=run, stack="node", label="sha256?n=1", iterations=10,
+                                  wall_s=None, user_s=None, sys_s=None, outcome="exited 1"))
+    written = level(cid, 0, histogram="HISTFAAA", loader_cpu_s=(1.0, 0.5),
+                    timeseries=({"t_s": 1, "completed": 10},), flags=("loader-bound",),
+                    open_loop={"sustained": False, "wait_us": {"p50": 3}},
+                    raw_output="{...}")
+    level_id = store.add_level(written)
+    store.set_case_status(cid, "ok")
     store.finish_run(run, "complete")
+
     data = store.load_run(store.resolve_run("last"))
-    assert data.run.status == "complete" and data.run.environment == {"cores": 2}
+    assert data.run.status == "complete" and data.run.finished_at is not None
+    assert data.run.settings == written_run.settings and data.run.settings.slo == slo
+    assert data.run.environment == {"cores": 2} and data.run.id == run
     (c,) = data.cases
-    assert c.status == "ok" and c.params == {"workers": "1"}
-    (lv,) = data.levels_of(c.id)
-    assert lv.errors == {"timeout": 2} and lv.errors_total == 2
-    assert lv.latency_us == {"p50": 100.0, "p99": 900.0} and lv.loader_cpu_s == (1.0, 0.5)
-    assert lv.histogram == "HISTFAAA" and lv.timeseries == [{"t_s": 1, "completed": 10}]
-    assert data.verifications[0].ok and data.verifications[0].checked == 5
+    assert (c.id, c.status, c.params) == (cid, "ok", {"workers": "1"})
+    (lv,) = data.levels_of(cid)
+    assert lv.id == level_id and store.level(level_id) == lv
+    # The row is the record plus its id: every field comes back equal, types included.
+    assert written == LevelRecord(**{
+        f: getattr(lv, f) for f in LevelRecord.__struct_fields__})
+    assert lv.loader_cpu_s == (1.0, 0.5) and lv.flags == ("loader-bound",)
+    assert lv.errors_total == 2 and lv.error_rate == pytest.approx(2 / 1002)
+    (v,) = data.verifications
+    assert v.ok is True and v.checked == 5 and v.failures == ()
+    (s,) = data.scripts
+    assert s.wall_s is None and s.outcome == "exited 1"
+
+
+def test_infinite_and_missing_figures_survive_the_round_trip():
+    store = Store(":memory:")
+    run = store.start_run(run_record())
+    cid = store.add_case(case(run))
+    store.add_level(level(cid, 0, latency_us={"p50": math.inf}, connect_us=None,
+                          usage={"server": {"cpu_percent": math.nan}}))
+    (lv,) = store.load_run(run).levels
+    assert lv.latency_us == {"p50": math.inf} and lv.connect_us is None
+    assert math.isnan(lv.usage["server"]["cpu_percent"])
 
 
 def test_each_level_is_committed_at_once(tmp_path):
     path = tmp_path / "s.sqlite"
     writer = Store(path)
-    run = writer.start_run("q", "q.toml", "", {}, {})
-    case = writer.add_case(run, "go", "hello", "hello", "/hello", {})
-    writer.add_level(case, level_row(0))
+    run = writer.start_run(run_record())
+    cid = writer.add_case(case(run, "hello"))
+    writer.add_level(level(cid, 0))
     # A second connection (another process, or after a crash) sees it without any close().
     reader = Store(path)
     assert len(reader.load_run(run).levels) == 1
@@ -48,10 +117,76 @@ def test_each_level_is_committed_at_once(tmp_path):
 
 def test_fail_pending_cases_keeps_finished_ones():
     store = Store(":memory:")
-    run = store.start_run("q", "q.toml", "", {}, {})
-    done = store.add_case(run, "go", "hello", "hello", "/hello", {})
-    pending = store.add_case(run, "go", "sha256", "sha256", "/sha256?n=1", {})
+    run = store.start_run(run_record())
+    done = store.add_case(case(run, "hello"))
+    pending = store.add_case(case(run, "sha256"))
     store.set_case_status(done, "ok")
     store.fail_pending_cases([done, pending], "stack crashed")
     statuses = {c.id: (c.status, c.reason) for c in store.load_run(run).cases}
     assert statuses == {done: ("ok", ""), pending: ("failed", "stack crashed")}
+
+
+def test_level_table_columns_are_the_record_fields():
+    cols = {c.name: c for c in columns(LevelRecord)}
+    assert list(cols) == list(LevelRecord.__struct_fields__)
+    assert cols["completed"].ddl() == "completed INTEGER NOT NULL"
+    assert cols["requests_per_s"].ddl() == "requests_per_s REAL NOT NULL"
+    assert cols["status"].ddl() == "status TEXT NOT NULL"  # a Literal of strings
+    assert cols["histogram"].ddl() == "histogram TEXT" and not cols["histogram"].is_json
+    assert cols["latency_us"].is_json and not cols["latency_us"].nullable
+    assert cols["loader_cpu_s"].is_json and cols["loader_cpu_s"].nullable
+    assert "FOREIGN KEY (case_id) REFERENCES cases(id)" in LEVELS.ddl()
+
+
+class ExtendedLevel(LevelRecord, frozen=True, kw_only=True):
+    """A level record that gained two fields (what one edit in records.py amounts to)."""
+
+    queue_depth: int | None = None
+    per_second: tuple[dict[str, float], ...] = ()
+
+
+class ExtendedLevelRow(ExtendedLevel, frozen=True, kw_only=True):
+    id: int
+
+
+def test_a_new_record_field_reaches_table_insert_read_back_and_csv():
+    table = Table("levels", ExtendedLevel, ExtendedLevelRow, ("case_id", "cases"))
+    db = sqlite3.connect(":memory:")
+    db.row_factory = sqlite3.Row
+    db.executescript("CREATE TABLE cases (id INTEGER PRIMARY KEY);" + table.ddl())
+    written = ExtendedLevel(**{f: getattr(level(1, 0), f)
+                               for f in LevelRecord.__struct_fields__},
+                            queue_depth=7, per_second=({"t_s": 1.0},))
+    db.execute(table.insert_sql(), table.values(written))
+    (row,) = db.execute("SELECT * FROM levels").fetchall()
+    back = table.decode(row)
+    assert back.queue_depth == 7 and back.per_second == ({"t_s": 1.0},) and back.id == 1
+    assert "queue_depth" in flat_fields(ExtendedLevel)
+    assert "per_second" not in flat_fields(ExtendedLevel)  # nested: JSON only, no CSV cell
+
+
+def test_a_store_of_another_schema_version_is_refused(tmp_path):
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:  # what stackbench 0.1 (schema 1) wrote
+        db.executescript("CREATE TABLE schema_version (version INTEGER NOT NULL);"
+                         "INSERT INTO schema_version VALUES (1);"
+                         "CREATE TABLE runs (id INTEGER PRIMARY KEY, settings_json TEXT);")
+    with pytest.raises(InputError, match=rf"schema version 1.*reads version {SCHEMA_VERSION}"
+                                         r".*use another --out"):
+        Store(path)
+
+
+def test_a_store_with_other_columns_is_refused(tmp_path):
+    path = tmp_path / "s.sqlite"
+    Store(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE schema_version SET layout = 'older'")
+    with pytest.raises(InputError, match="other fields.*use another --out"):
+        Store(path)
+
+
+def test_a_file_that_is_not_a_store_is_refused(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("not a database " * 100)
+    with pytest.raises(InputError, match=f"{path}: not a stackbench store"):
+        Store(path)

@@ -4,7 +4,8 @@
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -45,6 +46,10 @@ pub struct TestServer {
 impl TestServer {
     pub fn start(behavior: Behavior) -> TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free loopback port");
+        Self::serve_on(listener, behavior)
+    }
+
+    fn serve_on(listener: TcpListener, behavior: Behavior) -> TestServer {
         let addr = listener.local_addr().unwrap();
         let counters = Arc::new(Counters::default());
         let stop = Arc::new(AtomicBool::new(false));
@@ -92,6 +97,47 @@ impl Drop for TestServer {
 pub fn closed_port() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap()
+}
+
+/// A loopback port that refuses connections (bound, not listening: no other socket can take
+/// it meanwhile) until `listen` turns it into a server.
+pub struct ReservedPort {
+    fd: OwnedFd,
+    pub addr: SocketAddr,
+}
+
+impl ReservedPort {
+    pub fn new() -> ReservedPort {
+        // SAFETY: plain socket calls on a descriptor this function owns; results are checked.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+            assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+            let fd = OwnedFd::from_raw_fd(fd);
+            let mut sin: libc::sockaddr_in = std::mem::zeroed();
+            sin.sin_family = libc::AF_INET as libc::sa_family_t;
+            sin.sin_addr.s_addr = u32::from(Ipv4Addr::LOCALHOST).to_be();
+            let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            let sa = std::ptr::addr_of_mut!(sin).cast::<libc::sockaddr>();
+            assert_eq!(libc::bind(fd.as_raw_fd(), sa, len), 0, "bind");
+            let mut len = len;
+            assert_eq!(libc::getsockname(fd.as_raw_fd(), sa, &mut len), 0);
+            let port = u16::from_be(sin.sin_port);
+            ReservedPort {
+                fd,
+                addr: SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+            }
+        }
+    }
+
+    pub fn listen(self, behavior: Behavior) -> TestServer {
+        // SAFETY: a valid bound socket; listen's result is checked.
+        assert_eq!(
+            unsafe { libc::listen(self.fd.as_raw_fd(), 128) },
+            0,
+            "listen"
+        );
+        TestServer::serve_on(TcpListener::from(self.fd), behavior)
+    }
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {

@@ -1,0 +1,102 @@
+"""Judging a level: pure functions from what was measured to a status, flags and SLO verdicts.
+
+Nothing here starts a process or touches a file: every rule can be tested on hand-made
+figures (tests/engine/test_judge.py).
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from stackbench.analysis.stats import SloOutcome, SloStatus, evaluate_slo, median, percentile_key
+from stackbench.config.loadspec import LoadResult, Mode
+from stackbench.config.suite import Slo
+from stackbench.lab.monitor import RoleUsage, loader_bound
+from stackbench.store.records import LevelRecord, LevelStatus
+
+# A request still waiting at the end is "starved" only past this age, and only if it waited
+# longer than every answered request (a slow server alone is not starvation).
+STARVED_MIN_US = 1e6
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One level as measured: the driver's result, the per-role usage and the set-up."""
+
+    result: LoadResult
+    usage: Mapping[str, RoleUsage]
+    mode: Mode
+    connections: int
+    duration_s: float | None  # planned length; None when a request count bounds the level
+    server_roles: tuple[str, ...]
+    server_cores: int
+    loader_cores: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: LevelStatus
+    flags: tuple[str, ...]
+
+
+def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
+    """ok, or invalid (with the reason in the flags); warnings become flags too."""
+    flags = list(m.result.warnings)
+    status: LevelStatus = "ok"
+    if loader_bound(m.usage, m.loader_cores, list(m.server_roles), m.server_cores):
+        flags.append("loader-bound")
+    unsteady = unsteady_flag(m)
+    if unsteady:
+        status = "invalid"
+        flags.append(unsteady)
+    starved = starvation_flag(m.result)
+    if starved:
+        flags.append(starved)
+    if m.result.error_rate > max_error_rate:
+        status = "invalid"
+        flags.append(f"invalid: error rate {m.result.error_rate:.1%} > {max_error_rate:.1%}")
+    return Verdict(status, tuple(flags))
+
+
+def unsteady_flag(m: Measurement) -> str | None:
+    """Closed loop, timed level: each connection did not get even one answer.
+
+    Requests in flight at the end are dropped, so the level saw start-up, not a steady state;
+    a processor-sharing server (every request progressing at once) then shows 0 req/s.
+    """
+    if m.mode is not Mode.CLOSED or not m.duration_s or m.result.completed >= m.connections:
+        return None
+    return (f"unsteady: {m.result.completed} responses for {m.connections} connections in "
+            f"{m.duration_s:g} s; raise duration_s")
+
+
+def starvation_flag(result: LoadResult) -> str | None:
+    """A request still unanswered at the end that had waited longer than any answered one:
+    the server left some connections starving (e.g. a prefork pool smaller than the
+    connection count), which the latency of the answered requests alone would hide."""
+    if result.unanswered_at_end is None:
+        return None
+    count, oldest_us = result.unanswered_at_end
+    longest = result.latency_us.get("max", 0.0)
+    if count == 0 or oldest_us <= max(longest, STARVED_MIN_US):
+        return None
+    return (f"starved: a request was still unanswered after {oldest_us / 1e6:.1f} s at the end "
+            f"(longest answered: {longest / 1e6:.2f} s; {count} in flight at the end)")
+
+
+def slo_outcome(levels: Sequence[LevelRecord], slo: Slo) -> SloOutcome:
+    """The SLO judged on the median over a level's repetitions (unknown when one of them
+    lacks the percentile)."""
+    key = percentile_key(slo.percentile)
+    latencies = [lv.latency_us[key] for lv in levels if key in lv.latency_us]
+    latency = {key: median(latencies)} if len(latencies) == len(levels) else {}
+    return evaluate_slo(latency, median([lv.error_rate for lv in levels]), slo)
+
+
+def slo_failed(levels: Sequence[LevelRecord], slo: Slo) -> bool:
+    return slo_outcome(levels, slo).status is SloStatus.FAIL
+
+
+def sustained(level: LevelRecord, slo: Slo) -> bool:
+    """An open-loop probe holds when the rate was achieved and the SLO met."""
+    achieved = bool((level.open_loop or {}).get("sustained", True))
+    return achieved and slo_outcome([level], slo).status is SloStatus.PASS

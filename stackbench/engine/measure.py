@@ -1,0 +1,79 @@
+"""One load level against a running stack: the load tool under the monitor, then its record."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from stackbench.config.loadspec import LoadRequest, LoadSettings, Mode
+from stackbench.config.plan import Level
+from stackbench.drivers import get_driver, start_load
+from stackbench.engine.judge import Measurement, Verdict
+from stackbench.lab.monitor import Monitor
+from stackbench.store.records import LevelRecord
+
+# The tool's own output is kept for the record, up to this many characters (its end).
+RAW_OUTPUT_CHARS = 200_000
+# Open loop: connections enough that the rate, not the pool, limits, within these bounds.
+OPEN_LOOP_CONNECTIONS = (64, 2000)
+OPEN_LOOP_RATE_PER_CONNECTION = 50
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where and with what the load goes: the stack's URL and its processes."""
+
+    base_url: str
+    server_roles: Mapping[str, int]  # the stack's processes: role -> root pid
+    service_roles: Mapping[str, int]  # the data services: name -> root pid
+    server_cores: int
+    loader_cpus: frozenset[int]
+
+
+def open_loop_connections(rate: float) -> int:
+    low, high = OPEN_LOOP_CONNECTIONS
+    return int(min(max(low, rate / OPEN_LOOP_RATE_PER_CONNECTION), high))
+
+
+def load_request(target: Target, path: str, settings: LoadSettings, level: Level,
+                 expect_sha256: str | None) -> LoadRequest:
+    closed = settings.mode is Mode.CLOSED
+    connections = int(level.value) if closed else open_loop_connections(level.value)
+    return LoadRequest(target.base_url + path, settings, connections,
+                       None if closed else level.value, target.loader_cpus, 200, expect_sha256)
+
+
+def measure(target: Target, req: LoadRequest) -> Measurement:
+    """Run the load tool with every stack, service and loader process monitored."""
+    s = req.settings
+    # Generous: a level that overruns this is hung, not slow.
+    budget = (s.duration_s or 0) + s.warmup_s + 10 * s.timeout_s + 300
+    monitor = Monitor({**target.server_roles, **target.service_roles}).start()
+    try:
+        load = start_load(get_driver(s.driver), req)
+        monitor.add_role("loader", load.pid)
+        try:
+            result = load.finish(timeout_s=budget)
+        finally:
+            load.kill()
+    finally:
+        usage = monitor.stop()
+    return Measurement(result=result, usage=usage, mode=s.mode, connections=req.connections,
+                       duration_s=s.duration_s, server_roles=tuple(target.server_roles),
+                       server_cores=target.server_cores, loader_cores=len(req.loader_cpus))
+
+
+def level_record(case_id: int, level: Level, started_at: float, settings: LoadSettings,
+                 m: Measurement, verdict: Verdict) -> LevelRecord:
+    r = m.result
+    return LevelRecord(
+        case_id=case_id, level_index=level.index, level_value=level.value,
+        repetition=level.repetition, driver=r.driver.value, mode=settings.mode.value,
+        keepalive=settings.keepalive.value, started_at=started_at, duration_s=r.duration_s,
+        completed=r.completed, ok=r.ok, errors=dict(r.errors),
+        requests_per_s=r.requests_per_s, latency_us=dict(r.latency_us),
+        connect_us=r.connect_us, histogram=r.histogram,
+        timeseries=None if r.timeseries is None else tuple(r.timeseries),
+        open_loop=r.open_loop, loader_cpu_s=r.loader_cpu_s,
+        usage={role: u.as_dict() for role, u in m.usage.items()},
+        flags=verdict.flags, status=verdict.status, command=" ".join(r.command),
+        raw_output=r.raw_output[-RAW_OUTPUT_CHARS:],
+    )

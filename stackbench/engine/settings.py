@@ -1,0 +1,36 @@
+"""The settings a run records: the suite's load, limits, SLO and placement as a `RunSettings`."""
+
+from stackbench.config.suite import Suite
+from stackbench.store.records import (
+    PlacementSettings,
+    RunSettings,
+    SearchSettings,
+    SloSettings,
+    VariantSettings,
+)
+
+
+def run_settings(suite: Suite) -> RunSettings:
+    s = suite.load
+    slo, search, placement = suite.slo, suite.search, suite.placement
+    return RunSettings(
+        mode=s.mode.value, level_kind=suite.level_kind, keepalive=s.keepalive.value,
+        driver=s.driver.value, duration_s=s.duration_s, requests=s.requests,
+        requests_per_connection=s.requests_per_connection, warmup_s=s.warmup_s,
+        timeout_s=s.timeout_s, pause_s=s.pause_s, repeat=s.repeat, threads=s.threads,
+        pipeline=s.pipeline, levels=tuple(suite.levels), max_error_rate=suite.max_error_rate,
+        variant=suite.variant, description=suite.description,
+        slo=None if slo is None else SloSettings(
+            percentile=slo.percentile, latency_ms=slo.latency_ms,
+            max_error_rate=slo.max_error_rate, stop_after_failures=slo.stop_after_failures),
+        search=None if search is None else SearchSettings(
+            lo=search.lo, hi=search.hi, probes=search.probes, tolerance=search.tolerance),
+        script_iterations=suite.script_iterations,
+        variants={name: VariantSettings(stack=v.stack, params=dict(v.params))
+                  for name, v in suite.variants.items()},
+        workload_levels={label: tuple(v) for label, v in suite.workload_levels.items()},
+        workload_durations=dict(suite.workload_durations),
+        placement=PlacementSettings(server=tuple(sorted(placement.server)),
+                                    loader=tuple(sorted(placement.loader)),
+                                    services=tuple(sorted(placement.services))),
+    )

@@ -1,0 +1,209 @@
+"""The records stackbench stores, each defined once.
+
+The SQLite tables (`store.py`: DDL, insert, read-back) and the exports (`report/exports.py`:
+results.json, results.csv) take their field lists from these definitions. Adding a field to a
+level is one edit here plus the code that fills it in (the runner) or reads it (the reports).
+
+A `...Record` is what the engine writes; a `...Row` is what the store gives back: the same
+fields plus the row's `id` where readers need it. Records are frozen and built by keyword.
+"""
+
+from typing import Any, Literal
+
+import msgspec
+import msgspec.inspect as mi
+
+from stackbench.config.loadspec import error_rate
+
+RunStatus = Literal["running", "complete", "interrupted", "failed"]
+CaseStatus = Literal["pending", "ok", "failed", "unavailable"]
+LevelStatus = Literal["ok", "invalid", "failed"]
+
+
+class Record(msgspec.Struct, frozen=True, kw_only=True):
+    """Base of every stored record."""
+
+
+# --- the settings a run was made with ------------------------------------------------------
+# The store keeps its own copy of the suite's shape: a stored run stays readable when the
+# suite parser changes. No defaults here: the suite's defaults live with the suite parser.
+class SloSettings(Record, frozen=True, kw_only=True):
+    percentile: float
+    latency_ms: float
+    max_error_rate: float
+    stop_after_failures: int
+
+
+class SearchSettings(Record, frozen=True, kw_only=True):
+    lo: float
+    hi: float
+    probes: int
+    tolerance: float
+
+
+class VariantSettings(Record, frozen=True, kw_only=True):
+    stack: str
+    params: dict[str, str]
+
+
+class PlacementSettings(Record, frozen=True, kw_only=True):
+    server: tuple[int, ...]
+    loader: tuple[int, ...]
+    services: tuple[int, ...]
+
+
+class RunSettings(Record, frozen=True, kw_only=True):
+    """The suite's settings in force for a run (the report's "Settings" table, in order)."""
+
+    mode: str  # closed | open
+    level_kind: str  # connections | rate
+    keepalive: str  # on | off
+    driver: str  # native | wrk | ab
+    duration_s: float | None
+    requests: int | None
+    requests_per_connection: int | None
+    warmup_s: float
+    timeout_s: float
+    pause_s: float
+    repeat: int
+    threads: int
+    pipeline: int
+    levels: tuple[float, ...]
+    max_error_rate: float
+    variant: str
+    description: str
+    slo: SloSettings | None
+    search: SearchSettings | None
+    script_iterations: int
+    variants: dict[str, VariantSettings]
+    workload_levels: dict[str, tuple[float, ...]]
+    workload_durations: dict[str, float]
+    placement: PlacementSettings
+
+
+# --- the stored records --------------------------------------------------------------------
+class RunRecord(Record, frozen=True, kw_only=True):
+    suite_name: str
+    suite_path: str
+    suite_text: str
+    settings: RunSettings
+    environment: dict[str, Any]  # lab.environment.snapshot(): machine, versions, git revision
+    started_at: float
+    finished_at: float | None = None
+    status: RunStatus = "running"
+
+
+class RunRow(RunRecord, frozen=True, kw_only=True):
+    id: int
+
+
+class CaseRecord(Record, frozen=True, kw_only=True):
+    """One stack x workload of a run."""
+
+    run_id: int
+    stack: str  # the stack, or a variant's name
+    workload: str  # catalog name, e.g. sha256
+    label: str  # with parameters, e.g. sha256?n=1000
+    path: str
+    params: dict[str, str]  # stack parameters in force
+    status: CaseStatus = "pending"
+    reason: str = ""  # why it failed, or a note (early stop, search result)
+
+
+class CaseRow(CaseRecord, frozen=True, kw_only=True):
+    id: int
+
+
+class VerificationRecord(Record, frozen=True, kw_only=True):
+    run_id: int
+    stack: str
+    workload: str
+    ok: bool
+    checked: int  # requests checked
+    failures: tuple[str, ...]
+    at: float
+
+
+VerificationRow = VerificationRecord
+
+
+class ScriptRecord(Record, frozen=True, kw_only=True):
+    """A standalone timing (no HTTP), see `stackbench script`; no times when it failed."""
+
+    run_id: int
+    stack: str
+    label: str
+    iterations: int
+    wall_s: float | None
+    user_s: float | None
+    sys_s: float | None
+    outcome: str  # ok / not checked (...) / the error
+
+
+ScriptRow = ScriptRecord
+
+
+class LevelRecord(Record, frozen=True, kw_only=True):
+    """One finished load level (one repetition): what the driver and the monitor measured,
+    and the judge's verdict. Figures a driver does not give are None, never invented."""
+
+    case_id: int
+    level_index: int
+    level_value: float  # connections (closed loop) or requests/s (open loop)
+    repetition: int
+    driver: str
+    mode: str
+    keepalive: str
+    started_at: float
+    duration_s: float
+    completed: int  # responses fully received, any status
+    ok: int  # responses that passed the status and body checks
+    errors: dict[str, int]  # failed attempts per class (timeout, status, connect ...)
+    requests_per_s: float
+    latency_us: dict[str, float]  # p50, p99, max ... only what the driver measured
+    connect_us: dict[str, float] | None = None
+    histogram: str | None = None  # HdrHistogram V2 compressed, base64
+    timeseries: tuple[dict[str, float], ...] | None = None  # one entry per second
+    open_loop: dict[str, Any] | None = None  # target/achieved rate, sustained, waits
+    loader_cpu_s: tuple[float, float] | None = None  # user, sys
+    usage: dict[str, dict[str, float]]  # per role: cpu user/sys/%, rss, threads, ctx switches
+    flags: tuple[str, ...] = ()  # e.g. "loader-bound", "invalid: error rate 5% > 1%"
+    status: LevelStatus
+    command: str
+    raw_output: str = ""  # the tool's own output (tail), for the record
+
+    @property
+    def errors_total(self) -> int:
+        return sum(self.errors.values())
+
+    @property
+    def error_rate(self) -> float:
+        return error_rate(self.completed, self.errors)
+
+
+class LevelRow(LevelRecord, frozen=True, kw_only=True):
+    id: int
+
+
+# What the exports leave out of a level (report/exports.py): the raw tool output repeats what
+# the other fields parsed from it (it stays in the store); the encoded histogram is no column.
+NOT_IN_JSON: frozenset[str] = frozenset({"raw_output"})
+NOT_IN_CSV: frozenset[str] = frozenset({"histogram", "raw_output"})
+
+_SCALARS = (mi.IntType, mi.FloatType, mi.StrType, mi.BoolType, mi.LiteralType)
+
+
+def _flat(info: mi.Type) -> bool:
+    if isinstance(info, mi.UnionType):
+        return all(_flat(t) for t in info.types)
+    if isinstance(info, mi.VarTupleType):
+        return isinstance(info.item_type, mi.StrType)
+    return isinstance(info, (*_SCALARS, mi.NoneType))
+
+
+def flat_fields(record: type[Record]) -> tuple[str, ...]:
+    """The fields that fit one table cell: a number, a text, a flag (maybe None), or a tuple
+    of texts. Nested values (dicts, pairs, records) are left out."""
+    info = mi.type_info(record)
+    assert isinstance(info, mi.StructType)
+    return tuple(f.name for f in info.fields if _flat(f.type))

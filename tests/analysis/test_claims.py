@@ -1,0 +1,755 @@
+"""stackbench.analysis.claims and claimtable on hand-made runs with hand-computed figures."""
+
+import dataclasses
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stackbench.analysis import claimtable
+from stackbench.analysis.claims import (
+    ClaimResult,
+    ClaimStatus,
+    Facts,
+    StackFacts,
+    evaluate,
+    facts_from_run,
+    level_metric,
+    level_problem,
+    quotient,
+    requirements_unmet,
+    scatter,
+)
+from stackbench.config.claims import Claim, claims_from_data, parse_claims
+from stackbench.config.suite import parse_suite
+from stackbench.store.store import (
+    CaseRow,
+    LevelRow,
+    RunData,
+    RunRow,
+    ScriptRow,
+    Store,
+    VerificationRow,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAIMS_DIR = ROOT / "suites" / "claims"
+RESAMPLES = 400  # enough for stable intervals in tests, quick to compute
+
+
+# --- builders --------------------------------------------------------------------------------
+def make_claim(test: dict[str, Any], requires: dict[str, Any] | None = None,
+               figures: list[dict[str, Any]] | None = None) -> Claim:
+    entry: dict[str, Any] = {"id": "c", "says": "a claim", "test": test}
+    if requires is not None:
+        entry["requires"] = requires
+    if figures is not None:
+        entry["figures"] = figures
+    data = {"article": "000_test.txt", "title": "t", "suites": ["s"], "claim": [entry]}
+    return claims_from_data(Path("t.toml"), data).claims[0]
+
+
+def level(case_id: int, value: float, rps: float, rep: int = 0, *,
+          latency_ms: dict[str, float] | None = None, errors: dict[str, int] | None = None,
+          completed: int = 1000, duration_s: float = 10.0, status: str = "ok",
+          flags: tuple[str, ...] = (), usage: dict[str, dict[str, float]] | None = None,
+          index: int | None = None) -> LevelRow:
+    latency = {k: v * 1000.0 for k, v in (latency_ms or {"mean": 5.0, "p99": 9.0}).items()}
+    errs = errors or {}
+    return LevelRow(
+        id=0, case_id=case_id, level_index=int(value) if index is None else index,
+        level_value=float(value), repetition=rep, driver="native", mode="closed",
+        keepalive="on", duration_s=duration_s, completed=completed, ok=completed,
+        errors_total=sum(errs.values()), errors=errs, requests_per_s=rps, latency_us=latency,
+        connect_us=None, histogram=None, timeseries=None, open_loop=None, loader_cpu_s=None,
+        usage=usage or {}, flags=list(flags), status=status, command="")
+
+
+class RunBuilder:
+    """Cases and levels of a run; `facts()` gives the matching plan facts."""
+
+    def __init__(self) -> None:
+        self.cases: list[CaseRow] = []
+        self.levels: list[LevelRow] = []
+        self.scripts: list[ScriptRow] = []
+        self.verifications: list[VerificationRow] = []
+
+    def case(self, stack: str, label: str, status: str = "ok", reason: str = "") -> int:
+        cid = len(self.cases) + 1
+        self.cases.append(CaseRow(cid, stack, label.split("?")[0], label, "/" + label, {},
+                                  status, reason))
+        return cid
+
+    def curve(self, stack: str, label: str, rps_by_level: dict[float, float | list[float]],
+              **kw: Any) -> int:
+        cid = self.case(stack, label)
+        for value, rps in rps_by_level.items():
+            for rep, r in enumerate(rps if isinstance(rps, list) else [rps]):
+                self.levels.append(level(cid, value, r, rep, **kw))
+        return cid
+
+    def data(self) -> RunData:
+        run = RunRow(1, "s", "s.toml", "", {}, {}, 0.0, 1.0, "complete")
+        return RunData(run, self.cases, self.levels, self.verifications, self.scripts)
+
+    def facts(self, **kw: Any) -> Facts:
+        stacks = tuple(StackFacts(s, True) for s in dict.fromkeys(c.stack for c in self.cases))
+        levels: dict[str, set[float]] = {}
+        by_id = {c.id: c for c in self.cases}
+        for lv in self.levels:
+            levels.setdefault(by_id[lv.case_id].label, set()).add(lv.level_value)
+        for c in self.cases:
+            levels.setdefault(c.label, set())
+        defaults: dict[str, Any] = {"server_cores": 1, "stacks": stacks,
+                                    "workload_levels": {k: tuple(sorted(v))
+                                                        for k, v in levels.items()}}
+        return Facts(**{**defaults, **kw})
+
+
+def one(claim: Claim, run: RunBuilder, **facts: Any) -> ClaimResult:
+    (result,) = evaluate([claim], run.data(), run.facts(**facts), resamples=RESAMPLES)
+    return result
+
+
+ORDER = {"kind": "order", "metric": "requests_per_s", "workloads": ["hello"], "levels": [25],
+         "stacks": ["a", "b", "c"]}
+
+
+# --- order -----------------------------------------------------------------------------------
+def test_order_confirmed_when_every_pair_is_in_order():
+    run = RunBuilder()
+    for stack, rps in (("a", 300.0), ("b", 200.0), ("c", 100.0)):
+        run.curve(stack, "hello", {25: rps})
+    result = one(make_claim(ORDER), run)
+    assert result.status is ClaimStatus.CONFIRMED
+    assert [(m.label, m.value) for m in result.ours] == [
+        ("a hello @25", 300.0), ("b hello @25", 200.0), ("c hello @25", 100.0)]
+
+
+def test_order_refuted_when_a_pair_is_reversed_and_names_it():
+    run = RunBuilder()
+    for stack, rps in (("a", 300.0), ("b", 100.0), ("c", 200.0)):
+        run.curve(stack, "hello", {25: rps})
+    result = one(make_claim(ORDER), run)
+    assert result.status is ClaimStatus.REFUTED
+    assert result.why == "b / c on hello @25 is 0.50×, outside ≥ 1.00× (1 of 2 points)"
+
+
+def test_order_groups_compare_every_member_with_the_next_group():
+    test = {**ORDER, "stacks": [["a", "b"], "c"]}
+    run = RunBuilder()
+    for stack, rps in (("a", 150.0), ("b", 300.0), ("c", 100.0)):
+        run.curve(stack, "hello", {25: rps})
+    assert one(make_claim(test), run).status is ClaimStatus.CONFIRMED  # a < b is allowed
+    run = RunBuilder()
+    for stack, rps in (("a", 90.0), ("b", 300.0), ("c", 100.0)):
+        run.curve(stack, "hello", {25: rps})
+    assert one(make_claim(test), run).status is ClaimStatus.REFUTED
+
+
+def test_order_within_run_to_run_spread_is_untestable_not_refuted():
+    run = RunBuilder()
+    run.curve("a", "hello", {25: [100.0, 130.0, 90.0, 125.0, 95.0]})
+    run.curve("b", "hello", {25: [110.0, 95.0, 120.0, 100.0, 105.0]})
+    run.curve("c", "hello", {25: [10.0, 11.0, 9.0, 10.0, 10.5]})
+    result = one(make_claim(ORDER), run)
+    assert result.status is ClaimStatus.UNTESTABLE
+    assert result.why.startswith("within our run-to-run spread: a / b on hello @25")
+
+
+def test_order_with_a_failed_case_is_untestable_with_its_reason():
+    run = RunBuilder()
+    run.curve("a", "hello", {25: 300.0})
+    run.curve("b", "hello", {25: 400.0})  # would refute
+    run.case("c", "hello", status="failed", reason="the server crashed")
+    result = one(make_claim(ORDER), run)
+    assert result.status is ClaimStatus.UNTESTABLE
+    assert result.why == ("c failed on hello: the server crashed; where measured: a / b on "
+                          "hello @25 is 0.75×, outside ≥ 1.00×")
+
+
+def test_failed_verification_makes_the_claim_untestable():
+    run = RunBuilder()
+    for stack, rps in (("a", 300.0), ("b", 200.0), ("c", 100.0)):
+        run.curve(stack, "hello", {25: rps})
+    run.verifications.append(VerificationRow("b", "hello", False, 3, ["wrong body"]))
+    result = one(make_claim(ORDER), run)
+    assert result.status is ClaimStatus.UNTESTABLE
+    assert result.why == "b failed verification on hello: wrong body"
+
+
+def test_loader_bound_levels_are_named_in_the_reason():
+    run = RunBuilder()
+    run.curve("a", "hello", {25: 300.0}, flags=("loader-bound",))
+    run.curve("b", "hello", {25: 200.0})
+    run.curve("c", "hello", {25: 100.0})
+    result = one(make_claim(ORDER), run)
+    assert result.status is ClaimStatus.CONFIRMED
+    assert result.why.endswith("(loader-bound, so possibly the loader's limit: a hello @25)")
+
+
+# --- ratio -----------------------------------------------------------------------------------
+def ratio_test(expect: str, **kw: Any) -> dict[str, Any]:
+    return {"kind": "ratio", "metric": "requests_per_s", "numerator": {"stack": "a"},
+            "denominator": {"stack": "b"}, "expect": expect, "workloads": ["w"], **kw}
+
+
+def two_stacks(a: dict[float, Any], b: dict[float, Any]) -> RunBuilder:
+    run = RunBuilder()
+    run.curve("a", "w", a)
+    run.curve("b", "w", b)
+    return run
+
+
+@pytest.mark.parametrize("expect, extra, a, status", [
+    ("greater", {}, 150.0, ClaimStatus.CONFIRMED),          # 1.5 >= 1
+    ("greater", {"threshold": 2.0}, 150.0, ClaimStatus.REFUTED),
+    ("less", {}, 80.0, ClaimStatus.CONFIRMED),
+    ("less", {"threshold": 0.5}, 80.0, ClaimStatus.REFUTED),
+    # near 1.36 with tolerance 0.25: band 1.088..1.70
+    ("near", {"article": 1.36, "tolerance": 0.25}, 110.0, ClaimStatus.CONFIRMED),
+    ("near", {"article": 1.36, "tolerance": 0.25}, 171.0, ClaimStatus.REFUTED),
+    ("near", {"article": 1.36, "tolerance": 0.25}, 108.0, ClaimStatus.REFUTED),
+])
+def test_ratio_bands(expect, extra, a, status):
+    run = two_stacks({25: a}, {25: 100.0})
+    result = one(make_claim(ratio_test(expect, **extra)), run)
+    assert result.status is status, result.why
+    assert result.ours[0].value == pytest.approx(a / 100.0)
+    assert result.ours[0].unit == "×"
+
+
+def test_ratio_over_all_levels_reads_every_level_and_refutes_on_one():
+    run = two_stacks({300: 150.0, 500: 140.0, 700: 90.0}, {300: 100.0, 500: 100.0, 700: 100.0})
+    result = one(make_claim(ratio_test("greater")), run)
+    assert [m.label for m in result.ours] == ["a / b on w @300", "a / b on w @500",
+                                              "a / b on w @700"]
+    assert result.status is ClaimStatus.REFUTED
+    assert result.why == "a / b on w @700 is 0.90×, outside ≥ 1.00× (1 of 3 points)"
+
+
+def test_ratio_interval_decides_only_when_it_clears_the_bound():
+    clear = two_stacks({25: [200.0, 210.0, 190.0, 205.0]}, {25: [100.0, 102.0, 98.0, 101.0]})
+    result = one(make_claim(ratio_test("greater")), clear)
+    assert result.status is ClaimStatus.CONFIRMED
+    m = result.ours[0]
+    assert m.low is not None and m.high is not None and 1.0 < m.low <= m.value <= m.high
+    noisy = two_stacks({25: [90.0, 130.0, 100.0, 125.0]}, {25: [100.0, 110.0, 95.0, 120.0]})
+    assert one(make_claim(ratio_test("greater")), noisy).status is ClaimStatus.UNTESTABLE
+
+
+def test_ratio_of_a_stack_at_two_levels():
+    test = {"kind": "ratio", "metric": "requests_per_s", "expect": "less", "workloads": ["w"],
+            "numerator": {"stack": "a", "level": 7000}, "denominator": {"stack": "a",
+                                                                        "level": 3000}}
+    run = RunBuilder()
+    run.curve("a", "w", {3000: 7677.0, 5000: 7232.0, 7000: 6743.0})
+    result = one(make_claim(test), run)
+    assert result.status is ClaimStatus.CONFIRMED
+    assert result.ours[0].value == pytest.approx(6743 / 7677)
+    assert result.ours[0].label == "a w: @7,000 / @3,000"
+
+
+def test_ratio_between_workloads_named_on_the_sides():
+    test = {"kind": "ratio", "metric": "requests_per_s", "expect": "less", "threshold": 0.6,
+            "numerator": {"stack": "a", "workload": "mysql"},
+            "denominator": {"stack": "a", "workload": "hello"}}
+    run = RunBuilder()
+    run.curve("a", "hello", {300: 1000.0, 500: 900.0})
+    run.curve("a", "mysql", {300: 390.0, 500: 600.0})
+    result = one(make_claim(test), run)
+    assert [m.value for m in result.ours] == pytest.approx([0.39, 600 / 900])
+    assert result.status is ClaimStatus.REFUTED
+
+
+def test_ratio_at_peak_uses_the_best_level():
+    test = {"kind": "ratio", "metric": "requests_per_s", "expect": "near", "article": 1.4,
+            "workloads": ["w"], "numerator": {"stack": "a", "level": "peak"},
+            "denominator": {"stack": "b", "level": "peak"}}
+    run = two_stacks({1: 50.0, 100: 140.0, 200: 120.0}, {1: 40.0, 100: 90.0, 200: 100.0})
+    result = one(make_claim(test), run)
+    assert result.ours[0].value == pytest.approx(1.4)
+    assert result.ours[0].label == "a w peak @100 / b w peak @200"
+    assert result.status is ClaimStatus.CONFIRMED
+
+
+def test_ratio_with_a_metric_per_side():
+    test = {"kind": "ratio", "metric": "server_cpu", "expect": "greater", "threshold": 2.0,
+            "workloads": ["w"], "numerator": {"stack": "a"},
+            "denominator": {"stack": "a", "metric": "service_cpu"}}
+    usage = {"node": {"cpu_percent": 80.0}, "mariadb": {"cpu_percent": 16.0},
+             "loader": {"cpu_percent": 40.0}}
+    run = RunBuilder()
+    run.curve("a", "w", {20: 100.0}, usage=usage)
+    result = one(make_claim(test), run)
+    assert result.ours[0].value == pytest.approx(5.0)
+    assert result.ours[0].label == "a w @20: server_cpu / service_cpu"
+    assert result.status is ClaimStatus.CONFIRMED
+
+
+def test_ratio_on_standalone_timings_is_per_iteration():
+    test = {"kind": "ratio", "metric": "script_user", "expect": "near", "article": 1.84,
+            "tolerance": 0.4, "workloads": ["db-report"], "numerator": {"stack": "node"},
+            "denominator": {"stack": "php"}}
+    run = RunBuilder()
+    run.case("node", "db-report")
+    run.case("php", "db-report")
+    run.scripts += [ScriptRow("node", "db-report", 100, 0.98, 0.67, 0.14, "not checked (db)"),
+                    ScriptRow("php", "db-report", 1000, 7.41, 3.653, 2.107, "ok")]
+    result = one(make_claim(test), run, script_iterations=1000)
+    # node 0.67/100 = 6.7 ms per iteration, php 3.653/1000 = 3.653 ms: 1.834
+    assert result.ours[0].value == pytest.approx(0.0067 / 0.003653)
+    assert result.status is ClaimStatus.CONFIRMED
+
+
+def test_a_failed_standalone_timing_is_untestable():
+    test = {"kind": "ratio", "metric": "script_wall", "expect": "greater",
+            "workloads": ["db-report"], "numerator": {"stack": "node"},
+            "denominator": {"stack": "php"}}
+    run = RunBuilder()
+    run.case("node", "db-report")
+    run.case("php", "db-report")
+    run.scripts += [ScriptRow("node", "db-report", 10, None, None, None, "exit 1"),
+                    ScriptRow("php", "db-report", 10, 1.0, 0.5, 0.1, "ok")]
+    result = one(make_claim(test), run, script_iterations=10)
+    assert result.status is ClaimStatus.UNTESTABLE
+    assert result.why == "node standalone db-report: the timing failed (exit 1)"
+
+
+def test_ratio_change_is_the_quotient_of_two_ratios():
+    test = {"kind": "ratio_change", "metric": "requests_per_s", "expect": "greater",
+            "numerator": {"stack": "pool"}, "denominator": {"stack": "plain"},
+            "before": {"workload": "redis"}, "after": {"workload": "mysql"}, "levels": [3000]}
+    run = RunBuilder()
+    run.curve("pool", "redis", {3000: 5262.0})
+    run.curve("plain", "redis", {3000: 5479.0})
+    run.curve("pool", "mysql", {3000: 2999.0})
+    run.curve("plain", "mysql", {3000: 2465.0})
+    result = one(make_claim(test), run)
+    assert result.ours[0].value == pytest.approx((2999 / 2465) / (5262 / 5479))  # 1.267
+    assert result.status is ClaimStatus.CONFIRMED
+    assert result.ours[0].label == "(pool / plain) redis → mysql @3,000"
+
+
+# --- threshold -------------------------------------------------------------------------------
+ERRORS = {"kind": "threshold", "metric": "errors", "stacks": ["php"], "workloads": ["mysql"],
+          "levels": [5000, 7000], "min": 1}
+
+
+def test_errors_threshold_reads_levels_invalid_for_their_error_rate():
+    flag = ("invalid: error rate 1.5% > 1.0%",)
+    run = RunBuilder()
+    run.curve("php", "mysql", {5000: 1349.0}, errors={"connect": 111})
+    cid = run.cases[-1].id
+    run.levels.append(level(cid, 7000, 1301.0, errors={"timeout": 573}, status="invalid",
+                            flags=flag))
+    result = one(make_claim(ERRORS), run)
+    assert result.status is ClaimStatus.CONFIRMED
+    assert [m.value for m in result.ours] == [111.0, 573.0]
+
+
+def test_throughput_on_a_level_invalid_for_errors_is_untestable():
+    test = {**ERRORS, "metric": "requests_per_s", "min": 100}
+    run = RunBuilder()
+    cid = run.case("php", "mysql")
+    run.levels += [level(cid, 5000, 1349.0),
+                   level(cid, 7000, 1301.0, status="invalid",
+                         flags=("invalid: error rate 50.0% > 5.0%",))]
+    result = one(make_claim(test), run)
+    assert result.status is ClaimStatus.UNTESTABLE
+    assert result.why == "php mysql @7,000: level invalid: error rate 50.0% > 5.0%"
+
+
+def test_unsteady_level_is_untestable_even_for_error_claims():
+    run = RunBuilder()
+    cid = run.case("php", "mysql")
+    run.levels += [level(cid, 5000, 5.0, errors={"connect": 3}),
+                   level(cid, 7000, 0.0, completed=10, status="invalid",
+                         flags=("unsteady: 10 responses for 7000 connections in 5 s; raise "
+                                "duration_s", "invalid: error rate 9.0% > 1.0%"))]
+    result = one(make_claim(ERRORS), run)
+    assert result.status is ClaimStatus.UNTESTABLE
+    assert "level invalid: unsteady: 10 responses" in result.why
+
+
+def test_errors_threshold_refuted_when_no_request_failed():
+    run = RunBuilder()
+    run.curve("php", "mysql", {5000: 1349.0, 7000: 1301.0})
+    result = one(make_claim(ERRORS), run)
+    assert result.status is ClaimStatus.REFUTED
+    assert result.why == ("php mysql @5,000 is 0 failed requests, outside ≥ 1 failed requests "
+                          "(2 of 2 points)")
+
+
+def test_at_least_confirms_despite_a_missing_stack_but_never_refutes_with_one():
+    test = {"kind": "threshold", "metric": "error_rate", "stacks": ["a", "b", "c", "d"],
+            "workloads": ["w"], "levels": [5000], "min": 0.01, "at_least": 3}
+    run = RunBuilder()
+    for stack in ("a", "b", "c"):
+        run.curve(stack, "w", {5000: 100.0}, errors={"timeout": 50}, completed=950)
+    run.case("d", "w", status="failed", reason="crashed")
+    # 50 / (950 + 50) = 5% >= 1% on three of four: decided whatever d would show
+    assert one(make_claim(test), run).status is ClaimStatus.CONFIRMED
+    run = RunBuilder()
+    run.curve("a", "w", {5000: 100.0}, errors={"timeout": 50}, completed=950)
+    run.curve("b", "w", {5000: 100.0})
+    run.curve("c", "w", {5000: 100.0})
+    run.case("d", "w", status="failed", reason="crashed")
+    result = one(make_claim(test), run)
+    assert result.status is ClaimStatus.UNTESTABLE
+    assert result.why.startswith("d failed on w: crashed")
+
+
+def test_error_rate_counts_unanswered_attempts():
+    row = level(1, 300, 10.0, errors={"timeout": 100, "status": 50}, completed=900)
+    # status errors are completed responses; timeouts are extra attempts: 150 / 1000
+    assert level_metric(row, "error_rate") == pytest.approx(0.15)
+    assert level_metric(row, "errors") == 150.0
+
+
+def test_ab_time_per_request_figures():
+    row = level(1, 20, 1173.0, completed=2000, duration_s=1.705)
+    # ab: 20 clients x 1.705 s / 2000 requests = 17.05 ms; across all: 0.8525 ms
+    assert level_metric(row, "time_per_request") == pytest.approx(17.05)
+    assert level_metric(row, "time_per_request_all") == pytest.approx(0.8525)
+    assert level_metric(row, "p80") == "the native driver did not measure p80"
+    assert level_metric(level(1, 20, 0.0, completed=0), "mean_latency") == "no request completed"
+
+
+def test_level_problem_tells_measurement_faults_from_server_failures():
+    errors_only = [level(1, 5000, 1.0, status="invalid",
+                         flags=("starved: 1 request", "invalid: error rate 6.0% > 5.0%"))]
+    assert level_problem(errors_only, failures_are_data=True) is None
+    assert level_problem(errors_only, failures_are_data=False) == (
+        "level invalid: error rate 6.0% > 5.0%")
+    failed = [level(1, 5000, 1.0, status="failed", flags=("loader crashed",))]
+    assert level_problem(failed, failures_are_data=True) == "the level failed (loader crashed)"
+
+
+# --- shape -----------------------------------------------------------------------------------
+def test_flat_shape_by_hand():
+    test = {"kind": "shape", "metric": "requests_per_s", "stacks": ["php", "node"],
+            "workloads": ["w"], "from_level": 20, "to_level": 200, "expect": "flat",
+            "tolerance": 0.1}
+    run = RunBuilder()
+    run.curve("php", "w", {20: 1173.0, 200: 1146.0})
+    run.curve("node", "w", {20: 119.0, 200: 114.0})
+    result = one(make_claim(test), run)
+    assert result.status is ClaimStatus.CONFIRMED
+    spreads = [m.value for m in result.ours if m.label.endswith("spread")]
+    assert spreads == pytest.approx([1173 / 1146, 119 / 114])
+    run = RunBuilder()
+    run.curve("php", "w", {20: 460.0, 200: 584.0})  # 1.27x
+    run.curve("node", "w", {20: 119.0, 200: 114.0})
+    assert one(make_claim(test), run).status is ClaimStatus.REFUTED
+
+
+def test_proportional_shape_divides_by_the_level():
+    test = {"kind": "shape", "metric": "mean_latency", "stacks": ["php"], "workloads": ["w"],
+            "from_level": 20, "to_level": 200, "expect": "proportional", "tolerance": 0.2}
+    run = RunBuilder()
+    cid = run.case("php", "w")
+    run.levels += [level(cid, 20, 1.0, latency_ms={"mean": 17.0}),
+                   level(cid, 200, 1.0, latency_ms={"mean": 174.0})]
+    result = one(make_claim(test), run)
+    # 17/20 = 0.85, 174/200 = 0.87 per client: spread 1.0235
+    assert result.ours[-1].value == pytest.approx(0.87 / 0.85)
+    assert result.status is ClaimStatus.CONFIRMED
+
+
+# --- scatter ---------------------------------------------------------------------------------
+def test_scatter_of_a_straight_line_is_zero_and_scale_free():
+    line = [(float(x), 10.0 + 2.0 * x) for x in range(100, 1100, 100)]
+    assert scatter(line, (100, 1000)) == pytest.approx(0.0, abs=1e-12)
+    rng = random.Random(3)
+    noisy = [(x, y * (1 + rng.uniform(-0.2, 0.2))) for x, y in line]
+    scaled = [(x, 7.0 * y) for x, y in noisy]
+    assert scatter(noisy, (100, 1000)) == pytest.approx(scatter(scaled, (100, 1000)))
+    assert scatter(noisy, (100, 200)) is None  # two levels only
+
+
+def test_scatter_claim_compares_spans():
+    test = {"kind": "scatter", "metric": "requests_per_s", "workload": "w",
+            "numerator": {"stack": "apache", "from_level": 500, "to_level": 1000},
+            "denominator": {"stack": "apache", "from_level": 100, "to_level": 400},
+            "threshold": 1.5}
+    rng = random.Random(5)
+    calm = {float(x): 8000.0 - x for x in range(100, 500, 100)}
+    wild = {float(x): (8000.0 - x) * (1 + rng.choice([-0.3, 0.3])) for x in
+            range(500, 1100, 100)}
+    run = RunBuilder()
+    run.curve("apache", "w", {**calm, **wild})
+    result = one(make_claim(test), run)
+    assert result.status is ClaimStatus.CONFIRMED, result.why
+    reverse = {**test, "numerator": test["denominator"], "denominator": test["numerator"]}
+    assert one(make_claim(reverse), run).status is ClaimStatus.REFUTED
+
+
+# --- breakpoint ------------------------------------------------------------------------------
+def sweep(run: RunBuilder, stack: str, p99_ms: dict[float, float],
+          timeouts: dict[float, int] | None = None) -> None:
+    cid = run.case(stack, "w")
+    for i, (value, p99) in enumerate(p99_ms.items()):
+        errs = {"timeout": (timeouts or {}).get(value, 0)}
+        run.levels.append(level(cid, value, 1000.0, latency_ms={"p99": p99, "mean": p99 / 2},
+                                errors={k: v for k, v in errs.items() if v}, index=i))
+
+
+BREAK = {"kind": "breakpoint", "stack": "apache", "workload": "w", "metric": "p99",
+         "above": 3000, "max_error_rate": 0.01}
+
+
+def test_breakpoint_within_range():
+    run = RunBuilder()
+    sweep(run, "apache", {100: 50, 4000: 900, 8000: 2500, 8500: 3100, 9000: 3500})
+    result = one(make_claim({**BREAK, "expect": "within", "range": [6000, 10000]}), run)
+    assert result.status is ClaimStatus.CONFIRMED
+    assert result.why == "apache first fails at 8,500 (p99 3,100 ms > 3,000 ms), between 6,000 " \
+                         "and 10,000"
+
+
+def test_breakpoint_by_error_rate_before_the_range_refutes():
+    run = RunBuilder()
+    sweep(run, "apache", {100: 50, 800: 200}, timeouts={800: 20})  # 20/1020 = 2% > 1%
+    result = one(make_claim({**BREAK, "expect": "within", "range": [6000, 10000]}), run)
+    assert result.status is ClaimStatus.REFUTED
+    assert "first fails at 800 (error rate 2.0% > 1.0%)" in result.why
+
+
+def test_breakpoint_untestable_when_the_sweep_ends_before_the_range():
+    run = RunBuilder()
+    sweep(run, "apache", {100: 50, 800: 200})
+    result = one(make_claim({**BREAK, "expect": "within", "range": [6000, 10000]}), run)
+    assert result.status is ClaimStatus.UNTESTABLE
+    assert result.why.startswith("apache does not fail up to 800, where the sweep ends")
+
+
+def test_breakpoint_none_and_before():
+    run = RunBuilder()
+    sweep(run, "apache", {100: 50, 5000: 3500, 10000: 9000})
+    sweep(run, "beast", {100: 10, 5000: 400, 10000: 900})
+    none = {**BREAK, "stack": "beast", "expect": "none", "up_to": 10000}
+    assert one(make_claim(none), run).status is ClaimStatus.CONFIRMED
+    assert one(make_claim({**none, "stack": "apache"}), run).status is ClaimStatus.REFUTED
+    before = {**BREAK, "expect": "before", "other": "beast"}
+    assert one(make_claim(before), run).status is ClaimStatus.CONFIRMED
+    reverse = {**before, "stack": "beast", "other": "apache"}
+    assert one(make_claim(reverse), run).status is ClaimStatus.REFUTED
+
+
+def test_breakpoint_counts_a_level_where_nothing_completed_as_broken():
+    run = RunBuilder()
+    cid = run.case("apache", "w")
+    run.levels += [level(cid, 100, 900.0, index=0),
+                   level(cid, 7000, 0.0, completed=0, errors={"timeout": 7000}, index=1)]
+    test = {**BREAK, "max_error_rate": None, "expect": "within", "range": [6000, 10000]}
+    del test["max_error_rate"]
+    result = one(make_claim(test), run)
+    assert result.status is ClaimStatus.CONFIRMED
+    assert "nothing answered (no request completed)" in result.why
+
+
+# --- requirements ----------------------------------------------------------------------------
+def facts(**kw: Any) -> Facts:
+    base: dict[str, Any] = {
+        "server_cores": 1,
+        "stacks": (StackFacts("a", True, params={"db_strategy": "pool"}),
+                   StackFacts("b", True), StackFacts("c", False, "swoole not present; install: "
+                                                                  "pecl install swoole")),
+        "workload_levels": {"hello": (300.0, 5000.0), "w": (25.0,)},
+        "keepalive": "on", "driver": "native", "warmup_s": 0.0, "requests": 2000}
+    return Facts(**{**base, **kw})
+
+
+def reasons(claim: Claim, f: Facts) -> tuple[str, ...]:
+    (ready,) = requirements_unmet([claim], f)
+    return ready.reasons
+
+
+RATIO_AB = {"kind": "ratio", "metric": "requests_per_s", "numerator": {"stack": "a"},
+            "denominator": {"stack": "b"}, "expect": "greater", "workloads": ["hello"],
+            "levels": [300]}
+
+
+def test_requirements_met():
+    assert reasons(make_claim(RATIO_AB), facts()) == ()
+
+
+@pytest.mark.parametrize("requires, message", [
+    ({"server_cores": 4}, "needs 4 server cores; this run gives the server 1"),
+    ({"keepalive": "off"}, "needs keep-alive off as in the article; this run has keep-alive on"),
+    ({"drivers": ["ab"]}, "needs the ab driver; this run uses native"),
+    ({"min_warmup_s": 5}, "needs at least 5 s of warm-up so JIT stacks are measured warm; this "
+                          "run warms up 0 s"),
+    ({"params": {"a": {"db_strategy": "per-request"}}},
+     "needs a with db_strategy = per-request; this run sets db_strategy = pool"),
+    ({"params": {"b": {"assoc_impl": "object"}}},
+     "needs b with assoc_impl = object; b has no parameter assoc_impl here"),
+    ({"stacks": ["c"]}, "c is unavailable here: swoole not present"),
+    ({"stacks": ["zz"]}, "needs the stack zz, which this suite does not run"),
+])
+def test_each_requirement_says_why(requires, message):
+    assert reasons(make_claim(RATIO_AB, requires), facts()) == (message,)
+
+
+def test_test_implied_requirements():
+    at_1000 = {**RATIO_AB, "levels": [1000]}
+    assert reasons(make_claim(at_1000), facts()) == (
+        "needs level 1,000 for hello; the suite runs 300, 5,000",)
+    at_5000 = {**RATIO_AB, "levels": [5000]}
+    assert reasons(make_claim(at_5000), facts()) == (
+        "level 5,000 of hello sends only 2,000 requests, so at most 2,000 of its 5,000 "
+        "connections are ever open",)
+    assert reasons(make_claim(at_5000), facts(requests=None, requests_per_connection=3)) == ()
+    other = {**RATIO_AB, "workloads": ["mysql"], "levels": "all"}
+    assert reasons(make_claim(other), facts()) == (
+        "needs the workload mysql, which this suite does not run",)
+    assert reasons(make_claim(RATIO_AB), facts(level_kind="rate")) == (
+        "the article's levels are concurrent connections; this suite runs request rates",)
+    script = {"kind": "ratio", "metric": "script_wall", "numerator": {"stack": "a"},
+              "denominator": {"stack": "b"}, "expect": "greater", "workloads": ["w"]}
+    assert reasons(make_claim(script), facts()) == (
+        "needs the standalone timing (script_iterations); this suite has none",)
+    assert reasons(make_claim(script), facts(script_iterations=100)) == ()
+
+
+def test_unmet_requirement_makes_evaluate_untestable_with_every_reason():
+    run = two_stacks({300: 200.0}, {300: 100.0})
+    claim = make_claim({**RATIO_AB, "workloads": ["w"]}, {"server_cores": 4, "keepalive": "off"})
+    result = one(claim, run)
+    assert result.status is ClaimStatus.UNTESTABLE
+    assert result.why == ("needs 4 server cores; this run gives the server 1 (and 1 more: "
+                          "needs keep-alive off as in the article; this run has keep-alive on)")
+    assert result.ours == ()
+
+
+# --- the ratio interval ----------------------------------------------------------------------
+def test_quotient_by_hand_and_its_interval():
+    assert quotient([[6.0]], [[3.0]]) == (2.0, None, None)
+    value, low, high = quotient([[10.0, 12.0, 11.0]], [[5.0, 5.0, 5.0]], resamples=500, seed=1)
+    assert value == pytest.approx(11.0 / 5.0)
+    assert low is not None and high is not None
+    assert 10.0 / 5.0 <= low <= value <= high <= 12.0 / 5.0
+    assert quotient([[1.0, 2.0]], [[0.0, 0.0]]) is None
+    # (a / b) / (c / d) = a * d / (b * c)
+    assert quotient([[4.0], [3.0]], [[2.0], [6.0]])[0] == pytest.approx(1.0)
+
+
+# --- facts from a stored run -----------------------------------------------------------------
+def test_facts_from_a_stored_run_through_the_store():
+    store = Store(":memory:")
+    settings = {"keepalive": "off", "driver": "ab", "warmup_s": 2.0, "requests": None,
+                "requests_per_connection": 100, "levels": [20, 200], "level_kind": "connections",
+                "workload_levels": {"sha256?n=1": [300, 5000]}, "script_iterations": 100,
+                "placement": {"server": [0, 1], "loader": [2], "services": [0]},
+                "variants": {"node-cluster-pool": {"stack": "node-cluster",
+                                                   "params": {"db_strategy": "pool"}}}}
+    run_id = store.start_run("s", "s.toml", "", settings, {})
+    store.add_case(run_id, "node-cluster-pool", "db-report", "db-report", "/db-report",
+                   {"db_strategy": "pool"}, status="ok")
+    store.add_case(run_id, "php-swoole", "sha256", "sha256?n=1", "/sha256?n=1", {},
+                   status="unavailable", reason="swoole not present")
+    data = store.load_run(run_id)
+    f = facts_from_run(data, {"node-cluster": {"workers": "{{server_core_count}}",
+                                               "db_strategy": "per-request"}})
+    assert f.server_cores == 2 and f.keepalive == "off" and f.driver == "ab"
+    assert f.request_count(200) == 20000 and f.script_iterations == 100
+    assert f.workload_levels == {"db-report": (20.0, 200.0), "sha256?n=1": (300.0, 5000.0)}
+    pool = f.stack("node-cluster-pool")
+    assert pool is not None and pool.params == {"workers": "2", "db_strategy": "pool"}
+    swoole = f.stack("php-swoole")
+    assert swoole is not None and not swoole.available and swoole.reason == "swoole not present"
+
+
+# --- the claim table -------------------------------------------------------------------------
+def test_claim_table_rows_show_both_figures():
+    run = two_stacks({25: [150.0, 152.0, 148.0]}, {25: [100.0, 101.0, 99.0]})
+    claim = make_claim(ratio_test("near", article=1.36, levels=[25]),
+                       figures=[{"label": "a", "value": 5479, "unit": "req/s"},
+                                {"label": "ratio", "value": 1.36, "unit": "×"}])
+    (result,) = evaluate([claim], run.data(), run.facts(), resamples=RESAMPLES)
+    ((text, article, ours, status, why),) = claimtable.claim_rows([result])
+    assert text == "c: a claim"
+    assert article == "a 5,479 req/s; ratio 1.36×"
+    assert ours.startswith("a / b on w @25 1.50× [")
+    assert status == "confirmed" and why.startswith("ours is 1.50×, within 1.09–1.70×")
+    lines = claimtable.as_text([result])
+    assert lines[0] == "[confirmed] c: a claim"
+    assert lines[-1] == "1 confirmed, 0 refuted, 0 untestable"
+
+
+def test_claim_table_without_article_figures_shows_the_expectation():
+    run = RunBuilder()
+    result = one(make_claim(ORDER), run)
+    assert claimtable.format_article(result) == "requests_per_s: a > b > c"
+    assert claimtable.format_ours(result.ours) == "–"
+    rows = claimtable.readiness_rows(requirements_unmet([make_claim(ORDER, {"server_cores": 2})],
+                                                        run.facts()))
+    assert rows[0][:2] == ("c", "no")
+
+
+@pytest.mark.parametrize("value, unit, text", [
+    (28553.42, "req/s", "28,553 req/s"),
+    (1.3614, "×", "1.36×"),
+    (0.0027, "fraction", "0.27%"),
+    (0.147, "fraction", "14.7%"),
+    (3.70, "ms", "3.7 ms"),
+    (1750.0, "ms", "1,750 ms"),
+    (400.0, "% of a core", "400% of a core"),
+    (111.0, "failed requests", "111 failed requests"),
+    (7.41, "s", "7.41 s"),
+])
+def test_format_value(value, unit, text):
+    assert claimtable.format_value(value, unit) == text
+
+
+def test_long_figure_lists_are_cut():
+    figures = [{"label": f"f{i}", "value": i, "unit": "×"} for i in range(10)]
+    result = ClaimResult(make_claim(ORDER, figures=figures), ClaimStatus.UNTESTABLE, "", (), "x")
+    assert claimtable.format_article(result, max_figures=3) == \
+        "f0 0.00×; f1 1.00×; f2 2.00×; … (7 more)"
+
+
+# --- every article's claims on a synthetic full run ------------------------------------------
+@pytest.mark.parametrize("path", sorted(CLAIMS_DIR.glob("*.toml")), ids=lambda p: p.stem)
+def test_every_claims_file_evaluates_on_a_synthetic_run(path):
+    """Each claim of each article, against made-up figures for every case of its full suite:
+    no claim crashes and every one ends with a status and a reason."""
+    claims = parse_claims(path)
+    suite = parse_suite(ROOT / "suites" / f"{path.stem}.toml")
+    rng = random.Random(path.stem)
+    run = RunBuilder()
+    stacks = list(suite.stacks) + ["node-mysql-native", "node-cluster"]
+    usage = {"server": {"cpu_percent": 90.0}, "mariadb": {"cpu_percent": 20.0}}
+    for stack in dict.fromkeys(stacks):
+        for spec in suite.workloads:
+            cid = run.case(stack, spec.label)
+            for i, value in enumerate(suite.levels_for(spec.label)):
+                lat = {k: rng.uniform(1, 5000) for k in ("mean", "p50", "p80", "p99", "max")}
+                run.levels.append(level(cid, value, rng.uniform(100, 10000), latency_ms=lat,
+                                        errors={"timeout": rng.choice([0, 0, 5])}, index=i,
+                                        usage=usage))
+            run.scripts.append(ScriptRow(stack, spec.label, 10, rng.uniform(0.5, 2), 0.5, 0.1,
+                                         "ok"))
+    params: dict[str, dict[str, str]] = {}
+    for claim in claims.claims:
+        for stack, wanted in claim.requires.params.items():
+            params.setdefault(stack, {}).update(wanted)
+    base = run.facts(server_cores=4, warmup_s=10.0, script_iterations=10)
+    stacks = tuple(StackFacts(s.name, True, params=params.get(s.name, {})) for s in base.stacks)
+    results = tuple(
+        r for claim in claims.claims
+        for r in evaluate([claim], run.data(),
+                          dataclasses.replace(base, stacks=stacks,
+                                              keepalive=claim.requires.keepalive or "on"),
+                          resamples=50))
+    assert len(results) == len(claims.claims)
+    for r in results:
+        assert r.why, r.claim.id
+        if r.status is not ClaimStatus.UNTESTABLE:
+            assert r.ours, r.claim.id
+    decided = [r for r in results if r.status is not ClaimStatus.UNTESTABLE]
+    assert len(decided) >= len(results) // 2, [(r.claim.id, r.why) for r in results]
+    assert all(math.isfinite(m.value) for r in results for m in r.ours if m.value is not None)

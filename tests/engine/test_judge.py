@@ -1,0 +1,127 @@
+"""The judge on hand-made measurements: status, flags and SLO verdicts, no process started."""
+
+from stackbench.analysis.stats import SloStatus
+from stackbench.config.loadspec import DriverKind, LoadResult, Mode
+from stackbench.config.suite import Slo
+from stackbench.engine.judge import (
+    Measurement,
+    judge_level,
+    slo_failed,
+    slo_outcome,
+    starvation_flag,
+    sustained,
+)
+from stackbench.lab.monitor import RoleUsage
+from stackbench.store.records import LevelRecord
+
+
+def usage(cpu_percent: float) -> RoleUsage:
+    return RoleUsage(cpu_user_s=1.0, cpu_sys_s=0.0, cpu_percent=cpu_percent, rss_max_bytes=1,
+                     rss_mean_bytes=1, threads_max=1, processes_max=1, ctx_voluntary=0,
+                     ctx_involuntary=0)
+
+
+def result(completed: int = 1000, errors: dict[str, int] | None = None,
+           unanswered: tuple[int, float] | None = (0, 0.0), max_us: float = 3000.0,
+           warnings: tuple[str, ...] = ()) -> LoadResult:
+    return LoadResult(DriverKind.NATIVE, ("stackbench-load",), 5.0, completed, completed,
+                      errors or {}, completed / 5.0, {"p50": 1000.0, "max": max_us},
+                      unanswered_at_end=unanswered, warnings=warnings)
+
+
+def measured(r: LoadResult, loader_cpu: float = 20.0, server_cpu: float = 95.0,
+             mode: Mode = Mode.CLOSED, connections: int = 25,
+             duration_s: float | None = 5.0) -> Measurement:
+    return Measurement(result=r, usage={"server": usage(server_cpu), "loader": usage(loader_cpu)},
+                       mode=mode, connections=connections, duration_s=duration_s,
+                       server_roles=("server",), server_cores=1, loader_cores=1)
+
+
+def test_a_clean_level_is_ok_without_flags():
+    verdict = judge_level(measured(result()), 0.01)
+    assert verdict.status == "ok" and verdict.flags == ()
+
+
+def test_the_loader_warnings_come_first_and_do_not_invalidate():
+    verdict = judge_level(measured(result(warnings=("raised RLIMIT_NOFILE",))), 0.01)
+    assert verdict.status == "ok" and verdict.flags == ("raised RLIMIT_NOFILE",)
+
+
+def test_a_saturated_loader_against_an_idle_server_is_loader_bound():
+    # loader 95% of its one core (>= 90%), server 50% of its one core (< 90%)
+    assert judge_level(measured(result(), loader_cpu=95, server_cpu=50), 0.01).flags == \
+        ("loader-bound",)
+    # both saturated: the server is the limit, not the loader
+    assert judge_level(measured(result(), loader_cpu=95, server_cpu=95), 0.01).flags == ()
+
+
+def test_error_rate_above_the_limit_invalidates_with_the_figures():
+    # 20 timeouts are attempts that never completed: 20 / (1000 + 20) = 1.96%
+    verdict = judge_level(measured(result(errors={"timeout": 20})), 0.01)
+    assert verdict.status == "invalid"
+    assert verdict.flags == ("invalid: error rate 2.0% > 1.0%",)
+    assert judge_level(measured(result(errors={"timeout": 20})), 0.02).status == "ok"
+
+
+def test_fewer_answers_than_connections_in_a_timed_closed_level_is_unsteady():
+    verdict = judge_level(measured(result(completed=10), connections=25), 0.01)
+    assert verdict.status == "invalid"
+    assert verdict.flags == ("unsteady: 10 responses for 25 connections in 5 s; "
+                             "raise duration_s",)
+    # a request-count level, or the open loop, cannot be cut short that way
+    assert judge_level(measured(result(completed=10), duration_s=None), 0.01).status == "ok"
+    assert judge_level(measured(result(completed=10), mode=Mode.OPEN), 0.01).status == "ok"
+
+
+def test_starvation_is_flagged_only_beyond_the_longest_answered_request():
+    flag = starvation_flag(result(unanswered=(292, 5.9e6), max_us=3000.0))
+    assert flag is not None
+    assert flag.startswith("starved: a request was still unanswered after 5.9 s")
+    assert "292 in flight" in flag
+    assert starvation_flag(result(unanswered=(25, 4000.0))) is None  # normal end of a level
+    assert starvation_flag(result(unanswered=(25, 2.5e6), max_us=3.0e6)) is None  # slow only
+    assert starvation_flag(result(unanswered=(0, 9e6))) is None
+    assert starvation_flag(result(unanswered=None)) is None  # wrk and ab do not say
+    # starved is a warning: the level stays ok
+    verdict = judge_level(measured(result(unanswered=(3, 5e6))), 0.01)
+    assert verdict.status == "ok" and verdict.flags[0].startswith("starved")
+
+
+def level(p99_us: float | None, completed: int = 1000, errors: int = 0,
+          open_loop: dict[str, object] | None = None) -> LevelRecord:
+    latency = {"p50": 100.0} if p99_us is None else {"p50": 100.0, "p99": p99_us}
+    return LevelRecord(case_id=1, level_index=0, level_value=10.0, repetition=0,
+                       driver="native", mode="closed", keepalive="on", started_at=0.0,
+                       duration_s=5.0, completed=completed, ok=completed,
+                       errors={"status": errors} if errors else {}, requests_per_s=200.0,
+                       latency_us=latency, open_loop=open_loop, usage={}, status="ok",
+                       command="")
+
+
+SLO = Slo(percentile=99, latency_ms=5.0, max_error_rate=0.01, stop_after_failures=2)
+
+
+def test_the_slo_is_judged_on_the_median_repetition():
+    # p99 of 4, 6 and 5.5 ms: median 5.5 ms > 5 ms
+    outcome = slo_outcome([level(4000), level(6000), level(5500)], SLO)
+    assert outcome.status is SloStatus.FAIL and "5.5 ms > 5 ms" in outcome.reason
+    assert slo_outcome([level(4000), level(6000), level(4500)], SLO).status is SloStatus.PASS
+    assert slo_failed([level(6000)], SLO) and not slo_failed([level(4000)], SLO)
+
+
+def test_the_slo_is_unknown_when_a_repetition_lacks_the_percentile():
+    outcome = slo_outcome([level(4000), level(None)], SLO)
+    assert outcome.status is SloStatus.UNKNOWN and not slo_failed([level(None)], SLO)
+
+
+def test_the_slo_fails_on_errors_before_latency():
+    # 20 status errors among 1000 completed responses: 2% > 1%
+    outcome = slo_outcome([level(1000, errors=20)], SLO)
+    assert outcome.status is SloStatus.FAIL and "error rate 2.00% > 1.00%" in outcome.reason
+
+
+def test_an_open_loop_probe_holds_when_achieved_and_within_the_slo():
+    assert sustained(level(4000, open_loop={"sustained": True}), SLO)
+    assert not sustained(level(4000, open_loop={"sustained": False}), SLO)
+    assert not sustained(level(6000, open_loop={"sustained": True}), SLO)
+    assert sustained(level(4000), SLO)  # wrk/ab in open loop: no schedule to judge
