@@ -1,8 +1,36 @@
 #!/usr/bin/env bash
 # Installs the distribution packages stackbench drives: web servers, PHP, data stores,
-# the reference load generators (wrk, ab) and the C++ libraries for cpp-beast.
-# Idempotent: packages already present are left alone, apt is only called when something is missing.
+# the reference load generators (wrk, ab) and the C++ libraries for cpp-beast, and creates
+# the unprivileged system user `stackbench` that every server runs as when stackbench is root.
+# Idempotent: packages already present are left alone, apt is only called when something is
+# missing, and an existing user is kept.
 set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+
+# The account stack and service processes run as (see stackbench/lab/privilege.py): a system
+# user with its own group, no login shell, no home directory (servers get HOME in their run
+# directory). It owns nothing but the run directories stackbench hands it.
+STACK_USER=stackbench
+ensure_stack_user() {
+  if getent passwd "$STACK_USER" >/dev/null; then
+    echo "stack user: $STACK_USER exists"
+    return
+  fi
+  if [ -n "$SUDO" ] && ! command -v sudo >/dev/null; then
+    echo "error: creating the user $STACK_USER needs root or sudo" >&2
+    exit 1
+  fi
+  local nologin=/usr/sbin/nologin
+  [ -x "$nologin" ] || nologin=/bin/false
+  $SUDO useradd --system --user-group --no-create-home --home-dir /nonexistent \
+    --shell "$nologin" --comment "stackbench servers" "$STACK_USER"
+  echo "stack user: created $STACK_USER"
+}
+ensure_stack_user
 
 PACKAGES=(
   nginx
@@ -33,10 +61,9 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "error: installing ${missing[*]} needs root or sudo" >&2; exit 1; }
-  SUDO="sudo"
+if [ -n "$SUDO" ] && ! command -v sudo >/dev/null; then
+  echo "error: installing ${missing[*]} needs root or sudo" >&2
+  exit 1
 fi
 
 # stackbench starts its own private instances of nginx, Apache, MariaDB, Redis and memcached

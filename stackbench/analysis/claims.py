@@ -113,28 +113,23 @@ def facts_from_run(data: RunData,
     """The facts of a stored run (for reports of old runs). `param_defaults` maps a stack
     folder to its manifest's defaults; without it only the suite's parameters are known."""
     settings = data.run.settings
-    placement = settings.get("placement") or {}
-    cores = len(placement.get("server") or []) or 1
-    variants = settings.get("variants") or {}
+    cores = len(settings.placement.server) or 1
     stacks: dict[str, StackFacts] = {}
     for case in data.cases:
-        folder = (variants.get(case.stack) or {}).get("stack", case.stack)
+        variant = settings.variants.get(case.stack)
+        folder = variant.stack if variant else case.stack
         defaults = (param_defaults or {}).get(folder, {})
         old = stacks.get(case.stack)
         available = case.status != "unavailable" and (old is None or old.available)
         reason = case.reason if case.status == "unavailable" else (old.reason if old else "")
         stacks[case.stack] = StackFacts(case.stack, available, reason,
                                         _with_defaults(defaults, case.params, cores))
-    default_levels = tuple(float(v) for v in settings.get("levels") or ())
-    per_workload = settings.get("workload_levels") or {}
     labels = dict.fromkeys(c.label for c in data.cases)
-    levels = {label: tuple(float(v) for v in per_workload.get(label, default_levels))
+    levels = {label: tuple(float(v) for v in settings.workload_levels.get(label, settings.levels))
               for label in labels}
-    return Facts(cores, tuple(stacks.values()), levels, str(settings.get("keepalive", "on")),
-                 str(settings.get("driver", "native")), float(settings.get("warmup_s") or 0),
-                 settings.get("requests"), settings.get("requests_per_connection"),
-                 str(settings.get("level_kind", "connections")),
-                 int(settings.get("script_iterations") or 0))
+    return Facts(cores, tuple(stacks.values()), levels, settings.keepalive, settings.driver,
+                 settings.warmup_s, settings.requests, settings.requests_per_connection,
+                 settings.level_kind, settings.script_iterations)
 
 
 def _with_defaults(defaults: Mapping[str, str], params: Mapping[str, str],

@@ -3,17 +3,20 @@
 Repetitions of a load level are few (typically 1-5) and not normally distributed, so every
 summary is a median with a percentile-bootstrap confidence interval, and two stacks are compared
 by the ratio of their medians with a bootstrap interval of that ratio. With one repetition there
-is no interval at all (never a fake zero-width one).
+is no interval at all (never a fake zero-width one). The arithmetic is numpy's (quantiles,
+seeded resampling); steady-state windows, batch-means and order-statistic intervals and the
+significance rules live in steady.py, intervals.py and significance.py.
 """
 
 import enum
 import math
-import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec
+import numpy as np
 
+from stackbench.analysis.intervals import FloatArray, percentile_bounds, resample
 from stackbench.config.loadspec import error_rate  # noqa: F401 - part of the stats API
 from stackbench.config.suite import Slo
 from stackbench.store.store import LevelRow
@@ -35,23 +38,20 @@ _STATUS_RANK = {"ok": 0, "invalid": 1, "failed": 2}
 def median(values: Sequence[float]) -> float:
     if not values:
         raise ValueError("median of no values")
-    s = sorted(values)
-    mid = len(s) // 2
-    return float(s[mid]) if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+    return float(np.median(values))
 
 
 def mean(values: Sequence[float]) -> float:
     if not values:
         raise ValueError("mean of no values")
-    return math.fsum(values) / len(values)
+    return float(np.mean(values))
 
 
 def stdev(values: Sequence[float]) -> float:
     """Sample standard deviation (n - 1); 0.0 for fewer than two values."""
     if len(values) < 2:
         return 0.0
-    m = mean(values)
-    return math.sqrt(math.fsum((v - m) ** 2 for v in values) / (len(values) - 1))
+    return float(np.std(values, ddof=1))
 
 
 def cv(values: Sequence[float]) -> float:
@@ -68,13 +68,11 @@ def is_noisy(values: Sequence[float], threshold: float = NOISY_CV) -> bool:
 
 
 def quantile(sorted_values: Sequence[float], q: float) -> float:
-    """Linear interpolation between closest ranks (the common 'type 7' definition)."""
+    """Linear interpolation between closest ranks (the common 'type 7' definition, numpy's
+    'linear'). The values need not be sorted: numpy sorts them."""
     if not sorted_values:
         raise ValueError("quantile of no values")
-    pos = q * (len(sorted_values) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+    return float(np.quantile(sorted_values, q, method="linear"))
 
 
 # --- bootstrap -------------------------------------------------------------------------------
@@ -92,38 +90,19 @@ class Estimate:
         return self.low is not None and self.high is not None
 
 
-def _interval(stats: list[float], confidence: float) -> tuple[float, float]:
-    stats.sort()
-    alpha = (1.0 - confidence) / 2.0
-    return quantile(stats, alpha), quantile(stats, 1.0 - alpha)
-
-
 def bootstrap_median(values: Sequence[float], resamples: int = DEFAULT_RESAMPLES,
                      confidence: float = DEFAULT_CONFIDENCE, seed: int = DEFAULT_SEED) -> Estimate:
-    """Median with a percentile-bootstrap confidence interval of the median."""
+    """Median with a percentile-bootstrap confidence interval of the median (seeded numpy
+    generator: the same values and seed give the same interval)."""
     vals = [float(v) for v in values]
     center = median(vals)
     if len(vals) < 2:
         return Estimate(center, None, None, len(vals))
     if min(vals) == max(vals):  # every resample is the same value
         return Estimate(center, center, center, len(vals))
-    low, high = _interval(_resampled_medians(vals, resamples, random.Random(seed)), confidence)
+    medians = resample(vals, resamples, np.random.default_rng(seed))
+    low, high = percentile_bounds(medians, confidence)
     return Estimate(center, low, high, len(vals))
-
-
-def _resampled_medians(vals: list[float], resamples: int, rng: random.Random) -> list[float]:
-    """Medians of `resamples` samples with replacement. One bulk draw, then slices: reports
-    bootstrap hundreds of figures, and this is several times faster than a call per sample."""
-    n = len(vals)
-    draws = rng.choices(vals, k=n * resamples)
-    mid = n // 2
-    if n % 2:
-        return [sorted(draws[i:i + n])[mid] for i in range(0, len(draws), n)]
-    out = []
-    for i in range(0, len(draws), n):
-        s = sorted(draws[i:i + n])
-        out.append((s[mid - 1] + s[mid]) / 2)
-    return out
 
 
 class Verdict(enum.Enum):
@@ -154,13 +133,13 @@ def compare_medians(a: Sequence[float], b: Sequence[float], higher_is_better: bo
     ratio = ma / mb
     if len(a) < 2 or len(b) < 2:
         return Comparison(ratio, None, None, Verdict.INSUFFICIENT_DATA)
-    rng = random.Random(seed)
-    numerators = _resampled_medians([float(v) for v in a], resamples, rng)
-    denominators = _resampled_medians([float(v) for v in b], resamples, rng)
-    stats = [x / y for x, y in zip(numerators, denominators, strict=True) if y != 0]
-    if not stats:
+    rng = np.random.default_rng(seed)
+    numerators = resample(a, resamples, rng)
+    denominators = resample(b, resamples, rng)
+    usable = denominators != 0
+    if not np.any(usable):
         return Comparison(ratio, None, None, Verdict.INSUFFICIENT_DATA)
-    low, high = _interval(stats, confidence)
+    low, high = percentile_bounds(numerators[usable] / denominators[usable], confidence)
     return Comparison(ratio, low, high, _verdict(low, high, higher_is_better))
 
 
@@ -290,29 +269,32 @@ def next_rate(history: Sequence[Probe], lo: float, hi: float, budget: int,
 
 # --- trend line ------------------------------------------------------------------------------
 def lowess(points: Sequence[tuple[float, float]], frac: float = 0.7) -> list[tuple[float, float]]:
-    """Locally weighted linear regression (tricube weights), evaluated at each distinct x.
+    """Locally weighted linear regression (Cleveland 1979, tricube weights over the nearest
+    ceil(frac * n) points), evaluated at each distinct x.
 
     Deterministic and without robustness iterations: repetitions already give several y per x
-    and the median markers show outliers. Few distinct x values degrade gracefully to a line."""
-    pts = sorted((float(x), float(y)) for x, y in points)
-    if not pts:
+    and the median markers show outliers. Few distinct x values degrade gracefully to a line.
+    (statsmodels' lowess is not a dependency; this is the same local fit, on numpy.)"""
+    pts = np.array(sorted((float(x), float(y)) for x, y in points), dtype=np.float64)
+    if len(pts) == 0:
         return []
-    xs = sorted({x for x, _ in pts})
     k = min(len(pts), max(3, math.ceil(frac * len(pts))))
-    return [(x0, _local_fit(pts, x0, k)) for x0 in xs]
+    return [(float(x0), _local_fit(pts[:, 0], pts[:, 1], float(x0), k))
+            for x0 in np.unique(pts[:, 0])]
 
 
-def _local_fit(pts: list[tuple[float, float]], x0: float, k: int) -> float:
-    nearest = sorted(pts, key=lambda p: abs(p[0] - x0))[:k]
-    radius = max(abs(x - x0) for x, _ in nearest) * 1.0001 or 1.0
-    weights = [(1 - (abs(x - x0) / radius) ** 3) ** 3 for x, _ in nearest]
-    sw = math.fsum(weights)
-    mx = math.fsum(w * x for w, (x, _) in zip(weights, nearest, strict=True)) / sw
-    my = math.fsum(w * y for w, (_, y) in zip(weights, nearest, strict=True)) / sw
-    sxx = math.fsum(w * (x - mx) ** 2 for w, (x, _) in zip(weights, nearest, strict=True))
+def _local_fit(xs: FloatArray, ys: FloatArray, x0: float, k: int) -> float:
+    # Stable sort: among equally distant points the earlier (smaller x, then y) are kept.
+    nearest = np.argsort(np.abs(xs - x0), kind="stable")[:k]
+    x, y = xs[nearest], ys[nearest]
+    radius = float(np.max(np.abs(x - x0))) * 1.0001 or 1.0
+    weights = (1.0 - (np.abs(x - x0) / radius) ** 3) ** 3
+    mx = float(np.sum(weights * x) / np.sum(weights))
+    my = float(np.sum(weights * y) / np.sum(weights))
+    sxx = float(np.sum(weights * (x - mx) ** 2))
     if sxx == 0:
         return my
-    sxy = math.fsum(w * (x - mx) * (y - my) for w, (x, y) in zip(weights, nearest, strict=True))
+    sxy = float(np.sum(weights * (x - mx) * (y - my)))
     return my + sxy / sxx * (x0 - mx)
 
 
@@ -410,11 +392,8 @@ def _aggregate(rows: list[LevelRow], slo: Slo | None, noisy_cv: float, resamples
                for k in keys}
     err = boot([level_error_rate(r) for r in rows])
     roles = sorted({role for r in rows for role in r.usage})
-    cpu_by_role = {
-        role: v for role in roles
-        if (v := _median_of(rows, lambda r, role=role: r.usage.get(role, {}).get("cpu_percent")))
-        is not None
-    }
+    cpu_by_role = {role: v for role in roles
+                   if (v := _median_of(rows, _role_cpu(role))) is not None}
     throughput_cv = cv(rps)
     flags = sorted({f for r in rows for f in r.flags})
     if len(rps) >= 2 and throughput_cv > noisy_cv and "noisy" not in flags:
@@ -435,6 +414,10 @@ def _aggregate(rows: list[LevelRow], slo: Slo | None, noisy_cv: float, resamples
         status=max((r.status for r in rows), key=lambda s: _STATUS_RANK.get(s, 1)),
         slo=outcome,
     )
+
+
+def _role_cpu(role: str) -> Callable[[LevelRow], float | None]:
+    return lambda row: row.usage.get(role, {}).get("cpu_percent")
 
 
 def _latency_estimate(key: str, values: list[float], resamples: int, seed: int) -> Estimate:

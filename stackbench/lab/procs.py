@@ -1,5 +1,9 @@
 """Start and stop process trees: each in its own session, pinned to a CPU set, always reaped.
 
+Servers are started directly as the unprivileged stack user (see privilege.py) when
+stackbench runs as root; the switch happens in the child before exec, so no server code ever
+runs as root.
+
 Stopping sends SIGTERM to the process group, waits, then SIGKILLs the group and every
 descendant still alive (a server that re-parents or changes its process group must not
 survive the run).
@@ -17,14 +21,22 @@ from pathlib import Path
 
 import psutil
 
+from stackbench.lab.fs import open_log
+from stackbench.lab.privilege import RunAs, drop_to
+
 _PR_SET_PDEATHSIG = 1
 
 
-def child_setup(cpus: frozenset[int] | None) -> Callable[[], None]:
+def child_setup(cpus: frozenset[int] | None,
+                run_as: RunAs | None = None) -> Callable[[], None]:
     """For every child stackbench starts (server, service, loader, script), run between fork
-    and exec: pin it to its CPUs, and make it die with stackbench."""
+    and exec: switch to run_as (if given), pin it to its CPUs, and make it die with stackbench.
+    """
 
     def setup() -> None:
+        # First: the kernel clears the parent-death signal when the uid changes.
+        if run_as is not None:
+            drop_to(run_as)
         if cpus:
             os.sched_setaffinity(0, cpus)
         # If stackbench itself is killed (even with SIGKILL) the kernel sends SIGTERM to the
@@ -38,14 +50,21 @@ def child_setup(cpus: frozenset[int] | None) -> Callable[[], None]:
 
 
 def spawn(command: Sequence[str], cwd: Path, env: Mapping[str, str] | None, log_path: Path,
-          cpus: frozenset[int] | None = None) -> subprocess.Popen[bytes]:
-    """Start `command` in a new session with stdout+stderr appended to log_path."""
-    with open(log_path, "ab") as log:
+          cpus: frozenset[int] | None = None,
+          run_as: RunAs | None = None) -> subprocess.Popen[bytes]:
+    """Start `command` in a new session (as run_as) with stdout+stderr appended to log_path.
+
+    The log is opened here, by stackbench, without following a symlink at log_path.
+    """
+    log = open_log(log_path)
+    try:
         return subprocess.Popen(
             list(command), cwd=cwd, env=None if env is None else dict(env), stdout=log,
             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-            preexec_fn=child_setup(cpus),
+            preexec_fn=child_setup(cpus, run_as),
         )
+    finally:
+        os.close(log)
 
 
 def tree(pid: int) -> list[psutil.Process]:
@@ -79,7 +98,8 @@ def stop(proc: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def port_in_use(host: str, port: int) -> bool:

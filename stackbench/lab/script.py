@@ -18,6 +18,7 @@ from stackbench.config.placement import Placement
 from stackbench.config.status import StackEntry, unavailable_reason
 from stackbench.config.workloads import WorkloadSpec
 from stackbench.errors import InputError, StackError
+from stackbench.lab.privilege import RunAs
 from stackbench.lab.procs import child_setup
 from stackbench.lab.session import Services
 from stackbench.lab.stack import StackConfig, StackInstance
@@ -84,21 +85,22 @@ def run_script_with_env(entry: StackEntry, spec: WorkloadSpec, iterations: int,
         cfg = StackConfig(m, entry.status, run_dir, placement.server, params, service_env)
         instance = StackInstance(cfg)
         instance.build()
-        run_dir.mkdir(parents=True, exist_ok=True)
+        instance.prepare_run_dir()  # owned by the stack user, which the script runs as
         command = [render(a, instance.variables, f"{m.path} [script]") for a in m.script]
         command += [spec.name, _query(spec), str(iterations)]
         return _timed(m.name, spec, iterations, command, instance.env, m.stack_dir,
-                      placement.server)
+                      placement.server, instance.run_as)
 
 
 def _timed(name: str, spec: WorkloadSpec, iterations: int, command: list[str],
-           env: Mapping[str, str], cwd: Path, cpus: frozenset[int]) -> ScriptTiming:
+           env: Mapping[str, str], cwd: Path, cpus: frozenset[int],
+           run_as: RunAs | None) -> ScriptTiming:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.monotonic()
         try:
             proc = subprocess.Popen(command, cwd=cwd, env=dict(env), stdout=out, stderr=err,
                                     stdin=subprocess.DEVNULL,
-                                    preexec_fn=child_setup(cpus))
+                                    preexec_fn=child_setup(cpus, run_as))
         except OSError as exc:
             raise StackError(f"{name}: cannot run {command[0]}: {exc}") from exc
         _pid, status, usage = os.wait4(proc.pid, 0)

@@ -2,25 +2,33 @@
 
 `StackInstance` is a context manager; leaving it (normally, on error or on Ctrl-C) stops
 every process it started. Nothing outside this module starts stack processes.
+
+Least privilege: when stackbench is root, every stack process is started directly as the
+unprivileged stack user (privilege.py); the run directory is created for that user (mode
+0700) and is the only place it can write. The run directory must lie inside its run root (the
+run's scratch directory) and is resolved and checked before anything is removed or created.
 """
 
 import os
-import shutil
 import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackbench.config.manifest import Manifest
+from stackbench.config.manifest import Manifest, Process
 from stackbench.config.paths import FIXTURES_DIR, STACKS_DIR
 from stackbench.config.placement import format_cpus
 from stackbench.config.status import StackStatus
 from stackbench.errors import InputError, StackError
-from stackbench.lab import build
+from stackbench.lab import build, fs
+from stackbench.lab.privilege import RunAs, can_enter, server_environment, stack_user, unreadable
 from stackbench.lab.procs import free_port, spawn, stop, tail, wait_for_tcp, wait_for_unix_socket
 from stackbench.lab.templating import render, resolve_params, syntax_for
 from stackbench.verify.httpget import get
+
+# Marks a run dir stackbench made, so a later start may empty it without risking user data.
+RUN_DIR_MARKER = ".stackbench-run"
 
 
 @dataclass(frozen=True)
@@ -35,6 +43,8 @@ class StackConfig:
     service_env: Mapping[str, str]
     host: str = "127.0.0.1"
     port: int | None = None
+    # The directory run_dir must lie in (the run's scratch dir); None: run_dir's own parent.
+    run_root: Path | None = None
 
 
 def variables_for(cfg: StackConfig, port: int) -> dict[str, str]:
@@ -76,9 +86,14 @@ def environment_for(variables: Mapping[str, str], cfg: StackConfig) -> dict[str,
 class StackInstance:
     def __init__(self, cfg: StackConfig) -> None:
         self.cfg = cfg
+        self.run_root = cfg.run_root or cfg.run_dir.parent
+        fs.checked(cfg.run_dir, self.run_root, "use")  # refuse a traversing name at once
+        self.run_as: RunAs | None = stack_user()
         self.port = cfg.port or free_port(cfg.host)
         self.variables = variables_for(cfg, self.port)
-        self.env = environment_for(self.variables, cfg)
+        # Builds run as the invoking user, with its HOME (npm, Maven, Go and Cargo caches).
+        self.build_env = environment_for(self.variables, cfg)
+        self.env = server_environment(self.build_env, self.run_as, cfg.run_dir)
         self.processes: list[tuple[str, subprocess.Popen[bytes]]] = []
         self.log_path = cfg.run_dir / "server.log"
 
@@ -95,7 +110,28 @@ class StackInstance:
         return {role: proc.pid for role, proc in self.processes}
 
     def build(self) -> Path:
-        return build.ensure_built(self.cfg.manifest, self.variables, self.env)
+        return build.ensure_built(self.cfg.manifest, self.variables, self.build_env)
+
+    def prepare_run_dir(self) -> Path:
+        """An empty run dir, owned by the stack user, reachable by it; returns it resolved.
+
+        Whatever was there before is removed first: only inside the run root, and only if it
+        is empty or carries the marker of a run dir stackbench made.
+        """
+        run_dir, owner = self.cfg.run_dir, self.run_as.owner if self.run_as else None
+        if (run_dir.is_dir() and not run_dir.is_symlink() and any(run_dir.iterdir())
+                and not (run_dir / RUN_DIR_MARKER).is_file()):
+            raise InputError(f"{self.name}: refusing to delete {run_dir}: it is not a run "
+                             "directory stackbench made (choose an empty scratch directory)")
+        fs.safe_rmtree(run_dir, self.run_root)
+        real = fs.safe_mkdir(run_dir, self.run_root, owner, mode=0o700)
+        fs.write_new_file(real / RUN_DIR_MARKER, real, f"{self.name}\n")
+        if self.run_as is not None:
+            run_as = self.run_as
+            for private in ("home", "tmp"):  # HOME and TMPDIR of the servers
+                fs.safe_mkdir(run_dir / private, run_dir, owner, mode=0o700)
+            fs.open_path_for(real, lambda directory: can_enter(directory.stat(), run_as))
+        return real
 
     def _render_templates(self) -> None:
         m = self.cfg.manifest
@@ -105,27 +141,63 @@ class StackInstance:
                 text = src.read_text()
             except OSError as exc:
                 raise InputError(f"{m.path} [[template]]: cannot read {src}: {exc}") from exc
-            rendered = render(text, self.variables, str(src), syntax_for(t.dest))
-            (self.cfg.run_dir / t.dest).write_text(rendered)
+            # The destination is checked before anything is rendered for it.
+            dest = fs.checked(self.cfg.run_dir / t.dest, self.cfg.run_dir, "write")
+            fs.write_new_file(dest, self.cfg.run_dir,
+                              render(text, self.variables, str(src), syntax_for(t.dest)))
+
+    def _check_stack_user_can_read(self) -> None:
+        """Fail now, naming the path, if the stack user cannot read the code or the fixtures
+        (instead of a server that starts and then answers 500 to every request)."""
+        if self.run_as is None:
+            return
+        v = self.variables
+        wanted = [Path(v["stacks_dir"]), Path(v["stack_dir"]), FIXTURES_DIR / "demo.txt",
+                  FIXTURES_DIR / "random-64k.bin"]
+        if Path(v["build_dir"]).exists():
+            wanted.append(Path(v["build_dir"]))
+        # What each [[process]] executes (build tools such as cargo are not needed by it).
+        where = f"{self.cfg.manifest.path} [[process]]"
+        programs = {render(proc.command[0], v, where) for proc in self.cfg.manifest.processes}
+        missing = unreadable(self.run_as, wanted,
+                             sorted(Path(p) for p in programs if os.path.isabs(p)))
+        if missing:
+            raise StackError(
+                f"{self.name}: the stack processes run as user '{self.run_as.name}', which "
+                f"cannot read or run {', '.join(map(str, missing))}; make them readable by "
+                "that user (e.g. chmod o+rx on each parent directory, chmod -R o+rX on the "
+                "checkout) or install the runtime outside root's home")
 
     def start(self) -> None:
         m = self.cfg.manifest
-        if self.cfg.run_dir.exists():
-            shutil.rmtree(self.cfg.run_dir)
-        self.cfg.run_dir.mkdir(parents=True)
+        self.prepare_run_dir()
         self._render_templates()
+        self._check_stack_user_can_read()
         deadline = time.monotonic() + m.ready.timeout_s
         for proc in m.processes:
             where = f"{m.path} [[process]] {proc.role}"
             command = [render(arg, self.variables, where) for arg in proc.command]
             try:
-                popen = spawn(command, m.stack_dir, self.env, self.log_path, self.cfg.server_cpus)
+                popen = spawn(command, m.stack_dir, self.env, self.log_path, self.cfg.server_cpus,
+                              self.run_as)
             except OSError as exc:
                 raise StackError(f"{m.name}: cannot start {proc.role} ({command[0]}): {exc}") \
                     from exc
             self.processes.append((proc.role, popen))
             self._wait_process_ready(proc, where, deadline)
         self._wait_http_ready(deadline)
+
+    def logs(self) -> dict[str, Path]:
+        """Log name -> file, for every regular *.log file in the run dir (server.log too).
+
+        Copy them with fs.copy_log: the stack user can write the run dir, so a "log" there
+        may be a symlink, which copy_log refuses to follow.
+        """
+        run_dir = self.cfg.run_dir
+        if not run_dir.is_dir():
+            return {}
+        return {p.stem: p for p in sorted(run_dir.glob("*.log"))
+                if p.is_file() and not p.is_symlink()}
 
     def _fail(self, what: str) -> StackError:
         return StackError(f"{self.name}: {what}\n--- last lines of {self.log_path}:\n"
@@ -137,7 +209,7 @@ class StackInstance:
             if code is not None:
                 raise self._fail(f"process '{role}' exited with code {code} during start-up")
 
-    def _wait_process_ready(self, proc, where: str, deadline: float) -> None:
+    def _wait_process_ready(self, proc: Process, where: str, deadline: float) -> None:
         if proc.ready_unix:
             path = Path(render(proc.ready_unix, self.variables, where))
             if not wait_for_unix_socket(path, deadline):

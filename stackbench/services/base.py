@@ -2,7 +2,9 @@
 
 Each service runs as a real server in its own session (process group), with its output
 in a log file inside the service's run directory, so stopping it never touches another
-process and nothing of it survives its owner.
+process and nothing of it survives its owner. When stackbench is root, every server runs as
+the unprivileged stack user (lab/privilege.py), which owns the service directory and nothing
+else; every service listens on loopback only.
 """
 
 from __future__ import annotations
@@ -10,14 +12,14 @@ from __future__ import annotations
 import enum
 import os
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from stackbench.errors import ServiceError
-from stackbench.lab import availability
+from stackbench.lab import availability, fs
+from stackbench.lab.privilege import RunAs, server_environment
 from stackbench.lab.procs import port_in_use, spawn, stop, tail
 
 HOST = "127.0.0.1"
@@ -59,8 +61,40 @@ _APT_HINT = {
 }
 
 
-def running_as_root() -> bool:
-    return os.geteuid() == 0
+@dataclass(frozen=True)
+class ServiceLaunch:
+    """Where and as whom one service starts: its own directory, port, CPUs and user."""
+
+    kind: ServiceKind
+    service_dir: Path
+    port: int
+    cpus: frozenset[int] | None
+    start_timeout_s: float
+    run_as: RunAs | None
+
+    def environment(self) -> dict[str, str]:
+        """Our environment, with HOME and TMPDIR in the service dir when run as the stack user."""
+        return server_environment(os.environ, self.run_as, self.service_dir)
+
+    def spawn(self, command: Sequence[str], log_path: Path) -> subprocess.Popen[bytes]:
+        """The server in its own session, as the stack user, output in its log, dying with us."""
+        return spawn(command, self.service_dir, self.environment(), log_path, self.cpus,
+                     self.run_as)
+
+    def socket_path(self, name: str, temp_dirs: list[Path]) -> Path:
+        """name in the service dir, or in a short private temp dir if that path is too long.
+
+        A temp dir is handed to the stack user (the server creates its socket there) and
+        recorded in temp_dirs so stop() removes it.
+        """
+        preferred = self.service_dir / name
+        if len(os.fsencode(preferred)) <= MAX_UNIX_SOCKET_PATH:
+            return preferred
+        short_dir = fs.private_temp_dir("sb-sock-")
+        temp_dirs.append(short_dir)
+        if self.run_as is not None:
+            os.chown(short_dir, *self.run_as.owner)
+        return short_dir / name
 
 
 def ensure_port_free(kind: ServiceKind, port: int) -> None:
@@ -71,15 +105,6 @@ def ensure_port_free(kind: ServiceKind, port: int) -> None:
             f"{kind.value}: port {port} on {HOST} is already in use; "
             "choose another port or stop whatever holds it"
         )
-
-
-def short_socket_path(preferred: Path, temp_dirs: list[Path]) -> Path:
-    """The socket path in the run dir, or in a short private temp dir if that is too long."""
-    if len(os.fsencode(preferred)) <= MAX_UNIX_SOCKET_PATH:
-        return preferred
-    short_dir = Path(tempfile.mkdtemp(prefix="sb-sock-"))
-    temp_dirs.append(short_dir)
-    return short_dir / preferred.name
 
 
 BindFailureCheck = Callable[[str], bool]
@@ -144,12 +169,6 @@ def start_failure(
 
 def log_tail(log_path: Path, lines: int = LOG_TAIL_LINES) -> str:
     return tail(log_path, lines)
-
-
-def spawn_service(command: Sequence[str], log_path: Path, cwd: Path,
-                  cpus: frozenset[int] | None) -> subprocess.Popen[bytes]:
-    """A server in its own session, its output in its log, dying with stackbench."""
-    return spawn(command, cwd, None, log_path, cpus)
 
 
 def stop_process_group(proc: subprocess.Popen[bytes], grace_s: float) -> None:

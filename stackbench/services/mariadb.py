@@ -2,6 +2,11 @@
 
 Never reads /etc/mysql (--no-defaults everywhere), never touches the system instance:
 data dir, socket, pid file and log all live in the service's run directory.
+
+Locked down for the time a run lasts: mariadbd runs as the stack user and listens on
+127.0.0.1 only; once the `stackbench` account (privileges on its own database only, a random
+password per start) is created and the data seeded, every other account is removed and
+root@localhost, the one setup used, gets a random unstored password and is locked.
 """
 
 from __future__ import annotations
@@ -13,15 +18,15 @@ from pathlib import Path
 import pymysql
 
 from stackbench.errors import ServiceError
+from stackbench.lab import fs
+from stackbench.lab.procs import child_setup
 from stackbench.services.base import (
     HOST,
     ServiceEndpoint,
     ServiceKind,
+    ServiceLaunch,
     find_command,
     log_tail,
-    running_as_root,
-    short_socket_path,
-    spawn_service,
     wait_until_ready,
 )
 from stackbench.services.running import RunningService
@@ -33,54 +38,60 @@ STOP_GRACE_S = 60.0
 INSTALL_TIMEOUT_S = 180.0
 # Per-request-connection stacks under high concurrency open many connections at once.
 MAX_CONNECTIONS = 1000
-# The stacks connect over TCP to 127.0.0.1 or over the socket ("localhost").
-_USER_HOSTS = ("localhost", "127.0.0.1", "::1")
+# The stacks connect over TCP to 127.0.0.1 (the server listens there only); "localhost" is
+# the unix socket in the service dir.
+_USER_HOSTS = ("localhost", "127.0.0.1")
+# Setup connects as root@localhost over the socket; this account is locked, not dropped.
+_SETUP_ACCOUNT = ("root", "localhost")
+# The definer of MariaDB's system views (mysql.user ...): locked by the installer, kept.
+_SYSTEM_ACCOUNTS = {("mariadb.sys", "localhost")}
 
 
-def start_mariadb(
-    run_dir: Path, port: int, cpus: frozenset[int] | None, start_timeout_s: float
-) -> RunningService:
+def start_mariadb(launch: ServiceLaunch) -> RunningService:
     temp_dirs: list[Path] = []
+    run_dir = launch.service_dir
     data_dir = run_dir / "data"
-    socket_path = short_socket_path(run_dir / "mariadbd.sock", temp_dirs)
+    socket_path = launch.socket_path("mariadbd.sock", temp_dirs)
     log_path = run_dir / "mariadb.log"
-    _install_data_dir(data_dir, run_dir)
-    command = _server_command(data_dir, socket_path, port, run_dir)
-    process = spawn_service(command, log_path, run_dir, cpus)
+    _install_data_dir(data_dir, launch)
+    command = _server_command(data_dir, socket_path, launch.port, run_dir)
+    process = launch.spawn(command, log_path)
     password = secrets.token_urlsafe(18)
-    endpoint = _endpoint(port, socket_path, password)
+    endpoint = _endpoint(launch.port, socket_path, password)
     try:
         version = wait_until_ready(
             ServiceKind.MARIADB, process, command, log_path,
             lambda: _root_query(socket_path, "SELECT VERSION()"),
-            _bind_failed, port, start_timeout_s,
+            _bind_failed, launch.port, launch.start_timeout_s,
         )
         _create_user_and_seed(socket_path, password)
+        _lock_down(socket_path)
     except BaseException:
         RunningService(endpoint, process, log_path, "", STOP_GRACE_S, tuple(temp_dirs)).stop()
         raise
     return RunningService(endpoint, process, log_path, version, STOP_GRACE_S, tuple(temp_dirs))
 
 
-def _install_data_dir(data_dir: Path, run_dir: Path) -> None:
+def _install_data_dir(data_dir: Path, launch: ServiceLaunch) -> None:
+    run_dir = launch.service_dir
     command = [
         find_command("mariadb-install-db", ServiceKind.MARIADB),
         "--no-defaults",
         f"--datadir={data_dir}",
-        # Root starts password-less on the private socket only long enough to set us up;
-        # the server listens on loopback and the socket sits in our own run dir.
+        # Root starts password-less on the private socket only long enough to set us up
+        # (then it is locked): the socket sits in the stack user's own service dir.
         "--auth-root-authentication-method=normal",
         "--skip-test-db",
         "--skip-name-resolve",
     ]
-    if running_as_root():
-        command.append("--user=root")
     install_log = run_dir / "mariadb-install.log"
-    with open(install_log, "wb") as log:
+    with open(fs.open_log(install_log), "wb") as log:
         try:
+            # As the stack user, so the data directory it creates is that user's.
             result = subprocess.run(
-                command, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, timeout=INSTALL_TIMEOUT_S, check=False,
+                command, cwd=run_dir, env=launch.environment(), stdin=subprocess.DEVNULL,
+                stdout=log, stderr=subprocess.STDOUT, timeout=INSTALL_TIMEOUT_S, check=False,
+                preexec_fn=child_setup(launch.cpus, launch.run_as),
             )
         except subprocess.TimeoutExpired as err:
             raise _install_failure(command, install_log, "timed out") from err
@@ -111,8 +122,6 @@ def _server_command(data_dir: Path, socket_path: Path, port: int, run_dir: Path)
         "--character-set-server=utf8mb4",
         "--collation-server=utf8mb4_general_ci",
     ]
-    if running_as_root():
-        command.append("--user=root")  # mariadbd refuses to run as root otherwise
     return command
 
 
@@ -139,12 +148,30 @@ def _create_user_and_seed(socket_path: Path, password: str) -> None:
             cursor.execute(statement)
         for host in _USER_HOSTS:
             cursor.execute("CREATE USER %s@%s IDENTIFIED BY %s", (DB_USER, host, password))
+            # On its own database only (reset_data drops and recreates the tables there).
             cursor.execute(f"GRANT ALL PRIVILEGES ON `{DATABASE}`.* TO %s@%s", (DB_USER, host))
         for statement in table_statements():
             cursor.execute(statement)
-        # Nobody needs root after this; lock it with a password that is never stored.
-        cursor.execute("ALTER USER 'root'@'localhost' IDENTIFIED BY %s",
-                       (secrets.token_urlsafe(24),))
+
+
+def accounts_to_remove(accounts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Every account but ours, the setup account (locked instead) and the system definer."""
+    keep = {(DB_USER, host) for host in _USER_HOSTS} | _SYSTEM_ACCOUNTS | {_SETUP_ACCOUNT}
+    return [account for account in accounts if account not in keep]
+
+
+def _lock_down(socket_path: Path) -> None:
+    """Remove root@127.0.0.1, root@::1, root@<host name>, the installer's OS-user and
+    anonymous accounts; lock root@localhost with a password nobody knows."""
+    connection = pymysql.connect(unix_socket=str(socket_path), user="root", password="",
+                                 autocommit=True)
+    with connection, connection.cursor() as cursor:
+        cursor.execute("SELECT User, Host FROM mysql.global_priv")
+        accounts = [(str(user), str(host)) for user, host in cursor.fetchall()]
+        for user, host in accounts_to_remove(accounts):
+            cursor.execute("DROP USER %s@%s", (user, host))
+        cursor.execute("ALTER USER %s@%s IDENTIFIED BY %s ACCOUNT LOCK",
+                       (*_SETUP_ACCOUNT, secrets.token_urlsafe(24)))
 
 
 def _endpoint(port: int, socket_path: Path, password: str) -> ServiceEndpoint:

@@ -1,20 +1,19 @@
 """memcached: a private instance on loopback TCP.
 
 TCP only: memcached's -s (unix socket) switches TCP off entirely, and every stack's
-memcached client speaks TCP, so the socket would serve nobody.
+memcached client speaks TCP, so the socket would serve nobody. It listens on loopback only
+(-l) and without UDP; it has no password (the text protocol has none), so loopback is the
+boundary. Started directly as the stack user, it needs no -u.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from stackbench.services.base import (
     HOST,
     ServiceEndpoint,
     ServiceKind,
+    ServiceLaunch,
     find_command,
-    running_as_root,
-    spawn_service,
     wait_until_ready,
 )
 from stackbench.services.resp import memcached_set, memcached_version
@@ -26,10 +25,9 @@ MEMORY_MB = 64
 MAX_CONNECTIONS = 4096
 
 
-def start_memcached(
-    run_dir: Path, port: int, cpus: frozenset[int] | None, start_timeout_s: float
-) -> RunningService:
-    log_path = run_dir / "memcached.log"
+def start_memcached(launch: ServiceLaunch) -> RunningService:
+    port = launch.port
+    log_path = launch.service_dir / "memcached.log"
     command = [
         find_command("memcached", ServiceKind.MEMCACHED),
         "-l", HOST,
@@ -38,15 +36,13 @@ def start_memcached(
         "-m", str(MEMORY_MB),
         "-c", str(MAX_CONNECTIONS),
     ]
-    if running_as_root():
-        command += ["-u", "root"]  # memcached refuses to run as root without it
-    process = spawn_service(command, log_path, run_dir, cpus)
+    process = launch.spawn(command, log_path)
     endpoint = _endpoint(port)
     try:
         version = wait_until_ready(
             ServiceKind.MEMCACHED, process, command, log_path,
             lambda: memcached_version(HOST, port),
-            lambda log: "Address already in use" in log, port, start_timeout_s,
+            lambda log: "Address already in use" in log, port, launch.start_timeout_s,
         )
         memcached_set(HOST, port, CACHE_KEY, CACHE_VALUE)
     except BaseException:

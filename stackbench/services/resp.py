@@ -14,15 +14,29 @@ from stackbench.errors import ServiceError
 IO_TIMEOUT_S = 5.0
 
 
-def redis_command(host: str, port: int, *args: str) -> bytes | int | None:
-    """Send one command as a RESP array; return the decoded reply (errors raise)."""
+def redis_command(host: str, port: int, *args: str,
+                  password: str | None = None) -> bytes | int | None:
+    """Send one command as a RESP array; return the decoded reply (errors raise).
+
+    With a password, AUTH goes first on the same connection (the servers stackbench starts
+    require one: `requirepass`).
+    """
+    payload = _resp_array(("AUTH", password)) if password is not None else b""
+    payload += _resp_array(args)
+    with socket.create_connection((host, port), timeout=IO_TIMEOUT_S) as sock:
+        sock.sendall(payload)
+        replies = sock.makefile("rb")
+        if password is not None:
+            _read_resp(replies)  # +OK, or an error reply that raises
+        return _read_resp(replies)
+
+
+def _resp_array(args: tuple[str, ...]) -> bytes:
     payload = f"*{len(args)}\r\n".encode()
     for arg in args:
         data = arg.encode()
         payload += b"$%d\r\n%s\r\n" % (len(data), data)
-    with socket.create_connection((host, port), timeout=IO_TIMEOUT_S) as sock:
-        sock.sendall(payload)
-        return _read_resp(sock.makefile("rb"))
+    return payload
 
 
 def _read_resp(stream: BinaryIO) -> bytes | int | None:

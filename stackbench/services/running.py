@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import threading
 from pathlib import Path
 
+from stackbench.lab import fs
 from stackbench.services.base import ServiceEndpoint, ServiceKind, stop_process_group
 
 
@@ -50,7 +50,7 @@ class RunningService:
                 stop_process_group(self._process, self._stop_grace_s)
             finally:
                 for temp_dir in self._temp_dirs:
-                    shutil.rmtree(temp_dir, ignore_errors=True)
+                    fs.remove_temp_dir(temp_dir)
 
     def __repr__(self) -> str:
         return (

@@ -62,6 +62,7 @@ class DataVerifyContext:
     db_name: str | None = None
     redis_host: str | None = None
     redis_port: int | None = None
+    redis_password: str | None = None
     memcached_host: str | None = None
     memcached_port: int | None = None
 
@@ -74,6 +75,7 @@ class DataVerifyContext:
             db_host=env.get("DB_HOST"), db_port=port("DB_PORT"), db_user=env.get("DB_USER"),
             db_password=env.get("DB_PASSWORD"), db_name=env.get("DB_NAME"),
             redis_host=env.get("REDIS_HOST"), redis_port=port("REDIS_PORT"),
+            redis_password=env.get("REDIS_PASSWORD"),
             memcached_host=env.get("MEMCACHED_HOST"), memcached_port=port("MEMCACHED_PORT"),
         )
 
@@ -220,10 +222,10 @@ def _verify_cache_get(
 def verify_redis_get(base_url: str, ctx: DataVerifyContext) -> VerifyOutcome:
     setter = None
     if ctx.redis_host and ctx.redis_port:
-        host, port = ctx.redis_host, ctx.redis_port
+        host, port, password = ctx.redis_host, ctx.redis_port, ctx.redis_password
 
         def setter(value: str) -> None:
-            redis_command(host, port, "SET", CACHE_KEY, value)
+            redis_command(host, port, "SET", CACHE_KEY, value, password=password)
 
     return _verify_cache_get("redis-get", base_url, setter)
 

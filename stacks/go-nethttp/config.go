@@ -17,7 +17,7 @@ type config struct {
 	poolSize    int
 
 	dbHost, dbPort, dbSocket, dbUser, dbPassword, dbName string
-	redisHost, redisPort                                 string
+	redisHost, redisPort, redisPassword                  string
 	memcachedHost, memcachedPort                         string
 }
 
@@ -35,6 +35,7 @@ func loadConfig() (config, error) {
 		dbName:        envOr("DB_NAME", "stackbench"),
 		redisHost:     os.Getenv("REDIS_HOST"),
 		redisPort:     envOr("REDIS_PORT", "6379"),
+		redisPassword: os.Getenv("REDIS_PASSWORD"),
 		memcachedHost: os.Getenv("MEMCACHED_HOST"),
 		memcachedPort: envOr("MEMCACHED_PORT", "11211"),
 	}

@@ -72,6 +72,7 @@ func mysqlConfig(cfg config) *mysql.Config {
 func redisOptions(cfg config, poolSize int) *redis.Options {
 	return &redis.Options{
 		Addr:     net.JoinHostPort(cfg.redisHost, cfg.redisPort),
+		Password: cfg.redisPassword, // AUTH on every new connection; empty: none
 		PoolSize: poolSize,
 	}
 }

@@ -2,7 +2,7 @@
 # Starts Apache (mod_php, prefork) in the foreground with a static pool of
 # WORKERS x PROCESSES_PER_WORKER children; manifest templates cannot multiply.
 # usage: start-apache.sh APACHE_BINARY RUN_DIR
-#   (WORKERS, PROCESSES_PER_WORKER, APACHE_USER, STACK_DIR, FIXTURES_DIR from the env)
+#   (WORKERS, PROCESSES_PER_WORKER from the env)
 set -eu
 apache=$1
 run_dir=$2
@@ -26,17 +26,12 @@ export PHP_MODULE
 # Read the rendered stackbench.ini after the distribution's conf.d (leading ':').
 export PHP_INI_SCAN_DIR=":$run_dir"
 
-# As root, the children run as APACHE_USER: fail now, with the reason, if that user
-# cannot read the code or the fixtures (instead of answering 500 to every request).
+# stackbench starts this script as its unprivileged stack user; as root, Apache would run its
+# parent as root, so refuse rather than serve PHP from a root process tree.
 if [ "$(id -u)" = 0 ]; then
-    for file in "$STACK_DIR/../php-common/public/index.php" "$STACK_DIR/../php-common/src/Router.php" \
-                "$FIXTURES_DIR/demo.txt" "$FIXTURES_DIR/random-64k.bin"; do
-        if ! runuser -u "$APACHE_USER" -- test -r "$file"; then
-            echo "start-apache.sh: Apache children run as '$APACHE_USER' but cannot read $file;" \
-                 "make the checkout readable by that user (e.g. chmod o+rx on its parent directories)" >&2
-            exit 2
-        fi
-    done
+    echo "start-apache.sh: refusing to start Apache as root; stackbench runs it as the" \
+         "unprivileged stack user (create it with scripts/install-system.sh)" >&2
+    exit 2
 fi
 
 exec "$apache" -f "$run_dir/apache2.conf" -DFOREGROUND

@@ -17,6 +17,7 @@ export FPM_MAX_CHILDREN=$((WORKERS * CHILDREN_PER_WORKER))
 # Read the rendered stackbench.ini after the distribution's conf.d (leading ':').
 export PHP_INI_SCAN_DIR=":$run_dir"
 
-# --allow-to-run-as-root: when stackbench runs as root, the children run as root too, so
-# that they and nginx share the owner-only socket; when not root, the flag changes nothing.
-exec "$fpm" --nodaemonize --allow-to-run-as-root --fpm-config "$run_dir/php-fpm.conf"
+# stackbench starts this script as the unprivileged stack user, so master and children run as
+# that user (no pool `user` directive needed) and share the owner-only socket with nginx.
+# Without --allow-to-run-as-root, php-fpm refuses to start as root: a pool never runs as root.
+exec "$fpm" --nodaemonize --fpm-config "$run_dir/php-fpm.conf"

@@ -24,6 +24,13 @@ from stackbench.analysis.claims import (
 )
 from stackbench.config.claims import Claim, claims_from_data, parse_claims
 from stackbench.config.suite import parse_suite
+from stackbench.store.records import (
+    CaseRecord,
+    PlacementSettings,
+    RunRecord,
+    RunSettings,
+    VariantSettings,
+)
 from stackbench.store.store import (
     CaseRow,
     LevelRow,
@@ -37,6 +44,24 @@ from stackbench.store.store import (
 ROOT = Path(__file__).resolve().parents[2]
 CLAIMS_DIR = ROOT / "suites" / "claims"
 RESAMPLES = 400  # enough for stable intervals in tests, quick to compute
+
+
+def settings(**extra: Any) -> RunSettings:
+    values: dict[str, Any] = dict(
+        mode="closed", level_kind="connections", keepalive="on", driver="native",
+        duration_s=5.0, requests=None, requests_per_connection=None, warmup_s=0.0,
+        timeout_s=3.0, pause_s=0.0, repeat=1, threads=0, pipeline=1, levels=(),
+        max_error_rate=0.01, variant="", description="", slo=None, search=None,
+        script_iterations=0, variants={}, workload_levels={}, workload_durations={},
+        placement=PlacementSettings(server=(0,), loader=(1,), services=(0,)))
+    values.update(extra)
+    return RunSettings(**values)
+
+
+def script_row(stack: str, label: str, iterations: int, wall: float | None,
+               user: float | None, sys: float | None, outcome: str) -> ScriptRow:
+    return ScriptRow(run_id=1, stack=stack, label=label, iterations=iterations,
+                     wall_s=wall, user_s=user, sys_s=sys, outcome=outcome)
 
 
 # --- builders --------------------------------------------------------------------------------
@@ -61,10 +86,9 @@ def level(case_id: int, value: float, rps: float, rep: int = 0, *,
     return LevelRow(
         id=0, case_id=case_id, level_index=int(value) if index is None else index,
         level_value=float(value), repetition=rep, driver="native", mode="closed",
-        keepalive="on", duration_s=duration_s, completed=completed, ok=completed,
-        errors_total=sum(errs.values()), errors=errs, requests_per_s=rps, latency_us=latency,
-        connect_us=None, histogram=None, timeseries=None, open_loop=None, loader_cpu_s=None,
-        usage=usage or {}, flags=list(flags), status=status, command="")
+        keepalive="on", started_at=0.0, duration_s=duration_s, completed=completed,
+        ok=completed, errors=errs, requests_per_s=rps, latency_us=latency,
+        usage=usage or {}, flags=tuple(flags), status=status, command="")
 
 
 class RunBuilder:
@@ -78,8 +102,9 @@ class RunBuilder:
 
     def case(self, stack: str, label: str, status: str = "ok", reason: str = "") -> int:
         cid = len(self.cases) + 1
-        self.cases.append(CaseRow(cid, stack, label.split("?")[0], label, "/" + label, {},
-                                  status, reason))
+        self.cases.append(CaseRow(id=cid, run_id=1, stack=stack, workload=label.split("?")[0],
+                                  label=label, path="/" + label, params={}, status=status,
+                                  reason=reason))
         return cid
 
     def curve(self, stack: str, label: str, rps_by_level: dict[float, float | list[float]],
@@ -91,7 +116,9 @@ class RunBuilder:
         return cid
 
     def data(self) -> RunData:
-        run = RunRow(1, "s", "s.toml", "", {}, {}, 0.0, 1.0, "complete")
+        run = RunRow(id=1, suite_name="s", suite_path="s.toml", suite_text="",
+                     settings=settings(), environment={}, started_at=0.0, finished_at=1.0,
+                     status="complete")
         return RunData(run, self.cases, self.levels, self.verifications, self.scripts)
 
     def facts(self, **kw: Any) -> Facts:
@@ -174,7 +201,9 @@ def test_failed_verification_makes_the_claim_untestable():
     run = RunBuilder()
     for stack, rps in (("a", 300.0), ("b", 200.0), ("c", 100.0)):
         run.curve(stack, "hello", {25: rps})
-    run.verifications.append(VerificationRow("b", "hello", False, 3, ["wrong body"]))
+    run.verifications.append(VerificationRow(run_id=1, stack="b", workload="hello", ok=False,
+                                             checked=3,
+                                             failures=("wrong body",), at=0.0))
     result = one(make_claim(ORDER), run)
     assert result.status is ClaimStatus.UNTESTABLE
     assert result.why == "b failed verification on hello: wrong body"
@@ -296,8 +325,8 @@ def test_ratio_on_standalone_timings_is_per_iteration():
     run = RunBuilder()
     run.case("node", "db-report")
     run.case("php", "db-report")
-    run.scripts += [ScriptRow("node", "db-report", 100, 0.98, 0.67, 0.14, "not checked (db)"),
-                    ScriptRow("php", "db-report", 1000, 7.41, 3.653, 2.107, "ok")]
+    run.scripts += [script_row("node", "db-report", 100, 0.98, 0.67, 0.14, "not checked (db)"),
+                    script_row("php", "db-report", 1000, 7.41, 3.653, 2.107, "ok")]
     result = one(make_claim(test), run, script_iterations=1000)
     # node 0.67/100 = 6.7 ms per iteration, php 3.653/1000 = 3.653 ms: 1.834
     assert result.ours[0].value == pytest.approx(0.0067 / 0.003653)
@@ -311,8 +340,8 @@ def test_a_failed_standalone_timing_is_untestable():
     run = RunBuilder()
     run.case("node", "db-report")
     run.case("php", "db-report")
-    run.scripts += [ScriptRow("node", "db-report", 10, None, None, None, "exit 1"),
-                    ScriptRow("php", "db-report", 10, 1.0, 0.5, 0.1, "ok")]
+    run.scripts += [script_row("node", "db-report", 10, None, None, None, "exit 1"),
+                    script_row("php", "db-report", 10, 1.0, 0.5, 0.1, "ok")]
     result = one(make_claim(test), run, script_iterations=10)
     assert result.status is ClaimStatus.UNTESTABLE
     assert result.why == "node standalone db-report: the timing failed (exit 1)"
@@ -640,17 +669,21 @@ def test_quotient_by_hand_and_its_interval():
 # --- facts from a stored run -----------------------------------------------------------------
 def test_facts_from_a_stored_run_through_the_store():
     store = Store(":memory:")
-    settings = {"keepalive": "off", "driver": "ab", "warmup_s": 2.0, "requests": None,
-                "requests_per_connection": 100, "levels": [20, 200], "level_kind": "connections",
-                "workload_levels": {"sha256?n=1": [300, 5000]}, "script_iterations": 100,
-                "placement": {"server": [0, 1], "loader": [2], "services": [0]},
-                "variants": {"node-cluster-pool": {"stack": "node-cluster",
-                                                   "params": {"db_strategy": "pool"}}}}
-    run_id = store.start_run("s", "s.toml", "", settings, {})
-    store.add_case(run_id, "node-cluster-pool", "db-report", "db-report", "/db-report",
-                   {"db_strategy": "pool"}, status="ok")
-    store.add_case(run_id, "php-swoole", "sha256", "sha256?n=1", "/sha256?n=1", {},
-                   status="unavailable", reason="swoole not present")
+    run_id = store.start_run(RunRecord(
+        suite_name="s", suite_path="s.toml", suite_text="", environment={}, started_at=0.0,
+        settings=settings(keepalive="off", driver="ab", warmup_s=2.0,
+                          requests_per_connection=100, levels=(20.0, 200.0),
+                          workload_levels={"sha256?n=1": (300.0, 5000.0)},
+                          script_iterations=100,
+                          placement=PlacementSettings(server=(0, 1), loader=(2,), services=(0,)),
+                          variants={"node-cluster-pool": VariantSettings(
+                              stack="node-cluster", params={"db_strategy": "pool"})})))
+    store.add_case(CaseRecord(run_id=run_id, stack="node-cluster-pool", workload="db-report",
+                              label="db-report", path="/db-report",
+                              params={"db_strategy": "pool"}, status="ok"))
+    store.add_case(CaseRecord(run_id=run_id, stack="php-swoole", workload="sha256",
+                              label="sha256?n=1", path="/sha256?n=1", params={},
+                              status="unavailable", reason="swoole not present"))
     data = store.load_run(run_id)
     f = facts_from_run(data, {"node-cluster": {"workers": "{{server_core_count}}",
                                                "db_strategy": "per-request"}})
@@ -731,7 +764,7 @@ def test_every_claims_file_evaluates_on_a_synthetic_run(path):
                 run.levels.append(level(cid, value, rng.uniform(100, 10000), latency_ms=lat,
                                         errors={"timeout": rng.choice([0, 0, 5])}, index=i,
                                         usage=usage))
-            run.scripts.append(ScriptRow(stack, spec.label, 10, rng.uniform(0.5, 2), 0.5, 0.1,
+            run.scripts.append(script_row(stack, spec.label, 10, rng.uniform(0.5, 2), 0.5, 0.1,
                                          "ok"))
     params: dict[str, dict[str, str]] = {}
     for claim in claims.claims:

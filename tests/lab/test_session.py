@@ -12,7 +12,7 @@ import pytest
 
 from stackbench.config.placement import default_placement
 from stackbench.errors import ServiceError
-from stackbench.lab import session
+from stackbench.lab import fs, session
 from stackbench.lab.session import Services, running_stack
 from stackbench.lab.stack import StackInstance
 from stackbench.services import ServiceKind
@@ -144,13 +144,15 @@ timeout_s = 5
 """
 
 
-def test_verify_with_mariadb_unable_to_start_says_why_in_one_message(tmp_path):
+def test_verify_with_mariadb_unable_to_start_says_why_in_one_message(tmp_path, request):
     """No traceback, the cause on the first line, the exit code of a failed service (4)."""
     stacks = tmp_path / "stacks"
     (stacks / "dbstack").mkdir(parents=True)
     (stacks / "dbstack" / "stack.toml").write_text(STACK)
-    bad_bin = tmp_path / "bin"
-    bad_bin.mkdir()
+    # The services run as the stack user: the fake must lie where that user can run it.
+    bad_bin = fs.private_temp_dir("sb-test-bin-")
+    bad_bin.chmod(0o755)
+    request.addfinalizer(lambda: fs.remove_temp_dir(bad_bin))
     fake = bad_bin / "mariadb-install-db"
     fake.write_text("#!/bin/sh\necho 'cannot create the data directory: disk full'\nexit 1\n")
     fake.chmod(0o755)

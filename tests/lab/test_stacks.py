@@ -4,6 +4,9 @@ Stacks whose runtime is missing are skipped with the reason `stackbench stacks` 
 Data workloads run against real MariaDB/Redis/memcached started by stackbench.
 """
 
+import os
+
+import psutil
 import pytest
 from conftest import have, native_loader_built
 
@@ -11,7 +14,9 @@ from stackbench.config.loadspec import DriverKind, LoadRequest, LoadSettings
 from stackbench.config.placement import default_placement
 from stackbench.config.status import unavailable_reason
 from stackbench.drivers import get_driver, start_load
+from stackbench.lab import fs
 from stackbench.lab.inventory import load_inventory
+from stackbench.lab.privilege import stack_user
 from stackbench.lab.procs import tree
 from stackbench.lab.session import running_stack, services_needed, stack_service_env
 from stackbench.verify.hashes import sha256_hex
@@ -117,3 +122,40 @@ pause_s = 0
         assert level.completed > 0 and level.errors_total == 0 and level.status == "ok"
         assert any(role != "loader" and u["cpu_percent"] > 0 for role, u in level.usage.items())
     assert data.run.environment["versions"]
+
+
+# One of each kind of process tree: master + workers as in production (nginx + php-fpm,
+# Apache prefork), a single runtime (Node), a compiled server (Go).
+LEAST_PRIVILEGE_STACKS = ["php-fpm-nginx", "php-apache", "node", "go-nethttp"]
+
+
+@pytest.mark.parametrize("name", LEAST_PRIVILEGE_STACKS)
+def test_no_stack_process_runs_as_root(name, services):
+    """Every process of the stack (masters, workers, children) belongs to the unprivileged
+    stack user when stackbench is root; real, effective and saved ids alike."""
+    entry = INVENTORY[name]
+    if not entry.status.available:
+        pytest.skip(f"{name} unavailable: {unavailable_reason(entry)}")
+    run_as = stack_user()
+    uid = run_as.uid if run_as else os.geteuid()
+    # The engine's scratch dir: private to root (0700), in the temp dir.
+    scratch = fs.private_temp_dir("sb-test-least-privilege-")
+    try:
+        env = stack_service_env(services.env())
+        with running_stack(entry, default_placement(), scratch / "run", {}, env) as stack:
+            procs = [p for root in stack.roles().values() for p in tree(root)]
+            # php-fpm master + children + nginx master + worker; Apache parent + children.
+            assert len(procs) >= {"php-fpm-nginx": 4, "php-apache": 2}.get(name, 1), procs
+            owners = {(p.pid, " ".join(p.cmdline())[:60]): tuple(p.uids()) for p in procs}
+            assert all(set(ids) == {uid} for ids in owners.values()), owners
+            assert all(0 not in p.gids() for p in procs)
+            # The data workloads still work as that user (MariaDB, Redis with its password).
+            from stackbench.verify.data import DataVerifyContext
+
+            context = DataVerifyContext.from_env(env)
+            for workload in ("mysql-row", "redis-get", "memcache-get", "readfile"):
+                outcome = verify_workload(workload, stack.base_url, context, seed=3)
+                assert outcome.ok, outcome.failures
+        assert not [p for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    finally:
+        fs.remove_temp_dir(scratch)

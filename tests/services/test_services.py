@@ -10,8 +10,13 @@ import psutil
 import pymysql
 import pytest
 
-from stackbench.errors import ServiceError
+from stackbench.errors import InputError, ServiceError
+from stackbench.lab import fs
+from stackbench.lab.privilege import stack_user
+from stackbench.lab.procs import tree
 from stackbench.services import RunningService, ServiceKind, ServiceSet, reset_data, start_service
+from stackbench.services.lifecycle import MARKER
+from stackbench.services.mariadb import accounts_to_remove
 from stackbench.services.resp import memcached_get, memcached_set, redis_command
 from stackbench.services.seed import FORTUNES, SEED_SQL_PATH, report_rows, seed_sql, world_rows
 
@@ -126,7 +131,8 @@ def test_cache_service_starts_answers_and_stops_cleanly(kind: ServiceKind, tmp_p
         host, port = service.endpoint.host, service.endpoint.port
         assert psutil.Process(service.root_pid()).cpu_affinity() == [0]
         if kind is ServiceKind.REDIS:
-            assert redis_command(host, port, "GET", "test") == b"test"
+            password = service.endpoint.env["REDIS_PASSWORD"]
+            assert redis_command(host, port, "GET", "test", password=password) == b"test"
             assert service.endpoint.env["REDIS_PORT"] == str(port)
         else:
             assert memcached_get(host, port, "test") == "test"
@@ -227,3 +233,156 @@ def test_service_set_stops_everything_even_on_error(tmp_path: Path) -> None:
     assert len(started) == 2
     for service in started:
         _assert_gone(service)
+
+
+# ------------------------------------------------------------------ least privilege
+
+
+def _server_uid() -> int:
+    """The uid every server must have: the stack user's when we are root, else ours."""
+    run_as = stack_user()
+    return run_as.uid if run_as else os.geteuid()
+
+
+def _refused_as_root(**where: object) -> pymysql.err.OperationalError:
+    with pytest.raises(pymysql.err.OperationalError) as info:
+        pymysql.connect(user="root", connect_timeout=5, **where)
+    return info.value
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+@pytest.mark.parametrize("password", [None, ""], ids=["no-password", "empty-password"])
+def test_mariadb_refuses_root_over_tcp(mariadb: RunningService, host: str,
+                                       password: str | None) -> None:
+    extra = {} if password is None else {"password": password}
+    error = _refused_as_root(host=host, port=mariadb.endpoint.port, **extra)
+    # 1045: access denied (root@127.0.0.1 is gone); 2003: refused (nothing listens on ::1).
+    assert error.args[0] == (1045 if host == "127.0.0.1" else 2003), error.args
+
+
+@pytest.mark.integration
+def test_mariadb_root_is_locked_on_the_socket_too(mariadb: RunningService) -> None:
+    error = _refused_as_root(unix_socket=mariadb.endpoint.env["DB_SOCKET"], password="")
+    assert error.args[0] == 1045, error.args
+
+
+@pytest.mark.integration
+def test_mariadb_user_has_privileges_on_its_own_database_only(mariadb: RunningService) -> None:
+    grants = [row[0] for row in _query(mariadb, "SHOW GRANTS")]
+    assert len(grants) == 2, grants
+    assert grants[0].startswith("GRANT USAGE ON *.* TO `stackbench`@`127.0.0.1`")
+    assert grants[1] == "GRANT ALL PRIVILEGES ON `stackbench`.* TO `stackbench`@`127.0.0.1`"
+    for statement in ("CREATE DATABASE other", "SELECT User FROM mysql.user",
+                      "SELECT * FROM mysql.global_priv"):
+        with pytest.raises(pymysql.err.OperationalError) as info:
+            _query(mariadb, statement)
+        assert info.value.args[0] in (1044, 1142), (statement, info.value.args)
+
+
+@pytest.mark.integration
+def test_mariadb_password_is_random_per_start(mariadb: RunningService, tmp_path: Path) -> None:
+    other = start_service(ServiceKind.MARIADB, tmp_path)
+    try:
+        assert other.endpoint.env["DB_PASSWORD"] != mariadb.endpoint.env["DB_PASSWORD"]
+        assert len(other.endpoint.env["DB_PASSWORD"]) >= 20
+    finally:
+        other.stop()
+
+
+def test_lockdown_removes_every_account_but_ours() -> None:
+    after_install = [("root", "127.0.0.1"), ("stackbench", "127.0.0.1"), ("root", "::1"),
+                     ("mariadb.sys", "localhost"), ("root", "localhost"), ("", "localhost"),
+                     ("stackbench", "localhost"), ("root", "vm"), ("mysql", "localhost"),
+                     ("root", "%"), ("stackbench", "%")]
+    assert accounts_to_remove(after_install) == [
+        ("root", "127.0.0.1"), ("root", "::1"), ("", "localhost"), ("root", "vm"),
+        ("mysql", "localhost"), ("root", "%"), ("stackbench", "%")]
+
+
+@pytest.mark.integration
+def test_redis_requires_its_per_start_password(tmp_path: Path) -> None:
+    service = start_service(ServiceKind.REDIS, tmp_path)
+    host, port = service.endpoint.host, service.endpoint.port
+    password = service.endpoint.env["REDIS_PASSWORD"]
+    try:
+        with pytest.raises(ServiceError, match="NOAUTH"):
+            redis_command(host, port, "GET", "test")
+        with pytest.raises(ServiceError, match="WRONGPASS|invalid password"):
+            redis_command(host, port, "GET", "test", password=password + "x")
+        assert redis_command(host, port, "GET", "test", password=password) == b"test"
+        config = service.log_path.parent / "redis.conf"
+        lines = config.read_text().splitlines()
+        assert {"bind 127.0.0.1", "protected-mode yes", f"requirepass {password}"} <= set(lines)
+        assert config.stat().st_mode & 0o077 == 0  # the password is in there
+    finally:
+        service.stop()
+
+
+@pytest.mark.integration
+def test_every_service_runs_as_the_stack_user_on_loopback_only(tmp_path: Path) -> None:
+    uid = _server_uid()
+    with ServiceSet(tmp_path) as services:
+        services.ensure(ServiceKind)
+        for service in services.running():
+            procs = tree(service.root_pid())
+            assert procs
+            for proc in procs:
+                assert set(proc.uids()) == {uid}, (service.kind, proc.cmdline(), proc.uids())
+                assert 0 not in proc.gids()
+            listening = {c.laddr.ip for p in procs for c in p.net_connections(kind="inet")
+                         if c.status == psutil.CONN_LISTEN or not c.raddr}
+            assert listening == {"127.0.0.1"}, (service.kind, listening)
+            service_dir = service.log_path.parent
+            assert service_dir.stat().st_uid == uid
+            assert service_dir.stat().st_mode & 0o077 == 0
+    logs = services.logs()  # still known after stop
+    assert set(logs) == {"mariadb", "mariadb-install", "redis", "memcached"}
+    assert all(path.is_file() for path in logs.values())
+    assert "ready for connections" in logs["mariadb"].read_text()
+
+
+@pytest.mark.integration
+def test_logs_of_a_failed_start_are_kept(tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from stackbench.services import lifecycle
+
+    monkeypatch.setattr(lifecycle, "ensure_port_free", lambda kind, port: None)
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        monkeypatch.setattr(lifecycle, "free_port", lambda: port)
+        services = ServiceSet(tmp_path)
+        with pytest.raises(ServiceError):
+            services.ensure([ServiceKind.REDIS])
+    assert "Address already in use" in services.logs()["redis"].read_text()
+
+
+def test_symlinked_service_dir_is_neither_emptied_nor_followed(tmp_path: Path) -> None:
+    run_dir, outside = tmp_path / "run", tmp_path / "outside"
+    run_dir.mkdir()
+    outside.mkdir()
+    (outside / MARKER).write_text("redis\n")  # looks like ours, but lies outside
+    (outside / "precious.txt").write_text("user data")
+    (run_dir / "redis").symlink_to(outside)
+    with pytest.raises(InputError, match="symlink"):
+        start_service(ServiceKind.REDIS, run_dir)
+    assert (outside / "precious.txt").read_text() == "user data"
+    empty = tmp_path / "empty-outside"
+    empty.mkdir()
+    (run_dir / "memcached").symlink_to(empty)
+    with pytest.raises(InputError, match="outside"):
+        start_service(ServiceKind.MEMCACHED, run_dir)
+    assert list(empty.iterdir()) == []
+
+
+def test_planted_log_symlink_is_not_reported_as_a_log(tmp_path: Path) -> None:
+    services = ServiceSet(tmp_path)
+    services._started.append(ServiceKind.REDIS)  # as if a start had been attempted
+    (tmp_path / "redis").mkdir()
+    (tmp_path / "redis" / "redis.log").write_text("real\n")
+    (tmp_path / "redis" / "shadow.log").symlink_to("/etc/passwd")
+    assert services.logs() == {"redis": tmp_path / "redis" / "redis.log"}
+    assert fs.copy_log(tmp_path / "redis" / "shadow.log", tmp_path / "copy") is None
+

@@ -108,7 +108,8 @@ class ReferenceHandler(BaseHTTPRequestHandler):
             self._reply("test")
             return
         env = self.server.env
-        self._reply(redis_command(env["REDIS_HOST"], int(env["REDIS_PORT"]), "GET", "test"))
+        self._reply(redis_command(env["REDIS_HOST"], int(env["REDIS_PORT"]), "GET", "test",
+                                  password=env["REDIS_PASSWORD"]))
 
     def _memcache_get(self, _query: str) -> None:
         env = self.server.env
@@ -254,7 +255,8 @@ def test_mysql_row_and_caches_restored_after_verification(
     for workload in ("mysql-row", "redis-get", "memcache-get"):
         assert verify(workload, base_url, ctx).ok
     env = services.env()
-    assert redis_command(env["REDIS_HOST"], int(env["REDIS_PORT"]), "GET", "test") == b"test"
+    assert redis_command(env["REDIS_HOST"], int(env["REDIS_PORT"]), "GET", "test",
+                         password=env["REDIS_PASSWORD"]) == b"test"
     assert memcached_get(env["MEMCACHED_HOST"], int(env["MEMCACHED_PORT"]), "test") == "test"
     reset_data(services.running())
 

@@ -48,6 +48,7 @@ Config config_from_env() {
     c.db.name = env_or("DB_NAME", "stackbench");
     c.redis.host = env_or("REDIS_HOST", "");
     c.redis.port = env_unsigned("REDIS_PORT", 0, 0, 65535);
+    c.redis_password = env_or("REDIS_PASSWORD", "");
     c.memcached.host = env_or("MEMCACHED_HOST", "");
     c.memcached.port = env_unsigned("MEMCACHED_PORT", 0, 0, 65535);
     if (c.fixtures_dir.empty()) throw std::runtime_error("environment variable FIXTURES_DIR is not set");

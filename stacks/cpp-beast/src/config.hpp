@@ -30,6 +30,7 @@ struct Config {
     unsigned pool_size = 8;  // threads (each with its own connections) that run blocking client calls
     DbConfig db;
     ServiceAddress redis, memcached;
+    std::string redis_password;  // REDIS_PASSWORD: sent as AUTH on every new connection; empty: none
 };
 
 // Throws std::runtime_error naming the variable at fault.

@@ -45,6 +45,17 @@ RedisTraits::Handle* RedisTraits::connect(const Config& config) {
         throw ServiceError(503, message);
     }
     redisSetTimeout(ctx, timeout);
+    if (!config.redis_password.empty()) {
+        std::unique_ptr<redisReply, void (*)(void*)> reply(
+            static_cast<redisReply*>(redisCommand(ctx, "AUTH %b", config.redis_password.data(),
+                                                  config.redis_password.size())),
+            freeReplyObject);
+        if (!reply || reply->type == REDIS_REPLY_ERROR) {
+            const std::string message = std::string("Redis AUTH failed: ") + (reply ? reply->str : ctx->errstr);
+            redisFree(ctx);
+            throw ServiceError(503, message);
+        }
+    }
     return ctx;
 }
 

@@ -46,7 +46,8 @@ function loadConfig(env = process.env, argv = []) {
       password: env.DB_PASSWORD || '',
       database: env.DB_NAME || 'stackbench',
     },
-    redis: { host: env.REDIS_HOST || '', port: Number(env.REDIS_PORT || 6379) },
+    // REDIS_PASSWORD: the per-run requirepass of the Redis stackbench starts (empty: no AUTH).
+    redis: { host: env.REDIS_HOST || '', port: Number(env.REDIS_PORT || 6379), password: env.REDIS_PASSWORD || '' },
     memcached: { host: env.MEMCACHED_HOST || '', port: Number(env.MEMCACHED_PORT || 11211) },
   };
 }

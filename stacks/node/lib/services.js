@@ -32,6 +32,8 @@ function redisOptions(redis, perRequest) {
   return {
     host: redis.host,
     port: redis.port,
+    // Sent as AUTH on connect (ioredis skips it when undefined).
+    password: redis.password || undefined,
     lazyConnect: true,
     // Fail a request quickly when Redis is down instead of queueing it for ~20 reconnects.
     maxRetriesPerRequest: 1,

@@ -49,10 +49,14 @@ final class ConnectionFactory
         $c = $this->config;
         $c->requireRedis();
         $redis = new \Redis();
+        // With a password in the connect context, phpredis sends AUTH when it opens the
+        // connection (and, for a reused persistent one, in the same round trip as its
+        // liveness check), not as an extra round trip per request.
+        $context = $c->redisPassword === null ? null : ['auth' => $c->redisPassword];
         try {
             $ok = $persistent
-                ? $redis->pconnect($c->redisHost, $c->redisPort, self::CONNECT_TIMEOUT_S)
-                : $redis->connect($c->redisHost, $c->redisPort, self::CONNECT_TIMEOUT_S);
+                ? $redis->pconnect($c->redisHost, $c->redisPort, self::CONNECT_TIMEOUT_S, null, 0, 0, $context)
+                : $redis->connect($c->redisHost, $c->redisPort, self::CONNECT_TIMEOUT_S, null, 0, 0, $context);
         } catch (\RedisException $e) {
             throw new ServiceUnavailable("Redis at {$c->redisHost}:{$c->redisPort} is unavailable: "
                 . $e->getMessage(), 0, $e);

@@ -27,6 +27,8 @@ final class ServiceConfig
         public readonly ?string $dbName,
         public readonly ?string $redisHost,
         public readonly ?int $redisPort,
+        /** REDIS_PASSWORD: the per-run `requirepass` of stackbench's Redis; null: no AUTH. */
+        public readonly ?string $redisPassword,
         public readonly ?string $memcachedHost,
         public readonly ?int $memcachedPort,
     ) {
@@ -48,6 +50,7 @@ final class ServiceConfig
             dbName: self::env('DB_NAME'),
             redisHost: self::env('REDIS_HOST'),
             redisPort: self::envInt('REDIS_PORT'),
+            redisPassword: self::env('REDIS_PASSWORD'),
             memcachedHost: self::env('MEMCACHED_HOST'),
             memcachedPort: self::envInt('MEMCACHED_PORT'),
         );

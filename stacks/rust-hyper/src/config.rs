@@ -31,6 +31,8 @@ pub struct Config {
     /// None when neither DB_HOST nor DB_SOCKET is set: data requests then answer 503.
     pub db: Option<DbConfig>,
     pub redis: Option<(String, u16)>,
+    /// REDIS_PASSWORD: sent as AUTH on every new Redis connection; None: no AUTH.
+    pub redis_password: Option<String>,
     pub memcached: Option<(String, u16)>,
 }
 
@@ -97,6 +99,7 @@ impl Config {
             pool_size,
             db: db_config()?,
             redis: address("REDIS_HOST", "REDIS_PORT")?,
+            redis_password: var("REDIS_PASSWORD"),
             memcached: address("MEMCACHED_HOST", "MEMCACHED_PORT")?,
         })
     }

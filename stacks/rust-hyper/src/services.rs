@@ -119,10 +119,19 @@ pub struct Redis {
 impl Redis {
     fn new(config: &Config) -> Result<Redis, String> {
         let client = match &config.redis {
-            Some((host, port)) => Some(
-                redis::Client::open(format!("redis://{host}:{port}/"))
-                    .map_err(|e| format!("REDIS_HOST/REDIS_PORT give an invalid address: {e}"))?,
-            ),
+            Some((host, port)) => {
+                let mut info = format!("redis://{host}:{port}/")
+                    .into_connection_info()
+                    .map_err(|e| format!("REDIS_HOST/REDIS_PORT give an invalid address: {e}"))?;
+                if let Some(password) = &config.redis_password {
+                    let settings = info.redis_settings().clone().set_password(password);
+                    info = info.set_redis_settings(settings);
+                }
+                Some(
+                    redis::Client::open(info)
+                        .map_err(|e| format!("cannot configure the Redis client: {e}"))?,
+                )
+            }
             None => None,
         };
         Ok(Redis {
@@ -161,6 +170,7 @@ impl Redis {
 }
 
 use redis::AsyncCommands as _;
+use redis::IntoConnectionInfo as _;
 
 struct MemcachedManager {
     dsn: String,

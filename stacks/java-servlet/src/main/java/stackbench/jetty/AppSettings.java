@@ -7,7 +7,8 @@ import java.util.Optional;
 
 /** What the workload handlers need, shared by the HTTP server and the script mode. */
 record AppSettings(Path fixturesDir, DbStrategy dbStrategy, int poolSize,
-                   Optional<DbConfig> db, Optional<HostPort> redis, Optional<HostPort> memcached) {
+                   Optional<DbConfig> db, Optional<HostPort> redis, Optional<String> redisPassword,
+                   Optional<HostPort> memcached) {
 
     /** HikariCP's default maximumPoolSize, used when POOL_SIZE is not given. */
     static final int DEFAULT_POOL_SIZE = 10;
@@ -24,6 +25,8 @@ record AppSettings(Path fixturesDir, DbStrategy dbStrategy, int poolSize,
                 env.intOrDefault("POOL_SIZE", DEFAULT_POOL_SIZE, 1),
                 DbConfig.fromEnvironment(env),
                 HostPort.fromEnvironment(env, "REDIS", 6379),
+                // The per-run `requirepass` of the Redis stackbench starts; empty: no AUTH.
+                env.optional("REDIS_PASSWORD"),
                 HostPort.fromEnvironment(env, "MEMCACHED", 11211));
     }
 }

@@ -8,7 +8,7 @@ final class Services implements AutoCloseable {
 
     Services(AppSettings settings) {
         database = new Database(settings.db(), settings.dbStrategy(), settings.poolSize());
-        redis = new RedisStore(settings.redis(), settings.dbStrategy(), settings.poolSize());
+        redis = new RedisStore(settings.redis(), settings.redisPassword(), settings.dbStrategy(), settings.poolSize());
         memcached = new MemcachedStore(settings.memcached(), settings.dbStrategy());
     }
 
