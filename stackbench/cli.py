@@ -1,6 +1,7 @@
 """The command line: parses arguments and calls the pipeline stages, nothing more."""
 
 import datetime
+import resource
 import sys
 import traceback
 from pathlib import Path
@@ -8,7 +9,19 @@ from pathlib import Path
 import click
 
 from stackbench import __version__
+from stackbench.commands.doctor import run_doctor
+from stackbench.commands.run import run_command
+from stackbench.commands.views import (
+    print_results,
+    print_stacks,
+    print_workloads,
+    run_script_timing,
+    run_verify,
+    write_report_files,
+)
 from stackbench.errors import ExitCode, InputError, StackbenchError
+from stackbench.report import FORMATS
+from stackbench.report.terminal import RunFilter
 from stackbench.report.termtable import make_console
 
 # Replaced by the group callback when --no-color is given. Colour is also off with NO_COLOR
@@ -41,16 +54,12 @@ def cli(debug: bool, no_color: bool) -> None:
 @cli.command()
 def stacks() -> None:
     """List every stack, available or not (with the reason and how to install)."""
-    from stackbench.commands.views import print_stacks
-
     print_stacks(console)
 
 
 @cli.command()
 def workloads() -> None:
     """The workload catalog: endpoint, work done, services needed."""
-    from stackbench.commands.views import print_workloads
-
     print_workloads(console)
 
 
@@ -61,8 +70,6 @@ def workloads() -> None:
               help="Override a stack parameter (repeatable).")
 def verify(stack: str, workload_list: str | None, params: tuple[str, ...]) -> None:
     """Start STACK, run every workload's verifier against it, stop it."""
-    from stackbench.commands.views import run_verify
-
     ok = run_verify(console, stack, _csv(workload_list), params)
     sys.exit(0 if ok else 1)
 
@@ -79,8 +86,6 @@ def verify(stack: str, workload_list: str | None, params: tuple[str, ...]) -> No
 def script(stack: str, workload: str, query: str | None, iterations: int,
            params: tuple[str, ...]) -> None:
     """Time WORKLOAD's code inside one STACK process, without HTTP (wall/user/sys)."""
-    from stackbench.commands.views import run_script_timing
-
     ok = run_script_timing(console, stack, workload, query, iterations, params)
     sys.exit(0 if ok else 1)
 
@@ -94,13 +99,10 @@ def script(stack: str, workload: str, query: str | None, iterations: int,
 def run(suite: Path | None, stack_list: str | None, workload_list: str | None, dry_run: bool,
         out: Path | None) -> None:
     """Run SUITE (default: suites/quick.toml): every stack x workload x load level."""
-    from stackbench.commands.run import run_command
-
     sys.exit(run_command(console, suite, _csv(stack_list), _csv(workload_list), dry_run, out))
 
 
 def _formats(values: tuple[str, ...]) -> tuple[str, ...] | None:
-    from stackbench.report import FORMATS
 
     wanted = [f for v in values for f in _csv(v) or []]
     unknown = [f for f in wanted if f not in FORMATS]
@@ -133,9 +135,6 @@ def results(run_id: str | None, suite_name: str | None, stack_list: str | None,
             workload_list: str | None, since: datetime.datetime | None,
             until: datetime.datetime | None, out: Path | None) -> None:
     """List stored runs (filtered), or show one run's tables and summary."""
-    from stackbench.commands.views import print_results
-    from stackbench.report.terminal import RunFilter
-
     run_filter = RunFilter(suite_name, tuple(_csv(stack_list) or ()),
                            tuple(_csv(workload_list) or ()), since, _until(until))
     print_results(console, run_id, out, run_filter)
@@ -149,8 +148,6 @@ def results(run_id: str | None, suite_name: str | None, stack_list: str | None,
 @click.option("--out", type=click.Path(path_type=Path), help="Results directory.")
 def report(run_id: str, formats: tuple[str, ...], out: Path | None) -> None:
     """(Re)write the report files of a stored run (RUN_ID: a number or 'last')."""
-    from stackbench.commands.views import write_report_files
-
     write_report_files(console, run_id, out, _formats(formats))
 
 
@@ -158,15 +155,11 @@ def report(run_id: str, formats: tuple[str, ...], out: Path | None) -> None:
 @click.argument("suite", type=click.Path(path_type=Path), required=False)
 def doctor(suite: Path | None) -> None:
     """Check this machine for benchmarking (and for SUITE's load, if given); print advice."""
-    from stackbench.commands.doctor import run_doctor
-
     run_doctor(console, suite)
 
 
 def raise_open_files_limit() -> None:
     """Servers and loaders inherit this process's limit: thousands of connections need it."""
-    import resource
-
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < hard:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))

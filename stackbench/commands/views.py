@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from stackbench.commands.run import open_store, results_dir
 from stackbench.config.placement import default_placement
 from stackbench.config.status import unavailable_reason
 from stackbench.config.workloads import CATALOG, parse_spec
@@ -13,6 +14,7 @@ from stackbench.errors import InputError
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.script import run_script
 from stackbench.lab.session import verify_stack
+from stackbench.report import FORMATS, write_all
 from stackbench.report.terminal import RunFilter, filter_run, print_run, print_runs
 from stackbench.report.termtable import Cell, Col, print_table
 
@@ -77,8 +79,6 @@ def run_verify(console: Console, stack: str, workloads: list[str] | None,
 def print_results(console: Console, run_id: str | None, out: Path | None,
                   run_filter: RunFilter | None = None) -> None:
     """The stored runs (filtered), or one run's tables restricted to some stacks/workloads."""
-    from stackbench.commands.run import open_store
-
     f = run_filter or RunFilter()
     store = open_store(out)
     if run_id is None:
@@ -93,9 +93,6 @@ def print_results(console: Console, run_id: str | None, out: Path | None,
 
 def write_report_files(console: Console, run_id: str, out: Path | None,
                        formats: tuple[str, ...] | None = None) -> None:
-    from stackbench.commands.run import open_store, results_dir
-    from stackbench.report import FORMATS, write_all
-
     store = open_store(out)
     data = store.load_run(store.resolve_run(run_id))
     wanted = formats or FORMATS

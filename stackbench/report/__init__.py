@@ -12,7 +12,11 @@ from pathlib import Path
 
 from stackbench.analysis.analysis import Analysis, analyse
 from stackbench.analysis.findings import Finding, findings
+from stackbench.report.charts import Chart, glance_chart, workload_charts
+from stackbench.report.context import build_context
 from stackbench.report.exports import results_csv, results_json, summary_md
+from stackbench.report.glance import glance
+from stackbench.report.html import build_html
 from stackbench.store.store import RunData
 
 FORMATS = ("html", "md", "csv", "json", "png")
@@ -37,12 +41,6 @@ def write_all(data: RunData, out_dir: Path, formats: Iterable[str] = FORMATS) ->
 
 def _write_charts_and_page(analysis: Analysis, found: list[Finding], out_dir: Path,
                            page: bool) -> None:
-    # matplotlib is heavy: imported only when charts are wanted.
-    from stackbench.report.charts import Chart, glance_chart, workload_charts
-    from stackbench.report.context import build_context
-    from stackbench.report.glance import glance
-    from stackbench.report.html import build_html
-
     glances = glance(analysis)
     charts = {w.label: workload_charts(analysis, w) for w in analysis.workloads}
     summary_chart = glance_chart(analysis, glances)

@@ -23,41 +23,28 @@ And one run-wide `glance` chart: the at-a-glance bars (see report/glance.py) for
 A chart with nothing to show is replaced by one sentence (`Omitted`).
 """
 
+from __future__ import annotations  # matplotlib types are for the type checker only
+
 import io
 import math
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
+from stackbench.analysis import fmt, stats
+from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView
+from stackbench.analysis.stats import Estimate, LevelAggregate
+from stackbench.report import colors
+from stackbench.report.glance import MetricGlance, WorkloadGlance
+from stackbench.store.store import LevelRow
 
-matplotlib.use("Agg")  # before any other matplotlib import: never a display
-
-from hdrh.codec import (  # noqa: E402
-    HdrCookieException,
-    HdrHistogramSettingsException,
-    HdrLengthException,
-)
-from hdrh.histogram import HdrHistogram  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.ticker import (  # noqa: E402
-    FixedLocator,
-    FuncFormatter,
-    LogLocator,
-    MaxNLocator,
-    NullFormatter,
-    NullLocator,
-)
-
-from stackbench.analysis import fmt, stats  # noqa: E402
-from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView  # noqa: E402
-from stackbench.analysis.stats import Estimate, LevelAggregate  # noqa: E402
-from stackbench.report import colors  # noqa: E402
-from stackbench.report.glance import MetricGlance, WorkloadGlance  # noqa: E402
-from stackbench.store.store import LevelRow  # noqa: E402
+if TYPE_CHECKING:  # matplotlib and hdrh are heavy: imported when the first chart is drawn
+    from hdrh.histogram import HdrHistogram
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter
 
 SERVER_ROLE_COLORS = ("#2563eb", "#60a5fa", "#1e3a8a", "#93c5fd")
 FIXED_ROLE_COLORS = {"mariadb": "#ea580c", "redis": "#dc2626", "memcached": "#ca8a04",
@@ -131,13 +118,27 @@ def use_log_x(values: Sequence[float]) -> bool:
 
 
 def _figure(height_in: float, width_in: float = WIDTH_IN) -> Figure:
+    import matplotlib
+
+    matplotlib.use("Agg")  # never a display, whatever the environment says
+    from matplotlib.figure import Figure
+
     with matplotlib.rc_context(STYLE):
         return Figure(figsize=(width_in, height_in), layout="constrained")
+
+
+def _line(**style: Any) -> Line2D:
+    """A legend entry (a line or marker that is not drawn on the axes)."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], **style)
 
 
 def render(name: str, title: str, caption: str, fig: Figure) -> Chart:
     """SVG (deterministic ids salted with the chart's name, so charts inlined in one page never
     share an id) and PNG of a figure."""
+    import matplotlib
+
     with matplotlib.rc_context({**STYLE, "svg.hashsalt": name}):
         svg = io.BytesIO()
         fig.savefig(svg, format="svg", metadata={"Date": None})
@@ -147,16 +148,24 @@ def render(name: str, title: str, caption: str, fig: Figure) -> Chart:
     return Chart(name, title, caption, svg.getvalue().decode("utf-8"), png.getvalue())
 
 
+def _formatter(text: Callable[[float], str]) -> FuncFormatter:
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda v, _pos: text(v))
+
+
 def _rate_formatter() -> FuncFormatter:
-    return FuncFormatter(lambda v, _pos: fmt.rate(v))
+    return _formatter(fmt.rate)
 
 
 def _latency_formatter() -> FuncFormatter:
-    return FuncFormatter(lambda v, _pos: fmt.latency(v) if v > 0 else "0")
+    return _formatter(lambda v: fmt.latency(v) if v > 0 else "0")
 
 
 def _latency_axis(ax: Axes) -> None:
     """Log scale labelled at 1-2-5 steps, so a range narrower than a decade still has labels."""
+    from matplotlib.ticker import LogLocator, NullFormatter
+
     ax.set_yscale("log")
     ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(_latency_formatter())
@@ -174,12 +183,14 @@ def _legend_below(fig: Figure, handles: Sequence[Line2D]) -> None:
 
 
 def _level_axis(ax: Axes, a: Analysis, levels: Sequence[float], log_x: bool) -> None:
+    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+
     if log_x:
         ax.set_xscale("log")
     if len(levels) <= MAX_LEVEL_TICKS:
         ax.xaxis.set_major_locator(FixedLocator(list(levels)))
         ax.xaxis.set_minor_locator(NullLocator())
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: fmt.level(v)))
+        ax.xaxis.set_major_formatter(_formatter(fmt.level))
         ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(a.level_label)
 
@@ -230,8 +241,7 @@ def _plot_case(ax: Axes, color: str, c: CaseView, row_value: Callable[[LevelRow]
 
 
 def _stack_handles(a: Analysis, stacks: Sequence[str]) -> list[Line2D]:
-    return [Line2D([], [], color=stack_color(a, s), marker="o", markersize=5, label=s)
-            for s in stacks]
+    return [_line(color=stack_color(a, s), marker="o", markersize=5, label=s) for s in stacks]
 
 
 def _breakpoints(ax: Axes, a: Analysis, w: WorkloadView) -> list[Line2D]:
@@ -245,7 +255,7 @@ def _breakpoints(ax: Axes, a: Analysis, w: WorkloadView) -> list[Line2D]:
             drawn = True
     if not drawn:
         return []
-    return [Line2D([], [], color="#6b7280", linestyle="--", linewidth=1,
+    return [_line(color="#6b7280", linestyle="--", linewidth=1,
                    label="SLO breakpoint (dashed, in the stack's colour)")]
 
 
@@ -266,7 +276,7 @@ def throughput_chart(a: Analysis, w: WorkloadView, sid: str) -> Chart:
         top = max((r.requests_per_s for c in w.cases for r in c.rows), default=0.0) * 1.25
         offered = [v for v in w.level_values if v <= top] or w.level_values[:1]
         ax.plot(offered, offered, color="#9ca3af", linestyle=":", linewidth=1.2)
-        handles.append(Line2D([], [], color="#9ca3af", linestyle=":", label="offered rate"))
+        handles.append(_line(color="#9ca3af", linestyle=":", label="offered rate"))
     _level_axis(ax, a, w.level_values, log_x)
     ax.set_ylabel("requests/s")
     ax.set_ylim(bottom=0)
@@ -310,7 +320,7 @@ def latency_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
                        log_x, True)
         if key == slo_key and a.slo is not None:
             ax.axhline(a.slo.latency_ms * 1000.0, color="#dc2626", linestyle="-.", linewidth=1)
-            legend.append(Line2D([], [], color="#dc2626", linestyle="-.",
+            legend.append(_line(color="#dc2626", linestyle="-.",
                                  label=f"SLO {key.replace('_', '.')} ≤ {a.slo.latency_ms:g} ms"))
             legend += _breakpoints(ax, a, w)
         _latency_axis(ax)
@@ -336,11 +346,11 @@ def errors_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     limit = a.settings.get("max_error_rate")
     if limit:
         ax.axhline(float(limit), color="#dc2626", linestyle="-.", linewidth=1)
-        handles.append(Line2D([], [], color="#dc2626", linestyle="-.",
+        handles.append(_line(color="#dc2626", linestyle="-.",
                               label=f"validity limit {float(limit):.2%}"))
     _level_axis(ax, a, w.level_values, log_x)
     ax.set_ylim(bottom=0)
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: fmt.fraction(v)))
+    ax.yaxis.set_major_formatter(_formatter(fmt.fraction))
     ax.set_ylabel("failed attempts / attempts")
     ax.set_title(title)
     _legend_below(fig, handles)
@@ -348,9 +358,12 @@ def errors_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
 
 
 # --- percentile distribution -----------------------------------------------------------------
-# What a damaged stored histogram raises when decoded: the chart leaves that repetition out.
-UNREADABLE = (ValueError, zlib.error, HdrCookieException, HdrLengthException,
-              HdrHistogramSettingsException)
+def _unreadable() -> tuple[type[Exception], ...]:
+    """What a damaged stored histogram raises when decoded: that repetition is left out."""
+    from hdrh.codec import HdrCookieException, HdrHistogramSettingsException, HdrLengthException
+
+    return (ValueError, zlib.error, HdrCookieException, HdrLengthException,
+            HdrHistogramSettingsException)
 
 
 def _highest_trackable(h: HdrHistogram) -> int:
@@ -359,13 +372,15 @@ def _highest_trackable(h: HdrHistogram) -> int:
 
 def merged_histogram(rows: Sequence[LevelRow]) -> HdrHistogram | None:
     """The stored histograms of a level's repetitions, added together (None if none)."""
+    from hdrh.histogram import HdrHistogram
+
     decoded = []
     for r in rows:
         if not r.histogram or r.completed == 0:
             continue
         try:
             decoded.append(HdrHistogram.decode(r.histogram))
-        except UNREADABLE:
+        except _unreadable():
             continue
     if not decoded:
         return None
@@ -411,6 +426,8 @@ def distribution_level(w: WorkloadView) -> float | None:
 
 
 def percentiles_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
+    from matplotlib.ticker import FixedLocator, NullFormatter
+
     title = f"{w.label}: latency by percentile"
     common = distribution_level(w)
     curves = []
@@ -442,7 +459,7 @@ def percentiles_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     ticks = [1.0] + [10.0 ** d for d in range(1, int(math.log10(top)) + 1)]
     ticks = [2.0 if t == 1.0 else t for t in ticks]  # p50 reads better than min at the left
     ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _nines_label(v)))
+    ax.xaxis.set_major_formatter(_formatter(_nines_label))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("percentile (one request in N is slower)")
     ax.set_ylabel("latency")
@@ -551,7 +568,7 @@ def resources_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     for j in range(len(cases), blocks * cols):  # empty cells of the last row
         axes[2 * (j // cols)][j % cols].set_visible(False)
         axes[2 * (j // cols) + 1][j % cols].set_visible(False)
-    fig.legend(handles=[Line2D([], [], color=palette[r], linewidth=6, label=r) for r in roles],
+    fig.legend(handles=[_line(color=palette[r], linewidth=6, label=r) for r in roles],
                loc="outside lower center", ncols=min(len(roles), 6), frameon=False)
     return render(f"{sid}-resources", title,
                   "Median CPU per role at each level (100% = one core busy) and the median "
@@ -571,6 +588,8 @@ def workload_charts(a: Analysis, w: WorkloadView) -> list[ChartItem]:
 # --- at a glance -----------------------------------------------------------------------------
 def _glance_axis(ax: Axes, a: Analysis, m: MetricGlance, value_fmt: Callable[[float], str],
                  title: str) -> None:
+    from matplotlib.ticker import MaxNLocator
+
     y = list(range(len(m.bars)))[::-1]
     for yi, b in zip(y, m.bars, strict=True):
         est = b.estimate
@@ -583,7 +602,7 @@ def _glance_axis(ax: Axes, a: Analysis, m: MetricGlance, value_fmt: Callable[[fl
     ax.set_yticks(y, [b.stack for b in m.bars])
     ax.set_xlim(0, max(b.estimate.high or b.estimate.value for b in m.bars) * 1.6)
     ax.xaxis.set_major_locator(MaxNLocator(4))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: value_fmt(v) if v else "0"))
+    ax.xaxis.set_major_formatter(_formatter(lambda v: value_fmt(v) if v else "0"))
     ax.grid(axis="y", visible=False)
     ax.set_title(title, loc="left")
 

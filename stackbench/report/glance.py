@@ -7,17 +7,21 @@ with a winner named only when the difference is significant. Pure functions of t
   figure has a valid measurement with a p99: latencies under different loads do not compare.
 - "% of best": throughput / best throughput; for latency best p99 / this p99 (100% = best,
   lower = slower answers).
-- Winner: the best stack against the runner-up with `stats.compare_medians` over their
-  repetitions: named only when the 95% bootstrap CI of the ratio of medians excludes 1. One
-  repetition gives no interval, so no winner is named then.
+- Winner: the best stack against the runner-up over their repetitions, with
+  analysis.significance: a Mann-Whitney test and the 95% bootstrap interval of the ratio of
+  medians, which must lie beyond the noise threshold (2% for throughput, 5% for p99). All the
+  comparisons of the summary (every workload, both figures) are one family: their p-values are
+  Holm-adjusted together, so the summary as a whole names a false winner at most 5% of the
+  time. Too few repetitions for any verdict is said, not hidden.
 """
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from stackbench.analysis import fmt, stats
+from stackbench.analysis import fmt, significance, stats
 from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView
-from stackbench.analysis.stats import Comparison, Estimate, LevelAggregate, Verdict
+from stackbench.analysis.significance import Difference
+from stackbench.analysis.stats import Estimate, LevelAggregate, Verdict
 from stackbench.store.store import LevelRow
 
 LOADER_BOUND = "loader-bound"
@@ -42,7 +46,7 @@ class MetricGlance:
     bars: tuple[GlanceBar, ...]   # best first
     winner: str | None
     verdict: str                  # one sentence: who wins and by how much, or why nobody does
-    comparison: Comparison | None  # best vs runner-up (ratio > 1 means the best is better)
+    comparison: Difference | None  # best vs runner-up (ratio > 1 means the best is better)
 
 
 @dataclass(frozen=True)
@@ -109,47 +113,62 @@ def _latency_bars(w: WorkloadView, stacks: Sequence[str], level: float) -> list[
             for b in bars]
 
 
-def _ci(cmp: Comparison) -> str:
-    """'95% CI 1.95×–2.05×', or '' without an interval."""
-    if cmp.low is None or cmp.high is None:
-        return ""
-    return f"95% CI {fmt.ratio(cmp.low)}–{fmt.ratio(cmp.high)}"
-
-
-def decide(bars: Sequence[GlanceBar], higher_is_better: bool, what: str
-           ) -> tuple[str | None, str, Comparison | None]:
-    """(winner, sentence, comparison) for bars sorted best first. `what` names the figure
-    in the sentence ('req/s', 'p99')."""
-    if not bars:
-        return None, "no valid level to compare", None
-    if len(bars) == 1:
-        return None, f"only {bars[0].stack} has a valid figure: nothing to compare", None
+def compare(bars: Sequence[GlanceBar], higher_is_better: bool) -> Difference | None:
+    """Best against runner-up (bars sorted best first), None with fewer than two bars. The
+    ratio is always "how much better the best is": req/s best / runner-up, latency runner-up /
+    best; so a ratio above 1 beyond the threshold, with a small p-value, names the best."""
+    if len(bars) < 2:
+        return None
     best, second = bars[0], bars[1]
-    # The ratio is always "how much better the best is": req/s best / runner-up, latency
-    # runner-up / best; so a ratio above 1 whose interval excludes 1 names the best.
     numerator, denominator = (best, second) if higher_is_better else (second, best)
-    cmp = stats.compare_medians(list(numerator.samples), list(denominator.samples))
+    threshold = (significance.THROUGHPUT_THRESHOLD if higher_is_better
+                 else significance.PERCENTILE_THRESHOLD)
+    return significance.compare_samples(numerator.samples, denominator.samples,
+                                        threshold=threshold)
+
+
+def _evidence(d: Difference) -> str:
+    """' (95% CI 1.95×–2.05×, p=0.0079, n=5+5)', or '' when nothing was tested."""
+    parts = []
+    if d.low is not None and d.high is not None:
+        parts.append(f"95% CI {fmt.ratio(d.low)}–{fmt.ratio(d.high)}")
+    if d.p_value is not None:
+        parts.append(f"p={significance.format_p(d.p_value)}")
+    return f" ({', '.join([*parts, f'n={d.n_a}+{d.n_b}'])})" if parts else ""
+
+
+def decide(bars: Sequence[GlanceBar], higher_is_better: bool, what: str,
+           d: Difference | None) -> tuple[str | None, str]:
+    """(winner, one sentence) from the bars (best first) and their judged comparison.
+    `what` names the figure ('req/s', 'p99')."""
+    if not bars:
+        return None, "no valid level to compare"
+    if len(bars) == 1 or d is None:
+        return None, f"only {bars[0].stack} has a valid figure: nothing to compare"
+    best, second = bars[0], bars[1]
     caveat = "".join(f"; {b.stack} was loader-bound: its figure is a lower bound"
                      for b in (best, second) if LOADER_BOUND in b.flags)
-    ratio, ci = fmt.ratio(cmp.ratio), _ci(cmp)
-    if cmp.verdict is Verdict.FASTER:
-        if higher_is_better:  # 'go wins: 1.98× node's req/s (95% CI 1.95×–2.05×)'
-            text = f"{best.stack} wins: {ratio} {second.stack}'s {what} ({ci})"
-        else:  # 'go wins: node's p99 is 2.02× go's (95% CI 1.81×–2.04×)'
-            text = f"{best.stack} wins: {second.stack}'s {what} is {ratio} {best.stack}'s ({ci})"
-        return best.stack, text + caveat, cmp
-    if cmp.verdict is Verdict.NO_SIGNIFICANT_DIFFERENCE:
-        return None, (f"no winner: {best.stack} and {second.stack} are within noise "
-                      f"({ratio}, {ci})" + caveat), cmp
-    if cmp.ratio is None:
-        return None, f"no winner named: {denominator.stack}'s median {what} is 0", cmp
-    if cmp.verdict is Verdict.INSUFFICIENT_DATA:
-        reps = min(len(best.samples), len(second.samples))
-        reps_text = "1 repetition gives" if reps == 1 else f"{reps} repetitions give"
-        return None, (f"no winner named: {best.stack} leads by {ratio} but {reps_text} no "
-                      "interval to judge significance (raise repeat)") + caveat, cmp
+    if d.ratio is None:
+        zero = second if higher_is_better else best
+        return None, f"no winner named: {zero.stack}'s median {what} is 0" + caveat
+    ratio = fmt.ratio(d.ratio)
+    if d.verdict is Verdict.FASTER:
+        if higher_is_better:  # 'go wins: 1.98× node's req/s (95% CI ..., p=0.02, n=5+5)'
+            text = f"{best.stack} wins: {ratio} {second.stack}'s {what}"
+        else:  # 'go wins: node's p99 is 2.02× go's (...)'
+            text = f"{best.stack} wins: {second.stack}'s {what} is {ratio} {best.stack}'s"
+        return best.stack, text + _evidence(d) + caveat
+    if d.note:  # too few repetitions (or batches) for any verdict: say so
+        return None, (f"no winner named: {best.stack} leads by {ratio}, but {d.note}"
+                      + _evidence(d) + caveat)
+    if d.verdict is Verdict.NO_SIGNIFICANT_DIFFERENCE:
+        why = (f"not significant (p={significance.format_p(d.p_value)})"
+               if d.p_value is not None and d.p_value > d.alpha
+               else f"inside the ±{d.threshold:.0%} noise threshold")
+        return None, (f"no winner: {best.stack} leads {second.stack} by {ratio}, {why}"
+                      + _evidence(d) + caveat)
     return None, (f"no winner named: inconclusive comparison of {best.stack} and "
-                  f"{second.stack} ({ratio}, {ci})") + caveat, cmp
+                  f"{second.stack} ({ratio}){_evidence(d)}" + caveat)
 
 
 def _level_name(a: Analysis, value: float) -> str:
@@ -175,24 +194,47 @@ def _not_ranked(w: WorkloadView, with_bars: Sequence[str]) -> list[tuple[str, st
     return out
 
 
-def workload_glance(a: Analysis, w: WorkloadView) -> WorkloadGlance:
+@dataclass(frozen=True)
+class _Bars:
+    label: str
+    throughput: list[GlanceBar]
+    latency: list[GlanceBar]
+    latency_where: str | None   # None: no common level
+    not_ranked: list[tuple[str, str]]
+
+
+def _bars(a: Analysis, w: WorkloadView) -> _Bars:
     thr = _throughput_bars(w)
     stacks = [b.stack for b in thr]
-    winner, verdict, cmp = decide(thr, True, "req/s")
-    throughput = MetricGlance("throughput", True, "best valid level of each stack", tuple(thr),
-                              winner, verdict, cmp)
     level = common_level(w, stacks)
-    if level is None:
-        latency = MetricGlance(LATENCY_KEY, False, "no common level", (), None,
-                               "no level where every stack has a valid p99: see the tables"
-                               if stacks else "no valid level to compare", None)
-    else:
-        lat = _latency_bars(w, stacks, level)
-        winner, verdict, cmp = decide(lat, False, LATENCY_KEY)
-        latency = MetricGlance(LATENCY_KEY, False, f"at {_level_name(a, level)}", tuple(lat),
-                               winner, verdict, cmp)
-    return WorkloadGlance(w.label, throughput, latency, tuple(_not_ranked(w, stacks)))
+    lat = [] if level is None else _latency_bars(w, stacks, level)
+    where = None if level is None else f"at {_level_name(a, level)}"
+    return _Bars(w.label, thr, lat, where, _not_ranked(w, stacks))
+
+
+def _metric(bars: list[GlanceBar], higher_is_better: bool, where: str, what: str,
+            d: Difference | None) -> MetricGlance:
+    winner, verdict = decide(bars, higher_is_better, what, d)
+    return MetricGlance("throughput" if higher_is_better else LATENCY_KEY, higher_is_better,
+                        where, tuple(bars), winner, verdict, d)
 
 
 def glance(a: Analysis) -> list[WorkloadGlance]:
-    return [workload_glance(a, w) for w in a.workloads]
+    """Every workload's summary; the comparisons of all of them judged as one family."""
+    found = [_bars(a, w) for w in a.workloads]
+    raw = [(compare(b.throughput, True), compare(b.latency, False)) for b in found]
+    tested = [d for pair in raw for d in pair if d is not None]
+    judged = iter(significance.judge_together(tested))
+    out = []
+    for b, (thr_d, lat_d) in zip(found, raw, strict=True):
+        thr = _metric(b.throughput, True, "best valid level of each stack", "req/s",
+                      next(judged) if thr_d is not None else None)
+        lat_judged = next(judged) if lat_d is not None else None
+        if b.latency_where is None:
+            lat = MetricGlance(LATENCY_KEY, False, "no common level", (), None,
+                               "no level where every stack has a valid p99: see the tables"
+                               if b.throughput else "no valid level to compare", None)
+        else:
+            lat = _metric(b.latency, False, b.latency_where, LATENCY_KEY, lat_judged)
+        out.append(WorkloadGlance(b.label, thr, lat, tuple(b.not_ranked)))
+    return out

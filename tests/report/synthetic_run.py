@@ -23,7 +23,7 @@ from stackbench.store.records import (
 from stackbench.store.store import Store
 
 LEVELS = (25, 100, 300)
-REPEAT = 3
+REPEAT = 5  # the fewest repetitions with which a rank test can name a winner
 DURATION_S = 5.0
 WARMUP_S = 1.0
 # stack -> (capacity req/s, base latency µs, server roles)
@@ -53,7 +53,7 @@ workloads = ["hello", "sha256?n=10"]
 connections = [25, 100, 300]
 duration_s = 5
 warmup_s = 1
-repeat = 3
+repeat = 5
 
 [slo]
 percentile = 99

@@ -5,7 +5,7 @@ from synthetic_run import add_case, add_level, settings, start_run
 
 from stackbench.analysis.analysis import analyse
 from stackbench.analysis.stats import Estimate, Verdict
-from stackbench.report.glance import GlanceBar, common_level, decide, glance
+from stackbench.report.glance import GlanceBar, common_level, compare, decide, glance
 from stackbench.store.store import Store
 
 SETTINGS = settings(repeat=3, slo=None, levels=[10, 20])
@@ -32,11 +32,11 @@ def _run(figures, statuses=None):
     return analyse(store.load_run(run), resamples=500)
 
 
-FIGURES = {
-    "a": {10: [(100, 1000), (110, 1100), (90, 900)], 20: [(200, 2000), (210, 2100),
-                                                          (190, 1900)]},
-    "b": {10: [(50, 3000), (55, 3300), (45, 2700)], 20: [(80, 5000), (85, 5500),
-                                                        (75, 4500)]},
+FIGURES = {  # 5 repetitions: the fewest with which a rank test can reach p < 0.05
+    "a": {10: [(100, 1000), (110, 1100), (90, 900), (105, 1050), (95, 950)],
+          20: [(200, 2000), (210, 2100), (190, 1900), (205, 2050), (195, 1950)]},
+    "b": {10: [(50, 3000), (55, 3300), (45, 2700), (52, 3100), (48, 2900)],
+          20: [(80, 5000), (85, 5500), (75, 4500), (82, 5200), (78, 4800)]},
 }
 
 
@@ -48,7 +48,11 @@ def test_best_level_share_of_best_and_winners():
     assert b.share_of_best == pytest.approx(80 / 200)
     assert g.throughput.winner == "a"
     assert g.throughput.comparison.ratio == pytest.approx(200 / 80)
+    # every a above every b: p = 2 / C(10, 5) = 0.0079, Holm-adjusted over the summary's two
+    # comparisons (req/s and p99): 0.016, shown with two decimals
+    assert g.throughput.comparison.p_value == pytest.approx(2 * 2 / 252)
     assert g.throughput.verdict.startswith("a wins: 2.50× b's req/s (95% CI ")
+    assert g.throughput.verdict.endswith(", p=0.02, n=5+5)")
     # p99 at the highest common level (20): best is the lowest, share = best / this
     lat_a, lat_b = g.latency.bars
     assert (lat_a.stack, lat_a.estimate.value, lat_b.estimate.value) == ("a", 2000, 5000)
@@ -67,18 +71,23 @@ def test_latency_compares_at_the_highest_level_every_stack_measured_validly():
     assert [b.estimate.value for b in g.latency.bars] == [1000, 3000]
 
 
-def test_no_winner_within_noise_or_without_repetitions():
-    close = {"a": {10: [(100, 1000), (130, 1000), (70, 1000)]},
-             "b": {10: [(98, 1000), (125, 1000), (72, 1000)]}}
+def test_no_winner_within_noise_or_without_enough_repetitions():
+    close = {"a": {10: [(100, 1000), (130, 1000), (70, 1000), (110, 1000), (90, 1000)]},
+             "b": {10: [(98, 1000), (125, 1000), (72, 1000), (105, 1000), (95, 1000)]}}
     [g] = glance(_run(close))
     assert g.throughput.winner is None
     assert g.throughput.comparison.verdict is Verdict.NO_SIGNIFICANT_DIFFERENCE
-    assert g.throughput.verdict.startswith("no winner: a and b are within noise (1.02×, 95% CI")
+    assert g.throughput.verdict.startswith("no winner: a leads b by 1.02×, not significant (p=")
+    three = {s: {v: reps[:3] for v, reps in levels.items()} for s, levels in FIGURES.items()}
+    [g] = glance(_run(three))
+    assert g.throughput.winner is None  # 2.5× apart, but 3+3 values cannot reach p < 0.05
+    assert g.throughput.verdict.startswith("no winner named: a leads by 2.50×, but with 2 "
+                                           "figures compared, n=3+3 cannot reach significance")
     single = {"a": {10: [(200, 1000)]}, "b": {10: [(100, 1000)]}}
     [g] = glance(_run(single))
     assert g.throughput.winner is None
-    assert g.throughput.verdict == ("no winner named: a leads by 2.00× but 1 repetition gives "
-                                    "no interval to judge significance (raise repeat)")
+    assert g.throughput.verdict == ("no winner named: a leads by 2.00×, but n=1+1: a test "
+                                    "needs at least 2 a side")
 
 
 def _bar(stack, value, samples, flags=()):
@@ -87,14 +96,16 @@ def _bar(stack, value, samples, flags=()):
 
 
 def test_decide_edge_cases():
-    assert decide([], True, "req/s")[1] == "no valid level to compare"
-    assert decide([_bar("a", 1, [1])], True, "req/s")[1] == \
-        "only a has a valid figure: nothing to compare"
-    winner, text, _ = decide([_bar("a", 300, [300, 310, 290], ["loader-bound"]),
-                              _bar("b", 100, [100, 101, 99])], True, "req/s")
+    assert decide([], True, "req/s", None) == (None, "no valid level to compare")
+    assert decide([_bar("a", 1, [1])], True, "req/s", None) == \
+        (None, "only a has a valid figure: nothing to compare")
+    bars = [_bar("a", 300, [300, 310, 290, 305, 295], ["loader-bound"]),
+            _bar("b", 100, [100, 101, 99, 102, 98])]
+    winner, text = decide(bars, True, "req/s", compare(bars, True))
     assert winner == "a" and text.endswith("; a was loader-bound: its figure is a lower bound")
-    winner, text, _ = decide([_bar("a", 5, [5, 5, 5]), _bar("b", 0, [0, 0, 0])], True, "req/s")
-    assert winner is None and text == "no winner named: b's median req/s is 0"
+    bars = [_bar("a", 5, [5, 5, 5]), _bar("b", 0, [0, 0, 0])]
+    assert decide(bars, True, "req/s", compare(bars, True)) == \
+        (None, "no winner named: b's median req/s is 0")
 
 
 def test_not_ranked_stacks_are_named_with_why():

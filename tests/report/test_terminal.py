@@ -132,7 +132,7 @@ def test_runs_list_filters(synthetic):
     other = start_run(store, "quick", run_settings=settings(repeat=1))
     add_case(store, other, "rust-hyper", "hello", status="ok")
     summaries = {s.run.id: s for s in run_summaries(store)}
-    assert summaries[run].levels == 3 * 2 * 3 * 3
+    assert summaries[run].levels == 3 * 2 * 3 * 5
     assert summaries[other].stacks == ("rust-hyper",)
     for run_filter, expected in (
             (RunFilter(suite="quick"), [other]),
