@@ -41,6 +41,7 @@ PACKAGES=(
   libboost-dev g++ libssl-dev nlohmann-json3-dev libmariadb-dev libhiredis-dev libmemcached-dev
   maven openjdk-17-jdk-headless
   procps util-linux iproute2 psmisc
+  chromium  # headless browser for the report's browser test (tests/report/test_browser.py)
 )
 
 missing=()

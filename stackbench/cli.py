@@ -1,17 +1,34 @@
 """The command line: parses arguments and calls the pipeline stages, nothing more."""
 
+import datetime
+import resource
 import sys
 import traceback
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from stackbench import __version__
-from stackbench.errors import ExitCode, StackbenchError
+from stackbench.commands.doctor import run_doctor
+from stackbench.commands.run import run_command
+from stackbench.commands.views import (
+    print_results,
+    print_stacks,
+    print_workloads,
+    run_script_timing,
+    run_verify,
+    write_report_files,
+)
+from stackbench.errors import ExitCode, InputError, StackbenchError
+from stackbench.report import FORMATS
+from stackbench.report.terminal import RunFilter
+from stackbench.report.termtable import make_console
 
-console = Console()
-err_console = Console(stderr=True)
+# Replaced by the group callback when --no-color is given. Colour is also off with NO_COLOR
+# set, and all styling when the output is not a terminal (a pipe, a file).
+console = make_console()
+err_console = make_console(stderr=True)
+DATE_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"]
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -24,23 +41,25 @@ def _csv(value: str | None) -> list[str] | None:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="stackbench")
 @click.option("--debug", is_flag=True, help="Show the traceback of an error (for bug reports).")
-def cli(debug: bool) -> None:
+@click.option("--no-color", is_flag=True,
+              help="Plain text without colours (also: NO_COLOR=1, or when not a terminal).")
+def cli(debug: bool, no_color: bool) -> None:
     """Benchmark web stacks on your own hardware, honestly."""
+    if no_color:
+        global console, err_console
+        console = make_console(no_color=True)
+        err_console = make_console(no_color=True, stderr=True)
 
 
 @cli.command()
 def stacks() -> None:
     """List every stack, available or not (with the reason and how to install)."""
-    from stackbench.commands.views import print_stacks
-
     print_stacks(console)
 
 
 @cli.command()
 def workloads() -> None:
     """The workload catalog: endpoint, work done, services needed."""
-    from stackbench.commands.views import print_workloads
-
     print_workloads(console)
 
 
@@ -51,8 +70,6 @@ def workloads() -> None:
               help="Override a stack parameter (repeatable).")
 def verify(stack: str, workload_list: str | None, params: tuple[str, ...]) -> None:
     """Start STACK, run every workload's verifier against it, stop it."""
-    from stackbench.commands.views import run_verify
-
     ok = run_verify(console, stack, _csv(workload_list), params)
     sys.exit(0 if ok else 1)
 
@@ -69,8 +86,6 @@ def verify(stack: str, workload_list: str | None, params: tuple[str, ...]) -> No
 def script(stack: str, workload: str, query: str | None, iterations: int,
            params: tuple[str, ...]) -> None:
     """Time WORKLOAD's code inside one STACK process, without HTTP (wall/user/sys)."""
-    from stackbench.commands.views import run_script_timing
-
     ok = run_script_timing(console, stack, workload, query, iterations, params)
     sys.exit(0 if ok else 1)
 
@@ -87,45 +102,68 @@ def script(stack: str, workload: str, query: str | None, iterations: int,
 def run(suite: Path | None, stack_list: str | None, workload_list: str | None, dry_run: bool,
         out: Path | None, resume: int | None) -> None:
     """Run SUITE (default: suites/quick.toml): every stack x workload x load level."""
-    from stackbench.commands.run import run_command
-
     sys.exit(run_command(console, suite, _csv(stack_list), _csv(workload_list), dry_run, out,
                          resume))
 
 
+def _formats(values: tuple[str, ...]) -> tuple[str, ...] | None:
+
+    wanted = [f for v in values for f in _csv(v) or []]
+    unknown = [f for f in wanted if f not in FORMATS]
+    if unknown:
+        raise InputError(f"--format '{unknown[0]}': choose among {', '.join(FORMATS)} "
+                         "(repeat the flag or separate with commas)")
+    return tuple(dict.fromkeys(wanted)) or None
+
+
+def _until(value: datetime.datetime | None) -> datetime.datetime | None:
+    """--until 2024-06-01 includes that whole day."""
+    if value is not None and value.time() == datetime.time():
+        return value + datetime.timedelta(days=1) - datetime.timedelta(microseconds=1)
+    return value
+
+
 @cli.command()
 @click.argument("run_id", required=False)
+@click.option("--suite", "suite_name", help="Only runs of this suite (its name, e.g. quick).")
+@click.option("--stack", "stack_list", help="Only runs with these stacks (comma-separated); "
+              "with RUN_ID, only these stacks of that run.")
+@click.option("--workload", "workload_list", help="Only runs with these workloads (name or "
+              "label, comma-separated); with RUN_ID, only these workloads of that run.")
+@click.option("--since", type=click.DateTime(DATE_FORMATS),
+              help="Only runs started on or after this date (YYYY-MM-DD[ HH:MM]).")
+@click.option("--until", type=click.DateTime(DATE_FORMATS),
+              help="Only runs started on or before this date (a day counts whole).")
 @click.option("--out", type=click.Path(path_type=Path), help="Results directory.")
-def results(run_id: str | None, out: Path | None) -> None:
-    """List stored runs, or show one run's summary."""
-    from stackbench.commands.views import print_results
-
-    print_results(console, run_id, out)
+def results(run_id: str | None, suite_name: str | None, stack_list: str | None,
+            workload_list: str | None, since: datetime.datetime | None,
+            until: datetime.datetime | None, out: Path | None) -> None:
+    """List stored runs (filtered), or show one run's tables and summary."""
+    run_filter = RunFilter(suite_name, tuple(_csv(stack_list) or ()),
+                           tuple(_csv(workload_list) or ()), since, _until(until))
+    print_results(console, run_id, out, run_filter)
 
 
 @cli.command()
 @click.argument("run_id")
+@click.option("--format", "formats", multiple=True, metavar="FORMAT",
+              help="html, md, csv, json or png (the charts); repeat or separate with commas "
+                   "(default: all).")
 @click.option("--out", type=click.Path(path_type=Path), help="Results directory.")
-def report(run_id: str, out: Path | None) -> None:
-    """(Re)write the report files of a stored run."""
-    from stackbench.commands.views import write_report_files
-
-    write_report_files(console, run_id, out)
+def report(run_id: str, formats: tuple[str, ...], out: Path | None) -> None:
+    """(Re)write the report files of a stored run (RUN_ID: a number or 'last')."""
+    write_report_files(console, run_id, out, _formats(formats))
 
 
 @cli.command()
 @click.argument("suite", type=click.Path(path_type=Path), required=False)
 def doctor(suite: Path | None) -> None:
     """Check this machine for benchmarking (and for SUITE's load, if given); print advice."""
-    from stackbench.commands.doctor import run_doctor
-
     run_doctor(console, suite)
 
 
 def raise_open_files_limit() -> None:
     """Servers and loaders inherit this process's limit: thousands of connections need it."""
-    import resource
-
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < hard:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))

@@ -9,12 +9,14 @@ Ctrl-C, 143 SIGTERM, 129 SIGHUP): what was measured is kept and reported, and
 
 import contextlib
 import signal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
+from rich.live import Live
+from rich.text import Text
 
 from stackbench.config.paths import DEFAULT_RESULTS_DIR, DEFAULT_SUITE
 from stackbench.config.placement import format_cpus
@@ -28,6 +30,9 @@ from stackbench.engine.runner import Progress as RunnerProgress
 from stackbench.errors import EnvironmentProblem, StackbenchError
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.machine import plan_limits
+from stackbench.report import write_all
+from stackbench.report.terminal import level_line, print_run
+from stackbench.report.termtable import Cell, Col, print_notes, print_table
 from stackbench.store.store import DISK_FULL_ERRNOS, Store
 
 
@@ -42,43 +47,161 @@ def open_store(out: Path | None, console: Console | None = None) -> Store:
     directory.mkdir(parents=True, exist_ok=True)
     store = Store(directory / "stackbench.sqlite")
     for recovered in recover_stale_runs(store):
-        (console or Console(stderr=True)).print(f"[yellow]note[/]: {recovered.describe()}",
-                                                highlight=False)
+        (console or Console(stderr=True)).print(
+            Text.assemble(("note", "yellow"), f": {recovered.describe()}"))
     return store
 
 
 def print_plan(console: Console, plan: Plan) -> None:
     suite = plan.suite
     s = suite.load
-    console.print(f"[bold]suite[/] {suite.name} ({suite.path}) — {suite.description}")
+    console.print(Text.assemble(("suite ", "bold"), f"{suite.name} ({suite.path}) — "
+                                f"{suite.description}"))
     amount = f"{s.duration_s:g} s" if s.duration_s else f"{s.requests} requests"
-    console.print(
+    console.print(Text(
         f"load: driver={s.driver.value} mode={s.mode.value} keepalive={s.keepalive.value} "
         f"{suite.level_kind}={', '.join(f'{v:g}' for v in suite.levels)} "
-        f"each {amount} (+{s.warmup_s:g} s warm-up, {s.pause_s:g} s pause), repeat={s.repeat}")
+        f"each {amount} (+{s.warmup_s:g} s warm-up, {s.pause_s:g} s pause), repeat={s.repeat}"))
     p = suite.placement
-    console.print(f"cpus: server {format_cpus(p.server)}, loader {format_cpus(p.loader)}, "
-                  f"services {format_cpus(p.services)}"
-                  + (" [yellow](server and loader share cores)[/]" if p.shared else ""))
-    table = Table(title="plan")
-    for col in ("stack", "status", "workloads", "levels"):
-        table.add_column(col)
+    cpus = Text(f"cpus: server {format_cpus(p.server)}, loader {format_cpus(p.loader)}, "
+                f"services {format_cpus(p.services)}")
+    if p.shared:
+        cpus.append(" (server and loader share cores)", style="yellow")
+    console.print(cpus)
+    rows: list[list[Cell]] = []
+    notes: list[tuple[str, str]] = []  # why a stack is unavailable: under the table, full width
     for st in plan.stacks:
-        status = "[green]run[/]" if st.available else f"[red]unavailable[/]: {escape(st.reason)}"
-        table.add_row(st.name, status, ", ".join(c.spec.label for c in st.cases),
-                      str(sum(len(c.levels) for c in st.cases)))
-    console.print(table)
-    console.print(f"{plan.level_count()} load levels, about {plan.estimated_seconds() / 60:.1f} "
-                  "min of load and pauses, plus builds, start-up and verification")
+        if st.available:
+            status = Text("run", style="green")
+        else:
+            notes.append((f"[{len(notes) + 1}]", f"{st.name}: {st.reason}"))
+            status = Text(f"unavailable {notes[-1][0]}", style="red")
+        rows.append([st.name, status, ", ".join(c.spec.label for c in st.cases),
+                     str(sum(len(c.levels) for c in st.cases))])
+    print_table(console, "plan", [Col("stack"), Col("status"), Col("workloads", wrap=True),
+                                  Col("levels", "right")], rows)
+    print_notes(console, notes, style="red")
+    console.print(Text(f"{plan.level_count()} load levels, about "
+                       f"{plan.estimated_seconds() / 60:.1f} min of load and pauses, plus "
+                       "builds, start-up and verification"))
     for check in plan_limits(plan):
-        console.print(f"[yellow]limit[/] {check.name}: {check.value}. {check.advice}",
-                      highlight=False)
+        line = Text("limit ", style="yellow")
+        line.append(f"{check.name}: {check.value}. {check.advice}")
+        console.print(line)
 
 
-def _level_line(event: LevelEvent) -> str:
-    from stackbench.report.terminal import level_line
+# --- live progress ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Slot:
+    """One planned load level, in the order the runner executes them."""
 
-    return level_line(event.stack, event.label, event.row)
+    stack: str
+    label: str
+    index: int | None   # None: a probe of a rate search (its rate is chosen during the run)
+    value: float | None
+    repetition: int
+    repeat: int
+    seconds: float      # planned: duration + warm-up + pause
+
+
+def plan_slots(plan: Plan) -> list[Slot]:
+    suite = plan.suite
+    out = []
+    for st in plan.stacks:
+        if not st.available:
+            continue
+        for case in st.cases:
+            s = suite.load_for(case.spec.label)
+            seconds = (s.duration_s or 0.0) + s.warmup_s + s.pause_s
+            if suite.search is not None:
+                out += [Slot(st.name, case.spec.label, None, None, rep % s.repeat, s.repeat,
+                             seconds) for rep in range(suite.search.probes * s.repeat)]
+            else:
+                out += [Slot(st.name, case.spec.label, lv.index, lv.value, lv.repetition,
+                             s.repeat, seconds) for lv in case.levels]
+    return out
+
+
+class EtaTracker:
+    """Where the run is and how long the plan says is left, from the runner's callbacks.
+
+    The runner reports messages (building, starting, verifying...) and finished levels; a
+    level is assumed to start at the last event before it. Levels the runner skips (a stack
+    that failed, a sweep stopped early) drop out as soon as a later stack or level reports.
+    The ETA covers load, warm-ups and pauses; builds and start-ups come on top."""
+
+    def __init__(self, slots: Sequence[Slot], clock: Callable[[], float] = time.monotonic
+                 ) -> None:
+        self.slots = list(slots)
+        self.clock = clock
+        self.position = 0          # index of the next slot to run
+        self.started = clock()
+        self.since = self.started  # last event: when the current level (probably) began
+        self.phase = ""            # the last message, until a level finishes
+
+    def _find(self, match: Callable[[Slot], bool]) -> int | None:
+        return next((i for i in range(self.position, len(self.slots))
+                     if match(self.slots[i])), None)
+
+    def message(self, text: str) -> None:
+        self.phase = text
+        self.since = self.clock()
+        stack = text.split(":", 1)[0]
+        current = self.current()
+        if current is not None and current.stack != stack:
+            found = self._find(lambda s: s.stack == stack)
+            if found is not None:  # a later stack began: the earlier levels will not run
+                self.position = found
+
+    def level_done(self, stack: str, label: str, index: int, repetition: int) -> None:
+        found = self._find(lambda s: s.stack == stack and s.label == label
+                           and (s.index is None or (s.index == index
+                                                    and s.repetition == repetition)))
+        if found is not None:
+            self.position = found + 1
+        self.phase = ""
+        self.since = self.clock()
+
+    def current(self) -> Slot | None:
+        return self.slots[self.position] if self.position < len(self.slots) else None
+
+    def remaining_s(self) -> float:
+        current = self.current()
+        if current is None:
+            return 0.0
+        into = self.clock() - self.since
+        later = sum(s.seconds for s in self.slots[self.position + 1:])
+        return max(0.0, current.seconds - into) + later
+
+    def line(self, level_kind: str) -> Text:
+        now = self.clock()
+        current = self.current()
+        total = len(self.slots)
+        head = f"▶ {min(self.position + 1, total)}/{total} "
+        if current is None:
+            what = self.phase or "finishing"
+        elif self.phase:
+            what = self.phase
+        else:
+            where = ("probe" if current.value is None else
+                     f"rate {current.value:g}/s" if level_kind == "rate"
+                     else f"c={current.value:g}")
+            what = (f"{current.stack} {current.label} {where} "
+                    f"rep {current.repetition + 1}/{current.repeat} "
+                    f"{_clock(min(now - self.since, current.seconds))}/"
+                    f"{_clock(current.seconds)}")
+        line = Text(head, style="bold")
+        line.append(what)
+        line.append(f" · elapsed {_clock(now - self.started)} · ETA ~"
+                    f"{_clock(self.remaining_s())}", style="cyan")
+        return line
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return (f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours
+            else f"{rest // 60}:{rest % 60:02d}")
 
 
 class Interrupted(KeyboardInterrupt):
@@ -134,20 +257,20 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
         return 0
     _stop_signals_as_interrupt()
     store = store or open_store(out, console)
-    progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                        TextColumn("{task.completed}/{task.total} levels"), TimeElapsedColumn(),
-                        TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=True)
+    tracker = EtaTracker(plan_slots(plan))
+    # Redrawn twice a second from the tracker; transient, and silent when not a terminal.
+    live = Live(console=console, refresh_per_second=2, transient=True,
+                get_renderable=lambda: tracker.line(suite.level_kind))
     runner = None
-    with progress:
-        task = progress.add_task("running", total=plan.level_count())
-
+    with live:
         def level_done(event: LevelEvent) -> None:
-            progress.console.print(_level_line(event), highlight=False)
-            progress.advance(task)
+            tracker.level_done(event.stack, event.label, event.level.index,
+                               event.level.repetition)
+            live.console.print(Text(level_line(event.stack, event.label, event.row)))
 
         def message(text: str) -> None:
-            progress.update(task, description=text[:60])
-            progress.console.print(f"[dim]{text}[/]", highlight=False)
+            tracker.message(text)
+            live.console.print(Text(text, style="dim"))
 
         runner = Runner(plan, inventory, store, results_dir(out),
                         RunnerProgress(message, level_done), selection, resume)
@@ -155,9 +278,11 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
         try:
             runner.execute()
         except KeyboardInterrupt as exc:
+            live.stop()
             stopped_by = _signal_number(exc)
         except StackbenchError:
             # E.g. the disk filled up mid-run: report what was measured, then the error.
+            live.stop()
             if runner.run_id:
                 _report_despite(console, store, runner.run_id, out)
             raise
@@ -174,13 +299,13 @@ def _interrupted(console: Console, store: Store, run_id: int, out: Path | None,
     """Stopped by a signal: the report of what was measured, exit 128 + n."""
     if run_id:
         # A closed terminal (SIGHUP) cannot be written to: the files still are.
-        quiet = contextlib.suppress(OSError) if signum == signal.SIGHUP \
-            else contextlib.nullcontext()
-        with quiet:
-            console.print(f"[yellow]interrupted[/] ({signal.Signals(signum).name}): run {run_id} "
-                          "keeps its finished levels; continue it with 'stackbench run "
-                          f"--resume {run_id}'")
-        _finish(console, store, run_id, out, quiet=signum == signal.SIGHUP)
+        quiet = signum == signal.SIGHUP
+        with contextlib.suppress(OSError) if quiet else contextlib.nullcontext():
+            console.print(Text.assemble(
+                ("interrupted", "yellow"), f" ({signal.Signals(signum).name}): run {run_id} "
+                "keeps its finished levels; continue it with 'stackbench run --resume "
+                f"{run_id}'"))
+        _finish(console, store, run_id, out, quiet=quiet)
     return 128 + signum
 
 
@@ -189,29 +314,29 @@ def _report_despite(console: Console, store: Store, run_id: int, out: Path | Non
     try:
         _finish(console, store, run_id, out)
     except StackbenchError as exc:
-        console.print(f"[red]the report could not be written either[/]: {exc}", highlight=False)
+        console.print(Text.assemble(("the report could not be written either", "red"),
+                                    f": {exc}"))
 
 
 def _finish(console: Console, store: Store, run_id: int, out: Path | None,
             quiet: bool = False) -> int:
     """Write the report files, print the run, return the exit code (engine/outcome.py)."""
-    from stackbench.report import write_all
-    from stackbench.report.terminal import print_run
-
     data = store.load_run(run_id)
     directory = results_dir(out) / f"run-{run_id}"
-    try:
+    try:  # the files first: a closed terminal must not cost the report
         target = write_all(data, directory)
     except OSError as exc:
         raise _report_write_failure(directory, run_id, store, exc) from exc
     outcome = run_outcome(data)
     with contextlib.suppress(OSError) if quiet else contextlib.nullcontext():
-        print_run(console, data)
-        console.print(f"\n[bold]report:[/] {target / 'report.html'}")
-        console.print(f"(also {target / 'summary.md'}, results.csv, results.json; "
-                      f"store {store.path}; rewrite with 'stackbench report {run_id}')")
+        print_run(console, data)  # ends with the at-a-glance summary: the last screen
+        console.print()
+        console.print(Text.assemble(("report: ", "bold"), str(target / "report.html")))
+        console.print(Text(f"(also {target / 'summary.md'}, results.csv, results.json, "
+                           f"charts/; store {store.path}; rewrite with 'stackbench report "
+                           f"{run_id}')"))
         for problem in outcome.problems:
-            console.print(f"[red]exit {outcome.exit_code}[/]: {problem}", highlight=False)
+            console.print(Text.assemble((f"exit {outcome.exit_code}", "red"), f": {problem}"))
     return outcome.exit_code
 
 

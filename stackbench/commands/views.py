@@ -3,9 +3,10 @@
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from stackbench.commands.run import open_store, results_dir
 from stackbench.config.placement import default_placement
 from stackbench.config.status import unavailable_reason
 from stackbench.config.workloads import CATALOG, parse_spec
@@ -13,35 +14,42 @@ from stackbench.errors import InputError
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.script import run_script
 from stackbench.lab.session import verify_stack
+from stackbench.report import FORMATS, write_all
+from stackbench.report.terminal import RunFilter, filter_run, print_run, print_runs
+from stackbench.report.termtable import Cell, Col, print_table
 
 
 def print_stacks(console: Console) -> None:
-    table = Table(title="stacks")
-    for col in ("stack", "status", "language", "I/O model"):
-        table.add_column(col, no_wrap=True)
-    table.add_column("description / reason", min_width=30)
+    """Every stack. At 80 columns the language and I/O model columns give way (in that order)
+    to the description or the reason a stack is unavailable, which is never cut."""
+    rows: list[list[Cell]] = []
     for name, entry in load_inventory().items():
         if entry.parsed is None:  # a broken stack.toml: say what to fix, the rest still works
-            table.add_row(name, "[red]invalid[/]", "", "", escape(unavailable_reason(entry)))
+            rows.append([name, Text("invalid", style="red"), "", "",
+                         unavailable_reason(entry)])
             continue
         m = entry.parsed
         if entry.status.available:
-            table.add_row(name, "[green]available[/]", m.language, m.io_model.value,
-                          m.description)
+            rows.append([name, Text("available", style="green"), m.language, m.io_model.value,
+                         m.description])
         else:
-            table.add_row(name, "[red]unavailable[/]", m.language, m.io_model.value,
-                          unavailable_reason(entry))
-    console.print(table)
+            rows.append([name, Text("unavailable", style="red"), m.language, m.io_model.value,
+                         unavailable_reason(entry)])
+    print_table(console, "stacks", [Col("stack"), Col("status"), Col("language", drop=1),
+                                    Col("I/O model", drop=2),
+                                    Col("description / reason", wrap=True, min_width=36)],
+                rows)
 
 
 def print_workloads(console: Console) -> None:
-    table = Table(title="workloads")
-    for col in ("workload", "group", "request", "work", "services"):
-        table.add_column(col)
-    for w in CATALOG.values():
-        table.add_row(w.name, w.group.value, w.path(w.default), w.description,
-                      ", ".join(w.services) or "-")
-    console.print(table)
+    """The catalog. When too narrow the services, then group columns give way (in that
+    order); the work column wraps."""
+    rows: list[list[Cell]] = [[w.name, w.group.value, w.path(w.default), w.description,
+                               ", ".join(w.services) or "-"] for w in CATALOG.values()]
+    print_table(console, "workloads", [Col("workload"), Col("group", drop=2),
+                                       Col("request", wrap=True, min_width=12),
+                                       Col("work", wrap=True, min_width=28),
+                                       Col("services", wrap=True, drop=1, min_width=9)], rows)
 
 
 def _parse_params(params: tuple[str, ...]) -> dict[str, str]:
@@ -68,25 +76,31 @@ def run_verify(console: Console, stack: str, workloads: list[str] | None,
     return all(o.ok for o in outcomes)
 
 
-def print_results(console: Console, run_id: str | None, out: Path | None) -> None:
-    from stackbench.commands.run import open_store
-    from stackbench.report.terminal import print_run, print_runs
-
+def print_results(console: Console, run_id: str | None, out: Path | None,
+                  run_filter: RunFilter | None = None) -> None:
+    """The stored runs (filtered), or one run's tables restricted to some stacks/workloads."""
+    f = run_filter or RunFilter()
     store = open_store(out)
     if run_id is None:
-        print_runs(console, store)
-    else:
-        print_run(console, store.load_run(store.resolve_run(run_id)))
+        print_runs(console, store, f)
+        return
+    if f.suite is not None or f.since is not None or f.until is not None:
+        raise InputError("--suite, --since and --until select among runs: give them without "
+                         "a RUN_ID (with a RUN_ID, --stack and --workload narrow that run)")
+    data = store.load_run(store.resolve_run(run_id))
+    print_run(console, filter_run(data, f.stacks, f.workloads))
 
 
-def write_report_files(console: Console, run_id: str, out: Path | None) -> None:
-    from stackbench.commands.run import open_store, results_dir
-    from stackbench.report import write_all
-
+def write_report_files(console: Console, run_id: str, out: Path | None,
+                       formats: tuple[str, ...] | None = None) -> None:
     store = open_store(out)
     data = store.load_run(store.resolve_run(run_id))
-    target = write_all(data, results_dir(out) / f"run-{data.run.id}")
-    console.print(f"report written to {target / 'report.html'}")
+    wanted = formats or FORMATS
+    target = write_all(data, results_dir(out) / f"run-{data.run.id}", wanted)
+    written = {"html": "report.html", "md": "summary.md", "csv": "results.csv",
+               "json": "results.json", "png": "charts/*.png (and .svg)"}
+    console.print(Text(f"written to {target}: "
+                       + ", ".join(written[f] for f in FORMATS if f in wanted)))
 
 
 def run_script_timing(console: Console, stack: str, workload: str, query: str | None,

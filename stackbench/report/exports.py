@@ -11,10 +11,12 @@ from typing import Any
 
 import msgspec
 
-from stackbench.analysis import stats
+from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
 from stackbench.report import tables
+from stackbench.report.context import Context, build_context, mib
+from stackbench.report.glance import WorkloadGlance, glance
 from stackbench.report.tables import TextTable
 from stackbench.store.records import NOT_IN_CSV, NOT_IN_JSON, LevelRecord, LevelRow, flat_fields
 
@@ -135,6 +137,38 @@ def _when(ts: float | None) -> str:
     return "–" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 
 
+def _glance_md(g: WorkloadGlance) -> list[str]:
+    rows = []
+    for m, value_fmt in ((g.throughput, fmt.rate), (g.latency, fmt.latency)):
+        for b in m.bars:
+            rows.append([m.metric, b.stack, fmt.estimate(b.estimate, value_fmt),
+                         fmt.level(b.level_value), f"{b.share_of_best:.0%}",
+                         ", ".join(b.flags)])
+    out = [f"### {g.label}", ""]
+    if rows:
+        out += [md_table(TextTable(["figure", "stack", "median [95% CI]", "level", "% of best",
+                                    "flags"], rows)), ""]
+    out += [f"- req/s ({g.throughput.where}): {g.throughput.verdict}",
+            f"- p99 ({g.latency.where}): {g.latency.verdict}"]
+    out += [f"- not ranked: {stack} — {why}" for stack, why in g.not_ranked]
+    return [*out, ""]
+
+
+def _context_md(ctx: Context) -> list[str]:
+    memory = TextTable(["stack", "role", "peak RSS", "mean RSS", "levels"],
+                       [[m.stack, m.role, mib(m.peak_bytes), mib(m.mean_bytes), str(m.levels)]
+                        for m in ctx.memory])
+    params = TextTable(["stack", "parameters set by the suite"],
+                       [[p.stack, ", ".join(f"{k}={v}" for k, v in p.params) or "defaults"]
+                        for p in ctx.stack_params])
+    return ["## Context", "",
+            md_table(TextTable(["machine", ""], [list(r) for r in ctx.machine])), "",
+            md_table(TextTable(["role", "CPUs"], [list(r) for r in ctx.cores])), "",
+            md_table(params), "", ctx.params_note, "",
+            md_table(TextTable(["tool", "version"], [list(r) for r in ctx.versions])), "",
+            ctx.memory_note, "", *([md_table(memory), ""] if ctx.memory else [])]
+
+
 def summary_md(a: Analysis, found: list[Finding]) -> str:
     run = a.data.run
     out = [f"# stackbench run {run.id}: {run.suite_name}", "",
@@ -144,10 +178,15 @@ def summary_md(a: Analysis, found: list[Finding]) -> str:
            f"{a.settings.get('keepalive', '?')}, {a.repeat} repetition(s) per level. "
            f"SLO: {slo_text(a)}. Figures are medians over repetitions; [low–high] is the 95% "
            "bootstrap confidence interval of the median; – means not measured.", "",
-           "## At a glance", "", f"Highest median throughput (req/s @ {a.level_label}) over "
-           "valid levels:", "", md_table(tables.at_a_glance(a)), ""]
+           "## At a glance", "", "Throughput: each stack's best valid level; p99: at the "
+           "highest level every stack measured validly. A winner is named only when the 95% CI "
+           "of the ratio of medians excludes 1.", ""]
+    for g in glance(a):
+        out += _glance_md(g)
     if a.slo is not None:
-        out += ["Within the SLO:", "", md_table(tables.at_a_glance(a, within_slo=True)), ""]
+        out += ["Highest median throughput within the SLO (req/s @ level):", "",
+                md_table(tables.at_a_glance(a, within_slo=True)), ""]
+    out += _context_md(build_context(a))
     out += ["## Findings", "", RANKING_LEGEND, ""]
     out += [f"- {'**' + f.workload + '** ' if f.workload else ''}"
             f"{'⚠ ' if f.severity != 'info' else ''}{f.text}" for f in found] or ["- none"]

@@ -1,19 +1,36 @@
-"""Terminal views: one run's tables and findings, the list of runs, the per-level line."""
+"""Terminal views: one run (a table per workload, notes, findings and, last, the at-a-glance
+summary), the list of runs, and the line printed after each level.
 
+Everything fits the console width (see termtable: wrap, fold, then drop columns in the order
+given here) and is printed as text, never as markup. The per-workload table drops, when too
+wide: 1 server CPU, 2 p50, 3 the 95% CI, 4 % of best. Flags and warnings are never dropped:
+they are numbered notes under the table, wrapped to the full width.
+"""
+
+import datetime
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, WorkloadView, analyse
-from stackbench.analysis.findings import findings
+from stackbench.analysis.findings import findings, slo_text
+from stackbench.errors import InputError
 from stackbench.report import tables
-from stackbench.store.store import LevelRow, RunData, Store
+from stackbench.report.colors import stack_color
+from stackbench.report.glance import GlanceBar, MetricGlance, WorkloadGlance, glance
+from stackbench.report.termtable import Cell, Col, print_notes, print_table, print_wrapped
+from stackbench.store.store import LevelRow, RunData, RunRow, Store
 
 _SEVERITY_STYLE = {"info": "", "warn": "yellow", "error": "red"}
+BLOCKS = " ▏▎▍▌▋▊▉█"  # eighths of a character cell
+MIN_BAR = 8
 
 
+# --- the line after each level ----------------------------------------------------------------
 def level_line(stack: str, label: str, level_row: LevelRow) -> str:
     """One line printed by the orchestrator after each level (plain text, no markup)."""
     r = level_row
@@ -25,7 +42,7 @@ def level_line(stack: str, label: str, level_row: LevelRow) -> str:
              f"p50 {fmt.latency(latency.get('p50'))}",
              f"p99 {fmt.latency(latency.get('p99'))}",
              f"errors {r.errors_total:,} ({fmt.fraction(stats.level_error_rate(r))})",
-             f"server CPU {fmt.percent(stats.server_cpu_percent(r), 0)}"]
+             f"CPU {fmt.percent(stats.server_cpu_percent(r), 0)}"]
     if r.status != "ok":
         parts.append(r.status.upper())
     if r.flags:
@@ -33,68 +50,253 @@ def level_line(stack: str, label: str, level_row: LevelRow) -> str:
     return "  ".join(parts)
 
 
-def _workload_table(a: Analysis, w: WorkloadView) -> Table:
-    table = Table(title=w.label, title_justify="left")
-    for col in ("stack", a.level_label, "req/s [95% CI]", "p50", "p99", "errors",
-                "server CPU", "flags"):
-        table.add_column(col, justify="left" if col in ("stack", "flags") else "right")
+# --- one run ------------------------------------------------------------------------------------
+def filter_run(data: RunData, stacks: Sequence[str] | None = None,
+               workloads: Sequence[str] | None = None) -> RunData:
+    """The run restricted to some stacks and workloads (a workload matches by name, e.g.
+    sha256, or by label, e.g. sha256?n=10)."""
+    cases = [c for c in data.cases
+             if (not stacks or c.stack in stacks)
+             and (not workloads or c.workload in workloads or c.label in workloads)]
+    if (stacks or workloads) and not cases:
+        what = ", ".join([*(f"stack {s}" for s in stacks or ()),
+                          *(f"workload {w}" for w in workloads or ())])
+        raise InputError(f"run {data.run.id} has no case for {what} (its stacks: "
+                         f"{', '.join(dict.fromkeys(c.stack for c in data.cases))}; workloads: "
+                         f"{', '.join(dict.fromkeys(c.label for c in data.cases))})")
+    ids = {c.id for c in cases}
+    kept = {(c.stack, c.workload) for c in cases}
+    return replace(data, cases=cases, levels=[r for r in data.levels if r.case_id in ids],
+                   verifications=[v for v in data.verifications
+                                  if (v.stack, v.workload) in kept],
+                   scripts=[s for s in data.scripts if not stacks or s.stack in stacks])
+
+
+def _best_at(w: WorkloadView) -> dict[float, float]:
+    """Best valid median req/s at each level (the 100% of the '% best' column)."""
+    best: dict[float, float] = {}
     for c in w.cases:
         for g in c.aggregates:
-            flags = tables.flags_cell(g)
-            style = "red" if g.status != "ok" or not c.rankable else ""
-            table.add_row(c.stack, fmt.level(g.level_value), fmt.estimate(g.throughput),
-                          fmt.latency(g.latency_value("p50")), fmt.latency(g.latency_value("p99")),
-                          f"{g.errors_total:,} ({fmt.fraction(g.error_rate.value)})",
-                          fmt.percent(g.server_cpu_percent), flags, style=style)
+            if c.rankable and g.status == "ok" and stats.NO_COMPLETED not in g.flags:
+                best[g.level_value] = max(best.get(g.level_value, 0.0), g.throughput.value)
+    return best
+
+
+def _ci(g_est: stats.Estimate) -> str:
+    if not g_est.has_interval or g_est.low == g_est.high:
+        return "–"
+    return f"{fmt.rate(g_est.low)}–{fmt.rate(g_est.high)}"
+
+
+class _Notes:
+    """Numbered notes of one table: the same text gets the same number."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, int] = {}
+
+    def mark(self, texts: Sequence[str]) -> str:
+        marks = []
+        for t in texts:
+            if t not in self.items:
+                self.items[t] = len(self.items) + 1
+            marks.append(str(self.items[t]))
+        return ",".join(marks)
+
+    def lines(self) -> list[tuple[str, str]]:
+        return [(f"[{n}]", t) for t, n in self.items.items()]
+
+
+def _workload_table(console: Console, a: Analysis, w: WorkloadView) -> None:
+    level_header = "rate" if a.level_kind == "rate" else "conns"
+    cols = [Col("stack"), Col(level_header, "right"), Col("req/s", "right"),
+            Col("95% CI", "right", drop=3), Col("% best", "right", drop=4),
+            Col("p50", "right", drop=2), Col("p99", "right"), Col("errors", "right"),
+            Col("CPU", "right", drop=1), Col("notes")]
+    best = _best_at(w)
+    notes = _Notes()
+    rows: list[list[Cell]] = []
+    styles = []
+    for c in w.cases:
+        for g in c.aggregates:
+            valid = c.rankable and g.status == "ok"
+            texts = list(g.flags)
+            if g.slo is not None and g.slo.status.value != "pass":
+                texts.append(f"SLO {g.slo.status.value}: {slo_text(a)} not met"
+                             if g.slo.status.value == "fail" else f"SLO unknown: {g.slo.reason}")
+            if not c.rankable:
+                texts.append(f"{c.stack}: not ranked (case {c.case.status}"
+                             + (", verification failed)" if c.verification_failures else ")"))
+            top = best.get(g.level_value)
+            share = (f"{g.throughput.value / top:.0%}" if valid and top else "–")
+            rows.append([Text(c.stack, style=stack_color(a.stacks, c.stack)),
+                         fmt.level(g.level_value), fmt.rate(g.throughput.value),
+                         _ci(g.throughput), share, fmt.latency(g.latency_value("p50")),
+                         fmt.latency(g.latency_value("p99")), fmt.fraction(g.error_rate.value),
+                         fmt.percent(g.server_cpu_percent, 0), notes.mark(texts)])
+            styles.append("" if valid else "red")
     for c in w.not_measured:
-        table.add_row(c.stack, "–", "–", "–", "–", "–", "–",
-                      f"{c.case.status}: {c.case.reason}", style="yellow")
-    return table
+        reason = c.case.reason or "; ".join(c.verification_failures) or "no levels measured"
+        rows.append([c.stack, *(["–"] * 8), notes.mark([f"{c.stack}: {c.case.status} — "
+                                                       f"{reason}"])])
+        styles.append("yellow")
+    print_table(console, w.label, cols, rows, styles)
+    print_notes(console, notes.lines())
+
+
+def _text_table(console: Console, title: str, t: tables.TextTable, wrap_last: bool) -> None:
+    cols = [Col(h, wrap=wrap_last and i == len(t.header) - 1) for i, h in
+            enumerate(t.header)]
+    print_table(console, title, cols, t.rows)
 
 
 def print_run(console: Console, data: RunData) -> None:
     a = analyse(data)
     run = data.run
-    console.print(f"[bold]run {run.id}[/] {run.suite_name} — {run.status}, "
-                  f"{a.settings.get('mode', '?')} loop, {a.repeat} repetition(s)",
-                  highlight=False)
+    console.print(Text(f"run {run.id} {run.suite_name} — {run.status}, "
+                       f"{a.settings.get('mode', '?')} loop, {a.repeat} repetition(s)",
+                       style="bold"))
+    print_wrapped(console, "Medians over repetitions; 95% CI: bootstrap interval of the "
+                  "median; % best: of the best valid stack at the same level; notes under "
+                  "each table.", indent=0, style="dim")
     for w in a.workloads:
-        console.print(_workload_table(a, w))
+        console.print()
+        _workload_table(console, a, w)
     for title, extra in (("sweep notes", tables.case_notes(a)),
                          ("standalone timing (no HTTP)", tables.script_timings(a))):
         if extra is not None:
-            table = Table(title=title, title_justify="left")
-            for col in extra.header:
-                table.add_column(col)
-            for row in extra.rows:
-                table.add_row(*row)
-            console.print(table)
-    console.print("[bold]findings[/]")
+            console.print()
+            _text_table(console, title, extra, wrap_last=True)
+    console.print()
+    console.print(Text("findings", style="bold"))
     for f in findings(a):
         prefix = f"{f.workload}: " if f.workload else ""
-        console.print(f"- {prefix}{f.text}", style=_SEVERITY_STYLE[f.severity], markup=False,
-                      highlight=False)
+        print_wrapped(console, prefix + f.text, "- ", indent=2,
+                      style=_SEVERITY_STYLE[f.severity])
+    console.print()
+    print_glance(console, a, glance(a))
 
 
-def _counts(store: Store) -> dict[int, tuple[int, int]]:
-    """run id -> (cases, levels) without loading every level's histogram."""
-    rows = store.db.execute(
-        "SELECT c.run_id AS run_id, COUNT(DISTINCT c.id) AS cases, COUNT(l.id) AS levels "
-        "FROM cases c LEFT JOIN levels l ON l.case_id = c.id GROUP BY c.run_id").fetchall()
-    return {r["run_id"]: (r["cases"], r["levels"]) for r in rows}
+# --- at a glance --------------------------------------------------------------------------------
+def bar_text(fraction: float, width: int) -> str:
+    """A horizontal bar of `width` cells filled to `fraction` (eighths of a cell)."""
+    eighths = round(max(0.0, min(1.0, fraction)) * width * 8)
+    full, part = divmod(eighths, 8)
+    return ("█" * full + (BLOCKS[part] if part else "")).ljust(width)
 
 
-def print_runs(console: Console, store: Store) -> None:
-    runs = store.runs()
-    if not runs:
+def _metric_lines(console: Console, a: Analysis, m: MetricGlance,
+                  value_fmt: Callable[[float | None], str]) -> None:
+    title = "req/s" if m.higher_is_better else f"{m.metric} latency"
+    console.print(Text(f"  {title}, {m.where}", style="dim"))
+    if not m.bars:
+        print_wrapped(console, m.verdict, "    ", indent=4)
+        return
+    name_w = max(len(b.stack) for b in m.bars)
+    scale = max(b.estimate.value for b in m.bars) or 1.0
+
+    def figures(b: GlanceBar, with_ci: bool) -> str:
+        value = fmt.estimate(b.estimate, value_fmt) if with_ci else value_fmt(b.estimate.value)
+        return f"{value} @{fmt.level(b.level_value)}"
+
+    with_ci = True
+    fig_w = max(len(figures(b, True)) for b in m.bars)
+    fixed = 4 + name_w + 1 + 1 + fig_w + 1 + 4
+    if console.width - fixed < MIN_BAR:  # narrow: keep the bar, drop the interval
+        with_ci = False
+        fig_w = max(len(figures(b, False)) for b in m.bars)
+        fixed = 4 + name_w + 1 + 1 + fig_w + 1 + 4
+    bar_w = max(MIN_BAR, console.width - fixed)
+    for b in m.bars:
+        line = Text(f"    {b.stack.ljust(name_w)} ")
+        line.append(bar_text(b.estimate.value / scale, bar_w), style=stack_color(a.stacks,
+                                                                                  b.stack))
+        line.append(f" {figures(b, with_ci).rjust(fig_w)} {b.share_of_best:>4.0%}")
+        console.print(line, overflow="fold")
+        if b.flags:
+            print_wrapped(console, f"{b.stack}: {', '.join(b.flags)}", "      ", indent=8,
+                          style="yellow")
+    print_wrapped(console, m.verdict, "    → ", indent=6, style="bold" if m.winner else "")
+
+
+def print_glance(console: Console, a: Analysis, glances: Sequence[WorkloadGlance]) -> None:
+    console.print(Text("At a glance", style="bold underline"))
+    print_wrapped(console, "Bars: median [95% CI] @level and % of the best. A winner is "
+                  "named only when the 95% CI of the ratio of medians excludes 1.", indent=0,
+                  style="dim")
+    for g in glances:
+        console.print(Text(g.label, style="bold"))
+        _metric_lines(console, a, g.throughput, fmt.rate)
+        _metric_lines(console, a, g.latency, fmt.latency)
+        for stack, why in g.not_ranked:
+            print_wrapped(console, f"not ranked: {stack} — {why}", "  ", indent=4,
+                          style="yellow")
+
+
+# --- the list of runs ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunFilter:
+    suite: str | None = None
+    stacks: tuple[str, ...] = ()
+    workloads: tuple[str, ...] = ()
+    since: datetime.datetime | None = None
+    until: datetime.datetime | None = None  # inclusive
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run: RunRow
+    stacks: tuple[str, ...]
+    workloads: tuple[str, ...]   # labels
+    levels: int
+
+
+def run_summaries(store: Store) -> list[RunSummary]:
+    """Every run with its stacks, workloads and level count, without loading any level."""
+    cases = store.db.execute(
+        "SELECT c.run_id AS run_id, c.stack AS stack, c.workload AS workload, c.label AS label,"
+        " (SELECT COUNT(*) FROM levels l WHERE l.case_id = c.id) AS levels "
+        "FROM cases c ORDER BY c.id").fetchall()
+    per: dict[int, list[tuple[str, str, str, int]]] = {}
+    for r in cases:
+        per.setdefault(r["run_id"], []).append((r["stack"], r["workload"], r["label"],
+                                                r["levels"]))
+    out = []
+    for run in store.runs():
+        rows = per.get(run.id, [])
+        out.append(RunSummary(run, tuple(dict.fromkeys(s for s, _, _, _ in rows)),
+                              tuple(dict.fromkeys(lb for _, _, lb, _ in rows)),
+                              sum(n for *_, n in rows)))
+    return out
+
+
+def matches(s: RunSummary, f: RunFilter) -> bool:
+    started = datetime.datetime.fromtimestamp(s.run.started_at)
+    names = {w.split("?")[0] for w in s.workloads} | set(s.workloads)
+    return ((f.suite is None or s.run.suite_name == f.suite)
+            and all(st in s.stacks for st in f.stacks)
+            and all(w in names for w in f.workloads)
+            and (f.since is None or started >= f.since)
+            and (f.until is None or started <= f.until))
+
+
+def print_runs(console: Console, store: Store, run_filter: RunFilter | None = None) -> None:
+    f = run_filter or RunFilter()
+    summaries = run_summaries(store)
+    if not summaries:
         console.print("no runs stored yet (start one with 'stackbench run')")
         return
-    counts = _counts(store)
-    table = Table(title="runs")
-    for col in ("id", "suite", "started", "status", "cases", "levels"):
-        table.add_column(col, justify="right" if col in ("id", "cases", "levels") else "left")
-    for run in runs:
-        cases, levels = counts.get(run.id, (0, 0))
-        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.started_at))
-        table.add_row(str(run.id), run.suite_name, started, run.status, str(cases), str(levels))
-    console.print(table)
+    shown = [s for s in summaries if matches(s, f)]
+    if not shown:
+        console.print(Text(f"no run matches the filters ({len(summaries)} runs stored; "
+                           "'stackbench results' lists them all)"))
+        return
+    cols = [Col("id", "right"), Col("suite"), Col("started"), Col("status"),
+            Col("stacks", wrap=True, min_width=20), Col("workloads", wrap=True, drop=1),
+            Col("levels", "right")]
+    rows: list[list[Cell]] = [
+        [str(s.run.id), s.run.suite_name,
+         time.strftime("%Y-%m-%d %H:%M", time.localtime(s.run.started_at)), s.run.status,
+         ", ".join(s.stacks), ", ".join(s.workloads), str(s.levels)] for s in shown]
+    title = "runs" if len(shown) == len(summaries) else f"runs ({len(shown)} of " \
+                                                        f"{len(summaries)} match)"
+    print_table(console, title, cols, rows)

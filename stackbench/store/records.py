@@ -177,8 +177,8 @@ class LevelRecord(Record, frozen=True, kw_only=True):
     latency_us: dict[str, float]  # p50, p99, max ... only what the driver measured
     connect_us: dict[str, float] | None = None
     histogram: str | None = None  # HdrHistogram V2 compressed, base64
-    # One entry per second as the loader wrote it (t_s, completed, errors, p50_us ... partial,
-    # histogram): see docs/contracts.md section 6.
+    # One entry per second: counts and percentiles, and (stackbench-load/2) `partial` (a bool:
+    # the cut last second) and that second's `histogram` (a string), hence Any.
     timeseries: tuple[dict[str, Any], ...] | None = None
     open_loop: dict[str, Any] | None = None  # target/achieved rate, sustained, waits
     loader_cpu_s: tuple[float, float] | None = None  # user, sys

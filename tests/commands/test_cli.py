@@ -1,7 +1,21 @@
 """The command line as a user meets it: exit codes and messages that name the culprit."""
 
+import os
+import re
 import subprocess
 import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from stackbench.config.status import unavailable_reason
+from stackbench.lab.environment import tool_versions
+from stackbench.lab.inventory import load_inventory
+from stackbench.lab.machine import all_checks
+from stackbench.store.store import Store
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))  # synthetic_run
 
 
 def stackbench(*args: str) -> subprocess.CompletedProcess[str]:
@@ -38,3 +52,124 @@ def test_dry_run_prints_the_plan_and_starts_nothing():
 def test_informational_commands_run():
     for command in ("stacks", "workloads", "doctor", "--version"):
         assert stackbench(command).returncode == 0, command
+
+
+# --- an 80-column terminal, colour, results and report options --------------------------------
+def stackbench_env(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    full.update({"COLUMNS": "80", **env})
+    return subprocess.run([sys.executable, "-m", "stackbench", *args], capture_output=True,
+                          text=True, timeout=120, check=False, env=full)
+
+
+def _longest(text: str) -> int:
+    return max(len(line) for line in text.splitlines())
+
+
+def _words(text: str) -> set[str]:
+    return set(text.split())
+
+
+def test_stacks_fit_80_columns_and_keep_every_word():
+    done = stackbench_env("stacks")
+    assert done.returncode == 0, done.stderr
+    assert _longest(done.stdout) <= 80
+    for name, entry in load_inventory().items():
+        text = entry.manifest.description if entry.status.available \
+            else unavailable_reason(entry)
+        assert name in _words(done.stdout)
+        assert _words(text) <= _words(done.stdout), name
+
+
+def test_doctor_fits_80_columns_and_keeps_the_advice():
+    done = stackbench_env("doctor")
+    assert done.returncode == 0, done.stderr
+    assert _longest(done.stdout) <= 80
+    for check in all_checks():
+        assert _words(check.advice) <= _words(done.stdout), check.name
+    for name, version in tool_versions().items():  # e.g. wrk's '[epoll]' is text, not markup
+        assert _words(version) <= _words(done.stdout), name
+
+
+def test_workloads_and_the_plan_fit_80_columns():
+    for args in (("workloads",), ("run", "suites/all-stacks.toml", "--dry-run")):
+        done = stackbench_env(*args)
+        assert done.returncode == 0, done.stderr
+        assert _longest(done.stdout) <= 80, args
+
+
+COLOUR = re.compile(r"\x1b\[[0-9;]*3[0-9]")  # a foreground colour escape
+
+
+def test_colour_only_when_wanted():
+    assert COLOUR.search(stackbench_env("stacks", FORCE_COLOR="1").stdout)
+    assert not COLOUR.search(stackbench_env("--no-color", "stacks", FORCE_COLOR="1").stdout)
+    assert not COLOUR.search(stackbench_env("stacks", FORCE_COLOR="1", NO_COLOR="1").stdout)
+    assert "\x1b[" not in stackbench_env("stacks").stdout  # not a terminal: plain text
+
+
+@pytest.fixture()
+def results_dir(tmp_path):
+    from synthetic_run import add_case, fill, settings, start_run
+
+    store = Store(tmp_path / "stackbench.sqlite")
+    fill(store)
+    other = start_run(store, "quick", run_settings=settings(repeat=1))
+    add_case(store, other, "rust-hyper", "hello", status="ok")
+    store.finish_run(other, "complete")
+    store.close()
+    return tmp_path
+
+
+def _run_ids(stdout: str) -> list[int]:
+    return [int(line.split()[0]) for line in stdout.splitlines() if line.strip()[:1].isdigit()]
+
+
+def test_results_filters(results_dir):
+    out = str(results_dir)
+    assert _run_ids(stackbench_env("results", "--out", out).stdout) == [1, 2]
+    assert _run_ids(stackbench_env("results", "--out", out, "--suite", "quick").stdout) == [2]
+    assert _run_ids(stackbench_env("results", "--out", out, "--stack", "node,go-nethttp",
+                                   "--workload", "sha256").stdout) == [1]
+    assert _run_ids(stackbench_env("results", "--out", out, "--since", "2999-01-01").stdout) \
+        == []
+    assert _run_ids(stackbench_env("results", "--out", out, "--until",
+                                   time.strftime("%Y-%m-%d")).stdout) == [1, 2]
+    bad = stackbench_env("results", "--out", out, "--since", "yesterday")
+    assert bad.returncode == 2 and "--since" in bad.stderr
+    one = stackbench_env("results", "1", "--out", out, "--stack", "node")
+    assert one.returncode == 0 and "go-nethttp" not in one.stdout and "node" in one.stdout
+    assert _longest(one.stdout) <= 80
+    mixed = stackbench_env("results", "1", "--out", out, "--suite", "quick")
+    assert mixed.returncode == 2 and "--suite" in mixed.stderr
+
+
+def test_report_formats(results_dir):
+    out = str(results_dir)
+    done = stackbench_env("report", "1", "--out", out, "--format", "md,csv")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (results_dir / "run-1").iterdir()) == ["results.csv",
+                                                                         "summary.md"]
+    bad = stackbench_env("report", "1", "--out", out, "--format", "pdf")
+    assert bad.returncode == 2 and "--format 'pdf'" in bad.stderr
+
+
+def test_doctor_never_cuts_long_advice(monkeypatch):
+    """Whatever this machine's checks say: a long sysctl advice survives 80 columns whole."""
+    import io
+
+    from rich.console import Console
+
+    from stackbench.commands import doctor
+    from stackbench.lab.machine import Check, Verdict
+
+    advice = ("runs without keep-alive leave sockets in TIME_WAIT and exhaust ports: sudo "
+              "sysctl -w net.ipv4.ip_local_port_range='1024 65535' net.ipv4.tcp_tw_reuse=1")
+    monkeypatch.setattr(doctor, "all_checks", lambda: [
+        Check("ephemeral ports for a very long suite name", Verdict.WARN,
+              "32768-60999 (28232 ports), tcp_tw_reuse=2 [epoll]", advice)])
+    console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
+    doctor.run_doctor(console)
+    out = console.export_text()
+    assert _longest(out) <= 80
+    assert _words(advice) <= _words(out) and "[epoll]" in out

@@ -37,12 +37,10 @@ def test_finish_writes_the_report_and_returns_the_outcome(tmp_path):
 
 
 def test_a_full_disk_while_writing_the_report_is_an_environment_problem(tmp_path, monkeypatch):
-    import stackbench.report as report
-
     def full(*_args: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(report, "write_all", full)
+    monkeypatch.setattr(run_module, "write_all", full)
     with pytest.raises(EnvironmentProblem) as problem:
         run_module._finish(Console(record=True), stored(tmp_path), 1, tmp_path)
     message = str(problem.value)

@@ -7,6 +7,7 @@ import re
 
 import msgspec
 import pytest
+from hdrh.histogram import HdrHistogram
 from rich.console import Console
 
 from stackbench.analysis.analysis import analyse
@@ -71,6 +72,14 @@ ENV = {"cpu_model": "Test CPU", "cores": 2, "kernel": "6.1", "governor": "perfor
        "versions": {"go": "1.26", "node": "20.1"}, "git_rev": "abc123", "hostname": "bench"}
 
 
+def _histogram(latency):
+    """A loader histogram with the level's p50 and p99 (98 requests at p50, 2 at p99)."""
+    h = HdrHistogram(1, 60_000_000, 3)
+    h.record_value(int(latency["p50"]), 98)
+    h.record_value(int(latency.get("p99", latency["p50"])), 2)
+    return h.encode().decode("ascii")
+
+
 def _level(index, value, rep, rps, latency, roles, flags=(), status="ok", errors=None,
            driver="native"):
     return {
@@ -81,6 +90,7 @@ def _level(index, value, rep, rps, latency, roles, flags=(), status="ok", errors
         "timeseries": [{"t_s": t, "completed": rps * (0.4 if t in (1, 4) else 1.0), "errors": 0,
                         "p50_us": latency["p50"], "p99_us": latency.get("p99", 0)}
                        for t in range(1, 5)] if driver == "native" else None,
+        "histogram": _histogram(latency) if driver == "native" and latency.get("p50") else None,
         "loader_cpu_s": (0.5, 0.4),
         "usage": {**{r: {"cpu_percent": 150.0, "rss_max_bytes": 1e7} for r in roles},
                   "loader": {"cpu_percent": 60.0}, "redis": {"cpu_percent": 12.0}},
@@ -140,19 +150,46 @@ def test_write_all_writes_every_file(store, tmp_path):
     out = write_all(data, tmp_path / "run-1")
     for name in ("results.json", "results.csv", "summary.md", "report.html"):
         assert (out / name).stat().st_size > 0
-    svgs = sorted(p.name for p in (out / "charts").glob("*.svg"))
-    assert "hello-throughput.svg" in svgs and "hello-p99-log.svg" in svgs
-    assert (out / "charts" / "hello-throughput.svg").read_text().count("<svg xmlns=") == 1
+    charts = sorted(p.name for p in (out / "charts").iterdir())
+    for kind in ("throughput", "latency", "percentiles", "timeseries", "resources"):
+        assert f"hello-{kind}.svg" in charts and f"hello-{kind}.png" in charts, kind
+    assert "glance.png" in charts
+    assert "hello-errors.svg" not in charts  # no error at all: a sentence instead of a chart
+    svg = (out / "charts" / "hello-throughput.svg").read_text()
+    assert svg.startswith("<?xml") and svg.count("<svg") == 1
+    assert (out / "charts" / "hello-throughput.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_formats_write_only_what_is_asked(store, tmp_path):
+    data = store.load_run(_closed_loop_run(store))
+    out = write_all(data, tmp_path / "md", ["md", "csv"])
+    assert sorted(p.name for p in out.iterdir()) == ["results.csv", "summary.md"]
+    out = write_all(data, tmp_path / "png", ["png"])
+    assert sorted(p.name for p in out.iterdir()) == ["charts"]
+    assert {p.suffix for p in (out / "charts").iterdir()} == {".png", ".svg"}
 
 
 def test_html_is_self_contained(store, tmp_path):
     _closed_loop_run(store)
     data = store.load_run(_failures_run(store))
     html = (write_all(data, tmp_path) / "report.html").read_text()
-    assert "http://" not in html and "https://" not in html
-    assert not re.search(r"""(src|href)\s*=\s*["']?(?!#)""", html.replace('href="#', ""))
-    assert "<script src" not in html and "<link" not in html
+    assert "<script src" not in html and "<link" not in html and "<img" not in html
+    assert "@import" not in html
+    assert set(re.findall(r"url\((.)", html)) <= {"#"}  # clip paths of the charts only
+    # Every reference stays in the page: anchors and the SVG's own definitions.
+    assert re.findall(r"""\b(?:src|href)\s*=\s*["'](?!#)""", html) == []
     assert html.count("<svg") >= 4
+
+
+def test_html_escapes_what_the_store_holds(store, tmp_path):
+    run = _start_run(store, "<b>suite</b>", "s.toml", "x = '<script>alert(1)</script>'",
+                     _settings(None, repeat=1), ENV)
+    case = _add_case(store, run, "go<i>", "hello", "hello", "/hello", {"a": "<b>"}, "ok",
+                     "note <script>")
+    _add_level(store, case, _level(0, 10, 0, 5000, {"p50": 100, "p99": 900}, ["server"]))
+    html = (write_all(store.load_run(run), tmp_path, ["html"]) / "report.html").read_text()
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)" in html
+    assert "<b>suite</b>" not in html and "go<i>" not in html
 
 
 def test_csv_has_one_row_per_level_and_repetition(store, tmp_path):
@@ -235,9 +272,11 @@ def test_failures_and_unavailable_stacks_are_reported_not_ranked(store, tmp_path
 
 def test_reports_are_deterministic(store, tmp_path):
     data = store.load_run(_closed_loop_run(store))
-    first = (write_all(data, tmp_path / "a") / "report.html").read_text()
-    second = (write_all(data, tmp_path / "b") / "report.html").read_text()
+    first = (write_all(data, tmp_path / "a", ["html"]) / "report.html").read_text()
+    second = (write_all(data, tmp_path / "b", ["html"]) / "report.html").read_text()
     assert first == second
+    assert (tmp_path / "a" / "charts" / "glance.svg").read_text() == \
+        (tmp_path / "b" / "charts" / "glance.svg").read_text()
 
 
 def test_terminal_views(store):
@@ -249,7 +288,7 @@ def test_terminal_views(store):
     text = console.export_text()
     assert "quick" in text and "php" in text
     assert "swoole" in text and "unavailable" in text
-    assert "findings" in text
+    assert "findings" in text and "At a glance" in text
 
 
 def test_level_line_shows_missing_figures_as_dash(store):
@@ -259,15 +298,6 @@ def test_level_line_shows_missing_figures_as_dash(store):
     assert "p99 1.2 ms" in line and "INVALID" in line
     no_p99 = msgspec.structs.replace(data.levels[0], latency_us={"p50": 9})
     assert "p99 –" in level_line("go", "hello", no_p99)
-
-
-def test_chart_axes_helpers():
-    from stackbench.report.svg import log_ticks, nice_ticks
-
-    assert nice_ticks(0, 100) == [0, 20, 40, 60, 80, 100]
-    assert nice_ticks(0, 41_000)[-1] >= 41_000
-    assert log_ticks(150, 9_000) == [100, 200, 500, 1_000, 2_000, 5_000, 10_000]
-    assert log_ticks(1, 1e6) == [1, 10, 100, 1e3, 1e4, 1e5, 1e6]
 
 
 def test_open_loop_throughput_chart_shows_offered_rate(store):
@@ -280,8 +310,9 @@ def test_open_loop_throughput_chart_shows_offered_rate(store):
         _add_level(store, case, _level(i, rate, 0, min(rate, 3000), {"p50": 100, "p99": 900},
                                      ["server"]))
     a = analyse(store.load_run(run))
-    chart = charts.throughput(a, a.workloads[0])
-    assert [s.name for s in chart.series] == ["go", "offered rate"]
+    chart = charts.throughput_chart(a, a.workloads[0], "hello")
+    assert isinstance(chart, charts.Chart)
+    assert ">offered rate<" in chart.svg and ">target rate (req/s)<" in chart.svg
     assert a.level_label == "target rate (req/s)"
 
 
@@ -356,3 +387,23 @@ def test_script_timings_and_case_notes_are_reported(tmp_path):
     assert "Standalone timing" in md and "2.000 ms" in md and "script exited 1" in md
     assert "stopped early" in md
     assert "Standalone timing" in (out / "report.html").read_text()
+
+
+def test_percentile_distribution_merges_repetitions_and_skips_damaged(store):
+    from stackbench.report.charts import distribution, merged_histogram
+
+    run = _start_run(store, "h", "s.toml", "", _settings(None), ENV)
+    case = _add_case(store, run, "go", "hello", "hello", "/hello", {}, "ok")
+    for rep, hist in enumerate([_histogram({"p50": 1000, "p99": 5000}),
+                                _histogram({"p50": 1000, "p99": 5000}), "HISTFAAA-damaged"]):
+        _add_level(store, case, {**_level(0, 10, rep, 100, {"p50": 1000, "p99": 5000},
+                                          ["server"]), "histogram": hist})
+    merged = merged_histogram(store.load_run(run).levels)
+    assert merged.get_total_count() == 200  # 2 × (98 + 2); the damaged one left out
+    points = distribution(merged, steps_per_decade=1)
+    # one request in N is slower: N = 1 (min), 10 (p90), 100 (p99: 4 of 200 took 5 ms),
+    # then the slowest at N = count
+    assert [n for n, _ in points] == [1, 10, 100, 200]
+    fast, slow = (merged.get_highest_equivalent_value(v) for v in (1000, 5000))
+    assert [merged.get_highest_equivalent_value(int(v)) for _, v in points] == \
+        [fast, fast, slow, slow]

@@ -1,0 +1,164 @@
+"""Under which conditions the numbers hold: machine, cores per role, each stack's parameters,
+tool versions, memory per role and the suite file. Pure functions of the stored run.
+
+Only what the store holds is shown; anything it does not record is named as such (never
+guessed from the machine the report happens to be written on).
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from stackbench.analysis import stats
+from stackbench.analysis.analysis import Analysis
+from stackbench.store.store import LevelRow
+
+NOT_RECORDED = "not recorded in this run"
+PARAMS_NOTE = ("Only the parameters the suite set are stored; the values each stack derived "
+               "from its stack.toml defaults at start (workers, pool sizes, JIT, keep-alive) "
+               "are not recorded by this version of the store: see stacks/<stack>/stack.toml.")
+
+
+@dataclass(frozen=True)
+class StackParams:
+    stack: str
+    params: tuple[tuple[str, str], ...]  # (name, value) set by the suite or variant
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    stack: str
+    role: str
+    peak_bytes: int | None   # highest RSS sample over every level of the stack
+    mean_bytes: int | None   # mean over levels of each level's mean RSS
+    levels: int              # levels with an RSS figure for this role
+
+
+@dataclass(frozen=True)
+class Context:
+    machine: tuple[tuple[str, str], ...]
+    cores: tuple[tuple[str, str], ...]          # role -> cpus
+    stack_params: tuple[StackParams, ...]
+    params_note: str
+    versions: tuple[tuple[str, str], ...]
+    memory: tuple[MemoryRow, ...]
+    memory_note: str
+    suite_path: str
+    suite_text: str
+
+
+def gib(value: Any) -> str:
+    try:
+        return f"{float(value) / 2**30:.1f} GiB"
+    except (TypeError, ValueError):
+        return NOT_RECORDED
+
+
+def mib(value: float | None) -> str:
+    return "–" if value is None else f"{value / 2**20:,.1f} MiB"
+
+
+def cpu_list(cpus: Any) -> str:
+    """[0, 1, 2, 5] -> '0-2,5' (a list or tuple from the run's settings)."""
+    if not isinstance(cpus, list | tuple) or not cpus:
+        return NOT_RECORDED
+    values = sorted(int(c) for c in cpus)
+    runs: list[list[int]] = []
+    for c in values:
+        if runs and c == runs[-1][-1] + 1:
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
+
+
+def _recorded(env: Mapping[str, Any], key: str, empty: str = NOT_RECORDED) -> str:
+    if key not in env:
+        return NOT_RECORDED
+    value = env[key]
+    return empty if value is None or value == "" else " ".join(str(value).split())
+
+
+def machine(env: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    cores = _recorded(env, "cores")
+    if isinstance(env.get("cores_allowed"), list | tuple):
+        cores += f" (usable: CPU {cpu_list(env['cores_allowed'])})"
+    return (
+        ("CPU", _recorded(env, "cpu_model")),
+        ("cores", cores),
+        ("memory", gib(env["memory_total_bytes"]) if "memory_total_bytes" in env
+         else NOT_RECORDED),
+        ("kernel", _recorded(env, "kernel")),
+        ("OS", _recorded(env, "os")),
+        ("CPU governor", _recorded(env, "governor", "not exposed (VM or container)")),
+        ("net.core.somaxconn", _recorded(env, "somaxconn")),
+        ("ephemeral ports", _recorded(env, "ip_local_port_range")),
+        ("tcp_tw_reuse", _recorded(env, "tcp_tw_reuse")),
+        ("host", _recorded(env, "hostname")),
+    )
+
+
+def cores_per_role(settings: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    placement = settings.get("placement")
+    if not isinstance(placement, Mapping):
+        return (("placement", NOT_RECORDED),)
+    names = {"server": "stack (server)", "loader": "load generator", "services": "data services"}
+    return tuple((names.get(str(role), str(role)), cpu_list(cpus))
+                 for role, cpus in placement.items())
+
+
+def versions(env: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    out = [("stackbench", _recorded(env, "stackbench")),
+           ("git revision", _recorded(env, "git_rev")), ("python", _recorded(env, "python"))]
+    tools = env.get("versions")
+    if isinstance(tools, Mapping):
+        out += [(str(k), str(v).splitlines()[0] if v else "–") for k, v in tools.items()]
+    else:
+        out.append(("runtimes and servers", NOT_RECORDED))
+    return tuple(out)
+
+
+def stack_params(a: Analysis) -> tuple[StackParams, ...]:
+    seen: dict[str, StackParams] = {}
+    for c in a.data.cases:
+        if c.stack not in seen:
+            seen[c.stack] = StackParams(c.stack, tuple(sorted(c.params.items())))
+    return tuple(seen.values())
+
+
+def _role_order(role: str) -> tuple[int, str]:
+    group = 2 if role == stats.LOADER_ROLE else 1 if role in stats.SERVICE_ROLES else 0
+    return group, role
+
+
+def memory(a: Analysis) -> tuple[MemoryRow, ...]:
+    """Peak and mean RSS per stack and role over every level the stack ran."""
+    stack_of = {c.id: c.stack for c in a.data.cases}
+    per: dict[tuple[str, str], list[LevelRow]] = {}
+    for row in a.data.levels:
+        for role in row.usage:
+            per.setdefault((stack_of[row.case_id], role), []).append(row)
+    out = []
+    for stack in a.stacks:
+        roles = sorted({r for s, r in per if s == stack}, key=_role_order)
+        for role in roles:
+            rows = per[(stack, role)]
+            peaks = [u["rss_max_bytes"] for r in rows if "rss_max_bytes" in (u := r.usage[role])]
+            means = [u["rss_mean_bytes"] for r in rows
+                     if "rss_mean_bytes" in (u := r.usage[role])]
+            out.append(MemoryRow(stack, role, int(max(peaks)) if peaks else None,
+                                 int(sum(means) / len(means)) if means else None,
+                                 max(len(peaks), len(means))))
+    return tuple(out)
+
+
+def build_context(a: Analysis) -> Context:
+    run = a.data.run
+    env = run.environment
+    mem = memory(a)
+    note = ("RSS sampled by the monitor every 0.25 s during each level, summed over the role's "
+            "process tree; mean: the average of each level's mean.")
+    if not any(m.peak_bytes is not None or m.mean_bytes is not None for m in mem):
+        note = "No RSS figure is stored for this run (the monitor recorded no memory sample)."
+    return Context(machine(env), cores_per_role(a.settings), stack_params(a), PARAMS_NOTE,
+                   versions(env), mem, note, run.suite_path, run.suite_text)

@@ -1,0 +1,71 @@
+"""The context panel: only what the store holds, and says so for the rest."""
+
+from synthetic_run import add_case, add_level, settings, start_run
+
+from stackbench.analysis.analysis import analyse
+from stackbench.report.context import (
+    NOT_RECORDED,
+    build_context,
+    cores_per_role,
+    cpu_list,
+    machine,
+    memory,
+)
+from stackbench.store.store import Store
+
+MIB = 2**20
+
+
+def _level(index, usage):
+    return {"level_index": index, "level_value": 10.0 * (index + 1), "repetition": 0,
+            "driver": "native", "mode": "closed", "keepalive": "on", "started_at": 0.0,
+            "duration_s": 5.0, "completed": 10, "ok": 10, "errors": {}, "requests_per_s": 2.0,
+            "latency_us": {"p50": 1.0}, "usage": usage, "flags": [], "status": "ok"}
+
+
+def test_cpu_list():
+    assert cpu_list([0]) == "0"
+    assert cpu_list([3, 0, 1, 2, 5, 7, 8]) == "0-3,5,7-8"
+    assert cpu_list([]) == NOT_RECORDED
+    assert cpu_list(None) == NOT_RECORDED
+
+
+def test_machine_says_what_was_not_recorded():
+    rows = dict(machine({"cpu_model": "X", "cores": 4, "cores_allowed": [0, 1],
+                         "governor": None, "memory_total_bytes": 3 * 2**30}))
+    assert rows["CPU"] == "X"
+    assert rows["cores"] == "4 (usable: CPU 0-1)"
+    assert rows["memory"] == "3.0 GiB"
+    assert rows["CPU governor"] == "not exposed (VM or container)"
+    assert rows["kernel"] == NOT_RECORDED
+    assert dict(cores_per_role({})) == {"placement": NOT_RECORDED}
+    assert dict(cores_per_role({"placement": {"server": [0, 1], "loader": [2]}})) == {
+        "stack (server)": "0-1", "load generator": "2"}
+
+
+def test_memory_per_stack_and_role_by_hand():
+    store = Store(":memory:")
+    run = start_run(store, "t", "name = 't'", settings(repeat=1))
+    a = add_case(store, run, "a", "hello", {"workers": "4"}, "ok")
+    b = add_case(store, run, "a", "sha256?n=1", {"workers": "4"}, "ok")
+    add_level(store, a, _level(0, {"nginx": {"rss_max_bytes": 10 * MIB,
+                                             "rss_mean_bytes": 8 * MIB},
+                                   "loader": {"cpu_percent": 50.0}}))
+    add_level(store, a, _level(1, {"nginx": {"rss_max_bytes": 30 * MIB,
+                                             "rss_mean_bytes": 20 * MIB}}))
+    add_level(store, b, _level(0, {"nginx": {"rss_max_bytes": 20 * MIB,
+                                             "rss_mean_bytes": 14 * MIB}}))
+    analysis = analyse(store.load_run(run), resamples=50)
+    rows = {(m.stack, m.role): m for m in memory(analysis)}
+    nginx = rows[("a", "nginx")]
+    assert nginx.peak_bytes == 30 * MIB            # the highest sample of any level
+    assert nginx.mean_bytes == (8 + 20 + 14) * MIB // 3  # mean of the levels' means
+    assert nginx.levels == 3
+    loader = rows[("a", "loader")]  # sampled CPU but no RSS: no figure, not a zero
+    assert (loader.peak_bytes, loader.mean_bytes, loader.levels) == (None, None, 0)
+    ctx = build_context(analysis)
+    assert [(p.stack, p.params) for p in ctx.stack_params] == [("a", (("workers", "4"),))]
+    assert "not recorded" in ctx.params_note
+    assert ctx.suite_text == "name = 't'"
+    assert dict(ctx.cores) == {"stack (server)": "0", "load generator": "1",
+                               "data services": "0"}

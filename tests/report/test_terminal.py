@@ -1,0 +1,210 @@
+"""The terminal at 80 columns: tables that fit, nothing cut, brackets kept, bars, the ETA."""
+
+import datetime
+import io
+
+import pytest
+from rich.console import Console
+from rich.text import Text
+from synthetic_run import UNAVAILABLE_REASON, add_case, fill, settings, start_run
+
+from stackbench.commands.run import EtaTracker, Slot, plan_slots
+from stackbench.config.plan import build_plan
+from stackbench.config.suite import parse_suite
+from stackbench.report.terminal import (
+    RunFilter,
+    bar_text,
+    filter_run,
+    print_run,
+    print_runs,
+    run_summaries,
+)
+from stackbench.report.termtable import Col, fit_table, make_console, narrowest, print_table
+from stackbench.store.store import Store
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    store = Store(":memory:")
+    run = fill(store)
+    yield store, run
+    store.close()
+
+
+def _console(width=80):
+    return Console(record=True, width=width, file=io.StringIO(), color_system=None)
+
+
+def _words(text):
+    return text.split()
+
+
+def test_narrowest_layout_and_drop_order():
+    cols = [Col("name"), Col("a", drop=2), Col("b", drop=1), Col("text", wrap=True,
+                                                                min_width=10)]
+    rows = [["alpha", "x" * 10, "y" * 10, "short words only here"]]
+    # name 5 + a 10 + b 10 + text 10 (min width, longer than any word) + 3 separators of 2
+    assert narrowest(cols, rows, [0, 1, 2, 3]) == 5 + 10 + 10 + 10 + 6
+    console = _console()
+    assert fit_table(console, "", cols, rows, width=41).hidden == []
+    assert fit_table(console, "", cols, rows, width=40).hidden == ["b"]
+    assert fit_table(console, "", cols, rows, width=20).hidden == ["b", "a"]
+    # columns that are never dropped stay even when the table cannot fit: text folds
+    assert fit_table(console, "", cols, rows, width=5).hidden == ["b", "a"]
+
+
+ADVICE = ("sudo sysctl -w net.ipv4.ip_local_port_range='1024 65535' net.ipv4.tcp_tw_reuse=1 "
+          "[epoll]")
+
+
+def test_cells_are_text_not_markup_and_words_are_kept():
+    console = _console(60)
+    print_table(console, "t", [Col("k"), Col("advice", wrap=True)], [["[bold]x[/]", ADVICE]])
+    out = console.export_text()
+    assert "[bold]x[/]" in out
+    assert max(len(line) for line in out.splitlines()) <= 60
+    assert set(_words(ADVICE)) <= set(_words(out))  # wrapped at spaces, every word whole
+
+
+def test_a_word_wider_than_its_column_folds_instead_of_being_cut():
+    console = _console(30)
+    print_table(console, "t", [Col("k"), Col("advice", wrap=True)], [["k1", ADVICE]])
+    out = console.export_text()
+    assert max(len(line) for line in out.splitlines()) <= 30
+    assert "".join(ADVICE.split()) in "".join(out.split()).replace("k1", "", 1)
+    # squeezed below its minimum, even a column that does not wrap folds rather than crops
+    console = _console(12)
+    print_table(console, "", [Col("name"), Col("value")], [["abcdefghij", "0123456789"]])
+    out = console.export_text()
+    assert max(len(line) for line in out.splitlines()) <= 12
+    squeezed = "".join(out.split())
+    assert all(ch in squeezed for ch in "abcdefghij0123456789")
+
+
+def test_bar_text_in_eighths():
+    assert bar_text(0.5, 4) == "██  "
+    assert bar_text(1 / 16, 2) == "▏ "
+    assert bar_text(1.0, 3) == "███"
+    assert bar_text(0.0, 2) == "  "
+    assert bar_text(7.0, 2) == "██"  # clamped
+
+
+def test_run_view_fits_80_columns_and_loses_nothing(synthetic):
+    store, run = synthetic
+    console = _console(80)
+    print_run(console, store.load_run(run))
+    out = console.export_text()
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    joined = " ".join(_words(out))
+    assert " ".join(_words(UNAVAILABLE_REASON)) in joined  # wrapped, brackets and all
+    assert "[epoll]" in out
+    assert "invalid: error rate 3.0% > 1.0%" in joined
+    assert "hidden to fit 80 columns: CPU, p50" in joined  # dropped columns are named
+    # the at-a-glance summary ends the output: bars, % of best and the verdict
+    glance = out[out.index("At a glance"):]
+    assert "go-nethttp wins:" in glance and "100%" in glance and "█" in glance
+    assert glance.count("p99 latency, at 100 connections") == 2
+
+
+def test_wide_terminal_keeps_every_column(synthetic):
+    store, run = synthetic
+    console = _console(160)
+    print_run(console, store.load_run(run))
+    out = console.export_text()
+    assert "hidden to fit" not in out
+    header = next(line for line in out.splitlines() if line.startswith("stack "))
+    assert _words(header) == ["stack", "conns", "req/s", "95%", "CI", "%", "best", "p50",
+                              "p99", "errors", "CPU", "notes"]
+
+
+def test_filter_run_by_stack_and_workload(synthetic):
+    store, run = synthetic
+    data = filter_run(store.load_run(run), ["node"], ["sha256"])
+    assert {(c.stack, c.label) for c in data.cases} == {("node", "sha256?n=10")}
+    assert {r.case_id for r in data.levels} == {data.cases[0].id}
+    with pytest.raises(Exception, match="no case for stack rust"):
+        filter_run(store.load_run(run), ["rust"], None)
+
+
+def test_runs_list_filters(synthetic):
+    store, run = synthetic
+    other = start_run(store, "quick", run_settings=settings(repeat=1))
+    add_case(store, other, "rust-hyper", "hello", status="ok")
+    summaries = {s.run.id: s for s in run_summaries(store)}
+    assert summaries[run].levels == 3 * 2 * 3 * 5
+    assert summaries[other].stacks == ("rust-hyper",)
+    for run_filter, expected in (
+            (RunFilter(suite="quick"), [other]),
+            (RunFilter(stacks=("node",)), [run]),
+            (RunFilter(workloads=("sha256",)), [run]),  # a name matches its labels
+            (RunFilter(since=datetime.datetime.now() + datetime.timedelta(days=1)), []),
+            (RunFilter(until=datetime.datetime.now() + datetime.timedelta(days=1)),
+             [run, other])):
+        console = _console(80)
+        print_runs(console, store, run_filter)
+        out = console.export_text()
+        shown = [int(line.split()[0]) for line in out.splitlines()
+                 if line.strip()[:1].isdigit()]
+        assert shown == expected, run_filter
+        assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_no_color_console(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    out = io.StringIO()
+    console = make_console(no_color=True, file=out)
+    console.force_terminal = True  # even on a terminal
+    console.print(Text("x", style="red"))
+    assert "\x1b[31" not in out.getvalue()
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert make_console().no_color
+
+
+def _slots():
+    return [Slot("go", "hello", 0, 25, 0, 1, 7.0), Slot("go", "hello", 1, 100, 0, 1, 7.0),
+            Slot("node", "hello", 0, 25, 0, 1, 7.0), Slot("node", "hello", 1, 100, 0, 1, 7.0)]
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_eta_follows_the_plan_and_skips_what_will_not_run():
+    clock = Clock()
+    eta = EtaTracker(_slots(), clock)
+    assert eta.remaining_s() == 28.0
+    eta.message("go: building")
+    clock.now += 3
+    assert eta.remaining_s() == 25.0  # 3 s into the first level
+    clock.now += 10
+    assert eta.remaining_s() == 21.0  # a level overrunning its plan counts as done, not less
+    eta.level_done("go", "hello", 0, 0)
+    assert eta.remaining_s() == 21.0 and eta.position == 1
+    line = eta.line("connections").plain
+    assert line.startswith("▶ 2/4 go hello c=100 rep 1/1 0:00/0:07")
+    assert "elapsed 0:13" in line and "ETA ~0:21" in line
+    eta.message("go: FAILED: it crashed")
+    eta.message("node: starting")  # go's last level will not run
+    assert eta.position == 2 and eta.remaining_s() == 14.0
+    assert "node: starting" in eta.line("connections").plain
+    eta.level_done("node", "hello", 1, 0)  # a level found further on: the rest is dropped
+    assert eta.remaining_s() == 0.0 and eta.current() is None
+
+
+def test_plan_slots_cover_the_available_stacks(fake_inventory, tmp_path):
+    suite = tmp_path / "s.toml"
+    suite.write_text('name = "s"\nstacks = ["refserver", "missing"]\n'
+                     'workloads = ["hello", "sha256?n=2"]\n[load]\nconnections = [2, 4]\n'
+                     "duration_s = 3\nwarmup_s = 1\npause_s = 0.5\nrepeat = 2\n")
+    plan = build_plan(parse_suite(suite), fake_inventory, None, None)
+    slots = plan_slots(plan)
+    assert len(slots) == plan.level_count() == 2 * 2 * 2
+    assert {s.stack for s in slots} == {"refserver"}
+    assert all(s.seconds == 4.5 for s in slots)
+    assert [(s.index, s.repetition) for s in slots[:4]] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert sum(s.seconds for s in slots) == pytest.approx(plan.estimated_seconds())
