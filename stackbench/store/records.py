@@ -206,7 +206,10 @@ class LevelRow(LevelRecord, frozen=True, kw_only=True):
 
 # What the exports leave out of a level (report/exports.py): the raw tool output repeats what
 # the other fields parsed from it (it stays in the store); the encoded histogram is no column.
-NOT_IN_JSON: frozenset[str] = frozenset({"raw_output"})
+# A run's owner process and scratch dir are bookkeeping of the machine that ran it (stale-run
+# detection), not results.
+NOT_IN_JSON: frozenset[str] = frozenset({"raw_output", "owner_pid", "owner_started_at",
+                                         "owner_host", "scratch_dir"})
 NOT_IN_CSV: frozenset[str] = frozenset({"histogram", "raw_output", "log_tail"})
 
 _SCALARS = (mi.IntType, mi.FloatType, mi.StrType, mi.BoolType, mi.LiteralType)
