@@ -5,12 +5,13 @@ A stack that failed verification or is unavailable is listed with its reason, ne
 an invalid level (too many errors) is shown but not ranked either.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import msgspec
 
 from stackbench.analysis import stats
+from stackbench.analysis.levelsteady import LevelSteadyAggregate, aggregate_steady
 from stackbench.analysis.stats import Breakpoint, Comparison, Estimate, LevelAggregate
 from stackbench.config.suite import Slo
 from stackbench.store.store import CaseRow, LevelRow, RunData, VerificationRow
@@ -25,6 +26,9 @@ class CaseView:
     aggregates: list[LevelAggregate]
     breakpoint: Breakpoint | None
     verification_failures: list[str]
+    # Per level, the steady-state view of its repetitions (same order as `aggregates`). Where
+    # every repetition has a steady window, `aggregates` already carry its figures.
+    steady: list[LevelSteadyAggregate] = field(default_factory=list)
 
     @property
     def stack(self) -> str:
@@ -40,6 +44,9 @@ class CaseView:
 
     def aggregate_at(self, level_value: float) -> LevelAggregate | None:
         return next((a for a in self.aggregates if a.level_value == level_value), None)
+
+    def steady_at(self, level_index: int) -> LevelSteadyAggregate | None:
+        return next((s for s in self.steady if s.level_index == level_index), None)
 
 
 @dataclass(frozen=True)
@@ -119,10 +126,13 @@ def _workload(data: RunData, label: str, slo: Slo | None,
     views = []
     for case in (c for c in data.cases if c.label == label):
         rows = data.levels_of(case.id)
-        aggs = stats.aggregate_levels(rows, slo, resamples=resamples, seed=seed)
+        plain = stats.aggregate_levels(rows, slo, resamples=resamples, seed=seed)
+        steady = [aggregate_steady([r for r in rows if r.level_index == a.level_index])
+                  for a in plain]
+        aggs = [steady_figures(a, s, slo) for a, s in zip(plain, steady, strict=True)]
         fails = failures.get((case.stack, case.workload), []) or failures.get(
             (case.stack, case.label), [])
-        views.append(CaseView(case, rows, aggs, stats.case_breakpoint(aggs), fails))
+        views.append(CaseView(case, rows, aggs, stats.case_breakpoint(aggs), fails, steady))
     measured = [v for v in views if v.rows]
     values = sorted({a.level_value for v in measured for a in v.aggregates})
     rankings = [_rank(measured, value, resamples, seed) for value in values]
@@ -154,3 +164,18 @@ def _rank(cases: list[CaseView], level_value: float, resamples: int, seed: int) 
         cmp = stats.compare_medians(rps, nxt, resamples=resamples, seed=seed) if nxt else None
         entries.append(RankEntry(stack, est, cmp, flags))
     return LevelRanking(level_value, entries, excluded)
+
+
+def steady_figures(agg: LevelAggregate, steady: LevelSteadyAggregate,
+                   slo: Slo | None) -> LevelAggregate:
+    """The aggregate with its headline throughput and p50/p90/p99 taken from the steady
+    windows, when every repetition has one; otherwise today's whole-level figures stand (the
+    steady view says why). The SLO is judged again on the figures shown."""
+    if not steady.steady:
+        return agg
+    latency = {**agg.latency_us, **steady.latency_us}
+    outcome = agg.slo
+    if slo is not None:
+        outcome = stats.evaluate_slo({k: e.value for k, e in latency.items()},
+                                     agg.error_rate.value, slo)
+    return replace(agg, throughput=steady.throughput, latency_us=latency, slo=outcome)
