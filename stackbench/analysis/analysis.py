@@ -3,6 +3,15 @@
 Cases are grouped by workload label (a workload with its parameters, e.g. sha256?n=1000).
 A stack that failed verification or is unavailable is listed with its reason, never ranked;
 an invalid level (too many errors) is shown but not ranked either.
+
+No winner on noise: stacks are ordered by their headline throughput, but each step of a
+ranking carries a significance.Difference, and only FASTER means "X is faster than the next".
+With at least 2 repetitions a side the repetitions' headline figures are compared
+(compare_samples: Mann-Whitney + bootstrap ratio of medians); with one repetition a side the
+steady windows' per-second throughput is (compare_series: batch means); without either, no
+claim. The Holm-Bonferroni family is one workload: every adjacent-pair comparison of every
+level of that workload's rankings is adjusted together (judge_together), since a reader takes
+one workload's rankings as one answer ("which stack is fastest at sha256?").
 """
 
 from dataclasses import dataclass, field, replace
@@ -11,7 +20,17 @@ from typing import Any
 import msgspec
 
 from stackbench.analysis import stats
-from stackbench.analysis.levelsteady import LevelSteadyAggregate, aggregate_steady
+from stackbench.analysis.levelsteady import (
+    LevelSteadyAggregate,
+    aggregate_steady,
+    headline_throughput,
+)
+from stackbench.analysis.significance import (
+    Difference,
+    compare_samples,
+    compare_series,
+    judge_together,
+)
 from stackbench.analysis.stats import Breakpoint, Comparison, Estimate, LevelAggregate
 from stackbench.config.suite import Slo
 from stackbench.store.store import CaseRow, LevelRow, RunData, VerificationRow
@@ -55,6 +74,8 @@ class RankEntry:
     throughput: Estimate
     vs_next: Comparison | None  # this stack vs the next one down the ranking
     flags: tuple[str, ...] = ()
+    # The test behind vs_next (Holm-adjusted within the workload); its verdict is vs_next's.
+    difference: Difference | None = None
 
 
 @dataclass(frozen=True)
@@ -135,13 +156,22 @@ def _workload(data: RunData, label: str, slo: Slo | None,
         views.append(CaseView(case, rows, aggs, stats.case_breakpoint(aggs), fails, steady))
     measured = [v for v in views if v.rows]
     values = sorted({a.level_value for v in measured for a in v.aggregates})
-    rankings = [_rank(measured, value, resamples, seed) for value in values]
+    rankings = _judged([_rank(measured, value) for value in values])
     workload = next(c.workload for c in data.cases if c.label == label)
     return WorkloadView(label, workload, measured, [v for v in views if not v.rows], values,
                         rankings)
 
 
-def _rank(cases: list[CaseView], level_value: float, resamples: int, seed: int) -> LevelRanking:
+@dataclass(frozen=True)
+class _Candidate:
+    stack: str
+    throughput: Estimate
+    repetitions: list[float]        # headline req/s of each repetition
+    window: tuple[float, ...]       # per-second req/s of the steady window (one repetition)
+    flags: tuple[str, ...]
+
+
+def _rank(cases: list[CaseView], level_value: float) -> LevelRanking:
     candidates, excluded = [], []
     for view in cases:
         agg = view.aggregate_at(level_value)
@@ -155,15 +185,55 @@ def _rank(cases: list[CaseView], level_value: float, resamples: int, seed: int) 
         elif stats.NO_COMPLETED in agg.flags:
             excluded.append((view.stack, stats.NO_COMPLETED))
         else:
-            rps = [r.requests_per_s for r in view.rows_at(agg.level_index)]
-            candidates.append((view.stack, agg.throughput, rps, agg.flags))
-    candidates.sort(key=lambda c: c[1].value, reverse=True)
+            candidates.append(_candidate(view, agg))
+    candidates.sort(key=lambda c: c.throughput.value, reverse=True)
     entries = []
-    for i, (stack, est, rps, flags) in enumerate(candidates):
-        nxt = candidates[i + 1][2] if i + 1 < len(candidates) else None
-        cmp = stats.compare_medians(rps, nxt, resamples=resamples, seed=seed) if nxt else None
-        entries.append(RankEntry(stack, est, cmp, flags))
+    for i, c in enumerate(candidates):
+        nxt = candidates[i + 1] if i + 1 < len(candidates) else None
+        diff = None if nxt is None else compare_throughput(c, nxt)
+        entries.append(RankEntry(c.stack, c.throughput, _comparison(diff), c.flags, diff))
     return LevelRanking(level_value, entries, excluded)
+
+
+def _candidate(view: CaseView, agg: LevelAggregate) -> _Candidate:
+    steady = view.steady_at(agg.level_index)
+    rows = view.rows_at(agg.level_index)
+    if steady is None:
+        return _Candidate(view.stack, agg.throughput, [r.requests_per_s for r in rows], (),
+                          agg.flags)
+    reps = [headline_throughput(r, s) for r, s in zip(rows, steady.repetitions, strict=True)]
+    window = steady.repetitions[0].window_throughput if len(rows) == 1 else ()
+    return _Candidate(view.stack, agg.throughput, reps, window, agg.flags)
+
+
+def compare_throughput(a: _Candidate, b: _Candidate) -> Difference:
+    """a vs b: repetitions when both have 2 or more, else the steady windows' seconds."""
+    if len(a.repetitions) >= 2 and len(b.repetitions) >= 2:
+        return compare_samples(a.repetitions, b.repetitions)
+    if a.window and b.window:
+        return compare_series(a.window, b.window)
+    return compare_samples(a.repetitions, b.repetitions)  # insufficient data, with its note
+
+
+def _comparison(d: Difference | None) -> Comparison | None:
+    return None if d is None else Comparison(d.ratio, d.low, d.high, d.verdict)
+
+
+def _judged(rankings: list[LevelRanking]) -> list[LevelRanking]:
+    """The rankings of one workload with their tests Holm-adjusted together (one family)."""
+    tested = [e.difference for r in rankings for e in r.entries if e.difference is not None]
+    judged = iter(judge_together(tested))
+    out = []
+    for r in rankings:
+        entries = []
+        for e in r.entries:
+            if e.difference is None:
+                entries.append(e)
+            else:
+                d = next(judged)
+                entries.append(replace(e, vs_next=_comparison(d), difference=d))
+        out.append(replace(r, entries=entries))
+    return out
 
 
 def steady_figures(agg: LevelAggregate, steady: LevelSteadyAggregate,

@@ -169,7 +169,7 @@ def aggregate_steady(rows: Sequence[LevelRow]) -> LevelSteadyAggregate:
     median repetition (the one whose throughput is the median, the lower of the two middle
     ones for an even count)."""
     steadies = tuple(level_steady(r) for r in rows)
-    throughputs = [_headline_throughput(r, s) for r, s in zip(rows, steadies, strict=True)]
+    throughputs = [headline_throughput(r, s) for r, s in zip(rows, steadies, strict=True)]
     needed = repetitions_needed()
     enough = len(rows) >= needed
     middle = int(np.argsort(throughputs, kind="stable")[(len(throughputs) - 1) // 2])
@@ -194,7 +194,7 @@ def aggregate_steady(rows: Sequence[LevelRow]) -> LevelSteadyAggregate:
                                 throughput, latency, source, note)
 
 
-def _headline_throughput(row: LevelRow, steady: LevelSteady) -> float:
+def headline_throughput(row: LevelRow, steady: LevelSteady) -> float:
     return steady.throughput.value if steady.throughput is not None else row.requests_per_s
 
 
