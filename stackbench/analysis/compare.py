@@ -170,7 +170,9 @@ def _figures(view: CaseView, level_index: int, metric: str) -> _Figures | None:
     reps = [v for i, r in enumerate(rows)
             if (v := _rep_latency(r.latency_us, steady, i, metric)) is not None]
     window: list[float] = []
-    if steady is not None and len(rows) == 1 and metric in steady.repetitions[0].latency_us:
+    if steady is not None and len(rows) == 1:
+        # The per-second percentiles of the window: compared through their batch means even
+        # when the per-second histograms (for the merged figure) are missing.
         window = [v for v in steady.repetitions[0].window_latency_us.get(metric, ())
                   if not math.isnan(v)]
     return _Figures(shown.value, reps or [shown.value], window)

@@ -54,14 +54,19 @@ def run_compare(console: Console, store: Store, run_a: str, run_b: str, output_f
     comparison = compare_runs(a, b, _percentiles(gate_list))
     broken = broken_gates(comparison, gate_list)
     if output_format == "json":
-        console.print_json(json.dumps(as_json(comparison, broken)))
+        _plain(console, json.dumps(as_json(comparison, broken), indent=2))
     elif output_format == "md":
-        console.print(markdown(comparison, broken), markup=False, highlight=False)
+        _plain(console, markdown(comparison, broken))
     else:
         print_terminal(console, comparison, broken)
     if not comparison.comparable:
         return ExitCode.NOT_COMPARABLE
     return ExitCode.RULE_BROKEN if broken else ExitCode.OK
+
+
+def _plain(console: Console, text: str) -> None:
+    """Machine-readable text: never wrapped, highlighted or read as markup."""
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def _percentiles(gate_list: Sequence[Gate]) -> tuple[str, ...]:
@@ -99,7 +104,7 @@ def print_terminal(console: Console, comparison: RunComparison,
                    broken: Sequence[tuple[Gate, CaseKey, MetricChange]]) -> None:
     table = Table(title=f"run {comparison.b_run} vs run {comparison.a_run} (ratio = B / A)")
     for column in ("case", "metric", "A", "B", "verdict", "benchstat"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # never an ellipsis: every word counts
     for case in comparison.cases:
         for m in case.metrics:
             table.add_row(escape(_case(case.key)), m.metric, _figure(m.metric, m.a_value),

@@ -14,20 +14,21 @@ from tests.analysis.synthetic_series import flat
 from tests.store.test_store import level, run_record
 
 
-def seconds(rps: list[float]) -> tuple[dict[str, float], ...]:
-    """Per-second entries as the store keeps them (float values only)."""
+def seconds(rps: list[float], p99_us: float = 900.0) -> tuple[dict[str, float], ...]:
+    """Per-second entries as the store keeps them (float values only); p99 varies by ±2%."""
     return tuple({"t_s": float(i), "completed": v, "errors": 0.0, "duration_s": 1.0,
-                  "p50_us": 100.0, "p99_us": 900.0} for i, v in enumerate(rps))
+                  "p50_us": 100.0, "p99_us": p99_us * (1.0 + 0.02 * ((i % 3) - 1))}
+                 for i, v in enumerate(rps))
 
 
 def add_run(store: Store, level_rps: float, seed: int, stack: str = "node",
-            environment: dict[str, object] | None = None) -> int:
+            environment: dict[str, object] | None = None, p99_us: float = 900.0) -> int:
     run = store.start_run(run_record(environment=environment or {"cores": 2}))
     case = store.add_case(CaseRecord(run_id=run, stack=stack, workload="hello", label="hello",
                                      path="/hello", params={"workers": "1"}))
     rps = [float(v) for v in flat(40, 0.01, seed=seed, level=level_rps)]
     store.add_level(level(case, 0, duration_s=40.0, requests_per_s=sum(rps) / 40,
-                          timeseries=seconds(rps)))
+                          timeseries=seconds(rps, p99_us)))
     return run
 
 
@@ -70,6 +71,16 @@ def test_a_small_real_slowdown_under_the_threshold_does_not_fail() -> None:
     b = add_run(store, 9_700, seed=2)
     code, _ = compare(store, a, b, "terminal", [parse_slower_gate("5%")])
     assert code == ExitCode.OK
+
+
+def test_a_higher_p99_breaks_the_latency_gate() -> None:
+    store = Store(":memory:")
+    a = add_run(store, 10_000, seed=1)
+    b = add_run(store, 10_000, seed=2, p99_us=1_200.0)
+    code, text = compare(store, a, b, gates=[parse_latency_gate("p99 +10%")])
+    p99 = next(m for m in json.loads(text)["cases"][0]["metrics"] if m["metric"] == "p99")
+    assert p99["verdict"] == "slower" and p99["ratio"] == pytest.approx(1200 / 900, rel=0.01)
+    assert code == ExitCode.RULE_BROKEN
 
 
 def test_runs_without_a_common_case_are_not_comparable() -> None:
