@@ -24,6 +24,7 @@ from stackbench.analysis.compare import (
     parse_slower_gate,
 )
 from stackbench.analysis.significance import format_benchstat, format_verdict
+from stackbench.commands.run import open_store
 from stackbench.errors import ExitCode, InputError
 from stackbench.store.store import Store
 
@@ -33,8 +34,6 @@ FORMATS = ("terminal", "md", "json")
 def compare_command(console: Console, run_a: str, run_b: str, out: Path | None,
                     output_format: str, fail_if_slower: str | None,
                     fail_if: Sequence[str]) -> int:
-    from stackbench.commands.run import open_store  # the engine's imports only when run
-
     return run_compare(console, open_store(out), run_a, run_b, output_format,
                        gates(fail_if_slower, fail_if))
 
