@@ -124,6 +124,8 @@ def compare(run_a: str, run_b: str, out: Path | None, output_format: str,
             fail_if_slower: str | None, fail_if: tuple[str, ...]) -> None:
     """Compare run B against run A case by case: ratio, 95% interval and verdict.
 
+    RUN_A and RUN_B are run ids in the store of --out, or paths of results.json files.
+
     Exit codes: 0 no gate broken; 1 a significant regression beyond a --fail-if threshold;
     2 bad input; 5 the runs have no case in common."""
     from stackbench.commands.compare import compare_command

@@ -1,12 +1,16 @@
-"""`stackbench compare A B`: two stored runs, case by case, as a terminal table, Markdown or
-JSON, and as a CI gate (exit codes in errors.ExitCode: 0 no broken gate, 1 RULE_BROKEN a
-significant regression beyond a threshold, 5 NOT_COMPARABLE no case in common)."""
+"""`stackbench compare A B`: two runs, case by case, as a terminal table, Markdown or JSON, and
+as a CI gate (exit codes in errors.ExitCode: 0 no broken gate, 1 RULE_BROKEN a significant
+regression beyond a threshold, 5 NOT_COMPARABLE no case in common).
+
+A and B are run ids (or references `results` accepts) in the store of --out, or paths of two
+results.json files written by the report (their run, cases and levels are read back)."""
 
 import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -26,7 +30,8 @@ from stackbench.analysis.compare import (
 from stackbench.analysis.significance import format_benchstat, format_verdict
 from stackbench.commands.run import open_store
 from stackbench.errors import ExitCode, InputError
-from stackbench.store.store import Store
+from stackbench.store.records import CaseRow, LevelRow, RunRow, VerificationRow
+from stackbench.store.store import RunData, Store
 
 FORMATS = ("terminal", "md", "json")
 
@@ -34,8 +39,38 @@ FORMATS = ("terminal", "md", "json")
 def compare_command(console: Console, run_a: str, run_b: str, out: Path | None,
                     output_format: str, fail_if_slower: str | None,
                     fail_if: Sequence[str]) -> int:
-    return run_compare(console, open_store(out), run_a, run_b, output_format,
-                       gates(fail_if_slower, fail_if))
+    needs_store = not (is_results_file(run_a) and is_results_file(run_b))
+    return run_compare(console, open_store(out) if needs_store else None, run_a, run_b,
+                       output_format, gates(fail_if_slower, fail_if))
+
+
+def is_results_file(ref: str) -> bool:
+    return ref.endswith(".json") and Path(ref).is_file()
+
+
+def load_run(store: Store | None, ref: str) -> RunData:
+    """A run from a results.json file, or from the store by its id/reference."""
+    if is_results_file(ref):
+        return run_from_results(Path(ref))
+    if store is None:
+        raise InputError(f"{ref!r} is neither a results.json file nor a run id")
+    return store.load_run(store.resolve_run(ref))
+
+
+def run_from_results(path: Path) -> RunData:
+    """The stored records of a run, read back from the report's results.json."""
+    try:
+        doc = json.loads(path.read_text())
+        return RunData(run=msgspec.convert(doc["run"], RunRow),
+                       cases=msgspec.convert(doc["cases"], list[CaseRow]),
+                       levels=msgspec.convert(doc["levels"], list[LevelRow]),
+                       verifications=msgspec.convert(doc.get("verifications", []),
+                                                     list[VerificationRow]))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: cannot read it as a results.json ({exc})") from exc
+    except (KeyError, TypeError, msgspec.ValidationError) as exc:
+        raise InputError(f"{path}: not a stackbench results.json with run, cases and levels "
+                         f"({exc}); rewrite it with 'stackbench report RUN_ID'") from exc
 
 
 def gates(fail_if_slower: str | None, fail_if: Sequence[str]) -> list[Gate]:
@@ -43,13 +78,13 @@ def gates(fail_if_slower: str | None, fail_if: Sequence[str]) -> list[Gate]:
     return out + [parse_latency_gate(text) for text in fail_if]
 
 
-def run_compare(console: Console, store: Store, run_a: str, run_b: str, output_format: str,
-                gate_list: Sequence[Gate]) -> int:
+def run_compare(console: Console, store: Store | None, run_a: str, run_b: str,
+                output_format: str, gate_list: Sequence[Gate]) -> int:
     """Print the comparison of B against A; the exit code says whether a gate broke."""
     if output_format not in FORMATS:
         raise InputError(f"--format {output_format!r}: expected one of {', '.join(FORMATS)}")
-    a = analyse(store.load_run(store.resolve_run(run_a)))
-    b = analyse(store.load_run(store.resolve_run(run_b)))
+    a = analyse(load_run(store, run_a))
+    b = analyse(load_run(store, run_b))
     comparison = compare_runs(a, b, _percentiles(gate_list))
     broken = broken_gates(comparison, gate_list)
     if output_format == "json":

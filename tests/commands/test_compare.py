@@ -1,13 +1,16 @@
 """`stackbench compare`: hand-built runs in an in-memory store."""
 
 import json
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 
+from stackbench.analysis.analysis import analyse
 from stackbench.analysis.compare import Gate, parse_latency_gate, parse_slower_gate
 from stackbench.commands.compare import run_compare
 from stackbench.errors import ExitCode, InputError
+from stackbench.report.exports import results_json
 from stackbench.store.records import CaseRecord
 from stackbench.store.store import Store
 from tests.analysis.synthetic_series import flat
@@ -99,3 +102,25 @@ def test_gate_syntax() -> None:
         parse_slower_gate("five")
     with pytest.raises(InputError, match="--fail-if"):
         parse_latency_gate("p99 10")
+
+
+def test_results_json_files_compare_like_stored_runs(tmp_path: Path) -> None:
+    store = Store(":memory:")
+    a, b = add_run(store, 10_000, seed=1), add_run(store, 8_000, seed=2)
+    paths = []
+    for run in (a, b):
+        path = tmp_path / f"run-{run}.json"
+        path.write_text(results_json(analyse(store.load_run(run)), []))
+        paths.append(str(path))
+    console = Console(record=True, width=200)
+    code = run_compare(console, None, paths[0], paths[1], "json", [parse_slower_gate("5%")])
+    doc = json.loads(console.export_text())
+    assert code == ExitCode.RULE_BROKEN
+    assert doc["cases"][0]["metrics"][0]["verdict"] == "slower"
+
+
+def test_a_file_that_is_not_results_json_is_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "other.json"
+    path.write_text('{"hello": 1}')
+    with pytest.raises(InputError, match="other.json: not a stackbench results.json"):
+        run_compare(Console(), None, str(path), str(path), "json", [])
