@@ -248,4 +248,12 @@ def steady_figures(agg: LevelAggregate, steady: LevelSteadyAggregate,
     if slo is not None:
         outcome = stats.evaluate_slo({k: e.value for k, e in latency.items()},
                                      agg.error_rate.value, slo)
-    return replace(agg, throughput=steady.throughput, latency_us=latency, slo=outcome)
+    # Repetitions vary (or not) by their steady figures: a warm-up of different length in
+    # each repetition is not noise of the steady state.
+    figures = [r.throughput.value for r in steady.repetitions if r.throughput is not None]
+    throughput_cv = stats.cv(figures)
+    flags = [f for f in agg.flags if f != "noisy"]
+    if stats.is_noisy(figures):
+        flags.append("noisy")
+    return replace(agg, throughput=steady.throughput, latency_us=latency, slo=outcome,
+                   throughput_cv=throughput_cv, flags=tuple(flags))

@@ -78,3 +78,13 @@ def test_no_series_and_no_steady_state_say_where_figures_come_from() -> None:
     assert "wrk: level(s) 25 have no per-second series" in joined
     assert "too short to find a steady state" in joined and "whole-level figures" in joined
     assert "flat: steady from the start (flat) at level(s) 25" in joined
+
+
+def test_repetitions_with_warm_ups_of_different_length_are_not_noisy() -> None:
+    reps = [list(ramp_then_plateau(30, ramp, 0.01, seed=ramp)) for ramp in (4, 12)]
+    rows = [row(rps, repetition=i, requests_per_s=sum(rps) / 30) for i, rps in enumerate(reps)]
+    # Whole-level figures differ by ~15%: noisy by them, not by the steady windows.
+    assert abs(rows[0].requests_per_s / rows[1].requests_per_s - 1) > 0.1
+    a = analysed({"java": rows})
+    agg = a.workloads[0].cases[0].aggregates[0]
+    assert "noisy" not in agg.flags and agg.throughput_cv < 0.02

@@ -106,8 +106,8 @@ def test_six_repetitions_give_the_order_statistic_interval() -> None:
 
 
 def test_analysis_headline_is_the_steady_window() -> None:
-    # Built as RunData directly: the store's timeseries column is typed dict[str, float] and
-    # does not yet read back the loader's `partial` (bool) and `histogram` (str) keys.
+    # Built as RunData directly: the store this branch started from read back per-second
+    # entries as floats only (no `partial` flag or histogram string).
     store = Store(":memory:")
     run = store.start_run(run_record())
     store.add_case(CaseRecord(run_id=run, stack="php", workload="sha256", label="sha256?n=1",
