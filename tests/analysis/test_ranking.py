@@ -1,5 +1,7 @@
 """No winner on noise: rankings claim "faster" only on a significant difference."""
 
+import msgspec
+
 from stackbench.analysis.analysis import Analysis, analyse
 from stackbench.analysis.findings import findings
 from stackbench.analysis.stats import Verdict
@@ -53,3 +55,27 @@ def test_two_repetitions_cannot_name_a_winner_and_say_why() -> None:
     assert top.vs_next is not None and top.vs_next.verdict is not Verdict.FASTER
     text = " ".join(f.text for f in findings(a))
     assert "more repetitions are needed" in text
+
+
+def test_holm_adjusts_every_level_of_a_workload_together() -> None:
+    store = Store(":memory:")
+    run = store.start_run(run_record())
+    for stack in ("fast", "slow"):
+        store.add_case(CaseRecord(run_id=run, stack=stack, workload="hello", label="hello",
+                                  path="/hello", params={}))
+    data = store.load_run(run)
+    levels = []
+    for case in data.cases:
+        base = 12_000 if case.stack == "fast" else 10_000
+        for index, value in enumerate((25.0, 50.0)):
+            rps = list(flat(40, 0.01, seed=index + len(case.stack), level=base))
+            levels.append(msgspec.structs.replace(
+                row(rps, requests_per_s=sum(rps) / 40, case_id=case.id),
+                level_index=index, level_value=value))
+    a = analyse(RunData(data.run, data.cases, levels, []))
+    diffs = [r.entries[0].difference for r in a.workloads[0].rankings]
+    assert len(diffs) == 2 and all(d is not None for d in diffs)
+    # Two tests in the family: Holm multiplies the smaller raw p by 2.
+    smaller = min(diffs, key=lambda d: d.p_raw or 1.0)  # type: ignore[union-attr]
+    assert smaller is not None and smaller.p_raw is not None and smaller.p_value is not None
+    assert smaller.p_value == min(1.0, 2 * smaller.p_raw)
