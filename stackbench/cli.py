@@ -152,6 +152,31 @@ def report(run_id: str, formats: tuple[str, ...], out: Path | None) -> None:
 
 
 @cli.command()
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--out", type=click.Path(path_type=Path), help="Results directory (its store).")
+@click.option("--format", "output_format", type=click.Choice(["terminal", "md", "json"]),
+              default="terminal", show_default=True, help="Output format.")
+@click.option("--fail-if-slower", metavar="PCT",
+              help="Exit 1 if B's throughput is significantly more than PCT (e.g. 5%) lower.")
+@click.option("--fail-if", "fail_if", multiple=True, metavar="'pNN +PCT'",
+              help="Exit 1 if B's percentile is significantly more than PCT higher, e.g. "
+                   "'p99 +10%' (repeatable).")
+def compare(run_a: str, run_b: str, out: Path | None, output_format: str,
+            fail_if_slower: str | None, fail_if: tuple[str, ...]) -> None:
+    """Compare run B against run A case by case: ratio, 95% interval and verdict.
+
+    RUN_A and RUN_B are run ids in the store of --out, or paths of results.json files.
+
+    Exit codes: 0 no gate broken; 1 a significant regression beyond a --fail-if threshold;
+    2 bad input; 5 the runs have no case in common."""
+    from stackbench.commands.compare import compare_command
+
+    sys.exit(compare_command(console, run_a, run_b, out, output_format, fail_if_slower,
+                             fail_if))
+
+
+@cli.command()
 @click.argument("suite", type=click.Path(path_type=Path), required=False)
 def doctor(suite: Path | None) -> None:
     """Check this machine for benchmarking (and for SUITE's load, if given); print advice."""
