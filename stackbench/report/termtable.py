@@ -167,7 +167,9 @@ def print_wrapped(console: Console, body: str, first: str = "", indent: int = 4,
     lines = textwrap.wrap(body, width=console.width, initial_indent=" " * cell_len(first),
                           subsequent_indent=" " * indent, break_on_hyphens=False) or [""]
     for i, line in enumerate(lines):
-        out = Text(first, style=first_style) if i == 0 else Text()
+        out = Text()  # spans, not a base style: the style of `first` must not spread
+        if i == 0:
+            out.append(first, style=first_style)
         out.append(line[cell_len(first):] if i == 0 else line, style=style)
         console.print(out, no_wrap=True, overflow="fold")
 
