@@ -58,6 +58,9 @@ def test_narrowest_layout_and_drop_order():
     assert fit_table(console, "", cols, rows, width=20).hidden == ["b", "a"]
     # columns that are never dropped stay even when the table cannot fit: text folds
     assert fit_table(console, "", cols, rows, width=5).hidden == ["b", "a"]
+    # a droppable column with nothing in it is left out without a word
+    empty = fit_table(console, "", cols, [["alpha", "–", "y", "text"]], width=80)
+    assert empty.hidden == [] and len(empty.widths) == 3
 
 
 ADVICE = ("sudo sysctl -w net.ipv4.ip_local_port_range='1024 65535' net.ipv4.tcp_tw_reuse=1 "
