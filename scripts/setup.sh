@@ -23,6 +23,12 @@ fi
 if command -v cargo >/dev/null; then
   echo "loadgen: cargo build --release"
   (cd loadgen && cargo build --release --locked -q)
+  # The response-parser fuzz target (make test runs it for a bounded time) needs cargo-fuzz
+  # and a nightly toolchain; without nightly the stable property tests still run.
+  if cargo +nightly --version >/dev/null 2>&1 && ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "loadgen: cargo install cargo-fuzz --locked (once)"
+    cargo install cargo-fuzz --locked -q
+  fi
 else
   echo "warning: cargo not found; the native load generator is not built (install Rust:" \
        "https://rustup.rs), the wrk and ab drivers still work" >&2

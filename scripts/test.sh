@@ -27,11 +27,21 @@ php_lint() {
 }
 
 step "ruff" .venv/bin/ruff check stackbench tests loadgen/tests loadgen/bench workloads benchmarks
+step "mypy --strict" .venv/bin/mypy
 step "suite files parse" .venv/bin/python -c \
   "import sys, pathlib, tomllib; [tomllib.loads(p.read_text()) for p in pathlib.Path('suites').glob('*.toml')]"
 for crate in loadgen stacks/rust-hyper; do
   [ -f "$crate/Cargo.toml" ] && step "cargo fmt/clippy/test: $crate" rust_checks "$crate"
 done
+fuzz_parser() {
+  if ! cargo +nightly --version >/dev/null 2>&1; then
+    echo "skipped: no nightly toolchain (rustup toolchain install nightly); the stable"
+    echo "property tests of the parser ran in cargo test"
+    return 0
+  fi
+  loadgen/fuzz/run.sh 30
+}
+[ -f loadgen/fuzz/run.sh ] && step "fuzz the loader's response parser (30 s)" fuzz_parser
 [ -f stacks/go-nethttp/go.mod ] && step "go vet: stacks/go-nethttp" \
   bash -c "cd stacks/go-nethttp && go vet ./..."
 command -v php >/dev/null && step "php -l: stacks" php_lint

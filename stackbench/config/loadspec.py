@@ -2,7 +2,7 @@
 
 import enum
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from msgspec import Meta, Struct
 
@@ -99,7 +99,7 @@ class LoadResult:
     latency_us: dict[str, float]  # p50, p75, p90, p99, p99_9, max, mean, ... as the tool gives
     connect_us: dict[str, float] | None = None
     histogram: str | None = None
-    timeseries: list[dict[str, float]] | None = None
+    timeseries: list[dict[str, Any]] | None = None
     open_loop: dict[str, object] | None = None
     loader_cpu_s: tuple[float, float] | None = None  # user, sys
     unanswered_at_end: tuple[int, float] | None = None  # count, oldest age in µs
