@@ -25,6 +25,9 @@ from stackbench.analysis.stats import Estimate, LevelAggregate, Verdict
 from stackbench.store.store import LevelRow
 
 LOADER_BOUND = "loader-bound"
+RULE = ("A winner is named only when it is significant: Mann-Whitney p < 0.05 (Holm-adjusted "
+        "over the summary) and the 95% CI of the ratio of medians beyond the noise threshold "
+        "(2% req/s, 5% p99).")
 LATENCY_KEY = "p99"
 
 
