@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from stackbench import __version__
+from stackbench.commands.compare import compare_command
 from stackbench.commands.doctor import run_doctor
 from stackbench.commands.run import run_command
 from stackbench.commands.views import (
@@ -170,8 +171,6 @@ def compare(run_a: str, run_b: str, out: Path | None, output_format: str,
 
     Exit codes: 0 no gate broken; 1 a significant regression beyond a --fail-if threshold;
     2 bad input; 5 the runs have no case in common."""
-    from stackbench.commands.compare import compare_command
-
     sys.exit(compare_command(console, run_a, run_b, out, output_format, fail_if_slower,
                              fail_if))
 
