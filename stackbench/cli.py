@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from stackbench import __version__
+from stackbench.commands.compare import compare_command
 from stackbench.commands.doctor import run_doctor
 from stackbench.commands.run import run_command
 from stackbench.commands.views import (
@@ -153,6 +154,29 @@ def results(run_id: str | None, suite_name: str | None, stack_list: str | None,
 def report(run_id: str, formats: tuple[str, ...], out: Path | None) -> None:
     """(Re)write the report files of a stored run (RUN_ID: a number or 'last')."""
     write_report_files(console, run_id, out, _formats(formats))
+
+
+@cli.command()
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--out", type=click.Path(path_type=Path), help="Results directory (its store).")
+@click.option("--format", "output_format", type=click.Choice(["terminal", "md", "json"]),
+              default="terminal", show_default=True, help="Output format.")
+@click.option("--fail-if-slower", metavar="PCT",
+              help="Exit 1 if B's throughput is significantly more than PCT (e.g. 5%) lower.")
+@click.option("--fail-if", "fail_if", multiple=True, metavar="'pNN +PCT'",
+              help="Exit 1 if B's percentile is significantly more than PCT higher, e.g. "
+                   "'p99 +10%' (repeatable).")
+def compare(run_a: str, run_b: str, out: Path | None, output_format: str,
+            fail_if_slower: str | None, fail_if: tuple[str, ...]) -> None:
+    """Compare run B against run A case by case: ratio, 95% interval and verdict.
+
+    RUN_A and RUN_B are run ids in the store of --out, or paths of results.json files.
+
+    Exit codes: 0 no gate broken; 1 a significant regression beyond a --fail-if threshold;
+    2 bad input; 5 the runs have no case in common."""
+    sys.exit(compare_command(console, run_a, run_b, out, output_format, fail_if_slower,
+                             fail_if))
 
 
 @cli.command()

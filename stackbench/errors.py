@@ -16,6 +16,9 @@ class ExitCode:
     BAD_INPUT = 2  # a suite, manifest, flag or argument is wrong
     ENVIRONMENT = 3  # this machine lacks a tool, a permission or a resource
     STACK_FAILED = 4  # a stack or service under test failed (build, start, verify, crash)
+    # `compare`: the two runs have no (stack, workload, level) case in common with a valid
+    # figure on both sides, so there is nothing to judge (not "no regression").
+    NOT_COMPARABLE = 5
     INTERNAL = 70  # a bug in stackbench (EX_SOFTWARE); --debug shows the traceback
     INTERRUPTED = 130  # Ctrl-C (SIGINT); SIGTERM/SIGHUP give 128 + signal number
 

@@ -15,6 +15,8 @@ from stackbench.analysis.analysis import (
     RankEntry,
     WorkloadView,
 )
+from stackbench.analysis.levelsteady import SOURCE_WINDOW
+from stackbench.analysis.significance import Difference, format_p
 from stackbench.analysis.stats import (
     NO_COMPLETED,
     Comparison,
@@ -22,13 +24,22 @@ from stackbench.analysis.stats import (
     Verdict,
     percentile_key,
 )
+from stackbench.analysis.steady import SteadyClass
 
 WARNING_WHY = {
     "loader-bound": "the loader, not the server, was saturated: the server's capacity is higher "
                     "than measured",
     "noisy": "repetitions vary by more than 5% (CV)",
     NO_COMPLETED: "no request completed during the level: no throughput or latency to report",
+    "starved": "the server left connections unanswered for longer than any answered request; "
+               "the latency of those queued requests is not in the histogram",
+    "unsteady": "the level saw start-up, not a steady state, and is not ranked",
+    "invalid": "the level broke a validity limit and is not ranked",
+    "server-exited": "a server process exited during the level: its figures are not the "
+                     "stack's",
 }
+# Flags that make a level unusable: reported as errors.
+ERROR_FLAGS = frozenset({"invalid", "unsteady", "failed", "server-exited", NO_COMPLETED})
 
 
 @dataclass(frozen=True)
@@ -65,15 +76,30 @@ def _level_name(a: Analysis, value: float) -> str:
     return f"{fmt.level(value)} connection{'' if value == 1 else 's'}"
 
 
-def _link(cmp: Comparison | None) -> str:
-    """'≈' when the ratio's interval contains 1, '>' with the ratio and its interval if not."""
+def _link(e: RankEntry) -> str:
+    """'>' only for a significant difference (Mann-Whitney after Holm, and the ratio's
+    interval beyond the noise threshold); else '≈' with the ratio, its interval and why."""
+    cmp, d = e.vs_next, e.difference
     if cmp is None:
         return ""
-    if cmp.verdict is Verdict.NO_SIGNIFICANT_DIFFERENCE:
-        return " ≈ "
-    if cmp.verdict is Verdict.INSUFFICIENT_DATA:
-        return f" > ({fmt.ratio(cmp.ratio)}, one repetition: no interval) "
-    return f" > ({fmt.ratio(cmp.ratio)}, CI {fmt.ratio(cmp.low)}–{fmt.ratio(cmp.high)}) "
+    if cmp.verdict is Verdict.FASTER:
+        p = "" if d is None or d.p_value is None else f", p={format_p(d.p_value)}"
+        n = "" if d is None else f" n={d.n_a}+{d.n_b}"
+        return (f" > ({fmt.ratio(cmp.ratio)}, 95% CI {fmt.ratio(cmp.low)}–"
+                f"{fmt.ratio(cmp.high)}{p}{n}) ")
+    return f" ≈ ({_no_difference(cmp, d)}) "
+
+
+def _no_difference(cmp: Comparison, d: Difference | None) -> str:
+    ratio = "no ratio" if cmp.ratio is None else f"ratio {fmt.ratio(cmp.ratio)}"
+    interval = ("no interval" if cmp.low is None or cmp.high is None
+                else f"95% CI {fmt.ratio(cmp.low)}–{fmt.ratio(cmp.high)}")
+    evidence = ""
+    if d is not None:
+        evidence = (f", n={d.n_a}+{d.n_b} {d.unit}" if d.p_value is None
+                    else f", p={format_p(d.p_value)} n={d.n_a}+{d.n_b} {d.unit}")
+    note = "" if d is None or not d.note else f"; {d.note}"
+    return f"no significant difference: {ratio}, {interval}{evidence}{note}"
 
 
 def _note(e: RankEntry) -> str:
@@ -83,23 +109,24 @@ def _note(e: RankEntry) -> str:
 def ranking_text(a: Analysis, r: LevelRanking) -> str:
     """'at 10 connections: go 40,000 [39,600–40,400] > (2.00×, CI 1.96×–2.04×) node ...'."""
     entries = r.entries
-    tied = len(entries) > 2 and all(e.vs_next.verdict is Verdict.NO_SIGNIFICANT_DIFFERENCE
+    tied = len(entries) > 2 and all(e.vs_next.verdict is not Verdict.FASTER
                                     for e in entries[:-1] if e.vs_next is not None)
     if tied:
         low, high = entries[-1].throughput.value, entries[0].throughput.value
         chain = (f"all {len(entries)} stacks within noise of each other ({fmt.rate(low)}–"
                  f"{fmt.rate(high)} req/s, no significant difference)")
     else:
-        chain = "".join(f"{e.stack} {fmt.estimate(e.throughput)}{_note(e)}{_link(e.vs_next)}"
+        chain = "".join(f"{e.stack} {fmt.estimate(e.throughput)}{_note(e)}{_link(e)}"
                         for e in entries)
     excluded = "; ".join(f"{stack}: {why}" for stack, why in r.excluded)
     text = f"at {_level_name(a, r.level_value)}: {chain or 'no valid result'}"
     return text + (f" [not ranked — {excluded}]" if excluded else "")
 
 
-RANKING_LEGEND = ("Rankings by median req/s [95% CI]: '>' means faster, with the ratio of "
-                  "medians and its 95% bootstrap CI; '≈' means no significant difference (the "
-                  "ratio's CI contains 1).")
+RANKING_LEGEND = ("Rankings by steady-state req/s [95% CI]: '>' means significantly faster "
+                  "(Mann-Whitney p < 0.05 after Holm's adjustment over the workload, and the "
+                  "95% CI of the ratio beyond ±2% noise), with the ratio and its CI; '≈' "
+                  "means no significant difference, with the ratio, its CI and why.")
 
 
 def _ranking_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
@@ -143,22 +170,108 @@ def _levels_with(c: CaseView, predicate: Callable[[LevelAggregate], bool]) -> li
     return [fmt.level(g.level_value) for g in c.aggregates if predicate(g)]
 
 
+def flag_name(flag: str) -> str:
+    """The kind of a flag: the part before its reason ('unsteady: 3 responses...' ->
+    'unsteady'); a flag without a reason is its own name."""
+    return flag.split(":", 1)[0].strip()
+
+
+def flag_reason(flag: str) -> str | None:
+    name, _, reason = flag.partition(":")
+    return reason.strip() or None
+
+
 def _warning_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
+    """Every flag of every level, one finding per (stack, kind of flag), with each level's
+    own reason and numbers: nothing is truncated or dropped, unknown flags included."""
     out = []
     for c in w.cases:
-        for flag, why in WARNING_WHY.items():
-            hits = [fmt.level(g.level_value) for g in c.aggregates if flag in g.flags]
-            if hits:
-                out.append(Finding("warn", w.label, f"{c.stack}: {flag} at level(s) "
-                                   f"{', '.join(hits)} — {why}"))
+        by_kind: dict[str, list[tuple[LevelAggregate, str | None]]] = {}
+        for g in c.aggregates:
+            for flag in g.flags:
+                by_kind.setdefault(flag_name(flag), []).append((g, flag_reason(flag)))
+        for kind, hits in by_kind.items():
+            out.append(Finding(_severity(kind), w.label, _flag_text(a, c, kind, hits)))
         bad = [g for g in c.aggregates if g.status != "ok"]
-        if bad:
-            reasons = sorted({f for g in bad for f in g.flags if f.startswith(("invalid",
-                                                                               "failed"))})
+        if bad and not any(flag_name(f) in ERROR_FLAGS for g in bad for f in g.flags):
             out.append(Finding("error", w.label, f"{c.stack}: {len(bad)} level(s) not valid "
-                               f"({', '.join(fmt.level(g.level_value) for g in bad)})"
-                               + (f": {'; '.join(reasons)}" if reasons else "")))
+                               f"({', '.join(fmt.level(g.level_value) for g in bad)}) — "
+                               "not ranked"))
+        out += _steady_findings(a, w, c)
     return out
+
+
+def _severity(kind: str) -> str:
+    return "error" if kind in ERROR_FLAGS else "warn"
+
+
+def _flag_text(a: Analysis, c: CaseView, kind: str,
+               hits: list[tuple[LevelAggregate, str | None]]) -> str:
+    levels = ", ".join(dict.fromkeys(fmt.level(g.level_value) for g, _ in hits))
+    why = WARNING_WHY.get(kind)
+    text = f"{c.stack}: {kind} at level(s) {levels}" + (f" — {why}" if why else "")
+    details = [f"at {_level_name(a, g.level_value)}: {detail}"
+               for g, reason in hits if (detail := _detail(kind, g, reason))]
+    return text + (f" ({'; '.join(details)})" if details else "")
+
+
+def _detail(kind: str, g: LevelAggregate, reason: str | None) -> str | None:
+    if kind == "noisy":
+        return (f"throughput CV {g.throughput_cv:.1%} over {g.repetitions} repetitions"
+                + (f"; {reason}" if reason else ""))
+    if kind == "loader-bound" and g.loader_cpu_percent is not None:
+        return (f"loader CPU {g.loader_cpu_percent:.0f}%"
+                + ("" if g.server_cpu_percent is None
+                   else f", server CPU {g.server_cpu_percent:.0f}%"))
+    return reason
+
+
+def _steady_findings(a: Analysis, w: WorkloadView, c: CaseView) -> list[Finding]:
+    """Where each level's headline comes from: its steady window (with the class and the
+    warm-up length), or the whole level when there is no series or no steady state."""
+    out = []
+    no_series: list[str] = []
+    flat: list[str] = []
+    for st in c.steady:
+        where = f"{c.stack} at {_level_name(a, st.level_value)}"
+        for rep, r in enumerate(st.repetitions):
+            tag = f" (repetition {rep + 1})" if len(st.repetitions) > 1 else ""
+            state = r.state
+            if state is None:
+                no_series.append(fmt.level(st.level_value))
+            elif r.source != SOURCE_WINDOW:
+                out.append(Finding("warn", w.label, f"{where}{tag}: {state.message}; the "
+                                   "whole-level figures are shown instead"))
+            elif state.steady_class is SteadyClass.FLAT:
+                flat.append(fmt.level(st.level_value) + tag)
+            else:
+                out.append(Finding("warn", w.label, f"{where}{tag}: {state.message}"
+                                   + _cold_figure(c, st.level_index, rep)))
+        if st.note:
+            out.append(Finding("info", w.label, f"{where}: {st.note}"))
+    if flat:
+        out.append(Finding("info", w.label, f"{c.stack}: steady from the start (flat) at "
+                           f"level(s) {', '.join(dict.fromkeys(flat))}; headline from the "
+                           "steady window"))
+    if no_series:
+        out.append(Finding("info", w.label, f"{c.stack}: level(s) "
+                           f"{', '.join(dict.fromkeys(no_series))} have no per-second series "
+                           "(driver " + (c.rows[0].driver if c.rows else "?") + "): their "
+                           "figures are the whole level's, warm-up included if any"))
+    return out
+
+
+def _cold_figure(c: CaseView, level_index: int, repetition: int) -> str:
+    """The whole-level figure next to the steady one, when a warm-up or slowdown moved it."""
+    rows = [r for r in c.rows_at(level_index) if r.repetition == repetition]
+    steady = c.steady_at(level_index)
+    if not rows or steady is None:
+        return ""
+    r = steady.repetitions[repetition] if repetition < len(steady.repetitions) else None
+    if r is None or r.throughput is None:
+        return ""
+    return (f"; steady {fmt.rate(r.throughput.value)} req/s vs whole level "
+            f"{fmt.rate(rows[0].requests_per_s)} req/s")
 
 
 def _not_measured(w: WorkloadView) -> list[Finding]:

@@ -85,8 +85,7 @@ def print_plan(console: Console, plan: Plan) -> None:
                        f"{plan.estimated_seconds() / 60:.1f} min of load and pauses, plus "
                        "builds, start-up and verification"))
     for check in plan_limits(plan):
-        line = Text("limit ", style="yellow")
-        line.append(f"{check.name}: {check.value}. {check.advice}")
+        line = Text.assemble(("limit ", "yellow"), f"{check.name}: {check.value}. {check.advice}")
         console.print(line)
 
 

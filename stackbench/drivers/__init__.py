@@ -23,6 +23,10 @@ class Driver(Protocol):
 
     def command(self, req: LoadRequest) -> list[str]: ...
 
+    # A separate pass whose results are discarded, for tools without a warm-up of their own
+    # (wrk, ab); None when the tool warms up itself or warmup_s is 0.
+    def warmup_command(self, req: LoadRequest) -> list[str] | None: ...
+
     def parse(self, req: LoadRequest, command: list[str], stdout: str, stderr: str,
               wall_s: float, cpu_s: tuple[float, float]) -> LoadResult: ...
 
@@ -71,7 +75,36 @@ def _child_cpu() -> tuple[float, float]:
     return max(user, 0.0), max(sys, 0.0)
 
 
-def start_load(driver: Driver, req: LoadRequest) -> RunningLoad:
+def warm_up(driver: Driver, req: LoadRequest) -> list[str] | None:
+    """Run the driver's warm-up pass to its end and discard what it measured (warmup_s of the
+    same load: JIT, caches and pools reach their working state before the measured pass).
+    Returns the command run, None when the driver needs none."""
+    command = driver.warmup_command(req)
+    if command is None:
+        return None
+    budget = req.settings.warmup_s + 10 * req.settings.timeout_s + 60
+    try:
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, text=True, timeout=budget,
+                              preexec_fn=child_setup(req.loader_cpus), check=False)
+    except FileNotFoundError as exc:
+        raise DriverError(f"load tool not found: {command[0]} ({driver.kind.value} driver); "
+                          "run 'make setup' or scripts/setup.sh") from exc
+    except subprocess.TimeoutExpired:
+        raise DriverError(f"warm-up pass {' '.join(command)} did not finish within "
+                          f"{budget:.0f} s; killed") from None
+    if done.returncode != 0:
+        raise DriverError(f"warm-up pass {' '.join(command)} exited {done.returncode}: "
+                          f"{(done.stderr or '')[-800:]}")
+    return command
+
+
+def start_load(driver: Driver, req: LoadRequest, warm_up_first: bool = True) -> RunningLoad:
+    """Start the measured pass, after the driver's warm-up pass unless the caller ran it
+    (warm_up) already, e.g. before starting its monitor so that the warm-up's CPU is not
+    counted in the level's usage."""
+    if warm_up_first:
+        warm_up(driver, req)
     command = driver.command(req)
     _child_cpu()  # reset the baseline: only this tool's CPU counts
     try:

@@ -4,6 +4,7 @@ ab gives percentiles 50/66/75/80/90/95/98/99/100 in whole milliseconds and a mea
 stored (converted to microseconds, at ab's millisecond resolution) and nothing else.
 """
 
+import math
 import re
 
 from stackbench.config.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult
@@ -29,6 +30,19 @@ class AbDriver:
         else:
             # -t caps the time; -n is raised so the time limit is what ends the run.
             cmd += ["-t", f"{max(1, round(s.duration_s or 1))}", "-n", "50000000"]
+        if s.keepalive is KeepAlive.ON:
+            cmd.append("-k")
+        return [*cmd, req.url]
+
+    def warmup_command(self, req: LoadRequest) -> list[str] | None:
+        """The same load for warmup_s (whole seconds, at least 1: ab's -t resolution), run
+        and discarded before the measured pass; time-bounded even when the measured pass
+        counts requests, so that the warm-up never eats into a request budget."""
+        s = req.settings
+        if s.warmup_s <= 0:
+            return None
+        cmd = ["ab", "-c", str(req.connections), "-s", f"{max(1, round(s.timeout_s))}", "-r",
+               "-t", f"{max(1, math.ceil(s.warmup_s))}", "-n", "50000000"]
         if s.keepalive is KeepAlive.ON:
             cmd.append("-k")
         return [*cmd, req.url]

@@ -26,6 +26,9 @@ def histogram_percentiles(encoded: str, percentiles: Sequence[float] = EXTRA_PER
 class NativeDriver:
     kind = DriverKind.NATIVE
 
+    def warmup_command(self, req: LoadRequest) -> list[str] | None:
+        return None  # the loader warms up in-process (--warmup) and discards those seconds
+
     def command(self, req: LoadRequest) -> list[str]:
         s = req.settings
         binary = loadgen_binary()

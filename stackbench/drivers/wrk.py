@@ -5,6 +5,7 @@ Without keep-alive wrk only sends `Connection: close` and relies on the server c
 which is how the articles used it; the level record says so in its command.
 """
 
+import math
 import re
 
 from stackbench.config.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult
@@ -30,10 +31,18 @@ class WrkDriver:
     kind = DriverKind.WRK
 
     def command(self, req: LoadRequest) -> list[str]:
+        return self._command(req, max(1, round(req.settings.duration_s or 1)))
+
+    def warmup_command(self, req: LoadRequest) -> list[str] | None:
+        """The same load for warmup_s (at least 1 s, wrk's resolution), run and discarded
+        before the measured pass: wrk has no warm-up of its own."""
+        warmup = req.settings.warmup_s
+        return self._command(req, max(1, math.ceil(warmup))) if warmup > 0 else None
+
+    def _command(self, req: LoadRequest, seconds: int) -> list[str]:
         s = req.settings
         cmd = ["wrk", "-t", str(req.threads), "-c", str(req.connections),
-               "-d", f"{max(1, round(s.duration_s or 1))}s", "--timeout", f"{s.timeout_s:g}s",
-               "--latency"]
+               "-d", f"{seconds}s", "--timeout", f"{s.timeout_s:g}s", "--latency"]
         if s.keepalive is KeepAlive.OFF:
             cmd += ["-H", "Connection: close"]
         return [*cmd, req.url]

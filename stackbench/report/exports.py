@@ -16,7 +16,7 @@ from stackbench.analysis.analysis import Analysis
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
 from stackbench.report import tables
 from stackbench.report.context import Context, build_context, mib
-from stackbench.report.glance import WorkloadGlance, glance
+from stackbench.report.glance import RULE, WorkloadGlance, glance
 from stackbench.report.tables import TextTable
 from stackbench.store.records import NOT_IN_CSV, NOT_IN_JSON, LevelRecord, LevelRow, flat_fields
 
@@ -179,8 +179,7 @@ def summary_md(a: Analysis, found: list[Finding]) -> str:
            f"SLO: {slo_text(a)}. Figures are medians over repetitions; [low–high] is the 95% "
            "bootstrap confidence interval of the median; – means not measured.", "",
            "## At a glance", "", "Throughput: each stack's best valid level; p99: at the "
-           "highest level every stack measured validly. A winner is named only when the 95% CI "
-           "of the ratio of medians excludes 1.", ""]
+           f"highest level every stack measured validly. {RULE}", ""]
     for g in glance(a):
         out += _glance_md(g)
     if a.slo is not None:

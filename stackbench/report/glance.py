@@ -25,6 +25,9 @@ from stackbench.analysis.stats import Estimate, LevelAggregate, Verdict
 from stackbench.store.store import LevelRow
 
 LOADER_BOUND = "loader-bound"
+RULE = ("A winner is named only when it is significant: Mann-Whitney p < 0.05 (Holm-adjusted "
+        "over the summary) and the 95% CI of the ratio of medians beyond the noise threshold "
+        "(2% req/s, 5% p99).")
 LATENCY_KEY = "p99"
 
 
@@ -36,6 +39,9 @@ class GlanceBar:
     share_of_best: float          # 1.0 for the best stack
     samples: tuple[float, ...]    # one figure per repetition (what the comparison uses)
     flags: tuple[str, ...]
+    # With one repetition: the per-second figures of its steady window (compared by batch
+    # means, as the ranking in analysis does); empty when there is no steady window.
+    window: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,17 @@ def _samples(c: CaseView, g: LevelAggregate, get: Callable[[LevelRow], float | N
     return tuple(v for v in (get(r) for r in c.rows_at(g.level_index)) if v is not None)
 
 
+def _window(c: CaseView, g: LevelAggregate, metric: str) -> tuple[float, ...]:
+    """The steady window's per-second figures when the level has exactly one repetition."""
+    steady = c.steady_at(g.level_index)
+    if steady is None or len(steady.repetitions) != 1 or not steady.steady:
+        return ()
+    rep = steady.repetitions[0]
+    if metric == "throughput":
+        return rep.window_throughput
+    return rep.window_latency_us.get(metric, ())
+
+
 def _p99(row: LevelRow) -> float | None:
     return stats.measured_latency(row).get(LATENCY_KEY)
 
@@ -78,14 +95,16 @@ def _throughput_bars(w: WorkloadView) -> list[GlanceBar]:
             continue
         top = max(valid, key=lambda g: g.throughput.value)
         bars.append(GlanceBar(c.stack, top.throughput, top.level_value, 0.0,
-                              _samples(c, top, lambda r: r.requests_per_s), top.flags))
+                              _samples(c, top, lambda r: r.requests_per_s), top.flags,
+                              _window(c, top, "throughput")))
     bars.sort(key=lambda b: -b.estimate.value)  # stable: ties keep the run's stack order
     best = bars[0].estimate.value if bars else 0.0
     return [_with_share(b, b.estimate.value / best if best > 0 else 0.0) for b in bars]
 
 
 def _with_share(bar: GlanceBar, share: float) -> GlanceBar:
-    return GlanceBar(bar.stack, bar.estimate, bar.level_value, share, bar.samples, bar.flags)
+    return GlanceBar(bar.stack, bar.estimate, bar.level_value, share, bar.samples, bar.flags,
+                     bar.window)
 
 
 def common_level(w: WorkloadView, stacks: Sequence[str]) -> float | None:
@@ -106,7 +125,7 @@ def _latency_bars(w: WorkloadView, stacks: Sequence[str], level: float) -> list[
         if c.stack not in stacks or g is None:
             continue
         bars.append(GlanceBar(c.stack, g.latency_us[LATENCY_KEY], level, 0.0,
-                              _samples(c, g, _p99), g.flags))
+                              _samples(c, g, _p99), g.flags, _window(c, g, LATENCY_KEY)))
     bars.sort(key=lambda b: b.estimate.value)
     best = bars[0].estimate.value if bars else 0.0
     return [_with_share(b, best / b.estimate.value if b.estimate.value > 0 else 1.0)
@@ -123,6 +142,12 @@ def compare(bars: Sequence[GlanceBar], higher_is_better: bool) -> Difference | N
     numerator, denominator = (best, second) if higher_is_better else (second, best)
     threshold = (significance.THROUGHPUT_THRESHOLD if higher_is_better
                  else significance.PERCENTILE_THRESHOLD)
+    if (min(len(numerator.samples), len(denominator.samples)) < 2
+            and numerator.window and denominator.window):
+        # One repetition each: the seconds of the steady windows, by batch means. For
+        # latency the ratio stays "runner-up / best", so a higher ratio still favours the best.
+        return significance.compare_series(numerator.window, denominator.window,
+                                           threshold=threshold)
     return significance.compare_samples(numerator.samples, denominator.samples,
                                         threshold=threshold)
 

@@ -21,7 +21,7 @@ from stackbench.report import tables
 from stackbench.report.charts import ChartItem
 from stackbench.report.colors import stack_color
 from stackbench.report.context import Context, mib
-from stackbench.report.glance import GlanceBar, MetricGlance, WorkloadGlance
+from stackbench.report.glance import RULE, GlanceBar, MetricGlance, WorkloadGlance
 from stackbench.report.tables import TextTable
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -177,7 +177,7 @@ def build_html(a: Analysis, found: list[Finding], glances: list[WorkloadGlance],
         run=run, analysis=a,
         started=time.strftime("%Y-%m-%d %H:%M", time.localtime(run.started_at)),
         context_line=context_line(a, ctx), ctx=ctx, memory=_memory_table(ctx),
-        glances=glance_views(a, glances), glance_chart=glance_chart,
+        glances=glance_views(a, glances), glance_chart=glance_chart, rule=RULE,
         run_findings=[f for f in found if f.workload is None],
         ranking_legend=RANKING_LEGEND,
         sections=[_section(a, w, found, charts.get(w.label, [])) for w in a.workloads],

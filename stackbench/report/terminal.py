@@ -21,7 +21,7 @@ from stackbench.analysis.findings import findings, slo_text
 from stackbench.errors import InputError
 from stackbench.report import tables
 from stackbench.report.colors import stack_color
-from stackbench.report.glance import GlanceBar, MetricGlance, WorkloadGlance, glance
+from stackbench.report.glance import RULE, GlanceBar, MetricGlance, WorkloadGlance, glance
 from stackbench.report.termtable import Cell, Col, print_notes, print_table, print_wrapped
 from stackbench.store.store import LevelRow, RunData, RunRow, Store
 
@@ -220,9 +220,8 @@ def _metric_lines(console: Console, a: Analysis, m: MetricGlance,
 
 def print_glance(console: Console, a: Analysis, glances: Sequence[WorkloadGlance]) -> None:
     console.print(Text("At a glance", style="bold underline"))
-    print_wrapped(console, "Bars: median [95% CI] @level and % of the best. A winner is "
-                  "named only when the 95% CI of the ratio of medians excludes 1.", indent=0,
-                  style="dim")
+    print_wrapped(console, f"Bars: median [95% CI] @level and % of the best. {RULE}",
+                  indent=0, style="dim")
     for g in glances:
         console.print(Text(g.label, style="bold"))
         _metric_lines(console, a, g.throughput, fmt.rate)

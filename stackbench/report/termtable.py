@@ -8,7 +8,8 @@ square brackets is printed as it is. Tables fit the width this way, in order:
 2. if the narrowest layout (each column at its longest word, or its longest line when it does
    not wrap) is still wider than the console, the table drops columns in the order each table
    declares (`Col.drop`: 1 first, then 2, ...), and says below the table which ones it hid.
-   Columns with drop=0 (names, warnings, advice) are never dropped.
+   Columns with drop=0 (names, warnings, advice) are never dropped; a droppable column with
+   nothing in it (every cell '–', e.g. intervals of a single repetition) is left out.
 
 `make_console` is the one place that decides colour: --no-color, the NO_COLOR environment
 variable (https://no-color.org) and a console that is not a terminal all give plain text.
@@ -58,6 +59,7 @@ def text(value: Cell, style: str = "") -> Text:
     return Text(value, style=style)
 
 
+EMPTY = "–"  # a figure not measured (analysis.fmt.MISSING)
 SEPARATOR = 2  # between two columns: right padding and the (blank) rule; no outer edge
 
 
@@ -139,8 +141,10 @@ def fit_table(console: Console, title: str, cols: Sequence[Col], rows: Sequence[
     """The table with as many columns as fit in `width` (default: the console's)."""
     width = width or console.width
     styles = list(row_styles) if row_styles is not None else [""] * len(rows)
-    keep = list(range(len(cols)))
-    droppable = sorted((c.drop, i) for i, c in enumerate(cols) if c.drop > 0)
+    # A droppable column with nothing in it (every cell '–') is left out: no word is lost.
+    keep = [i for i, c in enumerate(cols)
+            if not (c.drop > 0 and rows and all(_plain(r[i]) in ("", EMPTY) for r in rows))]
+    droppable = sorted((c.drop, i) for i, c in enumerate(cols) if c.drop > 0 and i in keep)
     hidden: list[str] = []
     while narrowest(cols, rows, keep) > width and droppable:
         _, index = droppable.pop(0)
@@ -167,7 +171,9 @@ def print_wrapped(console: Console, body: str, first: str = "", indent: int = 4,
     lines = textwrap.wrap(body, width=console.width, initial_indent=" " * cell_len(first),
                           subsequent_indent=" " * indent, break_on_hyphens=False) or [""]
     for i, line in enumerate(lines):
-        out = Text(first, style=first_style) if i == 0 else Text()
+        out = Text()  # spans, not a base style: the style of `first` must not spread
+        if i == 0:
+            out.append(first, style=first_style)
         out.append(line[cell_len(first):] if i == 0 else line, style=style)
         console.print(out, no_wrap=True, overflow="fold")
 

@@ -1,7 +1,7 @@
 """Make the screenshots in docs/img: a report's first screen and an 80-column terminal run.
 
     python tests/report/screenshots.py report results/run-N/report.html docs/img/report.png
-    python tests/report/screenshots.py terminal TYPESCRIPT docs/img/terminal-80.png [AT]
+    python tests/report/screenshots.py terminal TYPESCRIPT docs/img/terminal-80.png [AT [TITLE]]
 
 TYPESCRIPT is what `script` recorded of `COLUMNS=80 stackbench run ...` on a terminal. The small
 replay below does what a terminal does with Rich's output (new lines, carriage returns, erase
@@ -30,8 +30,9 @@ def replay(raw: str) -> list[str]:
     lines, row, overwrite = [""], 0, False
     for csi, newline, carriage, text in TOKEN.findall(raw):
         if csi:
-            if csi.endswith("m"):
-                lines[row] += csi
+            if csi.endswith("m"):  # a colour: part of what follows
+                lines[row] = csi if overwrite else lines[row] + csi
+                overwrite = False
             elif csi.endswith("K"):
                 lines[row] = ""
             elif csi.endswith("A"):
@@ -78,15 +79,19 @@ def shoot(url: str, out: Path, width: int, height: int, selector: str | None = N
         browser.close()
 
 
-def terminal(typescript: Path, out: Path, at: float = 1.0, last_lines: int = 64) -> None:
+def terminal(typescript: Path, out: Path, at: float = 1.0,
+             title: str = "COLUMNS=80 stackbench run suites/quick.toml",
+             last_lines: int = 72) -> None:
     with open(typescript, encoding="utf-8", errors="replace", newline="") as f:  # keep \r
         raw = f.read()
-    text = _session(raw[:int(len(raw) * at)])
+    cut = int(len(raw) * at)
+    end_of_frame = raw.find("\r", cut)  # never cut a line of the live display in half
+    text = _session(raw[:end_of_frame if at < 1 and end_of_frame > 0 else cut])
     shown = "\n".join(text.splitlines()[-last_lines:])
     console = Console(record=True, width=80, force_terminal=True, color_system="truecolor",
                       file=open("/dev/null", "w"))  # noqa: SIM115 - recorded, not shown
     console.print(Text.from_ansi(shown), soft_wrap=True)
-    svg = console.export_svg(title="COLUMNS=80 stackbench run suites/quick.toml")
+    svg = console.export_svg(title=title)
     box = re.search(r'viewBox="0 0 ([0-9.]+) ([0-9.]+)"', svg)
     width, height = (float(box.group(1)), float(box.group(2))) if box else (1000.0, 1400.0)
     page = (f'<!DOCTYPE html><html><body style="margin:0;background:#fff">'
@@ -102,7 +107,8 @@ def main() -> None:
     if kind == "report":
         shoot(source.resolve().as_uri(), out, 1280, 1000)
     elif kind == "terminal":
-        terminal(source, out, float(sys.argv[4]) if len(sys.argv) > 4 else 1.0)
+        terminal(source, out, float(sys.argv[4]) if len(sys.argv) > 4 else 1.0,
+                 *sys.argv[5:6])
     else:
         raise SystemExit("usage: screenshots.py report|terminal SOURCE OUT.png")
 

@@ -1,5 +1,7 @@
 """At a glance: best level, common latency level, % of best and the winner, by hand."""
 
+import random
+
 import pytest
 from synthetic_run import add_case, add_level, settings, start_run
 
@@ -118,3 +120,19 @@ def test_not_ranked_stacks_are_named_with_why():
     add_level(store, bad, _row(0, 10, 0, 100, 1000, status="invalid"))
     [g] = glance(analyse(store.load_run(run), resamples=100))
     assert g.not_ranked == (("c", "no valid level"), ("s", "unavailable: no [epoll] here"))
+
+
+def test_one_repetition_each_is_judged_on_the_steady_windows():
+    """With n=1+1 the seconds of the steady windows decide (batch means), as in the ranking."""
+    rng = random.Random(7)
+    fast = tuple(1000 * (1 + rng.gauss(0, 0.01)) for _ in range(16))
+    slow = tuple(800 * (1 + rng.gauss(0, 0.01)) for _ in range(16))
+    bars = [GlanceBar("a", Estimate(1000, None, None, 1), 10, 1.0, (1000.0,), (), fast),
+            GlanceBar("b", Estimate(800, None, None, 1), 10, 0.8, (800.0,), (), slow)]
+    winner, _text = decide(bars, True, "req/s", compare(bars, True))
+    assert winner == "a"
+    near = tuple(v * 1.002 for v in fast)
+    bars = [GlanceBar("a", Estimate(1002, None, None, 1), 10, 1.0, (1002.0,), (), near),
+            GlanceBar("b", Estimate(1000, None, None, 1), 10, 1.0, (1000.0,), (), fast)]
+    winner, text = decide(bars, True, "req/s", compare(bars, True))
+    assert winner is None and text.startswith("no winner")

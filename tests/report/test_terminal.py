@@ -19,7 +19,14 @@ from stackbench.report.terminal import (
     print_runs,
     run_summaries,
 )
-from stackbench.report.termtable import Col, fit_table, make_console, narrowest, print_table
+from stackbench.report.termtable import (
+    Col,
+    fit_table,
+    make_console,
+    narrowest,
+    print_table,
+    print_wrapped,
+)
 from stackbench.store.store import Store
 
 
@@ -51,6 +58,9 @@ def test_narrowest_layout_and_drop_order():
     assert fit_table(console, "", cols, rows, width=20).hidden == ["b", "a"]
     # columns that are never dropped stay even when the table cannot fit: text folds
     assert fit_table(console, "", cols, rows, width=5).hidden == ["b", "a"]
+    # a droppable column with nothing in it is left out without a word
+    empty = fit_table(console, "", cols, [["alpha", "–", "y", "text"]], width=80)
+    assert empty.hidden == [] and len(empty.widths) == 3
 
 
 ADVICE = ("sudo sysctl -w net.ipv4.ip_local_port_range='1024 65535' net.ipv4.tcp_tw_reuse=1 "
@@ -79,6 +89,15 @@ def test_a_word_wider_than_its_column_folds_instead_of_being_cut():
     assert max(len(line) for line in out.splitlines()) <= 12
     squeezed = "".join(out.split())
     assert all(ch in squeezed for ch in "abcdefghij0123456789")
+
+
+def test_wrapped_lines_keep_their_styles_apart():
+    out = io.StringIO()
+    console = Console(file=out, width=30, force_terminal=True, color_system="standard")
+    print_wrapped(console, "body words that wrap onto a second line", "- ", indent=2)
+    first, second = out.getvalue().splitlines()
+    assert first == "\x1b[1m- \x1b[0mbody words that wrap onto a"  # only the mark is bold
+    assert second == "  second line"
 
 
 def test_bar_text_in_eighths():

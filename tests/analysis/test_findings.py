@@ -1,0 +1,90 @@
+"""Every flag a finding: each kind of flag, with its reason and numbers, never dropped."""
+
+import msgspec
+
+from stackbench.analysis.analysis import Analysis, analyse
+from stackbench.analysis.findings import findings, flag_name, flag_reason
+from stackbench.store.records import CaseRecord, LevelRow
+from stackbench.store.store import RunData, Store
+from tests.analysis.synthetic_series import flat, ramp_then_plateau
+from tests.analysis.test_levelsteady import row
+from tests.store.test_store import run_record
+
+UNSTEADY = "unsteady: 3 responses for 50 connections in 5 s; raise duration_s"
+STARVED = ("starved: a request was still unanswered after 4.2 s at the end (longest answered: "
+           "0.80 s; 36 in flight at the end)")
+
+
+def analysed(rows_of: dict[str, list[LevelRow]]) -> Analysis:
+    store = Store(":memory:")
+    run = store.start_run(run_record())
+    for stack in rows_of:
+        store.add_case(CaseRecord(run_id=run, stack=stack, workload="hello", label="hello",
+                                  path="/hello", params={}))
+    data = store.load_run(run)
+    levels = [msgspec.structs.replace(r, case_id=c.id) for c in data.cases
+              for r in rows_of[c.stack]]
+    return analyse(RunData(data.run, data.cases, levels, []))
+
+
+def texts(a: Analysis) -> list[str]:
+    return [f.text for f in findings(a)]
+
+
+def test_flag_kind_and_reason_split_on_the_first_colon() -> None:
+    assert flag_name(UNSTEADY) == "unsteady"
+    assert flag_reason(UNSTEADY) == "3 responses for 50 connections in 5 s; raise duration_s"
+    assert flag_name("loader-bound") == "loader-bound" and flag_reason("loader-bound") is None
+
+
+def test_flags_with_reasons_become_findings_with_them() -> None:
+    invalid = msgspec.structs.replace(row(None), flags=(UNSTEADY,), status="invalid")
+    starved = msgspec.structs.replace(row(None), flags=(STARVED,))
+    found = findings(analysed({"php": [invalid], "node": [starved]}))
+    by_stack = {f.text.split(":")[0]: f for f in found if "at level(s)" in f.text}
+    assert by_stack["php"].severity == "error"
+    assert "raise duration_s" in by_stack["php"].text and "unsteady" in by_stack["php"].text
+    assert "4.2 s" in by_stack["node"].text and "36 in flight" in by_stack["node"].text
+    assert by_stack["node"].severity == "warn"
+
+
+def test_unknown_flags_are_reported_too() -> None:
+    odd = msgspec.structs.replace(row(None), flags=("server-exited: php-fpm exited with 139",))
+    joined = " ".join(texts(analysed({"php": [odd]})))
+    assert "server-exited" in joined and "exited with 139" in joined
+
+
+def test_noisy_carries_its_cv() -> None:
+    rows = [msgspec.structs.replace(row(None, repetition=i), requests_per_s=v)
+            for i, v in enumerate((1000.0, 1300.0))]
+    joined = " ".join(texts(analysed({"go": rows})))
+    # sd(1000, 1300) = 212.1, mean 1150: CV 18.4%
+    assert "noisy at level(s) 25" in joined
+    assert "throughput CV 18.4% over 2 repetitions" in joined
+
+
+def test_warm_up_is_a_finding_with_its_length_and_cold_figure() -> None:
+    rps = list(ramp_then_plateau(30, 10, 0.01, seed=5))
+    warm = row(rps, requests_per_s=sum(rps) / 30)
+    joined = " ".join(texts(analysed({"java": [warm]})))
+    assert "java at 25 connections: warm-up of" in joined
+    assert "vs whole level" in joined
+
+
+def test_no_series_and_no_steady_state_say_where_figures_come_from() -> None:
+    short = row([1000.0] * 4)
+    joined = " ".join(texts(analysed({"wrk": [row(None)], "short": [short],
+                                      "flat": [row(list(flat(20, 0.01, seed=1)))]})))
+    assert "wrk: level(s) 25 have no per-second series" in joined
+    assert "too short to find a steady state" in joined and "whole-level figures" in joined
+    assert "flat: steady from the start (flat) at level(s) 25" in joined
+
+
+def test_repetitions_with_warm_ups_of_different_length_are_not_noisy() -> None:
+    reps = [list(ramp_then_plateau(30, ramp, 0.01, seed=ramp)) for ramp in (4, 12)]
+    rows = [row(rps, repetition=i, requests_per_s=sum(rps) / 30) for i, rps in enumerate(reps)]
+    # Whole-level figures differ by ~15%: noisy by them, not by the steady windows.
+    assert abs(rows[0].requests_per_s / rows[1].requests_per_s - 1) > 0.1
+    a = analysed({"java": rows})
+    agg = a.workloads[0].cases[0].aggregates[0]
+    assert "noisy" not in agg.flags and agg.throughput_cv < 0.02

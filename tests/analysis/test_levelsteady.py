@@ -1,0 +1,124 @@
+"""Steady-state figures of stored levels: hand-built per-second series with known answers."""
+
+import pytest
+from hdrh.histogram import HdrHistogram
+
+from stackbench.analysis.analysis import analyse
+from stackbench.analysis.levelsteady import (
+    INTERVAL_REPETITIONS,
+    INTERVAL_WITHIN_LEVEL,
+    SOURCE_NO_SERIES,
+    SOURCE_NO_STEADY,
+    SOURCE_WINDOW,
+    aggregate_steady,
+    level_steady,
+    merged_percentiles,
+)
+from stackbench.analysis.steady import SteadyClass
+from stackbench.store.records import CaseRecord, LevelRow
+from stackbench.store.store import RunData, Store
+from tests.analysis.synthetic_series import flat, ramp_then_plateau
+from tests.store.test_store import level, run_record
+
+
+def histogram(latencies_us: dict[int, int]) -> str:
+    h = HdrHistogram(1, 60_000_000, 3)
+    for value, count in latencies_us.items():
+        h.record_value(value, count)
+    encoded = h.encode()
+    return encoded.decode() if isinstance(encoded, bytes) else str(encoded)
+
+
+FAST = histogram({100: 90, 1000: 10})   # p50 100 us, p99 1000 us
+SLOW = histogram({300: 90, 5000: 10})   # p50 300 us, p99 5000 us
+
+
+def series(rps: list[float], hist: list[str] | None = None, partial_last: bool = True
+           ) -> tuple[dict[str, float], ...]:
+    out = []
+    for i, value in enumerate(rps):
+        second: dict[str, object] = {"t_s": float(i), "completed": float(value), "errors": 0.0,
+                                     "p50_us": 100.0, "p90_us": 200.0, "p99_us": 1000.0,
+                                     "max_us": 2000.0, "duration_s": 1.0, "partial": False}
+        if hist is not None:
+            second["histogram"] = hist[i]
+        out.append(second)
+    if partial_last:  # the loader's last, cut-short second: a cliff that must not count
+        out.append({"t_s": float(len(rps)), "completed": 10.0, "errors": 0.0, "p50_us": 1.0,
+                    "p90_us": 1.0, "p99_us": 1.0, "max_us": 1.0, "duration_s": 0.3,
+                    "partial": True})
+    return tuple(out)  # type: ignore[arg-type]
+
+
+def row(rps: list[float] | None, repetition: int = 0, hist: list[str] | None = None,
+        requests_per_s: float = 1.0, case_id: int = 1) -> LevelRow:
+    record = level(case_id, 0, repetition=repetition, requests_per_s=requests_per_s,
+                   timeseries=None if rps is None else series(rps, hist),
+                   duration_s=float(len(rps or [])) or 5.0)
+    return LevelRow(**{**{f: getattr(record, f) for f in record.__struct_fields__}, "id": 1})
+
+
+def test_merged_percentiles_are_those_of_all_seconds_together() -> None:
+    # 90x100, 10x1000 + 90x300, 10x5000 us: the 100th of 200 sorted values is 300 us, the
+    # 198th 5000 us (the mean of the two seconds' p50s would say 200 us).
+    merged = merged_percentiles([FAST, SLOW])
+    assert merged["p50"] == pytest.approx(300, rel=0.01)
+    assert merged["p99"] == pytest.approx(5000, rel=0.01)
+    assert merged_percentiles([]) == {}
+
+
+def test_a_warm_up_is_left_out_of_the_headline() -> None:
+    rps = list(ramp_then_plateau(30, 10, 0.01, seed=3))
+    hist = [SLOW] * 10 + [FAST] * 20
+    steady = level_steady(row(rps, hist=hist, requests_per_s=sum(rps) / 30))
+    assert steady.source == SOURCE_WINDOW
+    assert steady.steady_class is SteadyClass.WARMUP
+    assert steady.warmup_s is not None and 9 <= steady.warmup_s <= 12
+    assert steady.partial_seconds == 1 and steady.full_seconds == 30
+    assert steady.throughput is not None and steady.throughput.low is not None
+    assert steady.throughput.low <= 10_000 <= (steady.throughput.high or 0.0)
+    # Only fast seconds in the window: the merged p99 is the fast histogram's.
+    assert steady.latency_us["p99"].value == pytest.approx(1000, rel=0.01)
+
+
+def test_levels_without_a_series_or_a_steady_state_say_so() -> None:
+    assert level_steady(row(None)).source == SOURCE_NO_SERIES
+    short = level_steady(row([100.0, 100.0, 100.0, 100.0]))
+    assert short.source == SOURCE_NO_STEADY and short.throughput is None
+
+
+def test_few_repetitions_fall_back_to_the_within_level_interval() -> None:
+    rows = [row(list(flat(20, 0.01, seed=s)), repetition=s) for s in range(3)]
+    agg = aggregate_steady(rows)
+    assert agg.steady and agg.interval_source == INTERVAL_WITHIN_LEVEL
+    assert agg.note is not None and "fewer than the 6" in agg.note
+    assert agg.throughput.low is not None and agg.throughput.high is not None
+    assert agg.throughput.low < agg.throughput.value < agg.throughput.high
+
+
+def test_six_repetitions_give_the_order_statistic_interval() -> None:
+    rows = [row([1000.0 * (1 + s / 100)] * 20, repetition=s) for s in range(6)]
+    agg = aggregate_steady(rows)
+    assert agg.interval_source == INTERVAL_REPETITIONS
+    # Six values 1000..1050: the 95% order interval is the extremes, the median 1025.
+    assert (agg.throughput.low, agg.throughput.value, agg.throughput.high) == pytest.approx(
+        (1000.0, 1025.0, 1050.0))
+
+
+def test_analysis_headline_is_the_steady_window() -> None:
+    # Built as RunData directly: the store this branch started from read back per-second
+    # entries as floats only (no `partial` flag or histogram string).
+    store = Store(":memory:")
+    run = store.start_run(run_record())
+    store.add_case(CaseRecord(run_id=run, stack="php", workload="sha256", label="sha256?n=1",
+                              path="/sha256?n=1", params={}))
+    data = store.load_run(run)
+    case_id = data.cases[0].id
+    rps = list(ramp_then_plateau(30, 10, 0.01, seed=5))
+    levels = [row(rps, hist=[FAST] * 30, requests_per_s=sum(rps) / 30, case_id=case_id)]
+    a = analyse(RunData(data.run, data.cases, levels, []))
+    view = a.workloads[0].cases[0]
+    agg = view.aggregates[0]
+    assert agg.throughput.value == pytest.approx(10_000, rel=0.02)
+    assert agg.latency_us["p99"].value == pytest.approx(1000, rel=0.01)
+    assert view.steady[0].repetitions[0].steady_class is SteadyClass.WARMUP
