@@ -100,6 +100,28 @@ def as_text(results: Sequence[ClaimResult], max_figures: int = MAX_FIGURES) -> l
     return lines
 
 
+def counts_sentence(results: Sequence[ClaimResult]) -> str:
+    """'3 confirmed, 1 refuted, 9 untestable here.' ('' without claims)."""
+    if not results:
+        return ""
+    counts = status_counts(results)
+    return (f"{counts['confirmed']} confirmed, {counts['refuted']} refuted, "
+            f"{counts['untestable']} untestable here.")
+
+
+def as_markdown(results: Sequence[ClaimResult]) -> list[str]:
+    """The claim table as Markdown lines (cells escaped for a pipe table)."""
+    if not results:
+        return []
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in claim_rows(results)]
+    return lines
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
 def _limited(items: list[str], max_items: int) -> str:
     if len(items) <= max_items:
         return "; ".join(items)

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from stackbench.commands.claims import print_claims, run_claims
 from stackbench.commands.run import open_store, results_dir
 from stackbench.config.placement import default_placement
 from stackbench.config.status import unavailable_reason
@@ -89,6 +90,7 @@ def print_results(console: Console, run_id: str | None, out: Path | None,
                          "a RUN_ID (with a RUN_ID, --stack and --workload narrow that run)")
     data = store.load_run(store.resolve_run(run_id))
     print_run(console, filter_run(data, f.stacks, f.workloads))
+    print_claims(console, run_claims(data, load_inventory()))
 
 
 def write_report_files(console: Console, run_id: str, out: Path | None,
@@ -96,7 +98,8 @@ def write_report_files(console: Console, run_id: str, out: Path | None,
     store = open_store(out)
     data = store.load_run(store.resolve_run(run_id))
     wanted = formats or FORMATS
-    target = write_all(data, results_dir(out) / f"run-{data.run.id}", wanted)
+    target = write_all(data, results_dir(out) / f"run-{data.run.id}", wanted,
+                       run_claims(data, load_inventory()))
     written = {"html": "report.html", "md": "summary.md", "csv": "results.csv",
                "json": "results.json", "png": "charts/*.png (and .svg)"}
     console.print(Text(f"written to {target}: "

@@ -7,6 +7,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # STACKBENCH_STACKS_DIR points at another stacks folder (tests use a fake stack).
 STACKS_DIR = Path(os.environ.get("STACKBENCH_STACKS_DIR", REPO_ROOT / "stacks"))
 SUITES_DIR = REPO_ROOT / "suites"
+# The claims of each article suite (docs: suites/claims/README.md).
+CLAIMS_DIR = SUITES_DIR / "claims"
 FIXTURES_DIR = REPO_ROOT / "workloads" / "fixtures"
 DEFAULT_SUITE = SUITES_DIR / "quick.toml"
 DEFAULT_RESULTS_DIR = REPO_ROOT / "results"

@@ -7,10 +7,11 @@ Formats: html (report.html, and its charts under charts/), md (summary.md), csv 
 json (results.json), png (the charts alone, as PNG and SVG under charts/).
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from stackbench.analysis.analysis import Analysis, analyse
+from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import Finding, findings
 from stackbench.report.charts import Chart, glance_chart, workload_charts
 from stackbench.report.context import build_context
@@ -22,8 +23,10 @@ from stackbench.store.store import RunData
 FORMATS = ("html", "md", "csv", "json", "png")
 
 
-def write_all(data: RunData, out_dir: Path, formats: Iterable[str] = FORMATS) -> Path:
-    """Write the report files of `formats` into out_dir (created if needed); returns out_dir."""
+def write_all(data: RunData, out_dir: Path, formats: Iterable[str] = FORMATS,
+              claims: Sequence[ClaimResult] = ()) -> Path:
+    """Write the report files of `formats` into out_dir (created if needed); returns out_dir.
+    `claims`: the article's claims evaluated on this run (summary.md and report.html)."""
     wanted = set(formats)
     analysis = analyse(data)
     found = findings(analysis)
@@ -33,14 +36,15 @@ def write_all(data: RunData, out_dir: Path, formats: Iterable[str] = FORMATS) ->
     if "csv" in wanted:
         (out_dir / "results.csv").write_text(results_csv(analysis), encoding="utf-8")
     if "md" in wanted:
-        (out_dir / "summary.md").write_text(summary_md(analysis, found), encoding="utf-8")
+        (out_dir / "summary.md").write_text(summary_md(analysis, found, claims),
+                                            encoding="utf-8")
     if wanted & {"html", "png"}:
-        _write_charts_and_page(analysis, found, out_dir, "html" in wanted)
+        _write_charts_and_page(analysis, found, out_dir, "html" in wanted, claims)
     return out_dir
 
 
 def _write_charts_and_page(analysis: Analysis, found: list[Finding], out_dir: Path,
-                           page: bool) -> None:
+                           page: bool, claims: Sequence[ClaimResult]) -> None:
     glances = glance(analysis)
     charts = {w.label: workload_charts(analysis, w) for w in analysis.workloads}
     summary_chart = glance_chart(analysis, glances)
@@ -54,5 +58,5 @@ def _write_charts_and_page(analysis: Analysis, found: list[Finding], out_dir: Pa
             (charts_dir / f"{item.name}.png").write_bytes(item.png)
     if page:
         html = build_html(analysis, found, glances, build_context(analysis), charts,
-                          summary_chart)
+                          summary_chart, claims)
         (out_dir / "report.html").write_text(html, encoding="utf-8")

@@ -7,12 +7,14 @@ import io
 import json
 import math
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
-from stackbench.analysis import fmt, stats
+from stackbench.analysis import claimtable, fmt, stats
 from stackbench.analysis.analysis import Analysis
+from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
 from stackbench.report import tables
 from stackbench.report.context import Context, build_context, mib
@@ -169,7 +171,7 @@ def _context_md(ctx: Context) -> list[str]:
             ctx.memory_note, "", *([md_table(memory), ""] if ctx.memory else [])]
 
 
-def summary_md(a: Analysis, found: list[Finding]) -> str:
+def summary_md(a: Analysis, found: list[Finding], claims: Sequence[ClaimResult] = ()) -> str:
     run = a.data.run
     out = [f"# stackbench run {run.id}: {run.suite_name}", "",
            f"Status **{run.status}**, started {_when(run.started_at)}, finished "
@@ -186,6 +188,10 @@ def summary_md(a: Analysis, found: list[Finding]) -> str:
         out += ["Highest median throughput within the SLO (req/s @ level):", "",
                 md_table(tables.at_a_glance(a, within_slo=True)), ""]
     out += _context_md(build_context(a))
+    if claims:
+        out += ["## The article's claims, tested here", "",
+                "Ratios, not absolute numbers, are compared: the hardware differs. "
+                + claimtable.counts_sentence(claims), "", *claimtable.as_markdown(claims), ""]
     out += ["## Findings", "", RANKING_LEGEND, ""]
     out += [f"- {'**' + f.workload + '** ' if f.workload else ''}"
             f"{'⚠ ' if f.severity != 'info' else ''}{f.text}" for f in found] or ["- none"]

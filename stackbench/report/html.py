@@ -7,15 +7,16 @@ The first screen is the one-line context and the at-a-glance cards (report/glanc
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from stackbench.analysis import fmt
+from stackbench.analysis import claimtable, fmt
 from stackbench.analysis.analysis import Analysis, WorkloadView
+from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
 from stackbench.report import tables
 from stackbench.report.charts import ChartItem
@@ -169,7 +170,8 @@ def _environment() -> Environment:
 
 
 def build_html(a: Analysis, found: list[Finding], glances: list[WorkloadGlance], ctx: Context,
-               charts: dict[str, list[ChartItem]], glance_chart: ChartItem | None) -> str:
+               charts: dict[str, list[ChartItem]], glance_chart: ChartItem | None,
+               claims: Sequence[ClaimResult] = ()) -> str:
     """The page. `charts` maps a workload label to its charts (already rendered)."""
     run = a.data.run
     template = _environment().get_template("report.html.j2")
@@ -179,6 +181,8 @@ def build_html(a: Analysis, found: list[Finding], glances: list[WorkloadGlance],
         context_line=context_line(a, ctx), ctx=ctx, memory=_memory_table(ctx),
         glances=glance_views(a, glances), glance_chart=glance_chart, rule=RULE,
         run_findings=[f for f in found if f.workload is None],
+        claims=claimtable.claim_rows(claims), claim_header=claimtable.HEADER,
+        claim_counts=claimtable.counts_sentence(claims),
         ranking_legend=RANKING_LEGEND,
         sections=[_section(a, w, found, charts.get(w.label, [])) for w in a.workloads],
         run_wide=_run_wide(a), environment=tables.environment(a), settings=tables.settings(a),

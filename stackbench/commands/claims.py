@@ -1,0 +1,73 @@
+"""The article's claims of a suite: evaluated on a run, or checked against a plan (--dry-run).
+
+The claims live in suites/claims/<article>.toml (suites/claims/README.md); the evaluation is
+pure (analysis/claims.py). This module reads the files and prints the tables.
+"""
+
+from collections.abc import Mapping, Sequence
+
+from rich.console import Console
+from rich.text import Text
+
+from stackbench.analysis import claimtable
+from stackbench.analysis.claims import (
+    ClaimResult,
+    Readiness,
+    evaluate,
+    facts_from_plan,
+    facts_from_run,
+    requirements_unmet,
+)
+from stackbench.config.claims import ClaimsFile, load_claims_for
+from stackbench.config.paths import CLAIMS_DIR
+from stackbench.config.plan import Plan
+from stackbench.config.status import StackEntry
+from stackbench.report.termtable import print_wrapped
+from stackbench.store.store import RunData
+
+
+def suite_claims(suite_name: str) -> ClaimsFile | None:
+    return load_claims_for(CLAIMS_DIR, suite_name)
+
+
+def run_claims(data: RunData, inventory: Mapping[str, StackEntry]) -> tuple[ClaimResult, ...]:
+    """The claims of the run's suite evaluated on its stored results (() for other suites)."""
+    claims = suite_claims(data.run.suite_name)
+    if claims is None:
+        return ()
+    defaults = {name: entry.manifest.param_defaults() for name, entry in inventory.items()}
+    return evaluate(claims.claims, data, facts_from_run(data, defaults))
+
+
+def plan_readiness(plan: Plan, inventory: Mapping[str, StackEntry]) -> tuple[Readiness, ...]:
+    claims = suite_claims(plan.suite.name)
+    if claims is None:
+        return ()
+    return requirements_unmet(claims.claims, facts_from_plan(plan, inventory))
+
+
+def print_claims(console: Console, results: Sequence[ClaimResult]) -> None:
+    """One block per claim: status and sentence, the article's figures, ours, why."""
+    if not results:
+        return
+    console.print()
+    console.print(Text("The article's claims, tested here (ratios: the hardware differs)",
+                       style="bold"))
+    for claim, article, ours, status, why in claimtable.claim_rows(results):
+        print_wrapped(console, claim, first=f"[{status}] ", indent=4)
+        print_wrapped(console, article, first="    article: ", indent=13)
+        print_wrapped(console, ours, first="    ours:    ", indent=13)
+        print_wrapped(console, why, first="    why:     ", indent=13)
+    console.print(Text(claimtable.counts_sentence(results)))
+
+
+def print_readiness(console: Console, readiness: Sequence[Readiness]) -> None:
+    """--dry-run: which of the article's claims this machine and plan cannot test, and why."""
+    if not readiness:
+        return
+    blocked = [r for r in readiness if not r.testable]
+    console.print(Text(f"article claims: {len(readiness) - len(blocked)} of {len(readiness)} "
+                       "testable with this plan on this machine"))
+    for r in blocked:
+        print_wrapped(console, "; ".join(r.reasons), first=f"  untestable {r.claim.id}: ",
+                      indent=4)
