@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from stackbench.commands.claims import plan_readiness, print_claims, print_readiness, run_claims
 from stackbench.config.paths import DEFAULT_RESULTS_DIR, DEFAULT_SUITE
 from stackbench.config.placement import format_cpus
 from stackbench.config.plan import Plan, build_plan
@@ -252,6 +253,7 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
     plan = build_plan(suite, inventory, list(selection.stacks) or None,
                       list(selection.workloads) or None)
     print_plan(console, plan)
+    print_readiness(console, plan_readiness(plan, inventory))
     if dry_run:
         return 0
     _stop_signals_as_interrupt()
@@ -322,13 +324,15 @@ def _finish(console: Console, store: Store, run_id: int, out: Path | None,
     """Write the report files, print the run, return the exit code (engine/outcome.py)."""
     data = store.load_run(run_id)
     directory = results_dir(out) / f"run-{run_id}"
+    claims = run_claims(data, load_inventory())
     try:  # the files first: a closed terminal must not cost the report
-        target = write_all(data, directory)
+        target = write_all(data, directory, claims=claims)
     except OSError as exc:
         raise _report_write_failure(directory, run_id, store, exc) from exc
     outcome = run_outcome(data)
     with contextlib.suppress(OSError) if quiet else contextlib.nullcontext():
-        print_run(console, data)  # ends with the at-a-glance summary: the last screen
+        print_run(console, data)  # ends with the at-a-glance summary
+        print_claims(console, claims)  # an article suite: its claims, confirmed or not
         console.print()
         console.print(Text.assemble(("report: ", "bold"), str(target / "report.html")))
         console.print(Text(f"(also {target / 'summary.md'}, results.csv, results.json, "
