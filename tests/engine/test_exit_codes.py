@@ -37,7 +37,7 @@ def test_finish_writes_the_report_and_returns_the_outcome(tmp_path):
 
 
 def test_a_full_disk_while_writing_the_report_is_an_environment_problem(tmp_path, monkeypatch):
-    def full(*_args: object) -> None:
+    def full(*_args: object, **_kwargs: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(run_module, "write_all", full)
