@@ -5,6 +5,7 @@ The plan is what `--dry-run` prints; the runner executes it and nothing else.
 
 from dataclasses import dataclass
 
+from stackbench.config.loadspec import Mode
 from stackbench.config.manifest import control_free
 from stackbench.config.status import StackEntry, unavailable_reason
 from stackbench.config.suite import Suite
@@ -73,6 +74,7 @@ def _filter(items: tuple[str, ...], wanted: list[str] | None, what: str, where: 
 def build_plan(suite: Suite, inventory: dict[str, StackEntry], only_stacks: list[str] | None,
                only_workloads: list[str] | None) -> Plan:
     variant_params = _check_variants(suite, inventory)
+    _check_request_counts(suite)
     missing = [s for s in suite.stacks if s not in inventory and s not in suite.variants]
     if missing:
         raise InputError(f"{suite.path}: key 'stacks': unknown stack '{missing[0]}' "
@@ -126,6 +128,23 @@ def _check_variants(suite: Suite, inventory: dict[str, StackEntry]) -> dict[str,
         params[variant.name] = _check_params(inventory[variant.stack], variant.params,
                                              f"{suite.path}: [variants.{variant.name}.params]")
     return params
+
+
+def _check_request_counts(suite: Suite) -> None:
+    """A closed-loop level of N connections with fewer than N requests never has all N open at
+    once: the loader hands out the last request before every connection has had one, so the
+    level measures a lower concurrency than it is labelled with."""
+    requests = suite.load.requests
+    if suite.load.mode is not Mode.CLOSED or requests is None:
+        return  # open loop, a duration, or requests_per_connection (always >= 1 per connection)
+    for spec in suite.workloads:
+        for connections in suite.levels_for(spec.label):
+            if requests < connections:
+                raise InputError(
+                    f"{suite.path}: workload '{spec.label}', level {connections:g} connections: "
+                    f"[load] requests = {requests} is below the connection count, so at most "
+                    f"{requests} connections are ever open at once; raise requests to at least "
+                    f"{connections:g} or give requests_per_connection instead")
 
 
 def _levels(suite: Suite, label: str) -> tuple[Level, ...]:

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Starts Apache (mod_php, prefork) in the foreground with a static pool of
-# WORKERS x PROCESSES_PER_WORKER children; manifest templates cannot multiply.
+# WORKERS x PROCESSES_PER_WORKER children (or MAX_REQUEST_WORKERS when above 0); manifest
+# templates cannot multiply.
 # usage: start-apache.sh APACHE_BINARY RUN_DIR
-#   (WORKERS, PROCESSES_PER_WORKER from the env)
+#   (WORKERS, PROCESSES_PER_WORKER, MAX_REQUEST_WORKERS from the env)
 set -eu
 apache=$1
 run_dir=$2
@@ -13,7 +14,15 @@ for name in WORKERS PROCESSES_PER_WORKER; do
         ''|*[!0-9]*|0) echo "start-apache.sh: $name must be a positive integer, got '$value'" >&2; exit 2 ;;
     esac
 done
-export APACHE_PROCESSES=$((WORKERS * PROCESSES_PER_WORKER))
+# MAX_REQUEST_WORKERS > 0 sizes the pool directly (e.g. Debian's 150); 0 keeps the per-core size.
+case ${MAX_REQUEST_WORKERS:-} in
+    ''|*[!0-9]*) echo "start-apache.sh: MAX_REQUEST_WORKERS must be a non-negative integer, got '${MAX_REQUEST_WORKERS:-}'" >&2; exit 2 ;;
+esac
+if [ "$MAX_REQUEST_WORKERS" -gt 0 ]; then
+    export APACHE_PROCESSES=$MAX_REQUEST_WORKERS
+else
+    export APACHE_PROCESSES=$((WORKERS * PROCESSES_PER_WORKER))
+fi
 
 # mod_php's file name carries the PHP version (Debian: libphp8.2.so); take the newest.
 PHP_MODULE=$(ls /usr/lib/apache2/modules/libphp8*.so /usr/lib/apache2/modules/libphp.so 2>/dev/null | sort -V | tail -n 1)

@@ -40,6 +40,12 @@ function array(app, params) {
 
 function assoc(app, params) {
   const n = intParam(params, 'n', 1000, 0, 10000000);
+  if (app.config.assocImpl === 'object') {
+    // The php-node-micro article's code: `var array = {}; array['s' + i] = 's';`.
+    const object = {};
+    for (let i = 0; i < n; i++) object['s' + i] = 's';
+    return text(String(Object.keys(object).length));
+  }
   // Map is JavaScript's hash map for dynamic keys (a plain object degrades to dictionary mode).
   const map = new Map();
   for (let i = 0; i < n; i++) map.set('s' + i, 's');

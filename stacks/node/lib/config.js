@@ -26,6 +26,10 @@ function loadConfig(env = process.env, argv = []) {
   if (dbStrategy !== 'pool' && dbStrategy !== 'per-request') {
     throw new Error(`DB_STRATEGY must be "pool" or "per-request", got "${dbStrategy}"`);
   }
+  const assocImpl = env.ASSOC_IMPL || 'map';
+  if (assocImpl !== 'map' && assocImpl !== 'object') {
+    throw new Error(`ASSOC_IMPL must be "map" or "object", got "${assocImpl}"`);
+  }
   if (!env.FIXTURES_DIR) {
     throw new Error('FIXTURES_DIR is not set (it must hold demo.txt and random-64k.bin)');
   }
@@ -36,6 +40,9 @@ function loadConfig(env = process.env, argv = []) {
     clusterWorkers: positiveInt('--cluster-workers', flagValue(argv, '--cluster-workers') || env.CLUSTER_WORKERS, 0),
     fixturesDir: env.FIXTURES_DIR,
     dbStrategy,
+    // The assoc workload's container: a Map (the default) or a plain object as in the
+    // php-node-micro article.
+    assocImpl,
     // mysql2's own default connectionLimit.
     poolSize: positiveInt('POOL_SIZE', env.POOL_SIZE, 10),
     db: {
