@@ -213,11 +213,23 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+# The stop signal received, if any. The handler raises at once, but Python swallows an
+# exception raised where it cannot propagate (e.g. inside logging's at-fork hook while a
+# server is spawned): the progress callbacks raise it again from the runner's own frames.
+_stop_requested: list[int] = []
+
+
+def raise_if_stop_requested() -> None:
+    if _stop_requested:
+        raise Interrupted(_stop_requested.pop())
+
+
 def _stop_signals_as_interrupt() -> None:
     def handler(signum: int, _frame: object) -> None:
         # One orderly stop: a second SIGTERM/SIGHUP must not cut the clean-up short.
         for other in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(other, signal.SIG_IGN)
+        _stop_requested.append(signum)
         raise Interrupted(signum)
 
     for signum in (signal.SIGTERM, signal.SIGHUP):
@@ -225,6 +237,7 @@ def _stop_signals_as_interrupt() -> None:
 
 
 def _signal_number(exc: KeyboardInterrupt) -> int:
+    _stop_requested.clear()  # it reached the run: nothing left to raise again
     return exc.signum if isinstance(exc, Interrupted) else int(signal.SIGINT)
 
 
@@ -265,11 +278,13 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
     runner = None
     with live:
         def level_done(event: LevelEvent) -> None:
+            raise_if_stop_requested()
             tracker.level_done(event.stack, event.label, event.level.index,
                                event.level.repetition)
             live.console.print(Text(level_line(event.stack, event.label, event.row)))
 
         def message(text: str) -> None:
+            raise_if_stop_requested()
             tracker.message(text)
             live.console.print(Text(text, style="dim"))
 
