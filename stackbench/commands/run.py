@@ -18,17 +18,19 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from stackbench.analysis.analysis import Analysis, analyse
+from stackbench.analysis.gate import slo_breaches, slo_rule
 from stackbench.commands.claims import plan_readiness, print_claims, print_readiness, run_claims
 from stackbench.config.paths import DEFAULT_RESULTS_DIR, DEFAULT_SUITE
 from stackbench.config.placement import format_cpus
 from stackbench.config.plan import Plan, build_plan
 from stackbench.config.suite import Suite, parse_suite
-from stackbench.engine.outcome import run_outcome
+from stackbench.engine.outcome import RunOutcome, run_outcome
 from stackbench.engine.recovery import recover_stale_runs
 from stackbench.engine.resume import Selection, check_resumable, check_same_request, resume_suite
 from stackbench.engine.runner import LevelEvent, Runner
 from stackbench.engine.runner import Progress as RunnerProgress
-from stackbench.errors import EnvironmentProblem, StackbenchError
+from stackbench.errors import EnvironmentProblem, ExitCode, StackbenchError
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.machine import plan_limits
 from stackbench.report import write_all
@@ -340,11 +342,12 @@ def _finish(console: Console, store: Store, run_id: int, out: Path | None,
     data = store.load_run(run_id)
     directory = results_dir(out) / f"run-{run_id}"
     claims = run_claims(data, load_inventory())
+    analysis = analyse(data)
     try:  # the files first: a closed terminal must not cost the report
-        target = write_all(data, directory, claims=claims)
+        target = write_all(data, directory, claims=claims, analysis=analysis)
     except OSError as exc:
         raise _report_write_failure(directory, run_id, store, exc) from exc
-    outcome = run_outcome(data)
+    outcome = with_slo_gate(run_outcome(data), analysis)
     with contextlib.suppress(OSError) if quiet else contextlib.nullcontext():
         print_run(console, data)  # ends with the at-a-glance summary
         print_claims(console, claims)  # an article suite: its claims, confirmed or not
@@ -356,6 +359,19 @@ def _finish(console: Console, store: Store, run_id: int, out: Path | None,
         for problem in outcome.problems:
             console.print(Text.assemble((f"exit {outcome.exit_code}", "red"), f": {problem}"))
     return outcome.exit_code
+
+
+def with_slo_gate(outcome: RunOutcome, analysis: Analysis) -> RunOutcome:
+    """A run that measured everything but broke its SLO (with `gate`, the default) exits 1,
+    naming the rule and the levels; failures of the stacks keep their own code."""
+    breaches = slo_breaches(analysis)
+    if outcome.exit_code != ExitCode.OK or not breaches:
+        return outcome
+    shown = "; ".join(breaches[:5]) + (f"; and {len(breaches) - 5} more" if len(breaches) > 5
+                                       else "")
+    return RunOutcome(ExitCode.RULE_BROKEN, (
+        f"SLO ({slo_rule(analysis)}) broken at {len(breaches)} level(s): {shown} "
+        "(set gate = false in [slo] when breaking it is the finding)",))
 
 
 def _report_write_failure(directory: Path, run_id: int, store: Store,

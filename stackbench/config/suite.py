@@ -53,6 +53,9 @@ class Slo(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     latency_ms: Annotated[float, Meta(ge=0.001, le=MAX_SECONDS * 1000)] = 3000.0
     max_error_rate: Fraction = 0.01
     stop_after_failures: Annotated[int, Meta(ge=0, le=MAX_LEVELS)] = 0  # 0: never stop early
+    # A broken SLO makes `run` exit 1 (a CI gate). Off for sweeps whose finding is the level
+    # where the objective breaks.
+    gate: bool = True
 
 
 class RateSearch(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

@@ -22,7 +22,8 @@ def run_settings(suite: Suite) -> RunSettings:
         variant=suite.variant, description=suite.description,
         slo=None if slo is None else SloSettings(
             percentile=slo.percentile, latency_ms=slo.latency_ms,
-            max_error_rate=slo.max_error_rate, stop_after_failures=slo.stop_after_failures),
+            max_error_rate=slo.max_error_rate, stop_after_failures=slo.stop_after_failures,
+            gate=slo.gate),
         search=None if search is None else SearchSettings(
             lo=search.lo, hi=search.hi, probes=search.probes, tolerance=search.tolerance),
         script_iterations=suite.script_iterations,

@@ -24,11 +24,11 @@ FORMATS = ("html", "md", "csv", "json", "png")
 
 
 def write_all(data: RunData, out_dir: Path, formats: Iterable[str] = FORMATS,
-              claims: Sequence[ClaimResult] = ()) -> Path:
+              claims: Sequence[ClaimResult] = (), analysis: Analysis | None = None) -> Path:
     """Write the report files of `formats` into out_dir (created if needed); returns out_dir.
     `claims`: the article's claims evaluated on this run (summary.md and report.html)."""
     wanted = set(formats)
-    analysis = analyse(data)
+    analysis = analysis or analyse(data)
     found = findings(analysis)
     out_dir.mkdir(parents=True, exist_ok=True)
     if "json" in wanted:

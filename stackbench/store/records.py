@@ -35,6 +35,7 @@ class SloSettings(Record, frozen=True, kw_only=True):
     latency_ms: float
     max_error_rate: float
     stop_after_failures: int
+    gate: bool
 
 
 class SearchSettings(Record, frozen=True, kw_only=True):

@@ -9,8 +9,9 @@ from rich.console import Console
 
 from stackbench.commands import run as run_module
 from stackbench.errors import EnvironmentProblem, ExitCode
+from stackbench.store.records import SloSettings
 from stackbench.store.store import Store
-from tests.store.test_store import case, level, run_record
+from tests.store.test_store import case, level, run_record, settings
 
 
 def stored(tmp_path, level_status: str = "ok", error_class: str = "") -> Store:
@@ -62,3 +63,30 @@ def test_sigterm_and_sighup_interrupt_like_ctrl_c_with_their_own_code(monkeypatc
     assert installed[signal.SIGTERM] is signal.SIG_IGN
     assert installed[signal.SIGHUP] is signal.SIG_IGN
     assert run_module._signal_number(KeyboardInterrupt()) == signal.SIGINT == 2
+
+
+def _slo_store(directory, gate: bool) -> Store:
+    """One level with p99 = 12 ms against an SLO of p99 <= 5 ms."""
+    store = Store(directory / "stackbench.sqlite")
+    slo = SloSettings(percentile=99, latency_ms=5, max_error_rate=0.01, stop_after_failures=0,
+                      gate=gate)
+    run = store.start_run(run_record(settings=settings(slo=slo)))
+    cid = store.add_case(case(run))
+    store.add_level(level(cid, 0, latency_us={"p50": 2000.0, "p99": 12000.0}))
+    store.set_case_status(cid, "ok")
+    store.finish_run(run, "complete")
+    return store
+
+
+def test_a_broken_slo_exits_1_naming_the_rule_and_the_level(tmp_path):
+    console = Console(record=True, width=300)
+    assert run_module._finish(console, _slo_store(tmp_path, True), 1, tmp_path) == \
+        ExitCode.RULE_BROKEN == 1
+    text = console.export_text()
+    assert "exit 1: SLO (p99 <= 5 ms, errors <= 1.00%) broken at 1 level(s): " in text
+    assert "@25: p99 12 ms > 5 ms" in text
+
+
+def test_an_slo_without_gate_is_a_finding_not_a_failed_run(tmp_path):
+    console = Console(record=True, width=300)
+    assert run_module._finish(console, _slo_store(tmp_path, False), 1, tmp_path) == ExitCode.OK

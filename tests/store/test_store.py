@@ -73,7 +73,8 @@ def case(run: int, workload: str = "sha256") -> CaseRecord:
 
 def test_every_record_comes_back_as_written():
     store = Store(":memory:")
-    slo = SloSettings(percentile=99, latency_ms=5, max_error_rate=0.01, stop_after_failures=2)
+    slo = SloSettings(percentile=99, latency_ms=5, max_error_rate=0.01, stop_after_failures=2,
+                      gate=True)
     written_run = run_record(settings=settings(slo=slo))
     run = store.start_run(written_run)
     cid = store.add_case(case(run))
