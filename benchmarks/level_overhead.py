@@ -16,11 +16,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from stackbench.lab.inventory import load_inventory  # noqa: E402
 from stackbench.config.plan import build_plan  # noqa: E402
-from stackbench.engine.runner import Runner  # noqa: E402
-from stackbench.store.store import Store  # noqa: E402
 from stackbench.config.suite import parse_suite  # noqa: E402
+from stackbench.engine.runner import Runner  # noqa: E402
+from stackbench.lab.inventory import load_inventory  # noqa: E402
+from stackbench.store.store import Store  # noqa: E402
 
 LEVELS = 12
 SUITE = f"""
