@@ -301,6 +301,8 @@ class _StackRun:
         instance = started.enter_context(running_stack(
             runner.inventory[self.planned.stack], runner.suite.placement, self.run_dir,
             self.planned.params, access.env, self._message))
+        runner.store.set_effective_params((c.case_id for c in self.cases.values()),
+                                          instance.params_in_force())
         target = Target(instance.base_url, instance.roles(), self.services.roles(),
                         len(instance.cfg.server_cpus), runner.suite.placement.loader)
         self._live = _Live(started, instance, access, target,

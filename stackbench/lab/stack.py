@@ -113,6 +113,10 @@ class StackInstance:
     def name(self) -> str:
         return self.cfg.manifest.name
 
+    def params_in_force(self) -> dict[str, str]:
+        """Every manifest parameter as resolved for this start (defaults, overrides, cores)."""
+        return {p.name: self.variables[p.name] for p in self.cfg.manifest.params}
+
     def roles(self) -> dict[str, int]:
         """Role name -> root pid, for the monitor."""
         return {role: proc.pid for role, proc in self.processes}

@@ -14,15 +14,17 @@ from stackbench.analysis.analysis import Analysis
 from stackbench.store.store import LevelRow
 
 NOT_RECORDED = "not recorded in this run"
-PARAMS_NOTE = ("Only the parameters the suite set are stored; the values each stack derived "
-               "from its stack.toml defaults at start (workers, pool sizes, JIT, keep-alive) "
-               "are not recorded by this version of the store: see stacks/<stack>/stack.toml.")
+PARAMS_NOTE = ("Every parameter as each stack resolved it when it started: its stack.toml "
+               "defaults, the suite's overrides, and the values derived from the cores it got "
+               "(workers, children, pool sizes, JIT, keep-alive). A stack that never started "
+               "shows only what the suite set.")
 
 
 @dataclass(frozen=True)
 class StackParams:
     stack: str
-    params: tuple[tuple[str, str], ...]  # (name, value) set by the suite or variant
+    params: tuple[tuple[str, str], ...]  # (name, value) in force
+    effective: bool = False  # as resolved at start (else only what the suite set)
 
 
 @dataclass(frozen=True)
@@ -119,10 +121,14 @@ def versions(env: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def stack_params(a: Analysis) -> tuple[StackParams, ...]:
+    """Per stack, every parameter as it resolved them at start (workers from the cores it got,
+    pool sizes, JIT, keep-alive); for stacks that never started, what the suite set."""
     seen: dict[str, StackParams] = {}
     for c in a.data.cases:
-        if c.stack not in seen:
-            seen[c.stack] = StackParams(c.stack, tuple(sorted(c.params.items())))
+        if c.stack not in seen or (c.effective_params and not seen[c.stack].effective):
+            params = c.effective_params or c.params
+            seen[c.stack] = StackParams(c.stack, tuple(sorted(params.items())),
+                                        bool(c.effective_params))
     return tuple(seen.values())
 
 

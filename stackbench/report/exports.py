@@ -160,8 +160,9 @@ def _context_md(ctx: Context) -> list[str]:
     memory = TextTable(["stack", "role", "peak RSS", "mean RSS", "levels"],
                        [[m.stack, m.role, mib(m.peak_bytes), mib(m.mean_bytes), str(m.levels)]
                         for m in ctx.memory])
-    params = TextTable(["stack", "parameters set by the suite"],
-                       [[p.stack, ", ".join(f"{k}={v}" for k, v in p.params) or "defaults"]
+    params = TextTable(["stack", "parameters in force"],
+                       [[p.stack, (", ".join(f"{k}={v}" for k, v in p.params) or "defaults")
+                         + ("" if p.effective else " (set by the suite; never started)")]
                         for p in ctx.stack_params])
     return ["## Context", "",
             md_table(TextTable(["machine", ""], [list(r) for r in ctx.machine])), "",

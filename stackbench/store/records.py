@@ -120,9 +120,12 @@ class CaseRecord(Record, frozen=True, kw_only=True):
     workload: str  # catalog name, e.g. sha256
     label: str  # with parameters, e.g. sha256?n=1000
     path: str
-    params: dict[str, str]  # stack parameters in force
+    params: dict[str, str]  # stack parameters the suite or variant set
     status: CaseStatus = "pending"
     reason: str = ""  # why it failed, or a note (early stop, search result)
+    # Every parameter of the stack as it resolved them when it started (defaults included,
+    # "{{server_core_count}}" substituted): the settings the figures were measured with.
+    effective_params: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class CaseRow(CaseRecord, frozen=True, kw_only=True):

@@ -55,7 +55,7 @@ __all__ = [
 # 2: tables derived from records.py (column = field name, nested values as JSON).
 # 3: runs record their owner process, scratch dir and selection (stale-run detection, resume);
 #    levels record why they failed (error_class, error, log_tail).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SQL_TYPES: dict[type[mi.Type], str] = {
     mi.IntType: "INTEGER", mi.BoolType: "INTEGER", mi.FloatType: "REAL",
@@ -259,6 +259,13 @@ class Store:
         with self._commit() as db:
             db.execute("UPDATE cases SET status = ?, reason = ? WHERE id = ?",
                        (status, reason, case_id))
+
+    def set_effective_params(self, case_ids: Iterable[int], params: dict[str, str]) -> None:
+        """The parameters a stack resolved when it started, on each of its cases."""
+        encoded = json.dumps(params)
+        with self._commit() as db:
+            db.executemany("UPDATE cases SET effective_params = ? WHERE id = ?",
+                           [(encoded, cid) for cid in case_ids])
 
     def fail_pending_cases(self, case_ids: Iterable[int], reason: str) -> None:
         """Cases not finished yet fail with `reason`; finished ones keep their status."""

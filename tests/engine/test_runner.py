@@ -67,6 +67,7 @@ def test_run_stores_levels_failures_and_unavailable(tmp_path, fake_inventory, dr
     by_stack = {(c.stack, c.label): c for c in data.cases}
     ok = by_stack[("refserver", "sha256?n=2")]
     assert ok.status == "ok"
+    assert ok.params == {} and ok.effective_params == {"fault": ""}  # the default, resolved
     levels = data.levels_of(ok.id)
     assert [lv.level_value for lv in levels] == [2, 4]
     for lv in levels:

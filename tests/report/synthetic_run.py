@@ -34,7 +34,8 @@ STACKS = {
 }
 WORKLOADS = {"hello": 1.0, "sha256?n=10": 0.12}  # share of the hello capacity
 UNAVAILABLE_REASON = "swoole extension missing [epoll] — install: pecl install swoole"
-SLO = {"percentile": 99.0, "latency_ms": 20.0, "max_error_rate": 0.01, "stop_after_failures": 0}
+SLO = {"percentile": 99.0, "latency_ms": 20.0, "max_error_rate": 0.01, "stop_after_failures": 0,
+       "gate": True}
 ENVIRONMENT = {
     "hostname": "bench-1", "cpu_model": "AMD EPYC 7B13 (synthetic)", "cores": 2,
     "cores_allowed": [0, 1], "memory_total_bytes": 8 * 2**30, "kernel": "6.1.0-18-amd64",

@@ -64,8 +64,14 @@ def test_memory_per_stack_and_role_by_hand():
     loader = rows[("a", "loader")]  # sampled CPU but no RSS: no figure, not a zero
     assert (loader.peak_bytes, loader.mean_bytes, loader.levels) == (None, None, 0)
     ctx = build_context(analysis)
-    assert [(p.stack, p.params) for p in ctx.stack_params] == [("a", (("workers", "4"),))]
-    assert "not recorded" in ctx.params_note
+    # the stack never recorded what it resolved at start: only what the suite set, said so
+    assert [(p.stack, p.params, p.effective) for p in ctx.stack_params] == [
+        ("a", (("workers", "4"),), False)]
+    store.set_effective_params([a, b], {"workers": "4", "jit": "off"})
+    ctx = build_context(analyse(store.load_run(run), resamples=50))
+    assert [(p.stack, p.params, p.effective) for p in ctx.stack_params] == [
+        ("a", (("jit", "off"), ("workers", "4")), True)]
+    assert "resolved it when it started" in ctx.params_note
     assert ctx.suite_text == "name = 't'"
     assert dict(ctx.cores) == {"stack (server)": "0", "load generator": "1",
                                "data services": "0"}

@@ -101,7 +101,7 @@ def _level(index, value, rep, rps, latency, roles, flags=(), status="ok", errors
 def _closed_loop_run(store):
     run = _start_run(store, "quick", "suites/quick.toml", "name = 'quick'\n",
                           _settings({"percentile": 99, "latency_ms": 5, "max_error_rate": 0.01,
-                                     "stop_after_failures": 0}), ENV)
+                                     "stop_after_failures": 0, "gate": True}), ENV)
     for stack in ("go", "node"):
         _add_verification(store, run, stack, "hello", True, 5, [])
         case = _add_case(store, run, stack, "hello", "hello", "/hello", {"workers": "2"}, "ok")
@@ -318,7 +318,8 @@ def test_open_loop_throughput_chart_shows_offered_rate(store):
 
 def test_rate_search_reports_the_runner_note_not_a_breakpoint(store):
     settings = {**_settings({"percentile": 99, "latency_ms": 1, "max_error_rate": 0.01,
-                             "stop_after_failures": 0}), "mode": "open", "level_kind": "rate",
+                             "stop_after_failures": 0, "gate": True}),
+                "mode": "open", "level_kind": "rate",
                 "search": {"lo": 1000, "hi": 8000, "probes": 8, "tolerance": 0.05}}
     run = _start_run(store, "search", "s.toml", "", settings, ENV)
     case = _add_case(store, run, "go", "hello", "hello", "/hello", {}, "ok")
