@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from stackbench.config.loadspec import LoadRequest, LoadResult, LoadSettings, Mode
 from stackbench.config.plan import Level
-from stackbench.drivers import get_driver, start_load
+from stackbench.drivers import get_driver, start_load, warm_up
 from stackbench.engine.judge import LevelFailure, Measurement, Verdict
 from stackbench.engine.watch import ExitCheck, Watcher, loader_failed, server_exited
 from stackbench.errors import DriverError
@@ -60,9 +60,13 @@ def measure(target: Target, req: LoadRequest, exits: ExitCheck) -> Measurement:
     budget = (s.duration_s or 0) + s.warmup_s + 10 * s.timeout_s + 300
     result: LoadResult | None = None
     loader_error = ""
+    driver = get_driver(s.driver)
+    # wrk and ab warm up in a separate pass; it runs before the monitor starts so that its
+    # requests and CPU are not counted in the level's usage.
+    warm_up(driver, req)
     monitor = Monitor({**target.server_roles, **target.service_roles}).start()
     try:
-        load = start_load(get_driver(s.driver), req)
+        load = start_load(driver, req, warm_up_first=False)
         monitor.add_role("loader", load.pid)
         try:
             with Watcher(exits, on_exit=load.proc.kill):
