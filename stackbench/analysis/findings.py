@@ -61,7 +61,30 @@ def findings(a: Analysis) -> list[Finding]:
         out += _warning_findings(a, w)
         out += _not_measured(w)
         out += _case_notes(w)
+        out += [f for c in w.cases if (f := jit_warmup_finding(a, w, c)) is not None]
     return out
+
+
+def jit_warmup_finding(a: Analysis, w: WorkloadView, c: CaseView) -> Finding | None:
+    """The JIT warm-up pass before the case's first level: its cold figures beside the warm
+    headline of the level at the same load, so a reader sees what warming up changed."""
+    j = c.case.jit_warmup
+    if j is None:
+        return None
+    at = _level_name(a, j.level_value)
+    text = (f"{c.stack}: a JIT warm-up pass of {j.seconds:g} s at {at} ran before the first "
+            f"level and is not in any figure ({j.why})")
+    if j.failure:
+        return Finding("warn", w.label, f"{text}; it did not run to its end: {j.failure}")
+    cold = [f"{fmt.rate(j.requests_per_s)} req/s over the pass"]
+    if j.first_second_rps is not None and j.last_second_rps is not None:
+        cold = [f"{fmt.rate(j.first_second_rps)} req/s in its first second",
+                f"{fmt.rate(j.last_second_rps)} in its last", *cold]
+    warm = c.aggregate_at(j.level_value)
+    warm_text = ("" if warm is None or warm.throughput.value is None
+                 else f"; warm, the level at the same load: "
+                      f"{fmt.rate(warm.throughput.value)} req/s")
+    return Finding("info", w.label, f"{text}. Cold: {', '.join(cold)}{warm_text}")
 
 
 def _case_notes(w: WorkloadView) -> list[Finding]:

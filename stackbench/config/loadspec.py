@@ -50,6 +50,9 @@ class LoadSettings(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True
     repeat: Annotated[int, Meta(ge=1, le=MAX_REPEAT)] = 1
     threads: Annotated[int, Meta(ge=0, le=MAX_THREADS)] = 0  # 0: one per loader core
     pipeline: Annotated[int, Meta(ge=1, le=MAX_THREADS)] = 1
+    # JIT stacks get a discarded pass before a case's first level (their stack.toml [warmup]);
+    # false measures them cold.
+    jit_warmup: bool = True
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ before anything starts: parameter values end up in php.ini, nginx and Apache con
 
 import enum
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
@@ -255,6 +256,20 @@ class Ready(Struct, frozen=True, forbid_unknown_fields=True):
     timeout_s: Annotated[float, Meta(gt=0.0, le=3600.0)] = 30.0
 
 
+class Warmup(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A JIT runtime's warm-up: a discarded load pass of `seconds` before a case's first
+    level, long enough for the runtime to compile what the workload runs (docs/methods.md)."""
+
+    seconds: Annotated[float, Meta(gt=0.0, le=600.0)]
+    why: NonEmptyText
+    # Skipped when every parameter named here resolves to one of its values (the JIT is off).
+    unless: dict[str, tuple[str, ...]] = {}
+
+    def applies(self, params: Mapping[str, str]) -> bool:
+        return not self.unless or any(params.get(k) not in values
+                                      for k, values in self.unless.items())
+
+
 class _Script(Struct, frozen=True, forbid_unknown_fields=True):
     command: Command
 
@@ -272,6 +287,7 @@ class _ManifestFile(Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tru
     template: tuple[Template, ...] = ()
     ready: Ready = Ready()
     script: _Script | None = None
+    warmup: Warmup | None = None
 
 
 @dataclass(frozen=True)
@@ -289,6 +305,7 @@ class Manifest:
     processes: tuple[Process, ...]
     ready: Ready
     script: tuple[str, ...] | None
+    warmup: Warmup | None = None
 
     @property
     def stack_dir(self) -> Path:
@@ -363,7 +380,18 @@ def parse_manifest(path: Path) -> Manifest:
         processes=raw.process,
         ready=raw.ready,
         script=None if raw.script is None else raw.script.command,
+        warmup=_warmup(path, raw),
     )
+
+
+def _warmup(path: Path, raw: _ManifestFile) -> Warmup | None:
+    if raw.warmup is None:
+        return None
+    for name in raw.warmup.unless:
+        if name not in raw.params:
+            raise InputError(f"{path}: [warmup] key 'unless': {name!r} is not a parameter of "
+                             f"this stack (parameters: {', '.join(raw.params) or 'none'})")
+    return raw.warmup
 
 
 def discover(stacks_dir: Path) -> dict[str, Path]:

@@ -35,6 +35,8 @@ class PlannedStack:
     reason: str
     params: dict[str, str]
     cases: tuple[PlannedCase, ...]
+    # The JIT warm-up pass before each case's first level (stack.toml [warmup]), 0: none.
+    jit_warmup_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,10 @@ class Plan:
             if not stack.available:
                 continue
             for case in stack.cases:
-                duration = self.suite.load_for(case.spec.label).duration_s or 0.0
+                case_load = self.suite.load_for(case.spec.label)
+                duration = case_load.duration_s or 0.0
                 total += len(case.levels) * (duration + load.warmup_s + load.pause_s)
+                total += stack.jit_warmup_s if case_load.jit_warmup else 0.0
         return total
 
 
@@ -110,8 +114,19 @@ def build_plan(suite: Suite, inventory: dict[str, StackEntry], only_stacks: list
                                      f"workload '{spec.name}' (see {entry.parsed.path})")
         cases = tuple(PlannedCase(name, spec, _levels(suite, spec.label)) for spec in specs)
         planned.append(PlannedStack(name, stack, entry.status.available,
-                                    unavailable_reason(entry), params, cases))
+                                    unavailable_reason(entry), params, cases,
+                                    _jit_warmup_s(entry, params)))
     return Plan(suite, tuple(planned))
+
+
+def _jit_warmup_s(entry: StackEntry, params: dict[str, str]) -> float:
+    """The stack's JIT warm-up with these parameters (the [warmup] `unless` keys are plain
+    values, never derived from the cores, so the plan can resolve them)."""
+    manifest = entry.parsed
+    if manifest is None or manifest.warmup is None:
+        return 0.0
+    resolved = {**manifest.param_defaults(), **params}
+    return manifest.warmup.seconds if manifest.warmup.applies(resolved) else 0.0
 
 
 def _check_variants(suite: Suite, inventory: dict[str, StackEntry]) -> dict[str, dict[str, str]]:

@@ -4,14 +4,17 @@ watch, then its record."""
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import msgspec
+
 from stackbench.config.loadspec import LoadRequest, LoadResult, LoadSettings, Mode
+from stackbench.config.manifest import Warmup
 from stackbench.config.plan import Level
 from stackbench.drivers import get_driver, start_load, warm_up
 from stackbench.engine.judge import LevelFailure, Measurement, Verdict
 from stackbench.engine.watch import ExitCheck, Watcher, loader_failed, server_exited
 from stackbench.errors import DriverError
 from stackbench.lab.monitor import Monitor, RoleUsage
-from stackbench.store.records import LevelRecord
+from stackbench.store.records import JitWarmupRecord, LevelRecord
 
 # The tool's own output is kept for the record, up to this many characters (its end).
 RAW_OUTPUT_CHARS = 200_000
@@ -122,3 +125,35 @@ def level_record(case_id: int, level: Level, started_at: float, settings: LoadSe
         error=failure.error, log_tail=failure.log_tail, command=" ".join(r.command),
         raw_output=r.raw_output[-RAW_OUTPUT_CHARS:],
     )
+
+
+def jit_warmup_request(target: Target, path: str, settings: LoadSettings, level: Level,
+                       warmup: Warmup, expect_sha256: str | None) -> LoadRequest:
+    """The JIT warm-up pass: the first level's load for the warm-up's seconds, by duration
+    (never a request count), with no warm-up of its own."""
+    pass_settings = msgspec.structs.replace(settings, duration_s=warmup.seconds, warmup_s=0.0,
+                                            requests=None, requests_per_connection=None)
+    return load_request(target, path, pass_settings, level, expect_sha256)
+
+
+def jit_warmup_record(warmup: Warmup, level_value: float, m: Measurement) -> JitWarmupRecord:
+    """What the warm-up pass measured, cold: its mean rate and its first and last full
+    seconds (None without a per-second series: wrk and ab give none)."""
+    r = m.result
+    failure = m.failure.error if m.failure is not None else ""
+    if r is None:
+        return JitWarmupRecord(seconds=warmup.seconds, why=warmup.why, level_value=level_value,
+                               completed=0, errors=0, requests_per_s=0.0,
+                               first_second_rps=None, last_second_rps=None, failure=failure)
+    full = [s for s in r.timeseries or () if not s.get("partial") and s.get("duration_s")]
+    return JitWarmupRecord(
+        seconds=warmup.seconds, why=warmup.why, level_value=level_value,
+        completed=r.completed, errors=r.errors_total, requests_per_s=r.requests_per_s,
+        first_second_rps=_second_rate(full[0]) if full else None,
+        last_second_rps=_second_rate(full[-1]) if full else None, failure=failure)
+
+
+def _second_rate(second: Mapping[str, object]) -> float:
+    completed, duration = second["completed"], second["duration_s"]
+    assert isinstance(completed, int) and isinstance(duration, float | int)
+    return completed / duration

@@ -32,7 +32,14 @@ from stackbench.config.plan import Level, Plan, PlannedCase, PlannedStack
 from stackbench.config.status import StackEntry
 from stackbench.config.workloads import BodyStability, WorkloadSpec
 from stackbench.engine.judge import judge_level
-from stackbench.engine.measure import Target, level_record, load_request, measure
+from stackbench.engine.measure import (
+    Target,
+    jit_warmup_record,
+    jit_warmup_request,
+    level_record,
+    load_request,
+    measure,
+)
 from stackbench.engine.recovery import SCRATCH_PREFIX, Owner, current_owner
 from stackbench.engine.resume import Replay, Selection, levels_to_run
 from stackbench.engine.settings import run_settings
@@ -403,6 +410,9 @@ class _StackRun:
             self._message(f"{case.spec.label}: resuming: {len(state.replay)} level(s) kept"
                           + ("" if suite.search else f", {left} to run"))
 
+        if levels_to_run(case.levels, state.replay.done()) or suite.search is not None:
+            self._jit_warmup(case, state, expect_sha)
+
         def one(level: Level) -> LevelRecord:
             return self._level(case, state, expect_sha, level)
 
@@ -414,6 +424,24 @@ class _StackRun:
         if note:
             self._message(f"{case.spec.label}: {note}")
         return note
+
+    def _jit_warmup(self, case: PlannedCase, state: _CaseState, expect_sha: str | None) -> None:
+        """A JIT stack's discarded pass at the case's first load, so that its levels measure
+        compiled code; what it measured cold is kept on the case, beside the warm levels.
+        A server that dies in it is found (and restarted) by the first level."""
+        suite, live = self.runner.suite, self.live
+        warmup = live.instance.jit_warmup()
+        settings = suite.load_for(case.spec.label)
+        if warmup is None or not settings.jit_warmup:
+            return
+        first = (case.levels[0] if case.levels
+                 else Level(0, suite.search.lo if suite.search else 1.0, 0))
+        req = jit_warmup_request(live.target, case.spec.path, settings, first, warmup,
+                                 expect_sha)
+        self._message(f"{case.spec.label}: JIT warm-up, {warmup.seconds:g} s at "
+                      f"{first.value:g} ({warmup.why}); not measured")
+        record = jit_warmup_record(warmup, first.value, measure(live.target, req, live.exits))
+        self.runner.store.set_jit_warmup(state.case_id, record)
 
     def _level(self, case: PlannedCase, state: _CaseState, expect_sha: str | None,
                level: Level) -> LevelRecord:

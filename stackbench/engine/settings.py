@@ -18,7 +18,8 @@ def run_settings(suite: Suite) -> RunSettings:
         driver=s.driver.value, duration_s=s.duration_s, requests=s.requests,
         requests_per_connection=s.requests_per_connection, warmup_s=s.warmup_s,
         timeout_s=s.timeout_s, pause_s=s.pause_s, repeat=s.repeat, threads=s.threads,
-        pipeline=s.pipeline, levels=tuple(suite.levels), max_error_rate=suite.max_error_rate,
+        pipeline=s.pipeline, jit_warmup=s.jit_warmup, levels=tuple(suite.levels),
+        max_error_rate=suite.max_error_rate,
         variant=suite.variant, description=suite.description,
         slo=None if slo is None else SloSettings(
             percentile=slo.percentile, latency_ms=slo.latency_ms,

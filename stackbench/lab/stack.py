@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackbench.config.manifest import Manifest, Process
+from stackbench.config.manifest import Manifest, Process, Warmup
 from stackbench.config.paths import FIXTURES_DIR, STACKS_DIR
 from stackbench.config.placement import format_cpus
 from stackbench.config.status import StackStatus
@@ -116,6 +116,11 @@ class StackInstance:
     def params_in_force(self) -> dict[str, str]:
         """Every manifest parameter as resolved for this start (defaults, overrides, cores)."""
         return {p.name: self.variables[p.name] for p in self.cfg.manifest.params}
+
+    def jit_warmup(self) -> Warmup | None:
+        """The stack's JIT warm-up as it started (None: no JIT, or its JIT is off)."""
+        warmup = self.cfg.manifest.warmup
+        return warmup if warmup is not None and warmup.applies(self.variables) else None
 
     def roles(self) -> dict[str, int]:
         """Role name -> root pid, for the monitor."""

@@ -72,6 +72,7 @@ class RunSettings(Record, frozen=True, kw_only=True):
     repeat: int
     threads: int
     pipeline: int
+    jit_warmup: bool  # JIT stacks warmed up before each case (stack.toml [warmup])
     levels: tuple[float, ...]
     max_error_rate: float
     variant: str
@@ -112,6 +113,21 @@ class RunRow(RunRecord, frozen=True, kw_only=True):
     id: int
 
 
+class JitWarmupRecord(Record, frozen=True, kw_only=True):
+    """The pass a JIT stack gets before a case's first level (its stack.toml [warmup]): what
+    it measured while cold. Discarded from every figure; kept to show cold against warm."""
+
+    seconds: float
+    why: str  # the manifest's reason, e.g. "the JVM compiles hot methods (C2) after ~10 s"
+    level_value: float  # the load it ran at: the case's first level
+    completed: int
+    errors: int
+    requests_per_s: float  # over the whole pass
+    first_second_rps: float | None  # None: the driver gives no per-second series
+    last_second_rps: float | None  # the last full second
+    failure: str = ""  # why the pass did not run to its end, if it did not
+
+
 class CaseRecord(Record, frozen=True, kw_only=True):
     """One stack x workload of a run."""
 
@@ -126,6 +142,7 @@ class CaseRecord(Record, frozen=True, kw_only=True):
     # Every parameter of the stack as it resolved them when it started (defaults included,
     # "{{server_core_count}}" substituted): the settings the figures were measured with.
     effective_params: dict[str, str] = msgspec.field(default_factory=dict)
+    jit_warmup: JitWarmupRecord | None = None  # None: the stack needs none, or it was off
 
 
 class CaseRow(CaseRecord, frozen=True, kw_only=True):

@@ -35,6 +35,7 @@ from stackbench.errors import EnvironmentProblem, InputError
 from stackbench.store.records import (
     CaseRecord,
     CaseRow,
+    JitWarmupRecord,
     LevelRecord,
     LevelRow,
     Record,
@@ -55,7 +56,9 @@ __all__ = [
 # 2: tables derived from records.py (column = field name, nested values as JSON).
 # 3: runs record their owner process, scratch dir and selection (stale-run detection, resume);
 #    levels record why they failed (error_class, error, log_tail).
-SCHEMA_VERSION = 4
+# 4: cases record the parameters each stack resolved at start (effective_params).
+# 5: cases record the JIT warm-up pass before their first level (jit_warmup).
+SCHEMA_VERSION = 5
 
 _SQL_TYPES: dict[type[mi.Type], str] = {
     mi.IntType: "INTEGER", mi.BoolType: "INTEGER", mi.FloatType: "REAL",
@@ -262,9 +265,16 @@ class Store:
 
     def set_effective_params(self, case_ids: Iterable[int], params: dict[str, str]) -> None:
         """The parameters a stack resolved when it started, on each of its cases."""
-        encoded = json.dumps(params)
+        self._set_case_field(case_ids, "effective_params", params)
+
+    def set_jit_warmup(self, case_id: int, record: JitWarmupRecord) -> None:
+        self._set_case_field([case_id], "jit_warmup", record)
+
+    def _set_case_field(self, case_ids: Iterable[int], name: str, value: object) -> None:
+        (column,) = [c for c in CASES.columns if c.name == name]  # a field of CaseRecord
+        encoded = _to_sql(column, value)
         with self._commit() as db:
-            db.executemany("UPDATE cases SET effective_params = ? WHERE id = ?",
+            db.executemany(f"UPDATE cases SET {column.name} = ? WHERE id = ?",
                            [(encoded, cid) for cid in case_ids])
 
     def fail_pending_cases(self, case_ids: Iterable[int], reason: str) -> None:

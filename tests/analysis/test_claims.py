@@ -50,7 +50,7 @@ def settings(**extra: Any) -> RunSettings:
     values: dict[str, Any] = dict(
         mode="closed", level_kind="connections", keepalive="on", driver="native",
         duration_s=5.0, requests=None, requests_per_connection=None, warmup_s=0.0,
-        timeout_s=3.0, pause_s=0.0, repeat=1, threads=0, pipeline=1, levels=(),
+        timeout_s=3.0, pause_s=0.0, repeat=1, threads=0, pipeline=1, jit_warmup=True, levels=(),
         max_error_rate=0.01, variant="", description="", slo=None, search=None,
         script_iterations=0, variants={}, workload_levels={}, workload_durations={},
         placement=PlacementSettings(server=(0,), loader=(1,), services=(0,)))

@@ -4,7 +4,7 @@ import msgspec
 
 from stackbench.analysis.analysis import Analysis, analyse
 from stackbench.analysis.findings import findings, flag_name, flag_reason
-from stackbench.store.records import CaseRecord, LevelRow
+from stackbench.store.records import CaseRecord, JitWarmupRecord, LevelRow
 from stackbench.store.store import RunData, Store
 from tests.analysis.synthetic_series import flat, ramp_then_plateau
 from tests.analysis.test_levelsteady import row
@@ -88,3 +88,20 @@ def test_repetitions_with_warm_ups_of_different_length_are_not_noisy() -> None:
     a = analysed({"java": rows})
     agg = a.workloads[0].cases[0].aggregates[0]
     assert "noisy" not in agg.flags and agg.throughput_cv < 0.02
+
+
+def test_a_jit_warm_up_pass_is_a_finding_with_cold_and_warm_figures() -> None:
+    store = Store(":memory:")
+    run = store.start_run(run_record())
+    case = store.add_case(CaseRecord(run_id=run, stack="java", workload="hello", label="hello",
+                                     path="/hello", params={}))
+    store.set_jit_warmup(case, JitWarmupRecord(
+        seconds=15, why="C2 compiles hot methods", level_value=25, completed=600_000,
+        errors=0, requests_per_s=40_000, first_second_rps=2_400, last_second_rps=61_000))
+    data = store.load_run(run)
+    levels = [msgspec.structs.replace(row(list(flat(20, 0.001, seed=2))), case_id=case)]
+    joined = " ".join(texts(analyse(RunData(data.run, data.cases, levels, []))))
+    assert ("java: a JIT warm-up pass of 15 s at 25 connections ran before the first level "
+            "and is not in any figure (C2 compiles hot methods). Cold: 2,400 req/s in its "
+            "first second, 61,000 in its last, 40,000 req/s over the pass; warm, the level "
+            "at the same load: ") in joined

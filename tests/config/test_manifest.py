@@ -153,3 +153,34 @@ def test_every_shipped_manifest_parses_and_names_known_workloads():
         m = parse_manifest(path)
         unknown = set(m.workloads) - set(CATALOG)
         assert not unknown, f"{path}: unknown workloads {unknown}"
+
+
+def test_jit_warmup_table_and_when_it_applies(tmp_path):
+    text = GOOD + '\n[warmup]\nseconds = 4\nwhy = "a JIT"\nunless = { mode = ["safe"] }\n'
+    m = parse_manifest(write(tmp_path, text))
+    assert m.warmup is not None and m.warmup.seconds == 4 and m.warmup.why == "a JIT"
+    assert m.warmup.applies({"mode": "fast"}) and not m.warmup.applies({"mode": "safe"})
+    plain = GOOD.replace('name = "demo"', 'name = "plain"')
+    assert parse_manifest(write(tmp_path, plain, "plain")).warmup is None
+
+
+@pytest.mark.parametrize("table, message", [
+    ('seconds = 4\nwhy = "x"\nunless = { colour = ["red"] }',
+     r"\[warmup\] key 'unless': 'colour' is not a parameter of this stack"),
+    ('seconds = 0\nwhy = "x"', r"seconds"),
+    ('seconds = 4', r"why"),
+    ('seconds = 4\nwhy = "x"\nhow = 1', r"how"),
+])
+def test_bad_warmup_tables_are_refused(tmp_path, table, message):
+    with pytest.raises(InputError, match=message):
+        parse_manifest(write(tmp_path, GOOD + "\n[warmup]\n" + table + "\n"))
+
+
+def test_jit_stacks_declare_a_warmup_and_php_skips_it_with_the_jit_off():
+    manifests = {name: parse_manifest(path) for name, path in discover(STACKS_DIR).items()}
+    assert manifests["java-servlet"].warmup is not None
+    assert manifests["node"].warmup is not None
+    assert manifests["go-nethttp"].warmup is None  # compiled ahead of time
+    php = manifests["php-fpm-nginx"].warmup
+    assert php is not None and php.applies({"opcache_jit": "tracing"})
+    assert not php.applies({"opcache_jit": "off"}) and not php.applies({"opcache_jit": "disable"})

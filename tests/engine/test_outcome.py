@@ -8,7 +8,8 @@ from stackbench.store.store import RunData
 SETTINGS = RunSettings(
     mode="closed", level_kind="connections", keepalive="on", driver="native", duration_s=1.0,
     requests=None, requests_per_connection=None, warmup_s=0.0, timeout_s=2.0, pause_s=0.0,
-    repeat=1, threads=0, pipeline=1, levels=(2.0,), max_error_rate=0.01, variant="full",
+    repeat=1, threads=0, pipeline=1, jit_warmup=True, levels=(2.0,), max_error_rate=0.01,
+    variant="full",
     description="", slo=None, search=None, script_iterations=0, variants={},
     workload_levels={}, workload_durations={},
     placement=PlacementSettings(server=(0,), loader=(1,), services=(0,)))

@@ -246,3 +246,22 @@ def test_a_failure_while_stopping_does_not_fail_a_finished_run(tmp_path, fake_in
     assert data.run.status == "complete"
     assert [c.status for c in data.cases] == ["ok"] and len(data.levels) == 1
     assert "stopping the stack failed: kill: operation not permitted" in caplog.text
+
+
+def test_a_jit_stack_gets_its_warm_up_pass_before_each_case(tmp_path, fake_inventory):
+    text = SUITE.replace('stacks = ["refserver", "crashing", "missing"]',
+                         'stacks = ["refjit", "refserver"]')
+    suite = parse_suite(suite_file(tmp_path, "native", text))
+    store = Store(tmp_path / "s.sqlite")
+    run_id = Runner(build_plan(suite, fake_inventory, None, None), fake_inventory, store,
+                    tmp_path).execute()
+    data = store.load_run(run_id)
+    for case in data.cases:
+        assert case.status == "ok", case.reason
+        if case.stack == "refserver":
+            assert case.jit_warmup is None  # no [warmup] in its stack.toml
+            continue
+        w = case.jit_warmup
+        assert w is not None and w.seconds == 1 and w.level_value == 2 and not w.failure
+        assert w.completed > 0 and w.requests_per_s > 0
+        assert [lv.level_value for lv in data.levels_of(case.id)] == [2, 4]  # not a level

@@ -66,7 +66,7 @@ def settings(**changes: Any) -> dict[str, Any]:
     return {"mode": "closed", "level_kind": "connections", "keepalive": "on",
             "driver": "native", "duration_s": DURATION_S, "requests": None,
             "requests_per_connection": None, "warmup_s": WARMUP_S, "timeout_s": 10.0,
-            "pause_s": 1.0, "repeat": REPEAT, "threads": 1, "pipeline": 1,
+            "pause_s": 1.0, "repeat": REPEAT, "threads": 1, "pipeline": 1, "jit_warmup": True,
             "levels": list(LEVELS), "max_error_rate": 0.01, "variant": "", "description": "",
             "slo": SLO, "search": None, "script_iterations": 0, "variants": {},
             "workload_levels": {}, "workload_durations": {},

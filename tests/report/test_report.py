@@ -35,8 +35,8 @@ def _settings(slo, driver="native", repeat=3):
     return {"mode": "closed", "level_kind": "connections", "keepalive": "on", "driver": driver,
             "duration_s": 3.0, "requests": None, "requests_per_connection": None,
             "warmup_s": 0.0, "timeout_s": 3.0, "pause_s": 0.0, "repeat": repeat, "threads": 0,
-            "pipeline": 1, "levels": CONNECTIONS, "max_error_rate": 0.01, "variant": "",
-            "description": "", "slo": slo, "search": None, "script_iterations": 0,
+            "pipeline": 1, "jit_warmup": True, "levels": CONNECTIONS, "max_error_rate": 0.01,
+            "variant": "", "description": "", "slo": slo, "search": None, "script_iterations": 0,
             "variants": {}, "workload_levels": {}, "workload_durations": {},
             "placement": {"server": [0], "loader": [1], "services": [0]}}
 

@@ -40,7 +40,8 @@ def settings(**extra: object) -> RunSettings:
     values: dict[str, object] = dict(
         mode="closed", level_kind="connections", keepalive="on", driver="native",
         duration_s=5.0, requests=None, requests_per_connection=None, warmup_s=1.0,
-        timeout_s=3.0, pause_s=1.0, repeat=1, threads=0, pipeline=1, levels=(25.0, 100.0),
+        timeout_s=3.0, pause_s=1.0, repeat=1, threads=0, pipeline=1, jit_warmup=True,
+        levels=(25.0, 100.0),
         max_error_rate=0.01, variant="", description="", slo=None, search=None,
         script_iterations=0, variants={}, workload_levels={}, workload_durations={},
         placement=PlacementSettings(server=(0,), loader=(1,), services=(0,)))

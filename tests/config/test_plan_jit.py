@@ -1,0 +1,43 @@
+"""The plan knows each stack's JIT warm-up (stack.toml [warmup]) and counts it in its time."""
+
+from pathlib import Path
+
+from stackbench.config.plan import build_plan
+from stackbench.config.suite import parse_suite
+
+SUITE = """
+name = "t"
+stacks = ["refjit", "refserver", "jit-off"]
+workloads = ["hello", "sha256?n=1"]
+
+[load]
+connections = [2, 4]
+duration_s = 3
+warmup_s = 0
+pause_s = 0
+
+[variants.jit-off]
+stack = "refjit"
+params = { fault = "status500" }
+"""
+
+
+def _plan(tmp_path: Path, text: str, inventory):
+    path = tmp_path / "suite.toml"
+    path.write_text(text)
+    return build_plan(parse_suite(path), inventory, None, None)
+
+
+def test_warmup_per_stack_and_in_the_estimate(tmp_path, fake_inventory):
+    plan = _plan(tmp_path, SUITE, fake_inventory)
+    assert [(s.name, s.jit_warmup_s) for s in plan.stacks] == [
+        ("refjit", 1.0), ("refserver", 0.0), ("jit-off", 0.0)]  # `unless` matched: no pass
+    # 3 stacks x 2 workloads x 2 levels x 3 s, plus 1 s before each of refjit's 2 cases
+    assert plan.estimated_seconds() == 3 * 2 * 2 * 3 + 2 * 1
+
+
+def test_a_suite_can_measure_jit_stacks_cold(tmp_path, fake_inventory):
+    plan = _plan(tmp_path, SUITE.replace("pause_s = 0", "pause_s = 0\njit_warmup = false"),
+                 fake_inventory)
+    assert not plan.suite.load.jit_warmup
+    assert plan.estimated_seconds() == 3 * 2 * 2 * 3
