@@ -135,7 +135,15 @@ def merge_results(parts: Sequence[LoadResult], started_at: Sequence[float],
 
     `started_at[i]` is when loader i started, already on the controller's clock (offsets
     corrected); `loader_names[i]` names it in warnings and in the command (default
-    "loader 1" ...). Every part needs the native driver's full-run histogram."""
+    "loader 1" ...). Every part needs the native driver's full-run histogram.
+
+    The merged result, field by field: completed, ok and errors (per class) summed;
+    histogram = the parts' histograms added; latency_us read from it (`latency_figures`);
+    requests_per_s = the sum of the parts' rates (they ran concurrently, each over its own
+    recorded phase); duration_s = the longest part's; timeseries by `merge_timeseries`;
+    loader_cpu_s summed; unanswered_at_end = (count summed, oldest of all); connect_us and
+    open_loop as their helpers say; warnings prefixed with the loader's name; command = one
+    "[name] argv" entry per loader; raw_output = the parts' outputs one after the other."""
     names = _names(parts, started_at, loader_names)
     _check_histograms(parts, names)
     notes: list[str] = []
