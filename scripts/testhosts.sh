@@ -16,7 +16,8 @@
 # suites), and one directory per host (sshd_config, host key, sshd.pid, sshd.log).
 # The namespaces share this machine's filesystem and clock, so the remote `stackbench` is this
 # checkout's: .venv/bin/stackbench after `make setup`; without it, STACKBENCH_PYTHON (or
-# .venv/bin/python) runs `-m stackbench` with this checkout on PYTHONPATH.
+# .venv/bin/python) runs `-m stackbench` with this checkout on PYTHONPATH. STACKBENCH_LOAD,
+# STACKBENCH_BUILD_DIR and STACKBENCH_STACKS_DIR, when set, are passed on to it.
 # Needs root, iproute2, openssh-server (scripts/install-system.sh installs it) and, for --delay,
 # tc with the netem qdisc. Every wait is bounded.
 set -euo pipefail
@@ -104,16 +105,35 @@ down() {
   rm -rf "$STATE"
 }
 
+# A TOML basic string.
+toml_string() {
+  local text="${1//\\/\\\\}"
+  printf '"%s"' "${text//\"/\\\"}"
+}
+
 # The remote stackbench command, as a TOML value: a string (one program) or a list (argv).
+# The namespaces are this machine, so the variables that point this stackbench at another
+# loader, build cache or stacks folder are handed to the remote one too.
 stackbench_command() {
+  local words=() name
+  for name in STACKBENCH_LOAD STACKBENCH_BUILD_DIR STACKBENCH_STACKS_DIR; do
+    if [ -n "${!name:-}" ]; then words+=("$name=${!name}"); fi
+  done
   if [ -x "$REPO/.venv/bin/stackbench" ]; then
-    printf '"%s"' "$REPO/.venv/bin/stackbench"
+    words+=("$REPO/.venv/bin/stackbench")
+  else
+    local python="${STACKBENCH_PYTHON:-$REPO/.venv/bin/python}"
+    [ -x "$python" ] || die "no $REPO/.venv/bin/stackbench: run make setup first (or set" \
+      "STACKBENCH_PYTHON to a python that has stackbench's dependencies)"
+    words+=("PYTHONPATH=$REPO" "$python" -m stackbench)
+  fi
+  if [ ${#words[@]} -eq 1 ]; then
+    toml_string "${words[0]}"
     return
   fi
-  local python="${STACKBENCH_PYTHON:-$REPO/.venv/bin/python}"
-  [ -x "$python" ] || die "no $REPO/.venv/bin/stackbench: run make setup first (or set" \
-    "STACKBENCH_PYTHON to a python that has stackbench's dependencies)"
-  printf '["/usr/bin/env", "PYTHONPATH=%s", "%s", "-m", "stackbench"]' "$REPO" "$python"
+  local out="[$(toml_string /usr/bin/env)" word
+  for word in "${words[@]}"; do out+=", $(toml_string "$word")"; done
+  printf '%s]' "$out"
 }
 
 write_sshd_config() {
@@ -184,7 +204,7 @@ user = "root"
 port = 22
 identity = "$STATE/id_ed25519"
 known_hosts = "$STATE/known_hosts"
-checkout = "$REPO"
+checkout = $(toml_string "$REPO")
 stackbench = $(stackbench_command)
 EOF
 }
