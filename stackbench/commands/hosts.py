@@ -324,8 +324,8 @@ def run_hosts_check(console: Console, hosts_file: Path | None, suite: Path | Non
 
 def print_reports(console: Console, hosts: HostsFile, reports: Sequence[HostReport]) -> None:
     rows: list[list[Cell]] = [[Text(r.host.name, style="red" if r.failures else ""),
-             r.host.address if r.host.port == 22 else f"{r.host.address}:{r.host.port}", r.ssh, r.version, r.runtimes, r.nofile,
-             r.somaxconn, r.clock] for r in reports]
+                               _endpoint(r.host), r.ssh, r.version, r.runtimes, r.nofile,
+                               r.somaxconn, r.clock] for r in reports]
     print_table(console, f"hosts of {hosts.source}",
                 [Col("host"), Col("address"), Col("ssh"), Col("stackbench"),
                  Col("runtimes", wrap=True, min_width=20), Col("ulimit -n", "right"),
@@ -340,6 +340,10 @@ def print_reports(console: Console, hosts: HostsFile, reports: Sequence[HostRepo
         console.print(f"{failed} of {len(reports)} hosts failed a check")
     else:
         console.print(f"all {len(reports)} hosts ready (clock offsets measured from here)")
+
+
+def _endpoint(host: Host) -> str:
+    return host.address if host.port == 22 else f"{host.address}:{host.port}"
 
 
 # --- hosts setup -----------------------------------------------------------------------------
