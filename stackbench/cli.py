@@ -200,8 +200,10 @@ _HOSTS_FILE = click.option("--hosts", "hosts_file", type=click.Path(path_type=Pa
 @click.argument("suite", type=click.Path(path_type=Path), required=False)
 @_HOSTS_FILE
 def hosts_check(suite: Path | None, hosts_file: Path | None) -> None:
-    """Is every host ready: ssh, same stackbench, runtimes, limits, clock offset (exit 3 if
-    not)."""
+    """Check that every host is ready (exit 3 if one is not).
+
+    Per host: ssh login, the same stackbench version, the runtimes and loader available here,
+    ulimit -n, somaxconn and the clock offset."""
     sys.exit(run_hosts_check(console, hosts_file, suite))
 
 
@@ -209,7 +211,7 @@ def hosts_check(suite: Path | None, hosts_file: Path | None) -> None:
 @click.argument("suite", type=click.Path(path_type=Path), required=False)
 @_HOSTS_FILE
 def hosts_setup(suite: Path | None, hosts_file: Path | None) -> None:
-    """Run the installer (scripts/setup.sh of its checkout) on every host."""
+    """Run the installer on every host (its checkout's scripts/setup.sh)."""
     sys.exit(run_hosts_setup(console, hosts_file, suite))
 
 
