@@ -41,6 +41,7 @@ PACKAGES=(
   libboost-dev g++ libssl-dev nlohmann-json3-dev libmariadb-dev libhiredis-dev libmemcached-dev
   maven openjdk-17-jdk-headless
   procps util-linux iproute2 psmisc
+  openssh-client openssh-server  # multi-host runs; the sshd binary for scripts/testhosts.sh
   chromium  # headless browser for the report's browser test (tests/report/test_browser.py)
 )
 
@@ -60,6 +61,11 @@ if [ ${#missing[@]} -eq 0 ]; then
   echo "system packages: all present"
   exit 0
 fi
+
+new_sshd=0
+for pkg in "${missing[@]}"; do
+  if [ "$pkg" = openssh-server ]; then new_sshd=1; fi
+done
 
 if [ -n "$SUDO" ] && ! command -v sudo >/dev/null; then
   echo "error: installing ${missing[*]} needs root or sudo" >&2
@@ -84,4 +90,23 @@ export DEBIAN_FRONTEND=noninteractive
 if ! $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"; then
   $SUDO apt-get update -q
   $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# openssh-server is installed only for its sshd binary: scripts/testhosts.sh starts private
+# sshds inside network namespaces, each on its own address and config. A machine that did not
+# run an SSH server before must not get one listening on every interface because of stackbench,
+# so when this run installed the package, its system service is disabled and stopped (the
+# policy-rc.d above kept the package from starting it, but the package still enables it for
+# the next boot). A machine that already had openssh-server is left exactly as it was: it is
+# how its owner logs in, and how `stackbench hosts setup` reaches it.
+if [ "$new_sshd" = 1 ]; then
+  if [ -d /run/systemd/system ]; then
+    echo "openssh-server: newly installed; disabling its system service (ssh.service, ssh.socket)"
+    $SUDO systemctl disable --now ssh.service ssh.socket >/dev/null 2>&1 || true
+  elif command -v update-rc.d >/dev/null && [ -e /etc/init.d/ssh ]; then
+    echo "openssh-server: newly installed; disabling its boot-time start (update-rc.d)"
+    $SUDO update-rc.d ssh disable >/dev/null 2>&1 || true
+    # Only the system sshd (its own pid file); a policy-rc.d that allowed starts may have run it.
+    $SUDO /etc/init.d/ssh stop >/dev/null 2>&1 || true
+  fi
 fi

@@ -11,6 +11,7 @@ import click
 from stackbench import __version__
 from stackbench.commands.compare import compare_command
 from stackbench.commands.doctor import run_doctor
+from stackbench.commands.hosts import probe_command, run_hosts_check, run_hosts_setup
 from stackbench.commands.run import run_command
 from stackbench.commands.views import (
     print_results,
@@ -184,6 +185,40 @@ def compare(run_a: str, run_b: str, out: Path | None, output_format: str,
 def doctor(suite: Path | None) -> None:
     """Check this machine for benchmarking (and for SUITE's load, if given); print advice."""
     run_doctor(console, suite)
+
+
+@cli.group()
+def hosts() -> None:
+    """The hosts of a multi-host run (--hosts FILE or a SUITE's [hosts] table)."""
+
+
+_HOSTS_FILE = click.option("--hosts", "hosts_file", type=click.Path(path_type=Path),
+                           help="A hosts file ([hosts.NAME] tables); else SUITE's [hosts].")
+
+
+@hosts.command("check")
+@click.argument("suite", type=click.Path(path_type=Path), required=False)
+@_HOSTS_FILE
+def hosts_check(suite: Path | None, hosts_file: Path | None) -> None:
+    """Check that every host is ready (exit 3 if one is not).
+
+    Per host: ssh login, the same stackbench version, the runtimes and loader available here,
+    ulimit -n, somaxconn and the clock offset."""
+    sys.exit(run_hosts_check(console, hosts_file, suite))
+
+
+@hosts.command("setup")
+@click.argument("suite", type=click.Path(path_type=Path), required=False)
+@_HOSTS_FILE
+def hosts_setup(suite: Path | None, hosts_file: Path | None) -> None:
+    """Run the installer on every host (its checkout's scripts/setup.sh)."""
+    sys.exit(run_hosts_setup(console, hosts_file, suite))
+
+
+@hosts.command("probe", hidden=True)
+def hosts_probe() -> None:
+    """Facts about this host as JSON, then its clock per line read (run by `hosts check`)."""
+    probe_command()
 
 
 def raise_open_files_limit() -> None:

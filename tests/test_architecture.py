@@ -9,17 +9,20 @@ PACKAGE = Path(__file__).resolve().parents[1] / "stackbench"
 # What each layer must never import (the layers above it). Sibling packages of the machine side
 # (lab, services, verify, drivers) may use each other's small utilities; circles are caught below.
 FORBIDDEN = {
-    "config": {"lab", "services", "verify", "drivers", "engine", "store", "analysis", "report",
-               "commands", "cli"},
-    "lab": {"engine", "store", "analysis", "report", "commands", "cli"},
-    "services": {"engine", "store", "analysis", "report", "commands", "cli"},
-    "verify": {"engine", "store", "analysis", "report", "commands", "cli"},
-    "drivers": {"engine", "store", "analysis", "report", "commands", "cli"},
+    "config": {"lab", "services", "verify", "drivers", "remote", "engine", "store", "analysis",
+               "report", "commands", "cli"},
+    "lab": {"remote", "engine", "store", "analysis", "report", "commands", "cli"},
+    "services": {"remote", "engine", "store", "analysis", "report", "commands", "cli"},
+    "verify": {"remote", "engine", "store", "analysis", "report", "commands", "cli"},
+    "drivers": {"remote", "engine", "store", "analysis", "report", "commands", "cli"},
+    # Other hosts: the SSH transport and the agent, which drives the machine side over there.
+    "remote": {"engine", "store", "analysis", "report", "commands", "cli"},
     "engine": {"report", "commands", "cli"},
-    "store": {"lab", "services", "verify", "drivers", "engine", "analysis", "report",
+    "store": {"lab", "services", "verify", "drivers", "remote", "engine", "analysis", "report",
               "commands", "cli"},
-    "analysis": {"lab", "services", "verify", "drivers", "engine", "report", "commands", "cli"},
-    "report": {"lab", "services", "verify", "drivers", "engine", "commands", "cli"},
+    "analysis": {"lab", "services", "verify", "drivers", "remote", "engine", "report",
+                 "commands", "cli"},
+    "report": {"lab", "services", "verify", "drivers", "remote", "engine", "commands", "cli"},
     "commands": {"cli"},
 }
 TOP_LEVEL = {"__init__.py", "__main__.py", "cli.py", "errors.py"}
