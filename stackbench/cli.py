@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from stackbench import __version__
+from stackbench.commands.agent import agent_command
 from stackbench.commands.compare import compare_command
 from stackbench.commands.doctor import run_doctor
 from stackbench.commands.run import run_command
@@ -184,6 +185,17 @@ def compare(run_a: str, run_b: str, out: Path | None, output_format: str,
 def doctor(suite: Path | None) -> None:
     """Check this machine for benchmarking (and for SUITE's load, if given); print advice."""
     run_doctor(console, suite)
+
+
+@cli.command(hidden=True)
+@click.option("--run-dir", type=click.Path(path_type=Path), required=True,
+              help="Where everything the agent writes lives (created; removed at the end).")
+@click.option("--heartbeat-s", type=click.FloatRange(min=0.1, max=86_400.0), default=10.0,
+              show_default=True, help="Stop everything when no message came for this long.")
+@click.option("--keep", is_flag=True, help="Keep the run directory at the end.")
+def agent(run_dir: Path, heartbeat_s: float, keep: bool) -> None:
+    """The remote side of a multi-host run: JSON lines on stdin/stdout (for the controller)."""
+    sys.exit(agent_command(run_dir, heartbeat_s, keep))
 
 
 def raise_open_files_limit() -> None:

@@ -130,14 +130,14 @@ class ExitedProcess:
     log_path: Path  # its log: read it with fs.log_tail, never by following a symlink
 
 
-def exited_processes(instance: StackInstance, services: Services,
+def exited_processes(instance: StackInstance, services: Iterable[RunningService],
                      service_kinds: Iterable[ServiceKind]) -> list[ExitedProcess]:
-    """Every process of the started stack, and of the services of `service_kinds`, that has
-    exited; empty while all run."""
+    """Every process of the started stack, and of the `services` (Services.running()) of
+    `service_kinds`, that has exited; empty while all run."""
     kinds = set(service_kinds)
     exits = [ExitedProcess(f"{instance.name} process '{role}'", status, instance.log_path)
              for role, status in instance.exited().items()]
-    for service in services.running():
+    for service in services:
         status = service.exit_status()
         if service.kind in kinds and status is not None:
             exits.append(ExitedProcess(f"service {service.kind.value}", status,
