@@ -22,6 +22,11 @@ FORBIDDEN = {
     "report": {"lab", "services", "verify", "drivers", "engine", "commands", "cli"},
     "commands": {"cli"},
 }
+# remote/ (`stackbench agent` and the controller's client of it) sits on the machine side and
+# below the engine: it drives lab/, drivers/ and verify/ on a remote host for the engine.
+FORBIDDEN["remote"] = {"engine", "store", "analysis", "report", "commands", "cli"}
+for _below in ("config", "lab", "services", "verify", "drivers", "store", "analysis", "report"):
+    FORBIDDEN[_below].add("remote")
 TOP_LEVEL = {"__init__.py", "__main__.py", "cli.py", "errors.py"}
 # Optional heavy dependencies that may be imported where they are used.
 LAZY_ALLOWED = {"hdrh", "matplotlib", "playwright", "ruptures", "scipy"}
