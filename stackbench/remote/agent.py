@@ -282,8 +282,11 @@ class Agent:
             except Exception as exc:  # noqa: BLE001 - every failure goes back as an Error reply
                 log.info("%s failed: %s", p.describe(request), exc)
                 reply = p.error_reply(request.id, exc)
-            if self.stopping.is_set():  # started while the clean-up ran: stop it too
+            if self.stopping.is_set():
+                # The controller is gone (or said bye): no answer; and a stack started while
+                # the clean-up ran is stopped too.
                 self._stop_stack()
+                return
             self.channel.reply(reply)
 
     def _perform(self, request: p.AnyRequest) -> p.Reply:

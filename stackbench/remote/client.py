@@ -45,7 +45,7 @@ STDERR_LINES = 20  # of the agent's stderr, kept for the message when the host i
 R = TypeVar("R", bound=p.Reply)
 
 
-def agent_argv(launcher: Sequence[str], run_dir: PurePosixPath, heartbeat_s: float = 10.0,
+def agent_argv(launcher: Sequence[str], run_dir: PurePosixPath | str, heartbeat_s: float = 10.0,
                keep: bool = False) -> list[str]:
     """The command line that starts an agent: `launcher` is the remote `stackbench` command
     (e.g. ["/work/main/.venv/bin/stackbench"] or [python, "-m", "stackbench"])."""
