@@ -234,3 +234,15 @@ def test_a_lost_heartbeat_stops_everything(start_agent):
     assert not run_dir.exists()
     with pytest.raises(HostLost, match="exit code 3.*heartbeat lost"):
         host.exits()
+
+
+def test_sigterm_stops_everything_and_exits_143(start_agent):
+    host, proc, run_dir = start_agent()
+    start_refserver(host)
+    procs = agent_processes(proc)
+    assert named(procs, "refserver.py")
+    host.stop_heartbeat()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+    assert not survivors(procs)
+    assert not run_dir.exists()
