@@ -76,9 +76,7 @@ from stackbench.verify.http import verify_workload
 
 log = logging.getLogger(__name__)
 
-# Tests only: added to every time the agent reports, so a test can inject a clock offset into
-# one of several hosts that share the machine's clock.
-CLOCK_OFFSET_ENV = "STACKBENCH_AGENT_CLOCK_OFFSET_S"
+CLOCK_OFFSET_ENV = p.CLOCK_OFFSET_ENV
 # Marks a run directory an agent made: a later agent may empty it (after --keep).
 RUN_DIR_MARKER = ".stackbench-agent"
 LOG_NAME = "agent.log"
@@ -383,7 +381,7 @@ class Agent:
                 monitor.add_role("loader", self._load.pid)
             self._monitor = monitor.start()
 
-    def _monitor_stop(self) -> dict[str, dict[str, float]]:
+    def _monitor_stop(self) -> dict[str, dict[str, int | float]]:
         with self._lock:
             monitor, self._monitor = self._monitor, None
         if monitor is None:

@@ -46,11 +46,16 @@ R = TypeVar("R", bound=p.Reply)
 
 
 def agent_argv(launcher: Sequence[str], run_dir: PurePosixPath | str, heartbeat_s: float = 10.0,
-               keep: bool = False) -> list[str]:
+               keep: bool = False, clock_offset_s: float | None = None) -> list[str]:
     """The command line that starts an agent: `launcher` is the remote `stackbench` command
-    (e.g. ["/work/main/.venv/bin/stackbench"] or [python, "-m", "stackbench"])."""
+    (e.g. ["/work/main/.venv/bin/stackbench"] or [python, "-m", "stackbench"]).
+    `clock_offset_s` (tests only) is injected through env(1): SSH passes no environment."""
     argv = [*launcher, "agent", "--run-dir", str(run_dir), "--heartbeat-s", f"{heartbeat_s:g}"]
-    return [*argv, "--keep"] if keep else argv
+    if keep:
+        argv.append("--keep")
+    if clock_offset_s is not None:
+        argv = ["env", f"{p.CLOCK_OFFSET_ENV}={clock_offset_s!r}", *argv]
+    return argv
 
 
 @dataclass
@@ -139,7 +144,7 @@ class RemoteHost:
     def monitor_start(self, interval_s: float = 0.25) -> None:
         self._call(p.MonitorStart(id=self._new_id(), interval_s=interval_s), p.Ok)
 
-    def monitor_stop(self) -> dict[str, dict[str, float]]:
+    def monitor_stop(self) -> dict[str, dict[str, int | float]]:
         """Role -> RoleUsage.as_dict() since monitor_start ("loader" for its loaders)."""
         return self._call(p.MonitorStop(id=self._new_id()), p.Usage).usage
 
@@ -273,6 +278,8 @@ class RemoteHost:
                     self._stdin.write(data)
                     self._stdin.flush()
                 except (OSError, ValueError) as exc:
+                    # The reader, reaching end of file, can say why (exit code, last words).
+                    self._threads[0].join(timeout=5)
                     self._lose(f"writing to its channel failed ({exc})")
             if not slot.done.wait(timeout_s):
                 self._lose(f"no answer to {p.describe(request)} within {timeout_s:.0f} s")

@@ -33,6 +33,9 @@ from stackbench.verify.outcome import VerifyOutcome
 # its per-second series). Longer lines are refused rather than buffered without end.
 MAX_REQUEST_BYTES = 1 << 20
 MAX_REPLY_BYTES = 256 << 20
+# Tests only: the agent adds this many seconds (float) to every time it reports, so a test can
+# inject a clock offset into one of several hosts that share the machine's clock.
+CLOCK_OFFSET_ENV = "STACKBENCH_AGENT_CLOCK_OFFSET_S"
 # How far ahead a load may be scheduled: further is a controller bug, not a plan.
 MAX_START_DELAY_S = 300.0
 
@@ -166,7 +169,8 @@ class Exited(Reply, frozen=True, tag="exited"):
 
 
 class Usage(Reply, frozen=True, tag="usage"):
-    usage: dict[str, dict[str, float]]  # role -> RoleUsage.as_dict()
+    # role -> RoleUsage.as_dict(); counts stay integers (int first: JSON 12 -> 12, not 12.0)
+    usage: dict[str, dict[str, int | float]]
 
 
 class LoadDone(Reply, frozen=True, tag="load-done"):

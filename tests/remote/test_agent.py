@@ -37,14 +37,14 @@ def start_agent(tmp_path: Path) -> Iterator[StartAgent]:
     started: list[tuple[RemoteHost, subprocess.Popen[bytes]]] = []
 
     def start(heartbeat_s: float = 10.0, client_heartbeat_s: float | None = 1.0,
-              keep: bool = False, env: dict[str, str] | None = None
+              keep: bool = False, clock_offset_s: float | None = None
               ) -> tuple[RemoteHost, subprocess.Popen[bytes], Path]:
         run_dir = tmp_path / f"agent-{len(started)}"
-        argv = agent_argv([sys.executable, "-m", "stackbench"], run_dir, heartbeat_s, keep)
+        argv = agent_argv([sys.executable, "-m", "stackbench"], run_dir, heartbeat_s, keep,
+                          clock_offset_s)
         proc = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE,
-                                env={**os.environ, "STACKBENCH_STACKS_DIR": str(FAKE_STACKS),
-                                     **(env or {})})
+                                env={**os.environ, "STACKBENCH_STACKS_DIR": str(FAKE_STACKS)})
         host = RemoteHost("h1", proc, heartbeat_s=client_heartbeat_s, timeout_s=30)
         started.append((host, proc))
         return host, proc, run_dir
@@ -106,7 +106,8 @@ def start_refserver(host: RemoteHost):  # -> StackStarted
 def test_hello_names_the_agent_and_keep_leaves_its_run_dir(start_agent):
     host, proc, run_dir = start_agent(keep=True)
     info = host.hello()
-    assert (info.version, info.pid) == (__version__, proc.pid)
+    assert info.version == __version__
+    assert info.pid == proc.pid
     assert set(info.cores) == set(CPUS)
     assert host.close(timeout_s=30) == 0
     assert (run_dir / RUN_DIR_MARKER).is_file()
@@ -114,7 +115,7 @@ def test_hello_names_the_agent_and_keep_leaves_its_run_dir(start_agent):
 
 
 def test_an_injected_clock_offset_is_measured(start_agent):
-    host, _, _ = start_agent(env={"STACKBENCH_AGENT_CLOCK_OFFSET_S": "2.5"})
+    host, _, _ = start_agent(clock_offset_s=2.5)  # as the controller injects it over SSH
     offset, delay = host.clock_offset()
     assert offset == pytest.approx(2.5, abs=0.05)
     assert 0 <= delay < 0.1

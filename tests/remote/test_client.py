@@ -144,3 +144,8 @@ def test_the_agent_command_line():
         "/opt/sb/bin/stackbench", "agent", "--run-dir", "/tmp/sb-agent-1", "--heartbeat-s", "10"]
     assert agent_argv(["python3", "-m", "stackbench"], "/tmp/x", 2.5, keep=True)[-3:] == [
         "--heartbeat-s", "2.5", "--keep"]
+
+
+def test_an_injected_clock_offset_goes_through_env_because_ssh_passes_no_environment():
+    assert agent_argv(["stackbench"], "/tmp/a", clock_offset_s=2.5)[:2] == [
+        "env", "STACKBENCH_AGENT_CLOCK_OFFSET_S=2.5"]
