@@ -149,8 +149,13 @@ class Channel:
         """Write the reply `make` builds, built under the lock so that a clock reading is
         stamped as late as possible. A dead channel ends the agent (via the inbox)."""
         with self._lock:
+            reply = make()
             try:
-                self._out.write(p.encode(make()))
+                line = p.encode(reply)
+            except (msgspec.EncodeError, TypeError, ValueError) as exc:  # a bug: say so
+                line = p.encode(p.error_reply(reply.id, exc))
+            try:
+                self._out.write(line)
                 self._out.flush()
             except (OSError, ValueError) as exc:
                 self._inbox.put(_Closed(f"writing stdout failed: {exc}", ExitCode.ENVIRONMENT))
@@ -163,7 +168,7 @@ class Channel:
             self._out.close()
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Stack:
     """The running stack: leaving `started` stops it."""
 
@@ -174,6 +179,8 @@ class _Stack:
 
 
 class Agent:
+    """One controller's agent: what it started on this host, and the requests that drive it."""
+
     def __init__(self, run_dir: Path, heartbeat_s: float, clock_offset_s: float,
                  in_fd: int, out_fd: int) -> None:
         self.run_dir = run_dir
