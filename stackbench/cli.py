@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from stackbench import __version__
+from stackbench.commands.agent import agent_command
 from stackbench.commands.compare import compare_command
 from stackbench.commands.doctor import run_doctor
 from stackbench.commands.hosts import probe_command, run_hosts_check, run_hosts_setup
@@ -219,6 +220,17 @@ def hosts_setup(suite: Path | None, hosts_file: Path | None) -> None:
 def hosts_probe() -> None:
     """Facts about this host as JSON, then its clock per line read (run by `hosts check`)."""
     probe_command()
+
+
+@cli.command(hidden=True)
+@click.option("--run-dir", type=click.Path(path_type=Path), required=True,
+              help="Where everything the agent writes lives (created; removed at the end).")
+@click.option("--heartbeat-s", type=click.FloatRange(min=0.1, max=86_400.0), default=10.0,
+              show_default=True, help="Stop everything when no message came for this long.")
+@click.option("--keep", is_flag=True, help="Keep the run directory at the end.")
+def agent(run_dir: Path, heartbeat_s: float, keep: bool) -> None:
+    """The remote side of a multi-host run: JSON lines on stdin/stdout (for the controller)."""
+    sys.exit(agent_command(run_dir, heartbeat_s, keep))
 
 
 def raise_open_files_limit() -> None:

@@ -61,3 +61,16 @@ class ServiceError(StackError):
 
 class VerifyAbort(StackError):
     """A verifier cannot go on (the stack answered nonsense); the verification fails."""
+
+
+class HostLost(StackbenchError):
+    """The channel to a remote host's agent died (end of file, broken pipe, no answer in
+    time): what ran there is lost. Exits like a failed stack or level (a multi-host level
+    whose host drops fails with class `host-lost`)."""
+
+    exit_code = ExitCode.STACK_FAILED
+
+    def __init__(self, host: str, what: str) -> None:
+        super().__init__(f"host {host} lost: {what}")
+        self.host = host
+        self.what = what

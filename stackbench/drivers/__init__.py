@@ -75,10 +75,11 @@ def _child_cpu() -> tuple[float, float]:
     return max(user, 0.0), max(sys, 0.0)
 
 
-def warm_up(driver: Driver, req: LoadRequest) -> list[str] | None:
+def warm_up(driver: Driver, req: LoadRequest, new_session: bool = False) -> list[str] | None:
     """Run the driver's warm-up pass to its end and discard what it measured (warmup_s of the
     same load: JIT, caches and pools reach their working state before the measured pass).
-    Returns the command run, None when the driver needs none."""
+    Returns the command run, None when the driver needs none. `new_session`: in a process
+    group of its own (`stackbench agent` kills its groups when the controller is lost)."""
     command = driver.warmup_command(req)
     if command is None:
         return None
@@ -86,7 +87,8 @@ def warm_up(driver: Driver, req: LoadRequest) -> list[str] | None:
     try:
         done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               stdin=subprocess.DEVNULL, text=True, timeout=budget,
-                              preexec_fn=child_setup(req.loader_cpus), check=False)
+                              preexec_fn=child_setup(req.loader_cpus), check=False,
+                              start_new_session=new_session)
     except FileNotFoundError as exc:
         raise DriverError(f"load tool not found: {command[0]} ({driver.kind.value} driver); "
                           "run 'make setup' or scripts/setup.sh") from exc
@@ -99,18 +101,21 @@ def warm_up(driver: Driver, req: LoadRequest) -> list[str] | None:
     return command
 
 
-def start_load(driver: Driver, req: LoadRequest, warm_up_first: bool = True) -> RunningLoad:
+def start_load(driver: Driver, req: LoadRequest, warm_up_first: bool = True,
+               new_session: bool = False) -> RunningLoad:
     """Start the measured pass, after the driver's warm-up pass unless the caller ran it
     (warm_up) already, e.g. before starting its monitor so that the warm-up's CPU is not
-    counted in the level's usage."""
+    counted in the level's usage. `new_session`: the tool runs in a process group of its own
+    (its pid is the group's id)."""
     if warm_up_first:
-        warm_up(driver, req)
+        warm_up(driver, req, new_session)
     command = driver.command(req)
     _child_cpu()  # reset the baseline: only this tool's CPU counts
     try:
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL, text=True,
-                                preexec_fn=child_setup(req.loader_cpus))
+                                preexec_fn=child_setup(req.loader_cpus),
+                                start_new_session=new_session)
     except FileNotFoundError as exc:
         raise DriverError(f"load tool not found: {command[0]} ({driver.kind.value} driver); "
                           "run 'make setup' or scripts/setup.sh") from exc

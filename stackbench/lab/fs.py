@@ -127,6 +127,23 @@ def copy_log(src: Path, dest_dir: Path) -> Path | None:
     return dest
 
 
+def log_tail(path: Path, lines: int, max_bytes: int = 64 * 1024) -> str:
+    """The last lines of a log that the process under test could have replaced: opened
+    without following a symlink and read only if it is a regular file (root must not copy,
+    say, /etc/shadow into the results because server.log became a link to it)."""
+    try:
+        fd = os.open(path, _READ | os.O_NONBLOCK)
+    except OSError as exc:
+        return f"(log {path} unreadable: {exc.strerror})"
+    with os.fdopen(fd, "rb") as log:
+        info = os.fstat(log.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return f"(log {path} is not a regular file)"
+        log.seek(max(0, info.st_size - max_bytes))
+        text = log.read(max_bytes).decode(errors="replace")
+    return "\n".join(text.splitlines()[-lines:]) or "(log is empty)"
+
+
 def private_temp_dir(prefix: str) -> Path:
     """A new directory in the system temp dir, only accessible to its owner (mkdtemp)."""
     return Path(tempfile.mkdtemp(prefix=prefix))

@@ -121,6 +121,30 @@ class Services:
         self.stop()
 
 
+@dataclass(frozen=True)
+class ExitedProcess:
+    """A stack or service process that is no longer running (the crash watch's view)."""
+
+    name: str  # e.g. "node process 'server'" or "service redis"
+    status: int  # its exit status; negative: the signal that killed it (as subprocess gives)
+    log_path: Path  # its log: read it with fs.log_tail, never by following a symlink
+
+
+def exited_processes(instance: StackInstance, services: Iterable[RunningService],
+                     service_kinds: Iterable[ServiceKind]) -> list[ExitedProcess]:
+    """Every process of the started stack, and of the `services` (Services.running()) of
+    `service_kinds`, that has exited; empty while all run."""
+    kinds = set(service_kinds)
+    exits = [ExitedProcess(f"{instance.name} process '{role}'", status, instance.log_path)
+             for role, status in instance.exited().items()]
+    for service in services:
+        status = service.exit_status()
+        if service.kind in kinds and status is not None:
+            exits.append(ExitedProcess(f"service {service.kind.value}", status,
+                                       service.log_path))
+    return exits
+
+
 def _stop_quietly(instance: StackInstance) -> None:
     try:
         instance.stop()
@@ -131,14 +155,17 @@ def _stop_quietly(instance: StackInstance) -> None:
 @contextmanager
 def running_stack(entry: StackEntry, placement: Placement, run_dir: Path,
                   params: Mapping[str, str], service_env: Mapping[str, str],
-                  step: Callable[[str], None] = lambda _s: None) -> Iterator[StackInstance]:
+                  step: Callable[[str], None] = lambda _s: None,
+                  host: str = "127.0.0.1") -> Iterator[StackInstance]:
     """The stack built and started (ready to serve) in run_dir; stopped on leaving.
 
-    `step` hears "building" and "starting" (the run shows them)."""
+    `step` hears "building" and "starting" (the run shows them). `host` is the address the
+    stack listens on: loopback, or a host's own address when the load comes from another
+    host (`stackbench agent`)."""
     if not entry.status.available:
         raise StackError(f"{entry.manifest.name} is unavailable: {unavailable_reason(entry)}")
     cfg = StackConfig(entry.manifest, entry.status, run_dir, placement.server, params,
-                      service_env)
+                      service_env, host=host)
     instance = StackInstance(cfg)
     try:
         step("building")

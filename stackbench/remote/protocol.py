@@ -1,0 +1,264 @@
+"""The agent protocol: one JSON object per line over the agent's stdin (requests) and stdout
+(replies), each a tagged msgspec Struct.
+
+Every request carries an `id` chosen by the controller; the reply to it echoes that id, so
+replies to requests handled in parallel (a load level running while the crash watch asks for
+exits) find their caller. A request that fails on the agent gets an `Error` reply naming the
+StackbenchError class and its exit code, so the controller raises the same class.
+
+Times are `time.time()` on the agent's clock (plus the offset a test injects), never the
+controller's: the controller converts with the offset it measured (`clock.py`).
+"""
+
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import Meta, Struct
+
+from stackbench.config.loadspec import LoadRequest, LoadResult
+from stackbench.errors import (
+    BuildError,
+    DriverError,
+    EnvironmentProblem,
+    ExitCode,
+    InputError,
+    ServiceError,
+    StackbenchError,
+    StackError,
+    VerifyAbort,
+)
+from stackbench.verify.outcome import VerifyOutcome
+
+# A request is a few hundred bytes; a reply can hold a loader's whole output (its histogram,
+# its per-second series). Longer lines are refused rather than buffered without end.
+MAX_REQUEST_BYTES = 1 << 20
+MAX_REPLY_BYTES = 256 << 20
+# Tests only: the agent adds this many seconds (float) to every time it reports, so a test can
+# inject a clock offset into one of several hosts that share the machine's clock.
+CLOCK_OFFSET_ENV = "STACKBENCH_AGENT_CLOCK_OFFSET_S"
+# How far ahead a load may be scheduled: further is a controller bug, not a plan.
+MAX_START_DELAY_S = 300.0
+
+Cpus = Annotated[frozenset[Annotated[int, Meta(ge=0, le=65535)]], Meta(min_length=1)]
+
+
+class Request(Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True):
+    id: Annotated[int, Meta(ge=1)]
+
+
+class Hello(Request, frozen=True, tag="hello"):
+    """-> AgentInfo."""
+
+
+class Clock(Request, frozen=True, tag="clock"):
+    """-> ClockReading: when the agent received this request and when it answered."""
+
+
+class StartStack(Request, frozen=True, tag="start-stack"):
+    """Start the data services `workloads` need (if not running yet) and the stack, ready to
+    serve on `host`. A stack started before is stopped first. -> StackStarted."""
+
+    stack: str  # the stack's folder (a variant's base stack)
+    name: str  # the planned stack's name (the stack, or a variant): its run directory
+    server_cpus: Cpus
+    services_cpus: Cpus
+    workloads: tuple[str, ...]
+    params: dict[str, str] = {}  # overrides of the manifest's defaults
+    host: str = "127.0.0.1"  # the address the stack listens on: this host's own address
+
+
+class Verify(Request, frozen=True, tag="verify"):
+    """Run the verifiers of these workloads against the running stack (with the services'
+    data, which only this host can reach). -> Verified."""
+
+    workloads: tuple[str, ...]
+
+
+class Exits(Request, frozen=True, tag="exits"):
+    """-> Exited: the stack and service processes that are no longer running."""
+
+
+class MonitorStart(Request, frozen=True, tag="monitor-start"):
+    """Start sampling CPU and memory per role (the stack's processes, the services, and the
+    loader once a RunLoad starts it). -> Ok."""
+
+    interval_s: Annotated[float, Meta(ge=0.01, le=60.0)] = 0.25
+
+
+class MonitorStop(Request, frozen=True, tag="monitor-stop"):
+    """-> Usage."""
+
+
+class WarmUp(Request, frozen=True, tag="warm-up"):
+    """The driver's separate warm-up pass (wrk, ab), run to its end; run it before
+    MonitorStart so that its CPU is not counted in the level. -> Ok."""
+
+    request: LoadRequest
+
+
+class RunLoad(Request, frozen=True, tag="run-load"):
+    """Wait until `start_at` (agent clock), start the measured pass pinned to the request's
+    loader cpus, wait for its end (at most `timeout_s`). -> LoadDone."""
+
+    request: LoadRequest
+    start_at: float
+    timeout_s: Annotated[float, Meta(gt=0.0, le=7 * 86_400.0)]
+
+
+class StopLoad(Request, frozen=True, tag="stop-load"):
+    """Kill the running load (a stack process died): its RunLoad fails. -> Ok."""
+
+
+class StopStack(Request, frozen=True, tag="stop-stack"):
+    """Stop the stack (the services keep running for the next stack). -> Ok."""
+
+
+class Heartbeat(Request, frozen=True, tag="heartbeat"):
+    """The controller is alive. -> Ok."""
+
+
+class Bye(Request, frozen=True, tag="bye"):
+    """Stop everything, remove the run directory (unless --keep), exit. -> Ok."""
+
+
+AnyRequest = (Hello | Clock | StartStack | Verify | Exits | MonitorStart | MonitorStop | WarmUp
+              | RunLoad | StopLoad | StopStack | Heartbeat | Bye)
+
+
+class Reply(Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True):
+    id: int
+
+
+class Ok(Reply, frozen=True, tag="ok"):
+    pass
+
+
+class AgentInfo(Reply, frozen=True, tag="agent"):
+    version: str
+    hostname: str
+    pid: int
+    cores: tuple[int, ...]  # the CPUs this agent may use (its affinity)
+
+
+class ClockReading(Reply, frozen=True, tag="clock"):
+    t2: float  # the request received
+    t3: float  # this reply sent
+
+
+class StackStarted(Reply, frozen=True, tag="stack-started"):
+    base_url: str
+    server_roles: dict[str, int]  # the stack's processes: role -> root pid
+    service_roles: dict[str, int]  # the data services: name -> root pid
+    params: dict[str, str]  # every parameter as the stack resolved it (StackInstance)
+
+
+class Verified(Reply, frozen=True, tag="verified"):
+    outcomes: tuple[VerifyOutcome, ...]
+
+
+class ExitInfo(Struct, frozen=True, forbid_unknown_fields=True):
+    """A stack or service process that exited, as the crash watch reports it."""
+
+    name: str
+    status: int  # negative: the signal that killed it
+    log_tail: str
+
+
+class Exited(Reply, frozen=True, tag="exited"):
+    exits: tuple[ExitInfo, ...]
+
+
+class Usage(Reply, frozen=True, tag="usage"):
+    # role -> RoleUsage.as_dict(); counts stay integers (int first: JSON 12 -> 12, not 12.0)
+    usage: dict[str, dict[str, int | float]]
+
+
+class LoadDone(Reply, frozen=True, tag="load-done"):
+    result: LoadResult
+    started_at: float  # when the measured pass was started (agent clock)
+
+
+class Error(Reply, frozen=True, tag="error"):
+    kind: str  # the StackbenchError class name; "internal" for a bug in the agent
+    exit_code: int
+    message: str
+
+
+AnyReply = (Ok | AgentInfo | ClockReading | StackStarted | Verified | Exited | Usage | LoadDone
+            | Error)
+
+
+class _IdOnly(Struct):
+    """What is left of a message that does not decode: its id, if it has one."""
+
+    id: int = 0
+
+
+_request_decoder = msgspec.json.Decoder(AnyRequest)
+_reply_decoder = msgspec.json.Decoder(AnyReply)
+_id_decoder = msgspec.json.Decoder(_IdOnly)
+_encoder = msgspec.json.Encoder()
+
+
+def encode(message: Request | Reply) -> bytes:
+    """One line: the JSON object and a newline (JSON escapes every newline inside strings)."""
+    return _encoder.encode(message) + b"\n"
+
+
+def decode_request(line: bytes) -> AnyRequest:
+    """msgspec.ValidationError / DecodeError when the line is not a valid request."""
+    request: AnyRequest = _request_decoder.decode(line)
+    return request
+
+
+def decode_reply(line: bytes) -> AnyReply:
+    reply: AnyReply = _reply_decoder.decode(line)
+    return reply
+
+
+def message_id(line: bytes) -> int:
+    """The id of a message that failed to decode, 0 when it has none."""
+    try:
+        return _id_decoder.decode(line).id
+    except msgspec.MsgspecError:
+        return 0
+
+
+# The classes an agent's error is raised again as on the controller, by name.
+_ERRORS: dict[str, type[StackbenchError]] = {
+    cls.__name__: cls for cls in (InputError, EnvironmentProblem, DriverError, StackError,
+                                  BuildError, ServiceError, VerifyAbort)}
+# Any other StackbenchError is raised as the base class of its exit code.
+_BY_EXIT_CODE: dict[int, type[StackbenchError]] = {
+    ExitCode.BAD_INPUT: InputError, ExitCode.ENVIRONMENT: EnvironmentProblem,
+    ExitCode.STACK_FAILED: StackError}
+INTERNAL = "internal"
+
+
+def error_reply(request_id: int, exc: BaseException) -> Error:
+    """The reply for a request that raised `exc` on the agent."""
+    if isinstance(exc, StackbenchError):
+        return Error(id=request_id, kind=type(exc).__name__, exit_code=exc.exit_code,
+                     message=str(exc))
+    if isinstance(exc, OSError):  # a full disk, a vanished directory: the machine
+        return Error(id=request_id, kind=EnvironmentProblem.__name__,
+                     exit_code=ExitCode.ENVIRONMENT, message=str(exc))
+    return Error(id=request_id, kind=INTERNAL, exit_code=ExitCode.INTERNAL,
+                 message=f"{type(exc).__name__}: {exc}")
+
+
+def remote_error(host: str, reply: Error) -> Exception:
+    """The exception to raise for an Error reply from `host`: the agent's own class, its
+    message prefixed with the host. A bug in the agent is a RuntimeError, like a bug here."""
+    message = f"{host}: {reply.message}"
+    cls = _ERRORS.get(reply.kind) or _BY_EXIT_CODE.get(reply.exit_code)
+    if reply.kind == INTERNAL or cls is None:
+        return RuntimeError(f"{host}: the agent failed: {reply.message}")
+    return cls(message)
+
+
+def describe(message: Any) -> str:
+    """`start-stack #3`, for log lines and errors."""
+    tag = getattr(type(message), "__struct_config__", None)
+    name = tag.tag if tag is not None and isinstance(tag.tag, str) else type(message).__name__
+    return f"{name} #{getattr(message, 'id', '?')}"

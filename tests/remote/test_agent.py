@@ -1,0 +1,249 @@
+"""`stackbench agent` as a local subprocess, driven by RemoteHost exactly as the controller
+drives it over SSH: hello, the clock offset, the fake reference stack started and loaded by the
+real native loader, the crash watch, stop-load, and the clean-up when the controller goes away
+(end of file on stdin, mid-level; a lost heartbeat): no process of the agent's survives."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import FAKE_STACKS, native_loader_built
+
+from stackbench import __version__
+from stackbench.config.loadspec import LoadRequest, LoadSettings
+from stackbench.errors import DriverError, ExitCode, HostLost, InputError
+from stackbench.remote.agent import LOG_NAME, RUN_DIR_MARKER
+from stackbench.remote.client import RemoteHost, agent_argv
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+CPUS = sorted(os.sched_getaffinity(0))
+SERVER = frozenset(CPUS[:1])
+LOADER = frozenset(CPUS[-1:])
+
+StartAgent = Callable[..., tuple[RemoteHost, subprocess.Popen[bytes], Path]]
+
+
+@pytest.fixture
+def start_agent(tmp_path: Path) -> Iterator[StartAgent]:
+    started: list[tuple[RemoteHost, subprocess.Popen[bytes]]] = []
+
+    def start(heartbeat_s: float = 10.0, client_heartbeat_s: float | None = 1.0,
+              keep: bool = False, clock_offset_s: float | None = None
+              ) -> tuple[RemoteHost, subprocess.Popen[bytes], Path]:
+        run_dir = tmp_path / f"agent-{len(started)}"
+        argv = agent_argv([sys.executable, "-m", "stackbench"], run_dir, heartbeat_s, keep,
+                          clock_offset_s)
+        proc = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE,
+                                env={**os.environ, "STACKBENCH_STACKS_DIR": str(FAKE_STACKS)})
+        host = RemoteHost("h1", proc, heartbeat_s=client_heartbeat_s, timeout_s=30)
+        started.append((host, proc))
+        return host, proc, run_dir
+
+    yield start
+    for host, proc in started:
+        host.close(timeout_s=30)
+        if proc.poll() is None:  # never leave an agent behind, whatever the test did
+            proc.kill()
+            proc.wait()
+
+
+def agent_processes(proc: subprocess.Popen[bytes]) -> list[psutil.Process]:
+    try:
+        return psutil.Process(proc.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def named(procs: list[psutil.Process], fragment: str) -> list[psutil.Process]:
+    found = []
+    for proc in procs:
+        try:
+            if any(fragment in part for part in proc.cmdline()):
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
+def wait_for(condition: Callable[[], object], timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not within {timeout_s} s"
+        time.sleep(0.05)
+
+
+def survivors(procs: list[psutil.Process]) -> list[psutil.Process]:
+    alive = []
+    for proc in procs:
+        try:
+            if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                alive.append(proc)
+        except psutil.NoSuchProcess:
+            continue
+    return alive
+
+
+def short_level(base_url: str, duration_s: float) -> LoadRequest:
+    settings = LoadSettings(duration_s=duration_s, warmup_s=0, timeout_s=2, pause_s=0)
+    return LoadRequest(base_url + "/hello", settings, 2, None, LOADER)
+
+
+def start_refserver(host: RemoteHost):  # -> StackStarted
+    return host.start_stack("refserver", server_cpus=SERVER, services_cpus=SERVER,
+                            workloads=["hello"], timeout_s=120)
+
+
+def test_hello_names_the_agent_and_keep_leaves_its_run_dir(start_agent):
+    host, proc, run_dir = start_agent(keep=True)
+    info = host.hello()
+    assert info.version == __version__
+    assert info.pid == proc.pid
+    assert set(info.cores) == set(CPUS)
+    assert host.close(timeout_s=30) == 0
+    assert (run_dir / RUN_DIR_MARKER).is_file()
+    assert "the controller said bye" in (run_dir / LOG_NAME).read_text()
+
+
+def test_an_injected_clock_offset_is_measured(start_agent):
+    host, _, _ = start_agent(clock_offset_s=2.5)  # as the controller injects it over SSH
+    offset, delay = host.clock_offset()
+    assert offset == pytest.approx(2.5, abs=0.05)
+    assert 0 <= delay < 0.1
+    assert host.offset_s == offset
+
+
+def test_requests_the_agent_must_refuse_leave_it_serving(start_agent):
+    host, _, run_dir = start_agent()
+    bad_url = LoadRequest("--config=/etc/shadow", LoadSettings(duration_s=1), 2, None, LOADER)
+    with pytest.raises(InputError, match="^h1: run-load: url"):
+        host.run_load(bad_url, time.time(), timeout_s=10)
+    with pytest.raises(InputError, match="CPUs 4096 are not available"):
+        host.start_stack("refserver", server_cpus=frozenset({4096}), services_cpus=SERVER,
+                         workloads=["hello"])
+    with pytest.raises(InputError, match="not a valid name"):
+        host.start_stack("../../etc", server_cpus=SERVER, services_cpus=SERVER,
+                         workloads=["hello"])
+    with pytest.raises(InputError, match="not an IPv4 address"):
+        host.start_stack("refserver", server_cpus=SERVER, services_cpus=SERVER,
+                         workloads=["hello"], host="0.0.0.0; rm -rf /")
+    with pytest.raises(InputError, match="monitor does not run"):
+        host.monitor_stop()
+    assert host.hello().version == __version__
+    assert host.exits() == ()
+    assert not (run_dir / "stacks" / "etc").exists()
+
+
+@pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
+def test_a_stack_started_loaded_watched_and_stopped_through_the_agent(start_agent):
+    host, proc, run_dir = start_agent()
+    host.clock_offset()
+    stack = start_refserver(host)
+    assert stack.base_url.startswith("http://127.0.0.1:")
+    assert set(stack.server_roles) == {"server"} and stack.service_roles == {}
+    assert stack.params == {"fault": ""}
+    (outcome,) = host.verify(["hello"])
+    assert outcome.ok, outcome.failures
+
+    # One level, 1 s, 2 connections, started on the agent's clock.
+    host.monitor_start()
+    start_at = time.time() + host.offset_s + 0.5
+    result, started_at = host.run_load(short_level(stack.base_url, 1.0), start_at, timeout_s=60)
+    usage = host.monitor_stop()
+    assert result.completed > 0 and result.errors_total == 0
+    assert start_at <= started_at < start_at + 0.5
+    assert {"server", "loader"} <= set(usage)
+    assert usage["server"]["cpu_user_s"] + usage["server"]["cpu_sys_s"] > 0
+
+    # stop-load ends a level at once: its run-load fails, the stack stays up.
+    failed: list[BaseException] = []
+
+    def long_level() -> None:
+        try:
+            host.run_load(short_level(stack.base_url, 30.0), time.time() + host.offset_s,
+                          timeout_s=60)
+        except DriverError as exc:
+            failed.append(exc)
+
+    level = threading.Thread(target=long_level)
+    level.start()
+    wait_for(lambda: named(agent_processes(proc), "stackbench-load"), 20, "the loader runs")
+    stopped = time.monotonic()
+    host.stop_load()
+    level.join(timeout=20)
+    assert failed and time.monotonic() - stopped < 5
+    assert host.exits() == ()
+
+    # The crash watch: the server killed, its exit reported with its log.
+    os.kill(stack.server_roles["server"], signal.SIGKILL)
+    wait_for(host.exits, 10, "the exit is reported")
+    (exit_info,) = host.exits()
+    assert exit_info.name == "refserver process 'server'" and exit_info.status == -9
+    host.stop_stack()
+    assert not psutil.pid_exists(stack.server_roles["server"])
+    assert host.close(timeout_s=30) == 0
+    assert not run_dir.exists()
+
+
+@pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
+def test_stdin_closed_mid_level_leaves_no_process_and_no_run_dir(start_agent):
+    host, proc, run_dir = start_agent()
+    stack = start_refserver(host)
+    lost: list[BaseException] = []
+
+    def level() -> None:
+        try:
+            host.run_load(short_level(stack.base_url, 30.0), time.time(), timeout_s=60)
+        except HostLost as exc:
+            lost.append(exc)
+
+    loading = threading.Thread(target=level)
+    loading.start()
+    wait_for(lambda: named(agent_processes(proc), "stackbench-load"), 20, "the loader runs")
+    procs = agent_processes(proc)
+    assert named(procs, "refserver.py") and named(procs, "stackbench-load")
+    host.stop_heartbeat()
+    assert proc.stdin is not None
+    proc.stdin.close()  # the controller is gone: the SSH channel reached end of file
+    wait_for(lambda: not survivors(procs), 15, "every process of the agent is gone")
+    assert proc.wait(timeout=15) == ExitCode.OK
+    loading.join(timeout=15)
+    assert lost and "channel closed" in str(lost[0])
+    assert not run_dir.exists()
+
+
+def test_a_lost_heartbeat_stops_everything(start_agent):
+    host, proc, run_dir = start_agent(heartbeat_s=2, client_heartbeat_s=None)
+    started = time.monotonic()
+    stack = start_refserver(host)
+    procs = agent_processes(proc)
+    assert named(procs, "refserver.py")
+    # The controller says nothing more: within 2 s of its last message the agent gives up.
+    assert proc.wait(timeout=20) == ExitCode.ENVIRONMENT
+    assert time.monotonic() - started >= 2
+    assert not survivors(procs)
+    assert not psutil.pid_exists(stack.server_roles["server"])
+    assert not run_dir.exists()
+    with pytest.raises(HostLost, match="exit code 3.*heartbeat lost"):
+        host.exits()
+
+
+def test_sigterm_stops_everything_and_exits_143(start_agent):
+    host, proc, run_dir = start_agent()
+    start_refserver(host)
+    procs = agent_processes(proc)
+    assert named(procs, "refserver.py")
+    host.stop_heartbeat()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+    assert not survivors(procs)
+    assert not run_dir.exists()
