@@ -490,6 +490,7 @@ def timeseries_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     for (c, level), (ax_rate, ax_lat) in zip(cases, axes, strict=True):
         color = stack_color(a, c.stack)
         rows = [r for r in c.rows if r.level_value == level and r.timeseries]
+        any_latency = False
         for r in rows:
             # The loader marks the cut last second `partial`: it is no full second, not drawn.
             series = [p for p in r.timeseries or () if not p.get("partial")]
@@ -499,6 +500,7 @@ def timeseries_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
                          linestyle=style, linewidth=1.2, label=f"rep {r.repetition + 1}")
             for key, alpha in (("p50_us", 1.0), ("p99_us", 0.55)):
                 values = [float(p[key]) if p.get(key) else math.nan for p in series]
+                any_latency = any_latency or any(v > 0 for v in values)
                 ax_lat.plot(t, values, color=color, alpha=alpha, linestyle=style, linewidth=1.2)
         for ax in (ax_rate, ax_lat):
             if warmup > 0:
@@ -507,7 +509,12 @@ def timeseries_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
         ax_rate.yaxis.set_major_formatter(_rate_formatter())
         ax_rate.set_ylabel("completed/s")
         ax_rate.set_title(f"{c.stack} @ {fmt.level(level)}: completed/s", loc="left")
-        _latency_axis(ax_lat)
+        if any_latency:
+            _latency_axis(ax_lat)
+        else:  # a log axis of nothing cannot be drawn; say why the panel is empty
+            ax_lat.set_yticks([])
+            ax_lat.text(0.5, 0.5, "no request completed in any second: no latency",
+                        transform=ax_lat.transAxes, ha="center", va="center", color="#6b7280")
         ax_lat.set_title("p50 (solid), p99 (faint) per second", loc="left")
         if len(rows) > 1:
             ax_rate.legend(loc="lower right", frameon=False)

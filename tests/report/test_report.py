@@ -408,3 +408,18 @@ def test_percentile_distribution_merges_repetitions_and_skips_damaged(store):
     fast, slow = (merged.get_highest_equivalent_value(v) for v in (1000, 5000))
     assert [merged.get_highest_equivalent_value(int(v)) for _, v in points] == \
         [fast, fast, slow, slow]
+
+
+def test_a_level_where_nothing_completed_draws_its_series_without_a_log_axis(store):
+    """A level whose seconds have no latency at all (every request failed or timed out) once
+    crashed the report: a log axis of nothing cannot be drawn."""
+    from stackbench.report import charts
+
+    run = _start_run(store, "dead", "s.toml", "", _settings(None), ENV)
+    case = _add_case(store, run, "go", "hello", "hello", "/hello", {}, "ok")
+    level = _level(0, 50, 0, 0.0, {"p50": 0}, ["server"], errors={"timeout": 50})
+    _add_level(store, case, {**level, "latency_us": {}})
+    a = analyse(store.load_run(run))
+    chart = charts.timeseries_chart(a, a.workloads[0], "hello")
+    assert isinstance(chart, charts.Chart)
+    assert "no request completed in any second" in chart.svg
