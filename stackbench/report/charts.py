@@ -490,10 +490,11 @@ def timeseries_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     for (c, level), (ax_rate, ax_lat) in zip(cases, axes, strict=True):
         color = stack_color(a, c.stack)
         rows = [r for r in c.rows if r.level_value == level and r.timeseries]
-        any_latency = False
+        any_latency = any_second = False
         for r in rows:
             # The loader marks the cut last second `partial`: it is no full second, not drawn.
             series = [p for p in r.timeseries or () if not p.get("partial")]
+            any_second = any_second or bool(series)
             t = [float(p.get("t_s", i + 1)) for i, p in enumerate(series)]
             style = ("-", "--", ":", "-.")[r.repetition % 4]
             ax_rate.plot(t, [float(p.get("completed", 0)) for p in series], color=color,
@@ -513,7 +514,9 @@ def timeseries_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
             _latency_axis(ax_lat)
         else:  # a log axis of nothing cannot be drawn; say why the panel is empty
             ax_lat.set_yticks([])
-            ax_lat.text(0.5, 0.5, "no request completed in any second: no latency",
+            why = ("no request completed in any second" if any_second
+                   else "the level ended within its first second: no full second")
+            ax_lat.text(0.5, 0.5, why,
                         transform=ax_lat.transAxes, ha="center", va="center", color="#6b7280")
         ax_lat.set_title("p50 (solid), p99 (faint) per second", loc="left")
         if len(rows) > 1:

@@ -423,3 +423,9 @@ def test_a_level_where_nothing_completed_draws_its_series_without_a_log_axis(sto
     chart = charts.timeseries_chart(a, a.workloads[0], "hello")
     assert isinstance(chart, charts.Chart)
     assert "no request completed in any second" in chart.svg
+    short = {**level, "level_index": 1, "level_value": 100,
+             "timeseries": [{**level["timeseries"][0], "p50_us": 80, "partial": True}]}
+    _add_level(store, case, short)  # request-bounded, shorter than a second: only a cut second
+    a = analyse(store.load_run(run))
+    chart = charts.timeseries_chart(a, a.workloads[0], "hello")
+    assert isinstance(chart, charts.Chart) and "no full second" in chart.svg
