@@ -55,7 +55,9 @@ __all__ = [
 # 2: tables derived from records.py (column = field name, nested values as JSON).
 # 3: runs record their owner process, scratch dir and selection (stale-run detection, resume);
 #    levels record why they failed (error_class, error, log_tail).
-SCHEMA_VERSION = 4
+# 4: cases record the parameters in force at start (effective_params).
+# 5: levels record the bytes the load tool read (bytes_read), for the transfer rate.
+SCHEMA_VERSION = 5
 
 _SQL_TYPES: dict[type[mi.Type], str] = {
     mi.IntType: "INTEGER", mi.BoolType: "INTEGER", mi.FloatType: "REAL",
