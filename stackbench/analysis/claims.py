@@ -519,24 +519,24 @@ def level_metric(row: LevelRow, metric: str) -> float | str:
     if metric == "errors":
         return float(row.errors_total)
     if metric in ("server_cpu", "service_cpu"):
-        cpu = stats.server_cpu_percent(row) if metric == "server_cpu" else _service_cpu(row)
+        cpu = (stats.server_cpu_percent(row) if metric == "server_cpu"
+               else stats.service_cpu_percent(row))
         return "no CPU sample of the " + metric.split("_")[0] if cpu is None else cpu
+    if metric == "transfer":
+        mib = stats.level_transfer_mib_per_s(row)
+        return f"the {row.driver} driver gave no byte count" if mib is None else mib
     if row.completed <= 0:
         return "no request completed"
     if metric == "time_per_request":
-        return row.level_value * row.duration_s * 1000.0 / row.completed
+        value = stats.level_time_per_request_ms(row)
+        return "no time per request in the open loop" if value is None else value
     if metric == "time_per_request_all":
-        return row.duration_s * 1000.0 / row.completed
+        every = stats.level_time_per_request_all_ms(row)
+        return "no request completed" if every is None else every
     key = {"mean_latency": "mean", "max_latency": "max"}.get(metric, metric)
     if key not in row.latency_us:
         return f"the {row.driver} driver did not measure {metric.replace('_', '.')}"
     return row.latency_us[key] / 1000.0
-
-
-def _service_cpu(row: LevelRow) -> float | None:
-    roles = [u["cpu_percent"] for role, u in row.usage.items()
-             if role in stats.SERVICE_ROLES and "cpu_percent" in u]
-    return math.fsum(roles) if roles else None
 
 
 def script_metric(row: ScriptRow, metric: str) -> float | str:

@@ -30,6 +30,12 @@ def suite_claims(suite_name: str) -> ClaimsFile | None:
     return load_claims_for(CLAIMS_DIR, suite_name)
 
 
+def suite_columns(suite_name: str) -> tuple[str, ...]:
+    """The figures the suite's article showed besides req/s, as extra terminal columns."""
+    claims = suite_claims(suite_name)
+    return () if claims is None else claims.columns
+
+
 def run_claims(data: RunData, inventory: Mapping[str, StackEntry]) -> tuple[ClaimResult, ...]:
     """The claims of the run's suite evaluated on its stored results (() for other suites)."""
     claims = suite_claims(data.run.suite_name)

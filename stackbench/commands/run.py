@@ -20,7 +20,13 @@ from rich.text import Text
 
 from stackbench.analysis.analysis import Analysis, analyse
 from stackbench.analysis.gate import slo_breaches, slo_rule
-from stackbench.commands.claims import plan_readiness, print_claims, print_readiness, run_claims
+from stackbench.commands.claims import (
+    plan_readiness,
+    print_claims,
+    print_readiness,
+    run_claims,
+    suite_columns,
+)
 from stackbench.config.paths import DEFAULT_RESULTS_DIR, DEFAULT_SUITE
 from stackbench.config.placement import format_cpus
 from stackbench.config.plan import Plan, build_plan
@@ -349,7 +355,7 @@ def _finish(console: Console, store: Store, run_id: int, out: Path | None,
         raise _report_write_failure(directory, run_id, store, exc) from exc
     outcome = with_slo_gate(run_outcome(data), analysis)
     with contextlib.suppress(OSError) if quiet else contextlib.nullcontext():
-        print_run(console, data)  # ends with the at-a-glance summary
+        print_run(console, data, suite_columns(data.run.suite_name))  # ends at a glance
         print_claims(console, claims)  # an article suite: its claims, confirmed or not
         console.print()
         console.print(Text.assemble(("report: ", "bold"), str(target / "report.html")))
