@@ -14,6 +14,7 @@ from stackbench.analysis.claims import (
     ClaimStatus,
     Facts,
     StackFacts,
+    cores_note,
     evaluate,
     facts_from_run,
     level_metric,
@@ -604,6 +605,26 @@ RATIO_AB = {"kind": "ratio", "metric": "requests_per_s", "numerator": {"stack": 
 
 def test_requirements_met():
     assert reasons(make_claim(RATIO_AB), facts()) == ()
+
+
+def test_cores_note_says_up_front_what_the_server_lacks():
+    four, two, none = (make_claim(RATIO_AB, {"server_cores": n}) for n in (4, 2, 1))
+    readiness = requirements_unmet([four, two, none], facts(server_cores=1))
+    assert cores_note(4, 1, readiness) == (
+        "The article's server had 4 cores; this machine gives the server 1 core, so the stacks "
+        "size their workers for 1 and 2 of the article's claims (needing up to 4 server "
+        "cores) are untestable here.")
+    # the article's cores unknown: only the claims that need more
+    assert cores_note(None, 1, readiness[1:]) == (
+        "This machine gives the server 1 core, so 1 of the article's claims (needing up to 2 "
+        "server cores) is untestable here.")
+    # a suite without claims still says its article had more
+    assert cores_note(4, 2, ()) == ("The article's server had 4 cores; this machine gives "
+                                    "the server 2 cores, so the stacks size their workers "
+                                    "for 2.")
+    assert cores_note(4, 4, readiness) == ""  # nothing short
+    assert cores_note(1, 1, readiness[2:]) == ""
+    assert cores_note(None, 8, readiness) == ""
 
 
 @pytest.mark.parametrize("requires, message", [
