@@ -129,8 +129,12 @@ def facts_from_run(data: RunData,
         old = stacks.get(case.stack)
         available = case.status != "unavailable" and (old is None or old.available)
         reason = case.reason if case.status == "unavailable" else (old.reason if old else "")
-        stacks[case.stack] = StackFacts(case.stack, available, reason,
-                                        _with_defaults(defaults, case.params, cores))
+        # The parameters the stack resolved at start when the run stored them (store schema
+        # 4 on; any case of the stack that started), else the manifest's defaults with the
+        # suite's values.
+        params = case.effective_params or (
+            old.params if old else _with_defaults(defaults, case.params, cores))
+        stacks[case.stack] = StackFacts(case.stack, available, reason, params)
     labels = dict.fromkeys(c.label for c in data.cases)
     levels = {label: tuple(float(v) for v in settings.workload_levels.get(label, settings.levels))
               for label in labels}

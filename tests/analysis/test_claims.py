@@ -717,6 +717,22 @@ def test_facts_from_a_stored_run_through_the_store():
     assert swoole is not None and not swoole.available and swoole.reason == "swoole not present"
 
 
+def test_facts_from_a_stored_run_take_the_parameters_the_stack_started_with():
+    store = Store(":memory:")
+    run_id = store.start_run(RunRecord(
+        suite_name="s", suite_path="s.toml", suite_text="", environment={}, started_at=0.0,
+        settings=settings()))
+    for label, effective in (("hello", {"workers": "3", "db_strategy": "pool"}),
+                             ("mysql-row", {})):  # a later case of the stack that never started
+        store.add_case(CaseRecord(run_id=run_id, stack="node-cluster", workload=label,
+                                  label=label, path="/" + label, params={}, status="ok",
+                                  effective_params=effective))
+    f = facts_from_run(store.load_run(run_id), {"node-cluster": {
+        "workers": "{{server_core_count}}", "db_strategy": "per-request"}})
+    cluster = f.stack("node-cluster")
+    assert cluster is not None and cluster.params == {"workers": "3", "db_strategy": "pool"}
+
+
 # --- the claim table -------------------------------------------------------------------------
 def test_claim_table_rows_show_both_figures():
     run = two_stacks({25: [150.0, 152.0, 148.0]}, {25: [100.0, 101.0, 99.0]})
