@@ -41,7 +41,7 @@ from stackbench.config.claims import (
     order_groups,
     stacks_read,
 )
-from stackbench.config.plan import Plan
+from stackbench.config.plan import Plan, PlannedStack
 from stackbench.config.status import StackEntry
 from stackbench.store.store import CaseRow, LevelRow, RunData, ScriptRow
 
@@ -92,15 +92,22 @@ class Facts:
         return self.requests
 
 
-def facts_from_plan(plan: Plan, inventory: Mapping[str, StackEntry]) -> Facts:
-    """The facts of a plan, with every stack parameter in force (manifest defaults + suite)."""
+def facts_from_plan(plan: Plan, inventory: Mapping[str, StackEntry],
+                    params: Mapping[str, Mapping[str, str]] | None = None) -> Facts:
+    """The facts of a plan, with every stack parameter in force: `params` as the stacks will
+    resolve them at start (lab.stack.planned_params, by planned name); a stack missing there
+    gets its manifest defaults and the suite's values, cores substituted."""
     suite = plan.suite
-    cores = len(suite.placement.server)
-    stacks = tuple(
-        StackFacts(ps.name, ps.available, ps.reason,
-                   _with_defaults(inventory[ps.stack].manifest.param_defaults(), ps.params,
-                                  cores))
-        for ps in plan.stacks)
+    cores = suite.server_cores
+    resolved = params or {}
+
+    def in_force(ps: PlannedStack) -> Mapping[str, str]:
+        if ps.name in resolved:
+            return resolved[ps.name]
+        return _with_defaults(inventory[ps.stack].manifest.param_defaults(), ps.params, cores)
+
+    stacks = tuple(StackFacts(ps.name, ps.available, ps.reason, in_force(ps))
+                   for ps in plan.stacks)
     labels = dict.fromkeys(c.spec.label for ps in plan.stacks for c in ps.cases)
     load = suite.load
     return Facts(cores, stacks, {label: suite.levels_for(label) for label in labels},
@@ -122,8 +129,12 @@ def facts_from_run(data: RunData,
         old = stacks.get(case.stack)
         available = case.status != "unavailable" and (old is None or old.available)
         reason = case.reason if case.status == "unavailable" else (old.reason if old else "")
-        stacks[case.stack] = StackFacts(case.stack, available, reason,
-                                        _with_defaults(defaults, case.params, cores))
+        # The parameters the stack resolved at start when the run stored them (store schema
+        # 4 on; any case of the stack that started), else the manifest's defaults with the
+        # suite's values.
+        params = case.effective_params or (
+            old.params if old else _with_defaults(defaults, case.params, cores))
+        stacks[case.stack] = StackFacts(case.stack, available, reason, params)
     labels = dict.fromkeys(c.label for c in data.cases)
     levels = {label: tuple(float(v) for v in settings.workload_levels.get(label, settings.levels))
               for label in labels}
@@ -147,6 +158,28 @@ class Readiness:
     @property
     def testable(self) -> bool:
         return not self.reasons
+
+
+def cores_note(article_cores: int | None, server_cores: int,
+               readiness: Sequence[Readiness] = ()) -> str:
+    """One sentence when this machine gives the server fewer cores than the suite's article
+    had, or than some of its claims need; "" when nothing is short."""
+    needing = [r.claim.requires.server_cores for r in readiness
+               if r.claim.requires.server_cores > server_cores]
+    short = article_cores is not None and server_cores < article_cores
+    if not short and not needing:
+        return ""
+    given = f"{server_cores} core" + ("" if server_cores == 1 else "s")
+    parts = []
+    if short:
+        parts.append(f"the stacks size their workers for {server_cores}")
+    if needing:
+        verb = "is" if len(needing) == 1 else "are"
+        parts.append(f"{len(needing)} of the article's claims (needing up to {max(needing)} "
+                     f"server cores) {verb} untestable here")
+    head = (f"The article's server had {article_cores} cores; this machine gives the server "
+            f"{given}" if short else f"This machine gives the server {given}")
+    return f"{head}, so {' and '.join(parts)}."
 
 
 def requirements_unmet(claims: Iterable[Claim], facts: Facts) -> tuple[Readiness, ...]:
@@ -519,24 +552,24 @@ def level_metric(row: LevelRow, metric: str) -> float | str:
     if metric == "errors":
         return float(row.errors_total)
     if metric in ("server_cpu", "service_cpu"):
-        cpu = stats.server_cpu_percent(row) if metric == "server_cpu" else _service_cpu(row)
+        cpu = (stats.server_cpu_percent(row) if metric == "server_cpu"
+               else stats.service_cpu_percent(row))
         return "no CPU sample of the " + metric.split("_")[0] if cpu is None else cpu
+    if metric == "transfer":
+        mib = stats.level_transfer_mib_per_s(row)
+        return f"the {row.driver} driver gave no byte count" if mib is None else mib
     if row.completed <= 0:
         return "no request completed"
     if metric == "time_per_request":
-        return row.level_value * row.duration_s * 1000.0 / row.completed
+        value = stats.level_time_per_request_ms(row)
+        return "no time per request in the open loop" if value is None else value
     if metric == "time_per_request_all":
-        return row.duration_s * 1000.0 / row.completed
+        every = stats.level_time_per_request_all_ms(row)
+        return "no request completed" if every is None else every
     key = {"mean_latency": "mean", "max_latency": "max"}.get(metric, metric)
     if key not in row.latency_us:
         return f"the {row.driver} driver did not measure {metric.replace('_', '.')}"
     return row.latency_us[key] / 1000.0
-
-
-def _service_cpu(row: LevelRow) -> float | None:
-    roles = [u["cpu_percent"] for role, u in row.usage.items()
-             if role in stats.SERVICE_ROLES and "cpu_percent" in u]
-    return math.fsum(roles) if roles else None
 
 
 def script_metric(row: ScriptRow, metric: str) -> float | str:

@@ -33,6 +33,22 @@ def latency(us: float | None) -> str:
     return f"{us / 1_000_000:.3g} s"
 
 
+def milliseconds(ms: float | None) -> str:
+    """A time given in ms, kept in ms as ab prints its time per request (0.248 ms, 174 ms)."""
+    if not is_finite(ms):
+        return MISSING
+    assert ms is not None
+    return f"{ms:.3g} ms" if abs(ms) < 100 else f"{ms:,.0f} ms"
+
+
+def mib_per_s(value: float | None) -> str:
+    """A transfer rate in MiB/s, three significant digits (21.0, 0.205)."""
+    if not is_finite(value):
+        return MISSING
+    assert value is not None
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
 def percent(value: float | None, digits: int = 1) -> str:
     """Percent given as 0..100 (CPU: 100 = one core)."""
     return MISSING if not is_finite(value) else f"{value:.{digits}f}%"

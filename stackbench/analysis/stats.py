@@ -324,6 +324,57 @@ def loader_cpu_percent(row: LevelRow) -> float | None:
     return None
 
 
+def service_cpu_percent(row: LevelRow) -> float | None:
+    """CPU of the data services (MariaDB, Redis, memcached) during the level; 100 = 1 core."""
+    roles = [u["cpu_percent"] for role, u in row.usage.items()
+             if role in SERVICE_ROLES and "cpu_percent" in u]
+    return math.fsum(roles) if roles else None
+
+
+MIB = 1024 * 1024
+
+
+def time_per_request_ms(connections: float, duration_s: float, completed: int) -> float | None:
+    """ab's "Time per request (mean)": connections x elapsed / completed, in ms: how long each
+    client waited per answer. None when nothing completed."""
+    if completed <= 0:
+        return None
+    return connections * duration_s * 1000.0 / completed
+
+
+def time_per_request_all_ms(duration_s: float, completed: int) -> float | None:
+    """ab's "Time per request (mean, across all concurrent requests)", the pool/cluster
+    article's Tpq: elapsed / completed, in ms (4,025 req/s -> 0.248 ms). None when nothing
+    completed."""
+    if completed <= 0:
+        return None
+    return duration_s * 1000.0 / completed
+
+
+def transfer_mib_per_s(bytes_read: int | None, duration_s: float) -> float | None:
+    """Bytes received per second in MiB (2**20 bytes, as ab's Kbytes and wrk's MB are
+    1024-based). None when the tool gave no byte count or the level has no duration."""
+    if bytes_read is None or duration_s <= 0:
+        return None
+    return bytes_read / duration_s / MIB
+
+
+def level_time_per_request_ms(row: LevelRow) -> float | None:
+    """Time per request of a closed-loop level (its level value is the connection count);
+    None in the open loop, where the connection count is not the clients' number."""
+    if row.mode != "closed":
+        return None
+    return time_per_request_ms(row.level_value, row.duration_s, row.completed)
+
+
+def level_time_per_request_all_ms(row: LevelRow) -> float | None:
+    return time_per_request_all_ms(row.duration_s, row.completed)
+
+
+def level_transfer_mib_per_s(row: LevelRow) -> float | None:
+    return transfer_mib_per_s(row.bytes_read, row.duration_s)
+
+
 def measured_latency(row: LevelRow) -> dict[str, float]:
     """The latency figures a level really measured: none when no request completed (some
     drivers print zeros then, which are not latencies)."""
@@ -351,6 +402,11 @@ class LevelAggregate:
     server_cpu_percent: float | None
     loader_cpu_percent: float | None
     cpu_by_role: dict[str, float]    # median cpu_percent per role
+    # Medians over the repetitions that have the figure (None: none has it).
+    service_cpu_percent: float | None
+    time_per_request_ms: float | None       # ab's mean time per request
+    time_per_request_all_ms: float | None   # ab's across all concurrent requests (Tpq)
+    transfer_mib_per_s: float | None
     flags: tuple[str, ...]
     status: str                      # worst of the repetitions: ok < invalid < failed
     slo: SloOutcome | None
@@ -410,7 +466,12 @@ def _aggregate(rows: list[LevelRow], slo: Slo | None, noisy_cv: float, resamples
         errors_total=sum(r.errors_total for r in rows),
         server_cpu_percent=_median_of(rows, server_cpu_percent),
         loader_cpu_percent=_median_of(rows, loader_cpu_percent),
-        cpu_by_role=cpu_by_role, flags=tuple(flags),
+        cpu_by_role=cpu_by_role,
+        service_cpu_percent=_median_of(rows, service_cpu_percent),
+        time_per_request_ms=_median_of(rows, level_time_per_request_ms),
+        time_per_request_all_ms=_median_of(rows, level_time_per_request_all_ms),
+        transfer_mib_per_s=_median_of(rows, level_transfer_mib_per_s),
+        flags=tuple(flags),
         status=max((r.status for r in rows), key=lambda s: _STATUS_RANK.get(s, 1)),
         slo=outcome,
     )

@@ -13,6 +13,7 @@ from stackbench.analysis import claimtable
 from stackbench.analysis.claims import (
     ClaimResult,
     Readiness,
+    cores_note,
     evaluate,
     facts_from_plan,
     facts_from_run,
@@ -22,12 +23,20 @@ from stackbench.config.claims import ClaimsFile, load_claims_for
 from stackbench.config.paths import CLAIMS_DIR
 from stackbench.config.plan import Plan
 from stackbench.config.status import StackEntry
+from stackbench.config.suite import Suite
+from stackbench.lab.stack import PlannedParams
 from stackbench.report.termtable import print_wrapped
 from stackbench.store.store import RunData
 
 
 def suite_claims(suite_name: str) -> ClaimsFile | None:
     return load_claims_for(CLAIMS_DIR, suite_name)
+
+
+def suite_columns(suite_name: str) -> tuple[str, ...]:
+    """The figures the suite's article showed besides req/s, as extra terminal columns."""
+    claims = suite_claims(suite_name)
+    return () if claims is None else claims.columns
 
 
 def run_claims(data: RunData, inventory: Mapping[str, StackEntry]) -> tuple[ClaimResult, ...]:
@@ -39,11 +48,15 @@ def run_claims(data: RunData, inventory: Mapping[str, StackEntry]) -> tuple[Clai
     return evaluate(claims.claims, data, facts_from_run(data, defaults))
 
 
-def plan_readiness(plan: Plan, inventory: Mapping[str, StackEntry]) -> tuple[Readiness, ...]:
+def plan_readiness(plan: Plan, inventory: Mapping[str, StackEntry],
+                   params: Sequence[PlannedParams] = ()) -> tuple[Readiness, ...]:
+    """Which claims the plan can test; `params`: the stacks' parameters as they will start
+    (lab.stack.planned_params), for the claims that require a parameter."""
     claims = suite_claims(plan.suite.name)
     if claims is None:
         return ()
-    return requirements_unmet(claims.claims, facts_from_plan(plan, inventory))
+    resolved = {p.stack: p.values for p in params if not p.problem}
+    return requirements_unmet(claims.claims, facts_from_plan(plan, inventory, resolved))
 
 
 def print_claims(console: Console, results: Sequence[ClaimResult]) -> None:
@@ -59,6 +72,12 @@ def print_claims(console: Console, results: Sequence[ClaimResult]) -> None:
         print_wrapped(console, ours, first="    ours:    ", indent=13)
         print_wrapped(console, why, first="    why:     ", indent=13)
     console.print(Text(claimtable.counts_sentence(results)))
+
+
+def suite_cores_note(suite: Suite, readiness: Sequence[Readiness]) -> str:
+    """The sentence the plan and the start of a run give when the server has fewer cores than
+    the suite's article had ([placement] article_server_cores) or than some claims need."""
+    return cores_note(suite.article_server_cores, suite.server_cores, readiness)
 
 
 def print_readiness(console: Console, readiness: Sequence[Readiness]) -> None:

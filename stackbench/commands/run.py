@@ -20,7 +20,14 @@ from rich.text import Text
 
 from stackbench.analysis.analysis import Analysis, analyse
 from stackbench.analysis.gate import slo_breaches, slo_rule
-from stackbench.commands.claims import plan_readiness, print_claims, print_readiness, run_claims
+from stackbench.commands.claims import (
+    plan_readiness,
+    print_claims,
+    print_readiness,
+    run_claims,
+    suite_columns,
+    suite_cores_note,
+)
 from stackbench.config.paths import DEFAULT_RESULTS_DIR, DEFAULT_SUITE
 from stackbench.config.placement import format_cpus
 from stackbench.config.plan import Plan, build_plan
@@ -33,9 +40,10 @@ from stackbench.engine.runner import Progress as RunnerProgress
 from stackbench.errors import EnvironmentProblem, ExitCode, StackbenchError
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.machine import plan_limits
+from stackbench.lab.stack import PlannedParams, planned_params
 from stackbench.report import write_all
 from stackbench.report.terminal import level_line, print_run
-from stackbench.report.termtable import Cell, Col, print_notes, print_table
+from stackbench.report.termtable import Cell, Col, print_notes, print_table, print_wrapped
 from stackbench.store.store import DISK_FULL_ERRNOS, Store
 
 
@@ -55,12 +63,17 @@ def open_store(out: Path | None, console: Console | None = None) -> Store:
     return store
 
 
-def print_plan(console: Console, plan: Plan) -> None:
+def print_plan(console: Console, plan: Plan, params: Sequence[PlannedParams] = (),
+               cores_note: str = "") -> None:
+    """The plan: load, cores (and `cores_note`: what the server lacks against the article),
+    stacks and workloads, and (`params`) the parameters each stack will start with."""
     suite = plan.suite
     s = suite.load
     console.print(Text.assemble(("suite ", "bold"), f"{suite.name} ({suite.path}) — "
                                 f"{suite.description}"))
-    amount = f"{s.duration_s:g} s" if s.duration_s else f"{s.requests} requests"
+    amount = (f"{s.duration_s:g} s" if s.duration_s else
+              f"{s.requests_per_connection} requests per connection"
+              if s.requests_per_connection is not None else f"{s.requests} requests")
     console.print(Text(
         f"load: driver={s.driver.value} mode={s.mode.value} keepalive={s.keepalive.value} "
         f"{suite.level_kind}={', '.join(f'{v:g}' for v in suite.levels)} "
@@ -71,6 +84,8 @@ def print_plan(console: Console, plan: Plan) -> None:
     if p.shared:
         cpus.append(" (server and loader share cores)", style="yellow")
     console.print(cpus)
+    if cores_note:
+        print_wrapped(console, cores_note, indent=0, style="yellow")
     rows: list[list[Cell]] = []
     notes: list[tuple[str, str]] = []  # why a stack is unavailable: under the table, full width
     for st in plan.stacks:
@@ -84,12 +99,27 @@ def print_plan(console: Console, plan: Plan) -> None:
     print_table(console, "plan", [Col("stack"), Col("status"), Col("workloads", wrap=True),
                                   Col("levels", "right")], rows)
     print_notes(console, notes, style="red")
+    print_params(console, suite.server_cores, params)
     console.print(Text(f"{plan.level_count()} load levels, about "
                        f"{plan.estimated_seconds() / 60:.1f} min of load and pauses, plus "
                        "builds, start-up and verification"))
     for check in plan_limits(plan):
         line = Text.assemble(("limit ", "yellow"), f"{check.name}: {check.value}. {check.advice}")
         console.print(line)
+
+
+def print_params(console: Console, server_cores: int, params: Sequence[PlannedParams]) -> None:
+    """Each stack's parameters as it will start: defaults, the suite's values, and what it
+    derives from the server's cores (marked), e.g. php-fpm's workers=1 on one core."""
+    if not params:
+        return
+    cores = f"{server_cores} server core" + ("" if server_cores == 1 else "s")
+    console.print(Text(f"parameters each stack starts with on {cores} (* = from the cores):"))
+    for p in params:
+        text = p.problem or ", ".join(f"{k}={v}{'*' if k in p.derived else ''}"
+                                      for k, v in p.values.items()) or "none"
+        print_wrapped(console, text, first=f"  {p.stack}: ", indent=4,
+                      style="red" if p.problem else "")
 
 
 # --- live progress ------------------------------------------------------------------------------
@@ -267,8 +297,11 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
     inventory = load_inventory()
     plan = build_plan(suite, inventory, list(selection.stacks) or None,
                       list(selection.workloads) or None)
-    print_plan(console, plan)
-    print_readiness(console, plan_readiness(plan, inventory))
+    params = planned_params(plan, inventory)
+    readiness = plan_readiness(plan, inventory, params)
+    # Up front, before anything starts: a dry run and a real run both begin with the plan.
+    print_plan(console, plan, params, suite_cores_note(suite, readiness))
+    print_readiness(console, readiness)
     if dry_run:
         return 0
     _stop_signals_as_interrupt()
@@ -349,7 +382,7 @@ def _finish(console: Console, store: Store, run_id: int, out: Path | None,
         raise _report_write_failure(directory, run_id, store, exc) from exc
     outcome = with_slo_gate(run_outcome(data), analysis)
     with contextlib.suppress(OSError) if quiet else contextlib.nullcontext():
-        print_run(console, data)  # ends with the at-a-glance summary
+        print_run(console, data, suite_columns(data.run.suite_name))  # ends at a glance
         print_claims(console, claims)  # an article suite: its claims, confirmed or not
         console.print()
         console.print(Text.assemble(("report: ", "bold"), str(target / "report.html")))

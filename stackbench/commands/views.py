@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from stackbench.commands.claims import print_claims, run_claims
+from stackbench.commands.claims import print_claims, run_claims, suite_columns
 from stackbench.commands.run import open_store, results_dir
 from stackbench.config.placement import default_placement
 from stackbench.config.status import unavailable_reason
@@ -89,7 +89,8 @@ def print_results(console: Console, run_id: str | None, out: Path | None,
         raise InputError("--suite, --since and --until select among runs: give them without "
                          "a RUN_ID (with a RUN_ID, --stack and --workload narrow that run)")
     data = store.load_run(store.resolve_run(run_id))
-    print_run(console, filter_run(data, f.stacks, f.workloads))
+    print_run(console, filter_run(data, f.stacks, f.workloads),
+              suite_columns(data.run.suite_name))
     print_claims(console, run_claims(data, load_inventory()))
 
 

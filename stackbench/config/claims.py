@@ -45,6 +45,8 @@ LEVEL_METRICS: dict[str, str] = {
     "time_per_request": "ms",
     # ab's "time per request (mean, across all concurrent requests)": duration / completed.
     "time_per_request_all": "ms",
+    # Bytes received per second (headers and bodies), 2**20 bytes to the MiB.
+    "transfer": "MiB/s",
     "error_rate": "fraction",      # 0..1, as the suites' max_error_rate; shown as a percent
     "errors": "failed requests",
     "server_cpu": "% of a core",
@@ -63,8 +65,18 @@ def metric_unit(metric: str) -> str:
     return METRIC_UNITS[metric]
 
 
+# The figures an article's tables showed besides req/s, by metric name: `columns` of a claims
+# file adds them to the terminal's per-workload table (report/tables.py FIGURES renders each;
+# summary.md and report.html show them all in every run).
+COLUMNS = ("mean_latency", "p80", "time_per_request", "time_per_request_all", "transfer",
+           "errors", "service_cpu")
+Column = Literal["mean_latency", "p80", "time_per_request", "time_per_request_all", "transfer",
+                 "errors", "service_cpu"]
+
+
 Metric = Literal["requests_per_s", "mean_latency", "p50", "p75", "p80", "p90", "p99", "p99_9",
-                 "max_latency", "time_per_request", "time_per_request_all", "error_rate",
+                 "max_latency", "time_per_request", "time_per_request_all", "transfer",
+                 "error_rate",
                  "errors", "server_cpu", "service_cpu", "script_wall", "script_user",
                  "script_cpu"]
 Expect = Literal["greater", "less", "near"]
@@ -245,6 +257,7 @@ class _File(_Record, frozen=True):
     title: Text
     suites: tuple[Name, ...]
     claim: tuple[Claim, ...]
+    columns: tuple[Column, ...] = ()
 
 
 class ClaimsFile(msgspec.Struct, frozen=True):
@@ -255,6 +268,7 @@ class ClaimsFile(msgspec.Struct, frozen=True):
     title: str
     suites: tuple[str, ...]
     claims: tuple[Claim, ...]
+    columns: tuple[str, ...] = ()  # the article's figures, as extra terminal columns
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -279,6 +293,9 @@ def claims_from_data(path: Path, data: dict[str, Any]) -> ClaimsFile:
     if "/" in raw.article or raw.article.startswith("."):
         raise InputError(f"{path}: key 'article': a file name of ../shared/articles/, got "
                          f"{raw.article!r}")
+    twice = sorted({c for c in raw.columns if raw.columns.count(c) > 1})
+    if twice:
+        raise InputError(f"{path}: key 'columns': '{twice[0]}' is listed twice")
     claims = tuple(msgspec.structs.replace(c, source=c.source or raw.article) for c in raw.claim)
     seen: set[str] = set()
     for index, claim in enumerate(claims):
@@ -292,7 +309,7 @@ def claims_from_data(path: Path, data: dict[str, Any]) -> ClaimsFile:
         for key, value in _texts(claim):
             _check_text(where, key, value)
         _check_test(where, claim.test)
-    return ClaimsFile(path, raw.article, raw.title, raw.suites, claims)
+    return ClaimsFile(path, raw.article, raw.title, raw.suites, claims, raw.columns)
 
 
 def claims_path_for(claims_dir: Path, suite_name: str) -> Path | None:
@@ -538,6 +555,8 @@ def _allowed(data: Any, parts: list[str | int], text: str) -> str:
             return ""
         node = node[part] if _indexable(node, part) else None
     info = _resolve(info, node)
+    if isinstance(info, msgspec.inspect.LiteralType):  # an entry of a list of names
+        return ", ".join(_literal_values(info))
     if not isinstance(info, msgspec.inspect.StructType):
         return ""
     last = parts[-1] if parts and target is not parts else None

@@ -106,6 +106,9 @@ class LoadResult:
     open_loop: dict[str, object] | None = None
     loader_cpu_s: tuple[float, float] | None = None  # user, sys
     unanswered_at_end: tuple[int, float] | None = None  # count, oldest age in µs
+    # Bytes received in the measured phase (headers and bodies, as read from the sockets), at
+    # the resolution the tool prints them; None when the tool does not say.
+    bytes_read: int | None = None
     warnings: tuple[str, ...] = ()
     raw_output: str = ""
 

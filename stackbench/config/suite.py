@@ -90,10 +90,16 @@ class _LoadTable(LoadSettings, frozen=True, forbid_unknown_fields=True, kw_only=
     rates: Sweep | None = None
 
 
+MAX_ARTICLE_CORES = 4096
+
+
 class _PlacementTable(Struct, frozen=True, forbid_unknown_fields=True):
     server_cpus: str | None = None
     loader_cpus: str | None = None
     services_cpus: str | None = None
+    # The cores the server had in the article the suite reproduces: a statement, not a
+    # request; the plan and the run say so when the placement gives the server fewer.
+    article_server_cores: Annotated[int, Meta(ge=1, le=MAX_ARTICLE_CORES)] | None = None
 
 
 class _VariantTable(Struct, frozen=True, forbid_unknown_fields=True):
@@ -133,6 +139,7 @@ class Suite:
     load: LoadSettings
     levels: tuple[float, ...]  # connections (closed loop) or requests/s (open loop)
     placement: Placement
+    article_server_cores: int | None  # the article's server had this many cores (if known)
     max_error_rate: float
     max_restarts: int
     slo: Slo | None
@@ -142,6 +149,11 @@ class Suite:
     workload_durations: dict[str, float]
     script_iterations: int  # >0: time each workload without HTTP before loading it
     raw_text: str
+
+    @property
+    def server_cores(self) -> int:
+        """The cores the placement gives the server: what the stacks size themselves for."""
+        return len(self.placement.server)
 
     @property
     def level_kind(self) -> str:
@@ -348,6 +360,7 @@ def parse_suite(path: Path) -> Suite:
         load=load_settings,
         levels=levels,
         placement=placement,
+        article_server_cores=suite.placement.article_server_cores,
         max_error_rate=suite.limits.max_error_rate,
         max_restarts=suite.limits.max_restarts,
         slo=suite.slo,

@@ -1,7 +1,8 @@
 """Adapter for ApacheBench (ab), as used by the concurrency-sweep and db-report articles.
 
 ab gives percentiles 50/66/75/80/90/95/98/99/100 in whole milliseconds and a mean; those are
-stored (converted to microseconds, at ab's millisecond resolution) and nothing else.
+stored (converted to microseconds, at ab's millisecond resolution) and nothing else. Its
+"Total transferred" (bytes received, headers included) is stored as the level's bytes read.
 """
 
 import math
@@ -81,8 +82,10 @@ def parse_ab(text: str, command: list[str], cpu_s: tuple[float, float] | None) -
     duration = fields.get("Time taken for tests", 0.0)
     rps = fields.get("Requests per second", completed / duration if duration else 0.0)
     ok = max(0, completed - failed - non2xx)
+    transferred = fields.get("Total transferred")
     return LoadResult(
         driver=DriverKind.AB, command=tuple(command), duration_s=duration, completed=completed,
         ok=ok, errors=errors, requests_per_s=rps, latency_us=latency, connect_us=connect,
-        loader_cpu_s=cpu_s, raw_output=text,
+        loader_cpu_s=cpu_s, bytes_read=None if transferred is None else int(transferred),
+        raw_output=text,
     )

@@ -79,5 +79,6 @@ class NativeDriver:
             warnings=doc.limits.warnings,
             unanswered_at_end=(doc.requests.unanswered_at_end,
                                float(doc.requests.oldest_unanswered_us)),
+            bytes_read=doc.throughput.bytes_read,
             raw_output=stdout,
         )

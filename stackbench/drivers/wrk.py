@@ -1,6 +1,8 @@
 """Adapter for wrk 4: run it as the original articles did and parse its text output.
 
 wrk reports p50/p75/p90/p99 (with --latency), mean, stdev and max; nothing else is filled in.
+The bytes read come from its summary line ("405200 requests in 1.00m, 77.65MB read"), in
+wrk's 1024-based units and at its two decimals.
 Without keep-alive wrk only sends `Connection: close` and relies on the server closing,
 which is how the articles used it; the level record says so in its command.
 """
@@ -14,6 +16,9 @@ _UNITS_US = {"us": 1.0, "ms": 1e3, "s": 1e6, "m": 60e6, "h": 3600e6}
 _DURATION = re.compile(r"([\d.]+)(us|ms|s|m|h)\b")
 _PCT = re.compile(r"^\s*(50|75|90|99)(?:\.000)?%\s+([\d.]+\w+)", re.M)
 _SUMMARY = re.compile(r"(\d+) requests in ([\d.]+\w+),")
+_READ = re.compile(r"requests in [\d.]+\w+, ([\d.]+)(B|KB|MB|GB|TB|PB) read")
+_BINARY_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4,
+                 "PB": 1024**5}
 _ERRORS = re.compile(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)")
 _NON2XX = re.compile(r"Non-2xx or 3xx responses: (\d+)")
 _RPS = re.compile(r"Requests/sec:\s+([\d.]+)")
@@ -73,8 +78,12 @@ def parse_wrk(text: str, command: list[str], cpu_s: tuple[float, float] | None) 
     if m := _NON2XX.search(text):
         errors["status"] = int(m.group(1))
     rps = float(m.group(1)) if (m := _RPS.search(text)) else completed / duration_s
+    read = _READ.search(text)
     return LoadResult(
         driver=DriverKind.WRK, command=tuple(command), duration_s=duration_s,
         completed=completed, ok=completed - errors["status"], errors=errors,
-        requests_per_s=rps, latency_us=latency, loader_cpu_s=cpu_s, raw_output=text,
+        requests_per_s=rps, latency_us=latency, loader_cpu_s=cpu_s,
+        bytes_read=None if read is None else round(float(read.group(1))
+                                                    * _BINARY_UNITS[read.group(2)]),
+        raw_output=text,
     )

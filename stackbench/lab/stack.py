@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackbench.config.manifest import Manifest, Process, Warmup
+from stackbench.config.manifest import Manifest, Process, Warmup, has_template
 from stackbench.config.paths import FIXTURES_DIR, STACKS_DIR
 from stackbench.config.placement import format_cpus
-from stackbench.config.status import StackStatus
+from stackbench.config.plan import Plan
+from stackbench.config.status import StackEntry, StackStatus
 from stackbench.errors import InputError, StackError
 from stackbench.lab import build, fs
 from stackbench.lab.privilege import RunAs, can_enter, server_environment, stack_user, unreadable
@@ -55,6 +56,51 @@ class StackConfig:
     run_root: Path | None = None
 
 
+def core_variables(server_cpus: frozenset[int]) -> dict[str, str]:
+    """The variables a stack sizes itself from: its cores' count and list."""
+    return {"server_core_count": str(len(server_cpus)), "server_cpus": format_cpus(server_cpus)}
+
+
+def params_for_cores(manifest: Manifest, overrides: Mapping[str, str],
+                     server_cpus: frozenset[int]) -> dict[str, str]:
+    """Every parameter as a start of the stack on these cores resolves it (variables_for does
+    the same at start), known before anything starts: what the plan prints. A default that
+    refers to a variable known only at start (the port, the run directory) is an InputError
+    naming it."""
+    return resolve_params(manifest, overrides, core_variables(server_cpus))
+
+
+@dataclass(frozen=True)
+class PlannedParams:
+    """The parameters one planned stack will start with on the plan's server cores."""
+
+    stack: str                      # as the plan names it (a variant's name included)
+    values: Mapping[str, str]       # every parameter, resolved (empty when `problem`)
+    derived: tuple[str, ...] = ()   # those whose default is computed from the cores
+    problem: str = ""               # why they cannot be resolved before the start
+
+
+def planned_params(plan: Plan, inventory: Mapping[str, StackEntry]) -> tuple[PlannedParams, ...]:
+    """Every planned stack's parameters (manifest defaults, the suite's and variant's values,
+    the cores the placement gives the server), resolved as its start will; stacks whose
+    manifest does not parse are left out (the plan shows them unavailable, with the error)."""
+    cpus = plan.suite.placement.server
+    out = []
+    for ps in plan.stacks:
+        entry = inventory.get(ps.stack)
+        if entry is None or entry.parsed is None:
+            continue
+        manifest = entry.parsed
+        derived = tuple(p.name for p in manifest.params
+                        if p.name not in ps.params and has_template(p.default))
+        try:
+            out.append(PlannedParams(ps.name, params_for_cores(manifest, ps.params, cpus),
+                                     derived))
+        except InputError as exc:
+            out.append(PlannedParams(ps.name, {}, problem=str(exc)))
+    return tuple(out)
+
+
 def variables_for(cfg: StackConfig, port: int) -> dict[str, str]:
     m = cfg.manifest
     base = {
@@ -65,8 +111,7 @@ def variables_for(cfg: StackConfig, port: int) -> dict[str, str]:
         "stacks_dir": str(STACKS_DIR),
         "build_dir": str(build.build_dir_for(m)),
         "fixtures_dir": str(FIXTURES_DIR),
-        "server_core_count": str(len(cfg.server_cpus)),
-        "server_cpus": format_cpus(cfg.server_cpus),
+        **core_variables(cfg.server_cpus),
     }
     base.update({f"cmd.{k}": v for k, v in cfg.status.commands.items()})
     base.update({k.lower(): v for k, v in cfg.service_env.items()})

@@ -27,8 +27,9 @@ RESULTS_SCHEMA = "stackbench-results/2"
 # order, see store/records.py), then figures computed from the nested ones.
 CSV_CASE_COLUMNS = ["run_id", "stack", "workload", "label", "case_status", "level_kind"]
 CSV_LEVEL_FIELDS = [f for f in flat_fields(LevelRecord) if f not in NOT_IN_CSV]
-CSV_FIGURES = ["p50_us", "p90_us", "p99_us", "max_us", "errors_total", "error_rate",
-               "server_cpu_percent", "loader_cpu_percent"]
+CSV_FIGURES = ["p50_us", "p90_us", "p99_us", "max_us", "mean_us", "p80_us", "errors_total",
+               "error_rate", "server_cpu_percent", "service_cpu_percent", "loader_cpu_percent",
+               "time_per_request_ms", "time_per_request_all_ms", "transfer_mib_per_s"]
 CSV_COLUMNS = CSV_CASE_COLUMNS + CSV_LEVEL_FIELDS + CSV_FIGURES
 
 
@@ -57,7 +58,11 @@ def _level_json(row: LevelRow) -> dict[str, Any]:
     out["errors_total"] = row.errors_total
     out["error_rate"] = jsonable(stats.level_error_rate(row))
     out["server_cpu_percent"] = jsonable(stats.server_cpu_percent(row))
+    out["service_cpu_percent"] = jsonable(stats.service_cpu_percent(row))
     out["loader_cpu_percent"] = jsonable(stats.loader_cpu_percent(row))
+    out["time_per_request_ms"] = jsonable(stats.level_time_per_request_ms(row))
+    out["time_per_request_all_ms"] = jsonable(stats.level_time_per_request_all_ms(row))
+    out["transfer_mib_per_s"] = jsonable(stats.level_transfer_mib_per_s(row))
     out["jitter"] = jsonable(stats.jitter(stats.completed_series(row)))
     return out
 
@@ -118,9 +123,11 @@ def results_csv(a: Analysis) -> str:
         writer.writerow([
             a.data.run.id, c.stack, c.workload, c.label, c.status, a.level_kind,
             *(_cell(getattr(r, f)) for f in CSV_LEVEL_FIELDS),
-            _num(lat.get("p50")), _num(lat.get("p90")), _num(lat.get("p99")),
-            _num(lat.get("max")), r.errors_total, _num(stats.level_error_rate(r)),
-            _num(stats.server_cpu_percent(r)), _num(stats.loader_cpu_percent(r))])
+            *(_num(lat.get(k)) for k in ("p50", "p90", "p99", "max", "mean", "p80")),
+            r.errors_total, _num(stats.level_error_rate(r)), _num(stats.server_cpu_percent(r)),
+            _num(stats.service_cpu_percent(r)), _num(stats.loader_cpu_percent(r)),
+            _num(stats.level_time_per_request_ms(r)), _num(stats.level_time_per_request_all_ms(r)),
+            _num(stats.level_transfer_mib_per_s(r))])
     return buf.getvalue()
 
 
@@ -202,7 +209,8 @@ def summary_md(a: Analysis, found: list[Finding], claims: Sequence[ClaimResult] 
             out += ["Throughput (req/s) by " + a.level_label + ":", "",
                     md_table(tables.pivot(w, tables.METRICS["req/s"])), "",
                     "p99 latency:", "", md_table(tables.pivot(w, tables.METRICS["p99"])), "",
-                    "All figures:", "", md_table(tables.detail(a, w))]
+                    "All figures (" + tables.FIGURES_LEGEND.rstrip(".") + "):", "",
+                    md_table(tables.detail(a, w))]
         if w.not_measured:
             out += ["", "Not measured:", "", md_table(tables.not_measured(w))]
     if a.failed_verifications:

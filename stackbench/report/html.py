@@ -183,7 +183,7 @@ def build_html(a: Analysis, found: list[Finding], glances: list[WorkloadGlance],
         run_findings=[f for f in found if f.workload is None],
         claims=claimtable.claim_rows(claims), claim_header=claimtable.HEADER,
         claim_counts=claimtable.counts_sentence(claims),
-        ranking_legend=RANKING_LEGEND,
+        ranking_legend=RANKING_LEGEND, figures_legend=tables.FIGURES_LEGEND,
         sections=[_section(a, w, found, charts.get(w.label, [])) for w in a.workloads],
         run_wide=_run_wide(a), environment=tables.environment(a), settings=tables.settings(a),
         # Our own files, inserted verbatim (escaping would break their quotes).

@@ -1,6 +1,6 @@
 """Tables as plain text cells, shared by the Markdown, HTML and terminal views."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from stackbench.analysis import fmt, stats
@@ -32,6 +32,59 @@ METRICS: dict[str, Cell] = {
 }
 
 
+@dataclass(frozen=True)
+class Figure:
+    """A per-level figure the articles' tables showed besides req/s: its column header, its
+    cell (the median over repetitions, no interval: a compact column) and what it means."""
+
+    header: str
+    cell: Cell
+    meaning: str
+
+
+def plain_latency(key: str) -> Cell:
+    return lambda g: fmt.latency(g.latency_value(key))
+
+
+def cpu_by_role_cell(g: LevelAggregate) -> str:
+    """'php-fpm 61%, nginx 30%, mariadb 8%': the stack's roles, then the services, each as
+    % of one core (the loader is a column of its own)."""
+    roles = [r for r in g.cpu_by_role if r != stats.LOADER_ROLE]
+    ordered = sorted(roles, key=lambda r: (r in stats.SERVICE_ROLES, r))
+    return ", ".join(f"{r} {fmt.percent(g.cpu_by_role[r], 0)}" for r in ordered) or fmt.MISSING
+
+
+# The extra columns a claims file may name (config/claims.py COLUMNS), by the names of the
+# claims' metrics; the detail table (summary.md, report.html) always has them all.
+FIGURES: dict[str, Figure] = {
+    "mean_latency": Figure("mean", plain_latency("mean"), "mean latency"),
+    "p80": Figure("p80", plain_latency("p80"), "80% of the requests answered within"),
+    "time_per_request": Figure(
+        "time/req", lambda g: fmt.milliseconds(g.time_per_request_ms),
+        "ab's time per request, connections × duration / completed (how long each client "
+        "waited per answer)"),
+    "time_per_request_all": Figure(
+        "Tpq", lambda g: fmt.milliseconds(g.time_per_request_all_ms),
+        "ab's time per request across all concurrent requests, duration / completed"),
+    "transfer": Figure("MiB/s", lambda g: fmt.mib_per_s(g.transfer_mib_per_s),
+                       "bytes received per second, headers included, 2^20 bytes to the MiB"),
+    "errors": Figure("failed", lambda g: f"{g.errors_total:,}", "failed requests"),
+    "service_cpu": Figure("svc CPU", lambda g: fmt.percent(g.service_cpu_percent, 0),
+                          "CPU of MariaDB, Redis and memcached, % of one core"),
+}
+
+
+def legend(names: Sequence[str]) -> str:
+    """'Tpq: ...; p80: ...' for the named figures."""
+    return "; ".join(f"{FIGURES[n].header}: {FIGURES[n].meaning}" for n in names) + "."
+
+
+FIGURES_LEGEND = (legend(["mean_latency", "time_per_request", "time_per_request_all",
+                          "transfer"])
+                  + " Services CPU: MariaDB, Redis and memcached; CPU figures are % of one "
+                  "core.")
+
+
 def flags_cell(g: LevelAggregate) -> str:
     parts = list(g.flags)
     if g.slo is not None and g.slo.status.value != "pass":
@@ -53,19 +106,22 @@ def pivot(w: WorkloadView, cell: Cell) -> TextTable:
 
 
 def detail(a: Analysis, w: WorkloadView) -> TextTable:
-    """One row per stack × level with the main figures (medians over repetitions)."""
-    header = ["stack", a.level_label, "reps", "req/s [CI]", "p50", "p90", "p99", "max",
-              "errors", "error rate", "server CPU", "loader CPU", "flags"]
+    """One row per stack × level with every figure (medians over repetitions): the columns of
+    all five articles' tables (mean, p80, ab's two times per request, MiB/s, CPU by role)."""
+    header = ["stack", a.level_label, "reps", "req/s [CI]", "mean", "p50", "p80", "p90", "p99",
+              "max", "time/req", "Tpq", "MiB/s", "errors", "error rate", "server CPU",
+              "services CPU", "loader CPU", "CPU by role", "flags"]
     rows = []
     for c in w.cases:
         for g in c.aggregates:
             rows.append([
                 c.stack, fmt.level(g.level_value), str(g.repetitions), METRICS["req/s"](g),
-                fmt.latency(g.latency_value("p50")), fmt.latency(g.latency_value("p90")),
-                fmt.latency(g.latency_value("p99")), fmt.latency(g.latency_value("max")),
-                f"{g.errors_total:,}", fmt.fraction(g.error_rate.value),
-                fmt.percent(g.server_cpu_percent), fmt.percent(g.loader_cpu_percent),
-                flags_cell(g)])
+                *(plain_latency(k)(g) for k in ("mean", "p50", "p80", "p90", "p99", "max")),
+                FIGURES["time_per_request"].cell(g), FIGURES["time_per_request_all"].cell(g),
+                FIGURES["transfer"].cell(g), f"{g.errors_total:,}",
+                fmt.fraction(g.error_rate.value), fmt.percent(g.server_cpu_percent),
+                fmt.percent(g.service_cpu_percent), fmt.percent(g.loader_cpu_percent),
+                cpu_by_role_cell(g), flags_cell(g)])
     return TextTable(header, rows)
 
 

@@ -3,8 +3,14 @@ summary), the list of runs, and the line printed after each level.
 
 Everything fits the console width (see termtable: wrap, fold, then drop columns in the order
 given here) and is printed as text, never as markup. The per-workload table drops, when too
-wide: 1 server CPU, 2 p50, 3 the 95% CI, 4 % of best. Flags and warnings are never dropped:
-they are numbered notes under the table, wrapped to the full width.
+wide: 1 server CPU, 2 p50, 3 the 95% CI, 4 % of best, then the article's extra columns (see
+below) from the last named to the first. Flags and warnings are never dropped: they are
+numbered notes under the table, wrapped to the full width.
+
+An article suite's claims file may name `columns`: the figures its article's tables showed
+besides req/s (Tpq, p80, failed requests, MiB/s ...; report/tables.py FIGURES). They join the
+per-workload table after p99, and fit 80 columns by the same rule; summary.md and report.html
+show every figure in their detail tables anyway.
 """
 
 import datetime
@@ -106,12 +112,21 @@ class _Notes:
         return [(f"[{n}]", t) for t, n in self.items.items()]
 
 
-def _workload_table(console: Console, a: Analysis, w: WorkloadView) -> None:
+# Drop priority of the first extra column: after the table's own droppable columns.
+_EXTRA_DROP_FROM = 5
+
+
+def _workload_table(console: Console, a: Analysis, w: WorkloadView,
+                    columns: Sequence[str] = ()) -> None:
     level_header = "rate" if a.level_kind == "rate" else "conns"
+    extras = [tables.FIGURES[name] for name in columns]
+    # The last named is dropped first: a claims file lists its article's figures by weight.
+    extra_cols = [Col(f.header, "right", drop=_EXTRA_DROP_FROM + len(extras) - 1 - i)
+                  for i, f in enumerate(extras)]
     cols = [Col("stack"), Col(level_header, "right"), Col("req/s", "right"),
             Col("95% CI", "right", drop=3), Col("% best", "right", drop=4),
-            Col("p50", "right", drop=2), Col("p99", "right"), Col("errors", "right"),
-            Col("CPU", "right", drop=1), Col("notes")]
+            Col("p50", "right", drop=2), Col("p99", "right"), *extra_cols,
+            Col("errors", "right"), Col("CPU", "right", drop=1), Col("notes")]
     best = _best_at(w)
     notes = _Notes()
     rows: list[list[Cell]] = []
@@ -131,13 +146,14 @@ def _workload_table(console: Console, a: Analysis, w: WorkloadView) -> None:
             rows.append([Text(c.stack, style=stack_color(a.stacks, c.stack)),
                          fmt.level(g.level_value), fmt.rate(g.throughput.value),
                          _ci(g.throughput), share, fmt.latency(g.latency_value("p50")),
-                         fmt.latency(g.latency_value("p99")), fmt.fraction(g.error_rate.value),
+                         fmt.latency(g.latency_value("p99")), *(f.cell(g) for f in extras),
+                         fmt.fraction(g.error_rate.value),
                          fmt.percent(g.server_cpu_percent, 0), notes.mark(texts)])
             styles.append("" if valid else "red")
     for c in w.not_measured:
         reason = c.case.reason or "; ".join(c.verification_failures) or "no levels measured"
-        rows.append([c.stack, *(["–"] * 8), notes.mark([f"{c.stack}: {c.case.status} — "
-                                                       f"{reason}"])])
+        rows.append([c.stack, *(["–"] * (len(cols) - 2)),
+                     notes.mark([f"{c.stack}: {c.case.status} — {reason}"])])
         styles.append("yellow")
     print_table(console, w.label, cols, rows, styles)
     print_notes(console, notes.lines())
@@ -149,7 +165,8 @@ def _text_table(console: Console, title: str, t: tables.TextTable, wrap_last: bo
     print_table(console, title, cols, t.rows)
 
 
-def print_run(console: Console, data: RunData) -> None:
+def print_run(console: Console, data: RunData, columns: Sequence[str] = ()) -> None:
+    """The run's tables; `columns`: the article's extra figures (a claims file's columns)."""
     a = analyse(data)
     run = data.run
     console.print(Text(f"run {run.id} {run.suite_name} — {run.status}, "
@@ -158,9 +175,11 @@ def print_run(console: Console, data: RunData) -> None:
     print_wrapped(console, "Medians over repetitions; 95% CI: bootstrap interval of the "
                   "median; % best: of the best valid stack at the same level; notes under "
                   "each table.", indent=0, style="dim")
+    if columns:
+        print_wrapped(console, tables.legend(columns), indent=0, style="dim")
     for w in a.workloads:
         console.print()
-        _workload_table(console, a, w)
+        _workload_table(console, a, w, columns)
     for title, extra in (("sweep notes", tables.case_notes(a)),
                          ("standalone timing (no HTTP)", tables.script_timings(a))):
         if extra is not None:

@@ -203,6 +203,9 @@ class LevelRecord(Record, frozen=True, kw_only=True):
     timeseries: tuple[dict[str, Any], ...] | None = None
     open_loop: dict[str, Any] | None = None  # target/achieved rate, sustained, waits
     loader_cpu_s: tuple[float, float] | None = None  # user, sys
+    # Bytes received (headers and bodies) in the measured phase, as the tool printed them;
+    # None when it did not (the transfer rate in MiB/s is bytes_read / duration_s).
+    bytes_read: int | None = None
     usage: dict[str, dict[str, float]]  # per role: cpu user/sys/%, rss, threads, ctx switches
     flags: tuple[str, ...] = ()  # e.g. "loader-bound", "invalid: error rate 5% > 1%"
     status: LevelStatus

@@ -57,8 +57,9 @@ __all__ = [
 # 3: runs record their owner process, scratch dir and selection (stale-run detection, resume);
 #    levels record why they failed (error_class, error, log_tail).
 # 4: cases record the parameters each stack resolved at start (effective_params).
-# 5: cases record the JIT warm-up pass before their first level (jit_warmup).
-SCHEMA_VERSION = 5
+# 5: levels record the bytes the load tool read (bytes_read), for the transfer rate.
+# 6: cases record the JIT warm-up pass before their first level (jit_warmup).
+SCHEMA_VERSION = 6
 
 _SQL_TYPES: dict[type[mi.Type], str] = {
     mi.IntType: "INTEGER", mi.BoolType: "INTEGER", mi.FloatType: "REAL",

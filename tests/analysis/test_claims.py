@@ -14,6 +14,7 @@ from stackbench.analysis.claims import (
     ClaimStatus,
     Facts,
     StackFacts,
+    cores_note,
     evaluate,
     facts_from_run,
     level_metric,
@@ -606,6 +607,26 @@ def test_requirements_met():
     assert reasons(make_claim(RATIO_AB), facts()) == ()
 
 
+def test_cores_note_says_up_front_what_the_server_lacks():
+    four, two, none = (make_claim(RATIO_AB, {"server_cores": n}) for n in (4, 2, 1))
+    readiness = requirements_unmet([four, two, none], facts(server_cores=1))
+    assert cores_note(4, 1, readiness) == (
+        "The article's server had 4 cores; this machine gives the server 1 core, so the stacks "
+        "size their workers for 1 and 2 of the article's claims (needing up to 4 server "
+        "cores) are untestable here.")
+    # the article's cores unknown: only the claims that need more
+    assert cores_note(None, 1, readiness[1:]) == (
+        "This machine gives the server 1 core, so 1 of the article's claims (needing up to 2 "
+        "server cores) is untestable here.")
+    # a suite without claims still says its article had more
+    assert cores_note(4, 2, ()) == ("The article's server had 4 cores; this machine gives "
+                                    "the server 2 cores, so the stacks size their workers "
+                                    "for 2.")
+    assert cores_note(4, 4, readiness) == ""  # nothing short
+    assert cores_note(1, 1, readiness[2:]) == ""
+    assert cores_note(None, 8, readiness) == ""
+
+
 @pytest.mark.parametrize("requires, message", [
     ({"server_cores": 4}, "needs 4 server cores; this run gives the server 1"),
     ({"keepalive": "off"}, "needs keep-alive off as in the article; this run has keep-alive on"),
@@ -694,6 +715,22 @@ def test_facts_from_a_stored_run_through_the_store():
     assert pool is not None and pool.params == {"workers": "2", "db_strategy": "pool"}
     swoole = f.stack("php-swoole")
     assert swoole is not None and not swoole.available and swoole.reason == "swoole not present"
+
+
+def test_facts_from_a_stored_run_take_the_parameters_the_stack_started_with():
+    store = Store(":memory:")
+    run_id = store.start_run(RunRecord(
+        suite_name="s", suite_path="s.toml", suite_text="", environment={}, started_at=0.0,
+        settings=settings()))
+    for label, effective in (("hello", {"workers": "3", "db_strategy": "pool"}),
+                             ("mysql-row", {})):  # a later case of the stack that never started
+        store.add_case(CaseRecord(run_id=run_id, stack="node-cluster", workload=label,
+                                  label=label, path="/" + label, params={}, status="ok",
+                                  effective_params=effective))
+    f = facts_from_run(store.load_run(run_id), {"node-cluster": {
+        "workers": "{{server_core_count}}", "db_strategy": "per-request"}})
+    cluster = f.stack("node-cluster")
+    assert cluster is not None and cluster.params == {"workers": "3", "db_strategy": "pool"}
 
 
 # --- the claim table -------------------------------------------------------------------------

@@ -223,3 +223,56 @@ def test_case_breakpoint_from_aggregates():
     aggs = stats.aggregate_levels(rows, slo=Slo(percentile=99, latency_ms=1.0))
     bp = stats.case_breakpoint(aggs)
     assert bp.level_value == 20 and bp.last_passing == 10
+
+
+def test_ab_times_per_request_against_hand_computed_values():
+    # The pool/cluster article's Node0 on Redis: 4,025 req/s with 3,000 clients for 30 s, i.e.
+    # 120,750 answers. Tpq = 30,000 ms / 120,750 = 0.2484 ms (the article prints 0.24 ms);
+    # ab's mean time per request = 3,000 x 30,000 ms / 120,750 = 745.3 ms.
+    assert stats.time_per_request_all_ms(30.0, 120_750) == pytest.approx(0.248447, rel=1e-5)
+    assert stats.time_per_request_ms(3000, 30.0, 120_750) == pytest.approx(745.342, rel=1e-5)
+    # The db-report article: 20 clients at 1,173 req/s wait 20 / 1,173 s = 17.05 ms each
+    # ("Antwortzeit in ms: 17"); 2,000 requests took 2,000 / 1,173 = 1.705 s.
+    assert stats.time_per_request_ms(20, 2000 / 1173, 2000) == pytest.approx(17.05, abs=0.01)
+    # ab-close.txt: -c 10, 500 requests in 0.271 s: ab printed 5.420 and 0.542 ms.
+    assert stats.time_per_request_ms(10, 0.271, 500) == pytest.approx(5.42)
+    assert stats.time_per_request_all_ms(0.271, 500) == pytest.approx(0.542)
+    assert stats.time_per_request_ms(10, 1.0, 0) is None
+    assert stats.time_per_request_all_ms(1.0, 0) is None
+
+
+def test_transfer_rate_in_mib_per_second():
+    # 2 MiB in 2 s; ab-close.txt: 74,500 bytes in 0.271 s = 268.46 KiB/s (ab's own figure).
+    assert stats.transfer_mib_per_s(2 * 1024 * 1024, 2.0) == 1.0
+    assert stats.transfer_mib_per_s(74_500, 0.271) * 1024 == pytest.approx(268.46, abs=0.01)
+    assert stats.transfer_mib_per_s(None, 2.0) is None  # the tool gave no byte count
+    assert stats.transfer_mib_per_s(100, 0.0) is None
+
+
+def test_level_figures_split_cpu_by_role_and_need_a_closed_loop_for_time_per_request():
+    row = _level(0, 100.0, {"p50": 1.0}, value=20.0, duration_s=10.0, completed=1000,
+                 bytes_read=5 * 1024 * 1024,
+                 usage={"node": {"cpu_percent": 80.0}, "mariadb": {"cpu_percent": 16.0},
+                        "redis": {"cpu_percent": 2.0}, "loader": {"cpu_percent": 30.0}})
+    assert stats.server_cpu_percent(row) == 80.0
+    assert stats.service_cpu_percent(row) == 18.0
+    assert stats.level_time_per_request_ms(row) == pytest.approx(200.0)  # 20 x 10 s / 1000
+    assert stats.level_time_per_request_all_ms(row) == pytest.approx(10.0)
+    assert stats.level_transfer_mib_per_s(row) == pytest.approx(0.5)
+    open_loop = _level(0, 100.0, {}, mode="open", value=500.0)
+    assert stats.level_time_per_request_ms(open_loop) is None  # 500 is a rate, not clients
+    assert stats.service_cpu_percent(_level(0, 1.0, {}, usage={"node": {"cpu_percent": 5.0}})
+                                     ) is None
+
+
+def test_aggregate_carries_the_article_figures_as_medians():
+    rows = [_level(rep, 100.0, {"p50": 1.0}, duration_s=duration, completed=1000,
+                   bytes_read=bytes_read)
+            for rep, (duration, bytes_read) in enumerate([(10.0, 1024 * 1024), (20.0, None),
+                                                          (30.0, 3 * 1024 * 1024)])]
+    agg = stats.aggregate_levels(rows, resamples=50)[0]
+    assert agg.time_per_request_all_ms == pytest.approx(20.0)  # median of 10, 20, 30 ms
+    assert agg.time_per_request_ms == pytest.approx(200.0)     # 10 clients x the same
+    # only the repetitions with a byte count: median of 0.1 and 0.1 MiB/s
+    assert agg.transfer_mib_per_s == pytest.approx(0.1)
+    assert agg.service_cpu_percent == 10.0  # redis in _level's usage

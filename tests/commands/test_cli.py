@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from stackbench.config.placement import default_placement
 from stackbench.config.status import unavailable_reason
 from stackbench.lab.environment import tool_versions
 from stackbench.lab.inventory import load_inventory
@@ -96,6 +97,23 @@ def test_workloads_and_the_plan_fit_80_columns():
         done = stackbench_env(*args)
         assert done.returncode == 0, done.stderr
         assert _longest(done.stdout) <= 80, args
+
+
+def test_article_dry_run_says_up_front_what_the_server_lacks():
+    done = stackbench_env("run", "suites/db-html-report-short.toml", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert _longest(done.stdout) <= 80
+    text = " ".join(done.stdout.split())
+    cores = len(default_placement().server)
+    assert f"parameters each stack starts with on {cores} server core" in text
+    assert f"php-apache: workers={cores}*, processes_per_worker=4, max_request_workers=150" \
+        in text
+    said = "The article's server had 4 cores; this machine gives the server"
+    if cores < 4:  # the 2-core machine: one server core
+        assert f"{said} {cores} core" in text and "of the article's claims" in text
+        assert text.index(said) < text.index("plan stack")  # before the plan's table
+    else:
+        assert said not in text
 
 
 COLOUR = re.compile(r"\x1b\[[0-9;]*3[0-9]")  # a foreground colour escape

@@ -115,6 +115,13 @@ def test_base_is_good():
     assert len(claims_from_data(Path("ok.toml"), copy.deepcopy(BASE)).claims) == 2
 
 
+def test_columns_name_the_articles_figures():
+    data = {**copy.deepcopy(BASE), "columns": ["time_per_request_all", "p80", "errors"]}
+    assert claims_from_data(Path("ok.toml"), data).columns == ("time_per_request_all", "p80",
+                                                               "errors")
+    assert claims_from_data(Path("ok.toml"), copy.deepcopy(BASE)).columns == ()
+
+
 def first_test(d: dict[str, Any]) -> dict[str, Any]:
     return d["claim"][0]["test"]
 
@@ -126,7 +133,7 @@ def second_test(d: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("change, message", [
     (lambda d: d.update(colour="red"),
      "bad.toml: Object contains unknown field `colour` (allowed: article, title, suites, "
-     "claim)"),
+     "claim, columns)"),
     (lambda d: d["claim"][0].update(colour="red"),
      "bad.toml: claim 'c5000-order' (the 1st [[claim]]): Object contains unknown field "
      "`colour` (allowed: id, says, test, source, figures, requires)"),
@@ -214,6 +221,9 @@ def second_test(d: dict[str, Any]) -> dict[str, Any]:
         "kind": "breakpoint", "stack": "a", "workload": "w", "metric": "p99", "above": 3000,
         "expect": "before", "other": "a"}),
      "key 'other': another stack than 'a'"),
+    (lambda d: d.update(columns=["p80", "colour"]),
+     "key 'columns[1]': Invalid enum value 'colour' (allowed: errors, mean_latency, p80, "),
+    (lambda d: d.update(columns=["p80", "p80"]), "key 'columns': 'p80' is listed twice"),
 ])
 def test_malformed_claims_are_input_errors(change, message):
     assert message in bad(change)

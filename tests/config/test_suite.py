@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from stackbench.config.loadspec import DriverKind, KeepAlive, Mode
+from stackbench.config.paths import SUITES_DIR
 from stackbench.config.plan import build_plan
 from stackbench.config.suite import Range, expand_sweep, parse_suite
 from stackbench.errors import InputError
@@ -43,6 +44,22 @@ def test_good_suite(tmp_path):
     assert s.slo is not None and s.slo.latency_ms == 3000
 
 
+def test_article_server_cores_is_a_statement_beside_the_placement(tmp_path):
+    s = parse_suite(write(tmp_path, SUITE.replace('server_cpus = "0"',
+                                                  'server_cpus = "0"\narticle_server_cores = 4')))
+    assert s.article_server_cores == 4 and s.server_cores == 1  # the placement is unchanged
+    assert parse_suite(write(tmp_path, SUITE)).article_server_cores is None
+
+
+def test_article_suites_state_their_articles_cores():
+    # (the article's own words are quoted beside each value in the suite files)
+    expected = {"db-html-report": 4, "pool-and-cluster": 4, "concurrency-sweep": 4,
+                "php-node-micro": 1, "io-vs-cpu": None}  # io-vs-cpu: the article does not say
+    for name, cores in expected.items():
+        for suffix in ("", "-short"):
+            assert parse_suite(SUITES_DIR / f"{name}{suffix}.toml").article_server_cores == cores
+
+
 def test_expand_sweep_by_hand():
     assert expand_sweep([1, Range(100, 100, 1000)], "x") == \
         (1, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000)
@@ -72,6 +89,10 @@ def test_expand_sweep_by_hand():
     (('driver = "native"', 'mode = "open"'), "needs a list of request rates"),
     (('server_cpus = "0"', 'server_cpus = "zero"'), "is not a CPU list"),
     (('server_cpus = "0"', 'server_cpus = "4096"'), "not available here"),
+    (('server_cpus = "0"', 'server_cpus = "0"\narticle_server_cores = 0'),
+     r"\[placement\] key 'article_server_cores': expected a whole number from 1 to 4096"),
+    (('server_cpus = "0"', 'server_cpus = "0"\narticle_server_cores = "four"'),
+     r"\[placement\] key 'article_server_cores'"),
     (('workloads = ["hello", "sha256?n=10"]', 'workloads = ["helo"]'), "unknown workload 'helo'"),
 ])
 def test_bad_suites_name_file_and_key(tmp_path, change, message):
@@ -112,8 +133,6 @@ def test_unavailable_stack_is_planned_with_reason(tmp_path, fake_inventory):
 
 
 def test_shipped_suites_parse():
-    from stackbench.config.paths import SUITES_DIR
-
     for path in SUITES_DIR.glob("*.toml"):
         parse_suite(path)
 

@@ -36,6 +36,19 @@ def test_ab_output():
     assert r.requests_per_s == 1844.98 and "p99_9" not in r.latency_us
 
 
+def test_bytes_read_as_each_tool_prints_them():
+    # ab: "Total transferred: 74500 bytes" (headers included)
+    assert parse_ab((DATA / "ab-close.txt").read_text(), ["ab"], None).bytes_read == 74_500
+    # wrk: "336 requests in 2.01s, 50.24KB read", 1024-based: 50.24 x 1024 = 51,445.76
+    wrk = parse_wrk((DATA / "wrk-keepalive.txt").read_text(), ["wrk"], None)
+    assert wrk.bytes_read == 51_446
+    article = "  405200 requests in 1.00m, 77.65MB read\nRequests/sec:   6752.42\n"
+    assert parse_wrk(article, ["wrk"], None).bytes_read == round(77.65 * 1024 * 1024)
+    # a tool that does not print it: None, never a guess
+    without = (DATA / "ab-close.txt").read_text().replace("Total transferred", "Total sent")
+    assert parse_ab(without, ["ab"], None).bytes_read is None
+
+
 def test_ab_non2xx_are_status_errors():
     r = parse_ab((DATA / "ab-non2xx.txt").read_text(), ["ab"], None)
     assert r.errors["status"] == 200 and r.ok == 0
@@ -72,6 +85,7 @@ def test_native_document_is_parsed_and_extra_percentiles_come_from_the_histogram
     assert r.connect_us is None and r.warnings == ("raised RLIMIT_NOFILE to 20000",)
     assert r.timeseries == doc["timeseries"]
     assert r.unanswered_at_end == (0, 0.0) and r.open_loop is None
+    assert r.bytes_read == doc["throughput"]["bytes_read"] == 74_500
 
 
 def test_native_document_without_completed_requests_has_no_latency():

@@ -141,11 +141,13 @@ def _level(rng: random.Random, stack: str, workload: str, index: int, conns: int
         "started_at": 1_717_000_000.0 + 10 * index + rep, "duration_s": DURATION_S,
         "completed": completed, "ok": completed - sum(errors.values()), "errors": errors,
         "requests_per_s": rps,
-        "latency_us": {"min": p50 / 4, "p50": p50, "p75": p50 * 1.3, "p90": p50 * 1.8,
+        "latency_us": {"min": p50 / 4, "p50": p50, "p75": p50 * 1.3, "p80": p50 * 1.5,
+                       "p90": p50 * 1.8,
                        "p99": p99, "p99_9": p99 * 1.6, "max": p99 * 3, "mean": p50 * 1.1,
                        "stdev": p50 / 2},
         "histogram": _histogram(rng, p50, spread, completed), "timeseries": series,
-        "loader_cpu_s": (1.2, 0.8), "usage": usage, "flags": flags,
+        "loader_cpu_s": (1.2, 0.8), "bytes_read": completed * 150, "usage": usage,
+        "flags": flags,
         "status": "invalid" if failing else "ok", "command": "stackbench-load ...",
     }
 

@@ -137,6 +137,49 @@ def test_wide_terminal_keeps_every_column(synthetic):
                               "p99", "errors", "CPU", "notes"]
 
 
+ARTICLE_COLUMNS = ("time_per_request_all", "p80", "errors")  # the pool/cluster article's
+
+
+def test_article_columns_join_the_table_when_there_is_room(synthetic):
+    store, run = synthetic
+    console = _console(200)
+    print_run(console, store.load_run(run), ARTICLE_COLUMNS)
+    out = console.export_text()
+    assert "hidden to fit" not in out
+    header = next(line for line in out.splitlines() if line.startswith("stack "))
+    assert _words(header) == ["stack", "conns", "req/s", "95%", "CI", "%", "best", "p50",
+                              "p99", "Tpq", "p80", "failed", "errors", "CPU", "notes"]
+    assert "Tpq: ab's time per request across all concurrent requests" in out  # the legend
+    # go-nethttp hello at 25 connections: Tpq = 5 s / completed, about 1 / its req/s in ms
+    words = next(_words(line) for line in out.splitlines()
+                 if _words(line)[:2] == ["go-nethttp", "25"])
+    # stack conns req/s CI %best p50 "ms" p99 "ms" Tpq "ms" ...
+    assert words[10] == "ms"
+    tpq = float(words[9])
+    assert tpq == pytest.approx(1000 / float(words[2].replace(",", "")), rel=0.01)
+
+
+def test_article_columns_fit_80_columns_dropped_last_first(synthetic):
+    store, run = synthetic
+    console = _console(80)
+    print_run(console, store.load_run(run), ARTICLE_COLUMNS)
+    out = console.export_text()
+    assert max(len(line) for line in out.splitlines()) <= 80
+    # the table's own optional columns give way first; the article's figures stay
+    assert "hidden to fit 80 columns: CPU, p50, 95% CI, % best;" in " ".join(_words(out))
+    header = next(line for line in out.splitlines() if line.startswith("stack "))
+    assert _words(header) == ["stack", "conns", "req/s", "p99", "Tpq", "p80", "failed",
+                              "errors", "notes"]
+    # narrower still: the article's columns go from the last named to the first
+    console = _console(64)
+    print_run(console, store.load_run(run), ARTICLE_COLUMNS)
+    out = console.export_text()
+    assert max(len(line) for line in out.splitlines()) <= 64
+    assert "% best, failed" in " ".join(_words(out))
+    header = next(line for line in out.splitlines() if line.startswith("stack "))
+    assert "Tpq" in header and "failed" not in header
+
+
 def test_filter_run_by_stack_and_workload(synthetic):
     store, run = synthetic
     data = filter_run(store.load_run(run), ["node"], ["sha256"])

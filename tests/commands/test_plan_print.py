@@ -1,0 +1,68 @@
+"""The plan as `run` prints it before anything starts: the parameters each stack starts with
+(derived from the server cores) and, up front, what the server lacks against the article."""
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from stackbench.commands.claims import suite_cores_note
+from stackbench.commands.run import print_plan
+from stackbench.config.manifest import parse_manifest
+from stackbench.config.paths import STACKS_DIR
+from stackbench.config.plan import build_plan
+from stackbench.config.status import Availability, StackEntry, StackStatus
+from stackbench.config.suite import parse_suite
+from stackbench.lab.stack import planned_params
+
+SUITE = """
+name = "article"
+stacks = ["php-fpm-nginx", "node-cluster"]
+workloads = ["hello"]
+
+[params.php-fpm-nginx]
+db_strategy = "per-request"
+
+[placement]
+server_cpus = "0"
+loader_cpus = "0"
+article_server_cores = {cores}
+"""
+
+
+def _inventory() -> dict[str, StackEntry]:
+    out = {}
+    for name in ("php-fpm-nginx", "node-cluster"):
+        m = parse_manifest(STACKS_DIR / name / "stack.toml")
+        out[name] = StackEntry(m, StackStatus(name, Availability.AVAILABLE))
+    return out
+
+
+def _printed(tmp_path: Path, cores: int) -> str:
+    path = tmp_path / "article.toml"
+    path.write_text(SUITE.format(cores=cores))
+    suite = parse_suite(path)
+    inventory = _inventory()
+    plan = build_plan(suite, inventory, None, None)
+    console = Console(record=True, width=80, file=io.StringIO(), color_system=None)
+    print_plan(console, plan, planned_params(plan, inventory), suite_cores_note(suite, ()))
+    return console.export_text()
+
+
+def test_plan_prints_the_derived_parameters_within_80_columns(tmp_path):
+    out = _printed(tmp_path, 1)
+    assert max(len(line) for line in out.splitlines()) <= 80
+    text = " ".join(out.split())
+    assert "parameters each stack starts with on 1 server core (* = from the cores):" in text
+    assert "php-fpm-nginx: workers=1*, children_per_worker=4, db_strategy=per-request" in text
+    assert "node-cluster: workers=1*, db_strategy=pool" in text
+    assert "article's server" not in text  # the article had one core too: nothing to say
+
+
+def test_plan_says_up_front_when_the_server_has_fewer_cores_than_the_article(tmp_path):
+    out = _printed(tmp_path, 4)
+    text = " ".join(out.split())
+    sentence = ("The article's server had 4 cores; this machine gives the server 1 core, so "
+                "the stacks size their workers for 1.")
+    assert sentence in text
+    assert text.index(sentence) < text.index("plan stack")  # before the stacks' table
