@@ -102,11 +102,14 @@ def script(stack: str, workload: str, query: str | None, iterations: int,
 @click.option("--resume", type=click.IntRange(min=1), metavar="RUN",
               help="Continue interrupted run RUN (same suite and selection) from its first "
                    "unfinished case.")
+@click.option("--hosts", "hosts_file", type=click.Path(path_type=Path), metavar="FILE",
+              help="The hosts of [placement] server_host / loader_hosts ([hosts.NAME] tables); "
+                   "else the suite's [hosts] or hosts_file.")
 def run(suite: Path | None, stack_list: str | None, workload_list: str | None, dry_run: bool,
-        out: Path | None, resume: int | None) -> None:
+        out: Path | None, resume: int | None, hosts_file: Path | None) -> None:
     """Run SUITE (default: suites/quick.toml): every stack x workload x load level."""
     sys.exit(run_command(console, suite, _csv(stack_list), _csv(workload_list), dry_run, out,
-                         resume))
+                         resume, hosts_file))
 
 
 def _formats(values: tuple[str, ...]) -> tuple[str, ...] | None:

@@ -28,10 +28,11 @@ from stackbench.commands.claims import (
     suite_columns,
     suite_cores_note,
 )
+from stackbench.config.hosts import HostsFile
 from stackbench.config.paths import DEFAULT_RESULTS_DIR, DEFAULT_SUITE
 from stackbench.config.placement import format_cpus
 from stackbench.config.plan import Plan, build_plan
-from stackbench.config.suite import Suite, parse_suite
+from stackbench.config.suite import Suite, parse_suite, resolve_hosts
 from stackbench.engine.outcome import RunOutcome, run_outcome
 from stackbench.engine.recovery import recover_stale_runs
 from stackbench.engine.resume import Selection, check_resumable, check_same_request, resume_suite
@@ -284,9 +285,21 @@ def _resume_request(store: Store, run_ref: int, suite_path: Path | None,
                                                              run.only_workloads)
 
 
+def hosts_line(suite: Suite, hosts: HostsFile) -> str:
+    """Where a multi-host run puts what, in one sentence."""
+    placement = suite.placement
+    server = hosts.hosts[placement.server_host] if placement.server_host else None
+    where = (f"server and its services on host {server.name} ({server.address})"
+             if server else "server on this machine")
+    loaders = ", ".join(f"{h} ({hosts.hosts[h].address})" for h in placement.loader_hosts)
+    return (f"Hosts ({hosts.source}): {where}; "
+            + (f"one loader on each of {loaders}, each level split over them and their "
+               "histograms merged" if loaders else "the loader on this machine") + ".")
+
+
 def run_command(console: Console, suite_path: Path | None, stacks: list[str] | None,
                 workloads: list[str] | None, dry_run: bool, out: Path | None,
-                resume: int | None = None) -> int:
+                resume: int | None = None, hosts_file: Path | None = None) -> int:
     selection = Selection(tuple(stacks or ()), tuple(workloads or ()))
     store: Store | None = None
     if resume is not None:
@@ -297,11 +310,14 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
     inventory = load_inventory()
     plan = build_plan(suite, inventory, list(selection.stacks) or None,
                       list(selection.workloads) or None)
+    hosts = resolve_hosts(suite, hosts_file)
     params = planned_params(plan, inventory)
     readiness = plan_readiness(plan, inventory, params)
     # Up front, before anything starts: a dry run and a real run both begin with the plan.
     print_plan(console, plan, params, suite_cores_note(suite, readiness))
     print_readiness(console, readiness)
+    if hosts is not None:
+        console.print(Text(hosts_line(suite, hosts)))
     if dry_run:
         return 0
     _stop_signals_as_interrupt()
@@ -324,7 +340,7 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
             live.console.print(Text(text, style="dim"))
 
         runner = Runner(plan, inventory, store, results_dir(out),
-                        RunnerProgress(message, level_done), selection, resume)
+                        RunnerProgress(message, level_done), selection, resume, hosts)
         stopped_by = 0
         try:
             runner.execute()

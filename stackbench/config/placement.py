@@ -16,10 +16,26 @@ class Placement:
     server: frozenset[int]
     loader: frozenset[int]
     services: frozenset[int]
+    # Other hosts (names of the suite's [hosts] or --hosts FILE): the server and its services
+    # on `server_host`, one loader on each of `loader_hosts`. None / empty: this machine.
+    server_host: str | None = None
+    loader_hosts: tuple[str, ...] = ()
 
     @property
     def shared(self) -> bool:
+        """The server and the loader compete for the same cores."""
+        if self.server_host is not None or self.loader_hosts:
+            return self.server_host in self.loader_hosts and bool(self.server & self.loader)
         return bool(self.server & self.loader)
+
+    @property
+    def remote(self) -> bool:
+        return self.server_host is not None or bool(self.loader_hosts)
+
+    def hosts(self) -> tuple[str, ...]:
+        """Every host the run reaches over SSH, the server's first."""
+        first = (self.server_host,) if self.server_host else ()
+        return tuple(dict.fromkeys((*first, *self.loader_hosts)))
 
 
 def allowed_cpus() -> frozenset[int]:
@@ -61,7 +77,8 @@ def default_placement(cpus: frozenset[int] | None = None) -> Placement:
 
 
 def make_placement(server: str | None, loader: str | None, services: str | None,
-                   where: str) -> Placement:
+                   where: str, server_host: str | None = None,
+                   loader_hosts: tuple[str, ...] = ()) -> Placement:
     default = default_placement()
     allowed = allowed_cpus()
     chosen = Placement(
@@ -69,9 +86,19 @@ def make_placement(server: str | None, loader: str | None, services: str | None,
         parse_cpu_list(loader, f"{where} loader_cpus") if loader else default.loader,
         parse_cpu_list(services, f"{where} services_cpus") if services else
         (parse_cpu_list(server, f"{where} server_cpus") if server else default.services),
+        server_host, loader_hosts,
     )
+    if loader_hosts and server_host is None:
+        raise InputError(f"{where} loader_hosts: loaders on other hosts cannot reach a server "
+                         "on this machine's loopback; set server_host too")
+    if len(set(loader_hosts)) != len(loader_hosts):
+        raise InputError(f"{where} loader_hosts: a host is listed twice")
+    on_other_host = {"server": server_host is not None, "services": server_host is not None,
+                     "loader": bool(loader_hosts)}
     for name, group in (("server", chosen.server), ("loader", chosen.loader),
                         ("services", chosen.services)):
+        if on_other_host[name]:
+            continue  # that host's agent checks them against its own cores
         if not group <= allowed:
             raise InputError(f"{where} {name}_cpus: CPUs {format_cpus(group - allowed)} are not "
                              f"available here (allowed: {format_cpus(allowed)})")

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta, Struct
 
+from stackbench.config.hosts import HostsFile, hosts_from_table, parse_hosts_file
 from stackbench.config.loadspec import MAX_SECONDS, DriverKind, LoadSettings, Mode
 from stackbench.config.manifest import param_text
 from stackbench.config.names import NAME_RULE, check_name, is_name
@@ -97,6 +98,8 @@ class _PlacementTable(Struct, frozen=True, forbid_unknown_fields=True):
     server_cpus: str | None = None
     loader_cpus: str | None = None
     services_cpus: str | None = None
+    server_host: str | None = None
+    loader_hosts: list[str] = []
     # The cores the server had in the article the suite reproduces: a statement, not a
     # request; the plan and the run say so when the placement gives the server fewer.
     article_server_cores: Annotated[int, Meta(ge=1, le=MAX_ARTICLE_CORES)] | None = None
@@ -125,6 +128,10 @@ class _SuiteFile(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     variants: dict[str, Any] = {}
     levels: dict[str, Any] = {}
     durations: dict[str, Any] = {}
+    # Other hosts for [placement] server_host / loader_hosts: [hosts.NAME] tables here, or a
+    # hosts file (relative to the suite's folder), read when the run starts (--hosts wins).
+    hosts: dict[str, Any] = {}
+    hosts_file: Annotated[str, Meta(min_length=1, max_length=4096)] | None = None
 
 
 @dataclass(frozen=True)
@@ -149,6 +156,8 @@ class Suite:
     workload_durations: dict[str, float]
     script_iterations: int  # >0: time each workload without HTTP before loading it
     raw_text: str
+    hosts: HostsFile | None = None  # the suite's own [hosts] tables
+    hosts_file: Path | None = None  # or its hosts_file, read by `resolve_hosts`
 
     @property
     def server_cores(self) -> int:
@@ -346,7 +355,13 @@ def parse_suite(path: Path) -> Suite:
                                   searching=suite.search is not None)
     search = _search(path, suite.search, load_settings.mode, suite.slo)
     placement = make_placement(suite.placement.server_cpus, suite.placement.loader_cpus,
-                               suite.placement.services_cpus, f"{path}: [placement]")
+                               suite.placement.services_cpus, f"{path}: [placement]",
+                               _host_name(path, suite.placement.server_host, "server_host"),
+                               tuple(check_name(h, f"{path}: [placement] key 'loader_hosts'")
+                                     for h in suite.placement.loader_hosts))
+    if suite.hosts and suite.hosts_file is not None:
+        raise InputError(f"{path}: key 'hosts_file': give [hosts.NAME] tables or a hosts_file, "
+                         "not both")
     specs = _workloads(path, suite.workloads)
     labels = tuple(s.label for s in specs)
     return Suite(
@@ -370,4 +385,56 @@ def parse_suite(path: Path) -> Suite:
         workload_durations=_workload_durations(path, suite.durations, labels, load_settings),
         script_iterations=suite.script_iterations,
         raw_text=text,
+        hosts=hosts_from_table(data["hosts"], path) if suite.hosts else None,
+        hosts_file=None if suite.hosts_file is None else path.parent / suite.hosts_file,
     )
+
+
+def _host_name(path: Path, name: str | None, key: str) -> str | None:
+    return None if name is None else check_name(name, f"{path}: [placement] key '{key}'")
+
+
+def resolve_hosts(suite: Suite, hosts_file: Path | None) -> HostsFile | None:
+    """The hosts a run reaches: `--hosts FILE`, else the suite's [hosts] tables or its
+    hosts_file; every host its [placement] names must be among them. None: one machine."""
+    placement = suite.placement
+    if not placement.remote:
+        return None
+    where = f"{suite.path}: [placement]"
+    file = hosts_file or suite.hosts_file
+    if file is not None:
+        if not file.exists():
+            raise InputError(f"{file}: no such hosts file (named by "
+                             f"{'--hosts' if hosts_file else f'{suite.path}: hosts_file'}); "
+                             "for test hosts on this machine run 'sudo scripts/testhosts.sh "
+                             "up 3', or pass --hosts FILE")
+        hosts = parse_hosts_file(file)
+    elif suite.hosts is not None:
+        hosts = suite.hosts
+    else:
+        raise InputError(f"{where}: server_host/loader_hosts name other hosts, but the suite "
+                         "has no [hosts] tables or hosts_file; add them or pass --hosts FILE")
+    for name in placement.hosts():
+        if name not in hosts.hosts:
+            raise InputError(f"{where}: host '{name}' is not in {hosts.source} (hosts: "
+                             f"{', '.join(hosts.hosts)})")
+    _check_spread(suite)
+    return hosts
+
+
+def _check_spread(suite: Suite) -> None:
+    """A level split over several loaders is merged from their histograms (native driver
+    only) and gives each loader at least one connection."""
+    loaders = len(suite.placement.loader_hosts)
+    if loaders < 2:
+        return
+    where = f"{suite.path}: [placement] loader_hosts"
+    if suite.load.driver is not DriverKind.NATIVE:
+        raise InputError(f"{where}: {loaders} loaders need [load] driver = \"native\": only its "
+                         f"histograms merge exactly (driver is {suite.load.driver.value})")
+    if suite.load.mode is Mode.CLOSED:
+        levels = [*suite.levels, *(v for lv in suite.workload_levels.values() for v in lv)]
+        few = [v for v in levels if v < loaders]
+        if few:
+            raise InputError(f"{where}: a level of {few[0]:g} connections cannot be split over "
+                             f"{loaders} loaders; every level needs at least {loaders}")

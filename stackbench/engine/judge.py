@@ -5,13 +5,13 @@ figures (tests/engine/test_judge.py).
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from stackbench.analysis.stats import SloOutcome, SloStatus, evaluate_slo, median, percentile_key
 from stackbench.config.loadspec import LoadResult, Mode
 from stackbench.config.suite import Slo
 from stackbench.lab.monitor import RoleUsage, loader_bound
-from stackbench.store.records import LevelErrorClass, LevelRecord, LevelStatus
+from stackbench.store.records import LevelErrorClass, LevelRecord, LevelStatus, LoaderPart
 
 # A request still waiting at the end is "starved" only past this age, and only if it waited
 # longer than every answered request (a slow server alone is not starvation).
@@ -48,6 +48,10 @@ class Measurement:
     server_cores: int
     loader_cores: int
     failure: LevelFailure | None = None
+    # A level spread over hosts: role -> host, the loaders' start skew and their parts.
+    hosts: Mapping[str, str] = field(default_factory=dict)
+    start_skew_s: float | None = None
+    loader_parts: tuple[LoaderPart, ...] = ()
 
 
 @dataclass(frozen=True)

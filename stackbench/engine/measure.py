@@ -110,7 +110,7 @@ def level_record(case_id: int, level: Level, started_at: float, settings: LoadSe
             completed=0, ok=0, errors={}, requests_per_s=0.0, latency_us={},
             usage={role: u.as_dict() for role, u in m.usage.items()}, flags=verdict.flags,
             status=verdict.status, error_class=failure.error_class, error=failure.error,
-            log_tail=failure.log_tail, command="")
+            log_tail=failure.log_tail, command="", hosts=dict(m.hosts))
     return LevelRecord(
         case_id=case_id, level_index=level.index, level_value=level.value,
         repetition=level.repetition, driver=r.driver.value, mode=settings.mode.value,
@@ -123,7 +123,8 @@ def level_record(case_id: int, level: Level, started_at: float, settings: LoadSe
         usage={role: u.as_dict() for role, u in m.usage.items()},
         flags=verdict.flags, status=verdict.status, error_class=failure.error_class,
         error=failure.error, log_tail=failure.log_tail, command=" ".join(r.command),
-        raw_output=r.raw_output[-RAW_OUTPUT_CHARS:],
+        raw_output=r.raw_output[-RAW_OUTPUT_CHARS:], hosts=dict(m.hosts),
+        start_skew_s=m.start_skew_s, loader_parts=m.loader_parts,
     )
 
 

@@ -28,10 +28,14 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stackbench.config.hosts import HostsFile
+from stackbench.config.loadspec import LoadRequest
+from stackbench.config.manifest import Warmup
 from stackbench.config.plan import Level, Plan, PlannedCase, PlannedStack
 from stackbench.config.status import StackEntry
 from stackbench.config.workloads import BodyStability, WorkloadSpec
-from stackbench.engine.judge import judge_level
+from stackbench.engine.hosts import RemoteHosts, open_hosts
+from stackbench.engine.judge import Measurement, judge_level
 from stackbench.engine.measure import (
     Target,
     jit_warmup_record,
@@ -43,13 +47,13 @@ from stackbench.engine.measure import (
 from stackbench.engine.recovery import SCRATCH_PREFIX, Owner, current_owner
 from stackbench.engine.resume import Replay, Selection, levels_to_run
 from stackbench.engine.settings import run_settings
+from stackbench.engine.spread import HostWatch, Spread, measure_spread
 from stackbench.engine.strategies import fixed_sweep, rate_search
 from stackbench.engine.watch import ExitCheck, stack_exits
-from stackbench.errors import StackbenchError, StackError
+from stackbench.errors import HostLost, StackbenchError, StackError
 from stackbench.lab import environment, fs
 from stackbench.lab.script import run_script_with_env
 from stackbench.lab.session import ServiceAccess, Services, running_stack, services_needed
-from stackbench.lab.stack import StackInstance
 from stackbench.store.records import (
     CaseRecord,
     CaseStatus,
@@ -104,7 +108,9 @@ class _CaseState:
 class Runner:
     def __init__(self, plan: Plan, inventory: dict[str, StackEntry], store: Store,
                  out_dir: Path, progress: Progress | None = None,
-                 selection: Selection | None = None, resume: int | None = None) -> None:
+                 selection: Selection | None = None, resume: int | None = None,
+                 hosts: HostsFile | None = None,
+                 clock_offsets_for_tests: dict[str, float] | None = None) -> None:
         self.plan = plan
         self.suite = plan.suite
         self.inventory = inventory
@@ -114,17 +120,29 @@ class Runner:
         self.selection = selection or Selection()
         self.resume = resume
         self.run_id = 0
+        self.hosts = hosts  # the other hosts of [placement], None: this machine only
+        self.clock_offsets_for_tests = clock_offsets_for_tests
+        self.remote = RemoteHosts()
 
     @property
     def logs_dir(self) -> Path:
         return self.out_dir / f"run-{self.run_id}" / "logs"
 
     def execute(self) -> int:
+        if self.hosts is not None:  # before the run is stored: a host that fails stops it here
+            self.progress.message("hosts: " + ", ".join(self.suite.placement.hosts())
+                                  + ": connecting (ssh), starting their agents")
+            self.remote = open_hosts(self.hosts, self.suite.placement.hosts(),
+                                     self.clock_offsets_for_tests)
+            for name, facts in self.remote.facts().items():
+                self.progress.message(f"host {name}: {facts['address']}, clock offset "
+                                      f"{float(str(facts['clock_offset_s'])) * 1000:+.2f} ms")
         scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
         try:
             self.run_id = self._open_run(current_owner(), scratch)
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
+            self.remote.close()
             raise
         status: RunStatus = "failed"
         failing = True
@@ -138,7 +156,10 @@ class Runner:
             status = "interrupted"
             raise
         finally:
-            self._close(status, scratch, failing)
+            try:
+                self._close(status, scratch, failing)
+            finally:
+                self.remote.close()
         return self.run_id
 
     def _open_run(self, owner: Owner, scratch: Path) -> int:
@@ -150,10 +171,24 @@ class Runner:
         return self.store.start_run(RunRecord(
             suite_name=suite.name, suite_path=str(suite.path.resolve()),
             suite_text=suite.raw_text, settings=run_settings(suite),
-            environment=environment.snapshot(), started_at=time.time(),
+            environment=self._environment(), started_at=time.time(),
             owner_pid=owner.pid, owner_started_at=owner.started_at, owner_host=owner.host,
             scratch_dir=str(scratch), only_stacks=self.selection.stacks,
             only_workloads=self.selection.workloads))
+
+    def _environment(self) -> dict[str, object]:
+        snapshot: dict[str, object] = dict(environment.snapshot())
+        if self.remote.agents:
+            snapshot["hosts"] = self.remote.facts()
+        return snapshot
+
+    def spread(self) -> Spread | None:
+        """Where the levels run when the server is on another host; None: this machine."""
+        placement = self.suite.placement
+        if placement.server_host is None:
+            return None
+        return Spread(self.remote[placement.server_host],
+                      tuple(self.remote[name] for name in placement.loader_hosts))
 
     def _cases(self) -> dict[tuple[str, str], _CaseState]:
         """Every case of the plan, stored at once (pending) so an interrupted run shows what
@@ -259,13 +294,16 @@ def free_log_dir(base: Path) -> Path:
 
 @dataclass
 class _Live:
-    """One start of a stack: its processes, the services' access, where the load goes."""
+    """One start of a stack, here or on another host: how to stop it, where the load goes,
+    how to watch, verify and measure it."""
 
     started: ExitStack  # leaving it stops the stack
-    instance: StackInstance
-    access: ServiceAccess
     target: Target
     exits: ExitCheck
+    verify: Callable[[str], VerifyOutcome]
+    measure: Callable[[LoadRequest], Measurement]
+    jit_warmup: Warmup | None  # the warm-up the stack needs as it started
+    access: ServiceAccess | None  # the services' access here (None: on another host)
     verified: dict[str, VerifyOutcome] = field(default_factory=dict)
 
 
@@ -299,6 +337,14 @@ class _StackRun:
 
     # --- starting and stopping -----------------------------------------------------------
     def start(self) -> None:
+        spread = self.runner.spread()
+        if spread is not None:
+            try:
+                self._live = self._start_remote(spread)
+            except HostLost as exc:  # its cases fail; later stacks find the host lost too
+                raise StackError(f"could not start on host {spread.server.name}: {exc}") \
+                    from exc
+            return
         runner = self.runner
         try:
             access = runner.services_for(self.planned, self.services)
@@ -312,8 +358,40 @@ class _StackRun:
                                           instance.params_in_force())
         target = Target(instance.base_url, instance.roles(), self.services.roles(),
                         len(instance.cfg.server_cpus), runner.suite.placement.loader)
-        self._live = _Live(started, instance, access, target,
-                           stack_exits(instance, self.services, self.kinds))
+        exits = stack_exits(instance, self.services, self.kinds)
+        context = access.context
+
+        def verify(workload: str) -> VerifyOutcome:
+            return verify_workload(workload, target.base_url, context)
+
+        self._live = _Live(started, target, exits, verify,
+                           lambda req: measure(target, req, exits), instance.jit_warmup(),
+                           access)
+
+    def _start_remote(self, spread: Spread) -> _Live:
+        """The stack and its services started by the server host's agent, on its address."""
+        runner, placement = self.runner, self.runner.suite.placement
+        agent = spread.server
+        self._message(f"building and starting on host {agent.name} ({agent.host.address})")
+        got = agent.client.start_stack(
+            self.planned.stack, name=self.planned.name, server_cpus=placement.server,
+            services_cpus=placement.services, params=self.planned.params,
+            workloads=[c.spec.name for c in self.planned.cases], host=agent.host.address)
+        started = ExitStack()
+        started.callback(_stop_remote_stack, agent.client.stop_stack, self.name)
+        runner.store.set_effective_params((c.case_id for c in self.cases.values()), got.params)
+        target = Target(got.base_url, got.server_roles, got.service_roles,
+                        len(placement.server), placement.loader)
+        watch = HostWatch(agent)
+        warmup = runner.inventory[self.planned.stack].manifest.warmup
+
+        def verify(workload: str) -> VerifyOutcome:
+            return agent.client.verify([workload])[0]
+
+        return _Live(started, target, watch, verify,
+                     lambda req: measure_spread(target, req, spread, watch),
+                     warmup if warmup is not None and warmup.applies(got.params) else None,
+                     None)
 
     def close(self) -> None:
         """Stop the stack if it runs and keep the logs of this start."""
@@ -373,7 +451,7 @@ class _StackRun:
         live = self.live
         if workload not in live.verified:
             self._message(f"verifying {workload}")
-            outcome = verify_workload(workload, live.target.base_url, live.access.context)
+            outcome = live.verify(workload)
             live.verified[workload] = outcome
             self.runner.store.add_verification(VerificationRecord(
                 run_id=self.runner.run_id, stack=self.name, workload=workload, ok=outcome.ok,
@@ -386,10 +464,13 @@ class _StackRun:
         n = runner.suite.script_iterations
         self._message(f"timing {spec.label} x {n} without HTTP")
         times: tuple[float | None, float | None, float | None] = (None, None, None)
+        access = self.live.access
         try:
+            if access is None:
+                raise StackError("not timed: the standalone timing runs only when the server "
+                                 "is on this machine (the suite puts it on another host)")
             t = run_script_with_env(runner.inventory[self.planned.stack], spec, n,
-                                    runner.suite.placement, self.planned.params,
-                                    self.live.access.env)
+                                    runner.suite.placement, self.planned.params, access.env)
         except StackError as exc:
             outcome = str(exc)
         else:
@@ -430,7 +511,7 @@ class _StackRun:
         compiled code; what it measured cold is kept on the case, beside the warm levels.
         A server that dies in it is found (and restarted) by the first level."""
         suite, live = self.runner.suite, self.live
-        warmup = live.instance.jit_warmup()
+        warmup = live.jit_warmup
         settings = suite.load_for(case.spec.label)
         if warmup is None or not settings.jit_warmup:
             return
@@ -440,7 +521,7 @@ class _StackRun:
                                  expect_sha)
         self._message(f"{case.spec.label}: JIT warm-up, {warmup.seconds:g} s at "
                       f"{first.value:g} ({warmup.why}); not measured")
-        record = jit_warmup_record(warmup, first.value, measure(live.target, req, live.exits))
+        record = jit_warmup_record(warmup, first.value, live.measure(req))
         self.runner.store.set_jit_warmup(state.case_id, record)
 
     def _level(self, case: PlannedCase, state: _CaseState, expect_sha: str | None,
@@ -454,7 +535,7 @@ class _StackRun:
         settings = runner.suite.load_for(case.spec.label)
         req = load_request(live.target, case.spec.path, settings, level, expect_sha)
         started = time.time()
-        measured = measure(live.target, req, live.exits)
+        measured = live.measure(req)
         verdict = judge_level(measured, runner.suite.max_error_rate)
         record = level_record(state.case_id, level, started, settings, measured, verdict)
         level_id = runner.store.add_level(record)
@@ -472,6 +553,14 @@ class _StackRun:
         if settings.pause_s:
             time.sleep(settings.pause_s)
         return record
+
+
+def _stop_remote_stack(stop: Callable[[], None], name: str) -> None:
+    """Stopping must not fail what was measured; a lost host has nothing left to stop."""
+    try:
+        stop()
+    except StackbenchError as exc:
+        log.warning("%s: stopping the stack on its host failed: %s", name, exc)
 
 
 def _load_body_hash(spec: WorkloadSpec, base_url: str) -> str | None:

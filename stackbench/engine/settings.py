@@ -34,5 +34,7 @@ def run_settings(suite: Suite) -> RunSettings:
         workload_durations=dict(suite.workload_durations),
         placement=PlacementSettings(server=tuple(sorted(placement.server)),
                                     loader=tuple(sorted(placement.loader)),
-                                    services=tuple(sorted(placement.services))),
+                                    services=tuple(sorted(placement.services)),
+                                    server_host=placement.server_host,
+                                    loader_hosts=placement.loader_hosts),
     )

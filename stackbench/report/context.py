@@ -105,8 +105,33 @@ def cores_per_role(settings: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     if not isinstance(placement, Mapping):
         return (("placement", NOT_RECORDED),)
     names = {"server": "stack (server)", "loader": "load generator", "services": "data services"}
-    return tuple((names.get(str(role), str(role)), cpu_list(cpus))
-                 for role, cpus in placement.items())
+    server_host, loader_hosts = placement.get("server_host"), placement.get("loader_hosts")
+    where = {"server": f" on host {server_host}" if server_host else "",
+             "services": f" on host {server_host}" if server_host else "",
+             "loader": (f" on each of hosts {', '.join(map(str, loader_hosts))}"
+                        if loader_hosts else "")}
+    return tuple((names.get(str(role), str(role)), cpu_list(cpus) + where.get(str(role), ""))
+                 for role, cpus in placement.items() if role in names)
+
+
+def hosts(env: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The other hosts of a multi-host run: address, host name, cores and measured clock
+    offset (the loaders' start times were corrected by it); () for a one-machine run."""
+    recorded = env.get("hosts")
+    if not isinstance(recorded, Mapping):
+        return ()
+    out = []
+    for name, facts in recorded.items():
+        if not isinstance(facts, Mapping):
+            continue
+        offset, delay = facts.get("clock_offset_s"), facts.get("clock_delay_s")
+        clock = (f"clock {float(offset) * 1000:+.2f} ms (round trip {float(delay) * 1000:.2f} "
+                 "ms)" if isinstance(offset, int | float) and isinstance(delay, int | float)
+                 else "clock not measured")
+        cores = facts.get("cores")
+        out.append((str(name), f"{facts.get('address', '?')} ({facts.get('hostname', '?')}), "
+                    f"CPUs {cpu_list(cores)}, stackbench {facts.get('version', '?')}, {clock}"))
+    return tuple(out)
 
 
 def versions(env: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -166,5 +191,7 @@ def build_context(a: Analysis) -> Context:
             "process tree; mean: the average of each level's mean.")
     if not any(m.peak_bytes is not None or m.mean_bytes is not None for m in mem):
         note = "No RSS figure is stored for this run (the monitor recorded no memory sample)."
-    return Context(machine(env), cores_per_role(a.settings), stack_params(a), PARAMS_NOTE,
+    where = cores_per_role(a.settings) + tuple((f"host {name}", text)
+                                               for name, text in hosts(env))
+    return Context(machine(env), where, stack_params(a), PARAMS_NOTE,
                    versions(env), mem, note, run.suite_path, run.suite_text)

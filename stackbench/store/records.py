@@ -20,7 +20,7 @@ CaseStatus = Literal["pending", "ok", "failed", "unavailable"]
 LevelStatus = Literal["ok", "invalid", "failed"]
 # Why a level failed: a stack or service process exited during (or before) it, or the load
 # tool itself failed (crashed, timed out, printed nothing usable). "" for a level that ran.
-LevelErrorClass = Literal["", "server-exited", "loader-failed"]
+LevelErrorClass = Literal["", "server-exited", "loader-failed", "host-lost"]
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,6 +54,9 @@ class PlacementSettings(Record, frozen=True, kw_only=True):
     server: tuple[int, ...]
     loader: tuple[int, ...]
     services: tuple[int, ...]
+    # Multi-host runs only (defaults: this machine): the hosts of [placement].
+    server_host: str | None = None
+    loader_hosts: tuple[str, ...] = ()
 
 
 class RunSettings(Record, frozen=True, kw_only=True):
@@ -111,6 +114,19 @@ class RunRecord(Record, frozen=True, kw_only=True):
 
 class RunRow(RunRecord, frozen=True, kw_only=True):
     id: int
+
+
+class LoaderPart(Record, frozen=True, kw_only=True):
+    """One loader's share of a level spread over several loader hosts."""
+
+    host: str
+    connections: int
+    rate: float | None  # open loop: its share of the rate
+    completed: int
+    errors: int
+    requests_per_s: float
+    started_at: float  # on the controller's clock (the host's measured offset removed)
+    histogram: str | None  # its own HDR histogram: the level's is their exact sum
 
 
 class JitWarmupRecord(Record, frozen=True, kw_only=True):
@@ -214,6 +230,11 @@ class LevelRecord(Record, frozen=True, kw_only=True):
     log_tail: str = ""  # the last lines of the dead process's log, or of the loader's stderr
     command: str
     raw_output: str = ""  # the tool's own output (tail), for the record
+    # Multi-host levels: role -> host ("server", "loader@h2" ...), the spread of the loaders'
+    # measured starts, and each loader's own part of the merged figures.
+    hosts: dict[str, str] = msgspec.field(default_factory=dict)
+    start_skew_s: float | None = None
+    loader_parts: tuple[LoaderPart, ...] = ()
 
     @property
     def errors_total(self) -> int:

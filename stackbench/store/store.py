@@ -59,7 +59,8 @@ __all__ = [
 # 4: cases record the parameters each stack resolved at start (effective_params).
 # 5: levels record the bytes the load tool read (bytes_read), for the transfer rate.
 # 6: cases record the JIT warm-up pass before their first level (jit_warmup).
-SCHEMA_VERSION = 6
+# 7: multi-host levels record their hosts, the loaders' start skew and each loader's part.
+SCHEMA_VERSION = 7
 
 _SQL_TYPES: dict[type[mi.Type], str] = {
     mi.IntType: "INTEGER", mi.BoolType: "INTEGER", mi.FloatType: "REAL",

@@ -1,0 +1,116 @@
+"""The other hosts of a multi-host run: one SSH link and one `stackbench agent` per host,
+opened before the run starts and closed (bye, then the link) whatever happens.
+
+Opening checks what a run relies on: the host logs in with its key checked (an unknown or
+changed key stops here with the command that fixes it, see remote/ssh.py), its agent runs the
+same stackbench version, and its clock offset is measured (NTP's four-timestamp exchange over
+the channel): a loader's start time is sent on its own clock, and its measured start is brought
+back to ours. The agent stops everything it started when the channel ends or the heartbeat
+stops, so a controller that dies leaves nothing running over there.
+"""
+
+import os
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from stackbench import __version__
+from stackbench.config.hosts import Host, HostsFile
+from stackbench.errors import EnvironmentProblem, HostLost
+from stackbench.remote.client import RemoteHost, agent_argv
+from stackbench.remote.clock import ClockSample
+from stackbench.remote.protocol import AgentInfo
+from stackbench.remote.ssh import SshLink
+
+# The agent stops everything when no message came for this long; the client beats every 3 s.
+AGENT_HEARTBEAT_S = 10.0
+
+
+@dataclass
+class Agent:
+    """One host's agent, as the engine drives it."""
+
+    host: Host
+    link: SshLink
+    client: RemoteHost
+    info: AgentInfo
+    clock: ClockSample
+
+    @property
+    def name(self) -> str:
+        return self.host.name
+
+    def facts(self) -> dict[str, object]:
+        """What the run records about the host (its environment's `hosts` entry)."""
+        return {"address": self.host.address, "hostname": self.info.hostname,
+                "version": self.info.version, "cores": list(self.info.cores),
+                "clock_offset_s": self.clock.offset_s, "clock_delay_s": self.clock.delay_s}
+
+
+@dataclass
+class RemoteHosts:
+    """The agents of one run, by host name; a context manager that closes them all."""
+
+    agents: dict[str, Agent] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> Agent:
+        return self.agents[name]
+
+    def facts(self) -> dict[str, dict[str, object]]:
+        return {name: agent.facts() for name, agent in self.agents.items()}
+
+    def close(self) -> None:
+        for agent in self.agents.values():
+            agent.client.close()  # never raises
+            agent.link.close()
+        self.agents.clear()
+
+    def __enter__(self) -> "RemoteHosts":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_hosts(hosts: HostsFile, names: Sequence[str],
+               clock_offsets_for_tests: Mapping[str, float] | None = None) -> RemoteHosts:
+    """An agent on every named host, checked; on any failure the ones opened are closed.
+    `clock_offsets_for_tests` makes a host's agent report its clock that far off (namespace
+    test hosts share one clock; the tests check the offset is measured and corrected)."""
+    opened = RemoteHosts()
+    try:
+        for name in names:
+            injected = (clock_offsets_for_tests or {}).get(name)
+            opened.agents[name] = _open_agent(hosts.hosts[name], injected)
+    except BaseException:
+        opened.close()
+        raise
+    return opened
+
+
+def _open_agent(host: Host, clock_offset_s: float | None) -> Agent:
+    link = SshLink(host)
+    try:
+        link.check()  # a host key problem stops here, with the command that fixes it
+        run_dir = f"/tmp/stackbench-agent-{socket.gethostname()}-{os.getpid()}-{host.name}"
+        proc = link.open(agent_argv(host.stackbench, run_dir, AGENT_HEARTBEAT_S,
+                                    clock_offset_s=clock_offset_s))
+        client = RemoteHost(host.name, proc)
+        try:
+            info = client.hello()
+            if info.version != __version__:
+                raise EnvironmentProblem(
+                    f"{host.label} runs stackbench {info.version}, this is {__version__}: "
+                    f"update its checkout ({host.checkout}) and run 'stackbench hosts setup'")
+            clock = client.clock_offset()
+        except HostLost as exc:
+            client.close()
+            raise EnvironmentProblem(f"{host.label}: its agent did not answer ({exc.what}); "
+                                     "run 'stackbench hosts check' for the details") from exc
+        except BaseException:
+            client.close()
+            raise
+    except BaseException:
+        link.close()
+        raise
+    return Agent(host, link, client, info, clock)
