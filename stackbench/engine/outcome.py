@@ -7,6 +7,7 @@
        given up after [limits] max_restarts) or a level failed because a stack or service
        process exited (`server-exited`)
     3  no stack failed, but a level failed because the load tool failed (`loader-failed`)
+       or the SSH link to one of the run's other hosts dropped (`host-lost`)
 
 When both apply, 4 wins: it is about the stacks under test. An interrupted run exits 128 + the
 signal number instead (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), decided by the command.
@@ -31,8 +32,9 @@ def run_outcome(data: RunData) -> RunOutcome:
                and lv.error_class == "server-exited"]
     loader = [lv for lv in data.levels if lv.status == "failed"
               and lv.error_class == "loader-failed"]
+    lost = [lv for lv in data.levels if lv.status == "failed" and lv.error_class == "host-lost"]
     other = [lv for lv in data.levels if lv.status == "failed"
-             and lv.error_class not in ("server-exited", "loader-failed")]
+             and lv.error_class not in ("server-exited", "loader-failed", "host-lost")]
     problems: list[str] = []
     if failed_cases:
         stacks = ", ".join(sorted({c.stack for c in failed_cases}))
@@ -46,8 +48,12 @@ def run_outcome(data: RunData) -> RunOutcome:
         problems.append(f"{len(other)} level(s) failed")
     if loader:
         problems.append(f"{len(loader)} level(s) failed: the load tool failed (loader-failed)")
+    if lost:
+        hosts = sorted({lv.error.split(":")[0] for lv in lost})
+        problems.append(f"{len(lost)} level(s) failed: a host was lost mid-level (host-lost: "
+                        f"{'; '.join(hosts)})")
     if failed_cases or never_ran or crashed or other:
         return RunOutcome(ExitCode.STACK_FAILED, tuple(problems))
-    if loader:
+    if loader or lost:
         return RunOutcome(ExitCode.ENVIRONMENT, tuple(problems))
     return RunOutcome(ExitCode.OK, ())

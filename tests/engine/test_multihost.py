@@ -1,0 +1,235 @@
+"""A run spread over three network-namespace hosts (scripts/testhosts.sh up 3): the server on h1,
+one loader on each of h2 and h3, through SSH and `stackbench agent` exactly as on real machines.
+
+Checked: the merged histogram is the exact sum of the loaders' parts; the level records its
+hosts and the loaders' start skew; no process but sshd is left in any namespace after the run,
+nor after the SSH link to a loader host is cut mid-level; a changed host key stops the run; a
+clock offset injected into one host is measured and corrected; the results have the shape of
+the same suite run on one machine.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from hdrh.histogram import HdrHistogram
+
+from stackbench.config.hosts import HostsFile, parse_hosts_file
+from stackbench.config.paths import REPO_ROOT
+from stackbench.config.plan import build_plan
+from stackbench.config.suite import parse_suite, resolve_hosts
+from stackbench.engine.runner import Runner
+from stackbench.lab.inventory import load_inventory
+from stackbench.store.store import Store
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces and sshd need root"),
+    pytest.mark.skipif(not Path("/usr/sbin/sshd").exists(),
+                       reason="no /usr/sbin/sshd: scripts/install-system.sh installs "
+                              "openssh-server"),
+    pytest.mark.skipif(shutil.which("ip") is None, reason="no ip (iproute2)"),
+]
+
+SCRIPT = REPO_ROOT / "scripts" / "testhosts.sh"
+STATE = Path("/run/stackbench-testhosts")
+HOSTS_FILE = STATE / "hosts.toml"
+NAMESPACES = ("sbh1", "sbh2", "sbh3")
+
+SUITE = """
+name = "multihost-test"
+stacks = ["go-nethttp"]
+workloads = ["hello"]
+hosts_file = "{hosts}"
+
+[load]
+driver = "native"
+connections = [4, 20]
+duration_s = {duration}
+warmup_s = 0
+pause_s = 0
+timeout_s = 5
+
+[placement]
+server_host = "h1"
+loader_hosts = ["h2", "h3"]
+server_cpus = "0"
+services_cpus = "0"
+loader_cpus = "{loader}"
+"""
+
+
+def run_testhosts(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "STACKBENCH_PYTHON": sys.executable}
+    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True,
+                          timeout=120, env=env, check=False)
+
+
+def stackbench(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "120", "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-m", "stackbench", *args], capture_output=True,
+                          text=True, timeout=timeout, env=env, check=False)
+
+
+def suite_file(tmp_path: Path, duration: float = 3, hosts: Path = HOSTS_FILE,
+               levels: str = "[4, 20]") -> Path:
+    loader = "1" if len(os.sched_getaffinity(0)) > 1 else "0"
+    path = tmp_path / "multihost.toml"
+    path.write_text(SUITE.format(hosts=hosts, duration=duration, loader=loader)
+                    .replace("[4, 20]", levels))
+    return path
+
+
+def left_in_namespaces() -> dict[str, list[str]]:
+    """Every process in a test-host namespace but its sshd listener."""
+    left: dict[str, list[str]] = {}
+    for ns in NAMESPACES:
+        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True,
+                              timeout=10, check=False).stdout.split()
+        names = []
+        for pid in pids:
+            try:
+                cmd = " ".join(psutil.Process(int(pid)).cmdline())
+            except psutil.Error:
+                continue  # ended meanwhile
+            if not re.match(r"sshd: /usr/sbin/sshd -f \S+ .*\[listener\]", cmd):
+                names.append(cmd)
+        if names:
+            left[ns] = names
+    return left
+
+
+def wait_until_clean(timeout_s: float) -> dict[str, list[str]]:
+    deadline = time.monotonic() + timeout_s
+    while (left := left_in_namespaces()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return left
+
+
+@pytest.fixture(scope="module")
+def hosts() -> Iterator[HostsFile]:
+    up = run_testhosts("up", "3")
+    try:
+        assert up.returncode == 0, up.stderr
+        yield parse_hosts_file(HOSTS_FILE)
+    finally:
+        run_testhosts("down")
+
+
+def test_a_run_over_three_hosts_merges_its_loaders_exactly(hosts, tmp_path):
+    out = tmp_path / "out"
+    done = stackbench("run", str(suite_file(tmp_path)), "--out", str(out))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    said = " ".join(done.stdout.split())  # the terminal wraps lines
+    assert "one loader on each of h2 (10.231.0.12), h3 (10.231.0.13)" in said
+    data = Store(out / "stackbench.sqlite").load_run(1)
+    assert data.run.status == "complete"
+    assert set(data.run.environment["hosts"]) == {"h1", "h2", "h3"}
+    # the shape of a one-machine run of the same suite: one case, its two levels
+    (case,) = data.cases
+    assert case.status == "ok" and case.effective_params["workers"] == "1"
+    levels = data.levels_of(case.id)
+    assert [lv.level_value for lv in levels] == [4, 20]
+    for lv in levels:
+        assert lv.status == "ok" and lv.completed > 0
+        assert lv.hosts["server"] == "h1"
+        assert {lv.hosts["loader@h2"], lv.hosts["loader@h3"]} == {"h2", "h3"}
+        assert {"server", "loader@h2", "loader@h3"} <= set(lv.usage)  # CPU per host and role
+        assert lv.start_skew_s is not None and lv.start_skew_s < 0.5
+        parts = lv.loader_parts
+        assert [p.host for p in parts] == ["h2", "h3"]
+        assert sum(p.connections for p in parts) == lv.level_value
+        assert sum(p.completed for p in parts) == lv.completed
+        merged = HdrHistogram.decode(lv.histogram)
+        total = HdrHistogram(merged.lowest_trackable_value, merged.highest_trackable_value,
+                             merged.significant_figures)
+        for p in parts:
+            assert p.histogram is not None
+            total.add(HdrHistogram.decode(p.histogram))
+        assert total.get_total_count() == merged.get_total_count() == lv.completed
+        assert list(total.counts) == list(merged.counts)  # bucket by bucket
+    assert "host h2" in (out / "run-1" / "summary.md").read_text()
+    assert wait_until_clean(15) == {}, "a process outlived the run in a test host"
+
+
+def test_an_injected_clock_offset_is_measured_and_corrected(hosts, tmp_path):
+    """Namespaces share one clock: h3's agent reports its clock 2.5 s ahead. Uncorrected, h3's
+    loader would start 2.5 s after h2's; corrected, they start together."""
+    suite = parse_suite(suite_file(tmp_path, levels="[4]"))
+    inventory = load_inventory(["go-nethttp"])
+    store = Store(tmp_path / "s.sqlite")
+    runner = Runner(build_plan(suite, inventory, None, None), inventory, store, tmp_path,
+                    hosts=resolve_hosts(suite, None), clock_offsets_for_tests={"h3": 2.5})
+    data = store.load_run(runner.execute())
+    offsets = {name: facts["clock_offset_s"]
+               for name, facts in data.run.environment["hosts"].items()}
+    assert abs(offsets["h3"] - 2.5) < 0.05 and abs(offsets["h2"]) < 0.05
+    (level,) = data.levels
+    assert level.status == "ok" and level.start_skew_s is not None
+    assert level.start_skew_s < 0.5, level.start_skew_s
+    started = {p.host: p.started_at for p in level.loader_parts}
+    assert abs(started["h3"] - started["h2"]) < 0.5  # on the controller's clock
+    assert wait_until_clean(15) == {}
+
+
+def test_a_changed_host_key_stops_the_run_before_anything_starts(hosts, tmp_path):
+    known = tmp_path / "known_hosts"
+    lines = (STATE / "known_hosts").read_text().splitlines()
+    other = subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                            str(tmp_path / "other")], capture_output=True, timeout=30,
+                           check=True)
+    assert other.returncode == 0
+    fake = (tmp_path / "other.pub").read_text().split()
+    known.write_text("\n".join(f"{line.split()[0]} {fake[0]} {fake[1]}"
+                               if line.startswith("10.231.0.11 ") else line
+                               for line in lines) + "\n")
+    hosts_file = tmp_path / "hosts.toml"
+    hosts_file.write_text(HOSTS_FILE.read_text().replace(f"{STATE}/known_hosts", str(known)))
+    out = tmp_path / "out"
+    done = stackbench("run", str(suite_file(tmp_path, hosts=hosts_file)), "--out", str(out))
+    assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "ssh-keygen -R" in done.stderr and "h1" in done.stderr
+    assert not (out / "stackbench.sqlite").exists() or not Store(
+        out / "stackbench.sqlite").runs()  # stopped before the run was stored
+    assert wait_until_clean(15) == {}
+
+
+def test_a_link_cut_mid_level_fails_that_level_and_leaves_nothing_behind(hosts, tmp_path):
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "120", "NO_COLOR": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "stackbench", "run",
+                             str(suite_file(tmp_path, duration=40, levels="[4]")), "--out",
+                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=env)
+    output: list[str] = []
+    reader = threading.Thread(target=lambda: output.extend(proc.stdout or []), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 180
+        while not any("JIT" in line or "verifying" in line for line in output):
+            assert time.monotonic() < deadline and proc.poll() is None, "".join(output)
+            time.sleep(0.5)
+        time.sleep(8)  # into the level
+        subprocess.run(["ip", "link", "set", "sbh2v", "down"], check=True, timeout=10)
+        code = proc.wait(timeout=240)
+    finally:
+        subprocess.run(["ip", "link", "set", "sbh2v", "up"], check=False, timeout=10)
+        if proc.poll() is None:
+            proc.kill()
+    reader.join(10)
+    text = "".join(output)
+    data = Store(out / "stackbench.sqlite").load_run(1)
+    (level,) = data.levels
+    assert level.status == "failed" and level.error_class == "host-lost", text[-3000:]
+    assert "h2" in level.error
+    assert code == 3, text[-3000:]  # the set-up failed, not the stack under test
+    # the agent on h2 heard nothing for its heartbeat time and stopped its loader itself
+    assert wait_until_clean(30) == {}
