@@ -6,22 +6,19 @@ with error class `server-exited`, the exit status or signal and the last lines o
 process's log. Between levels the runner polls the same way before it sends load.
 """
 
-import os
 import signal
-import stat
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import TracebackType
 
 from stackbench.engine.judge import LevelFailure
-from stackbench.lab.session import Services
+from stackbench.lab import fs
+from stackbench.lab.session import Services, exited_processes
 from stackbench.lab.stack import StackInstance
 from stackbench.services import ServiceKind
 
 LOG_TAIL_LINES = 20
-TAIL_BYTES = 64 * 1024  # a log tail reads at most this much of the file's end
 POLL_INTERVAL_S = 0.2
 # The loader's own error: this many characters of it (its stderr is at the end) are kept.
 LOADER_ERROR_CHARS = 4000
@@ -75,38 +72,10 @@ def stack_exits(instance: StackInstance, services: Services,
     """The check for one started stack: its processes and the services it uses."""
 
     def check() -> list[ProcessExit]:
-        exits = [ProcessExit(f"{instance.name} process '{role}'", status,
-                             _tail(instance.log_path))
-                 for role, status in instance.exited().items()]
-        for service in services.running():
-            status = service.exit_status()
-            if service.kind in service_kinds and status is not None:
-                exits.append(ProcessExit(f"service {service.kind.value}", status,
-                                         _tail(service.log_path)))
-        return exits
+        return [ProcessExit(e.name, e.status, fs.log_tail(e.log_path, LOG_TAIL_LINES))
+                for e in exited_processes(instance, services.running(), service_kinds)]
 
     return check
-
-
-def _tail(path: Path) -> str:
-    return log_tail(path, LOG_TAIL_LINES)
-
-
-def log_tail(path: Path, lines: int, max_bytes: int = TAIL_BYTES) -> str:
-    """The last lines of a log that the process under test could have replaced: opened
-    without following a symlink and read only if it is a regular file (root must not copy,
-    say, /etc/shadow into the results because server.log became a link to it)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        return f"(log {path} unreadable: {exc.strerror})"
-    with os.fdopen(fd, "rb") as log:
-        info = os.fstat(log.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return f"(log {path} is not a regular file)"
-        log.seek(max(0, info.st_size - max_bytes))
-        text = log.read(max_bytes).decode(errors="replace")
-    return "\n".join(text.splitlines()[-lines:]) or "(log is empty)"
 
 
 class Watcher:

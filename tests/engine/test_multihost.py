@@ -10,7 +10,6 @@ the same suite run on one machine.
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -29,19 +28,10 @@ from stackbench.config.suite import parse_suite, resolve_hosts
 from stackbench.engine.runner import Runner
 from stackbench.lab.inventory import load_inventory
 from stackbench.store.store import Store
+from tests.testhosts import HOSTS_FILE, NEEDS_TEST_HOSTS, STATE, run_testhosts
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces and sshd need root"),
-    pytest.mark.skipif(not Path("/usr/sbin/sshd").exists(),
-                       reason="no /usr/sbin/sshd: scripts/install-system.sh installs "
-                              "openssh-server"),
-    pytest.mark.skipif(shutil.which("ip") is None, reason="no ip (iproute2)"),
-]
+pytestmark = NEEDS_TEST_HOSTS
 
-SCRIPT = REPO_ROOT / "scripts" / "testhosts.sh"
-STATE = Path("/run/stackbench-testhosts")
-HOSTS_FILE = STATE / "hosts.toml"
 NAMESPACES = ("sbh1", "sbh2", "sbh3")
 
 SUITE = """
@@ -65,12 +55,6 @@ server_cpus = "0"
 services_cpus = "0"
 loader_cpus = "{loader}"
 """
-
-
-def run_testhosts(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "STACKBENCH_PYTHON": sys.executable}
-    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True,
-                          timeout=120, env=env, check=False)
 
 
 def stackbench(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:

@@ -149,7 +149,7 @@ def test_an_exited_child_is_seen_without_being_reaped():
 def test_a_log_tail_never_follows_a_symlink(tmp_path):
     """The run dir belongs to the stack user: a server.log replaced by a link to a root-only
     file must not put that file into the results."""
-    from stackbench.engine.watch import log_tail
+    from stackbench.lab.fs import log_tail
 
     secret = tmp_path / "shadow"
     secret.write_text("root:$6$secret\n")

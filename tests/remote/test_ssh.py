@@ -3,7 +3,6 @@ scripts/testhosts.sh (root and openssh-server needed) and always taken down at t
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,26 +14,10 @@ from stackbench.config.hosts import HostsFile, parse_hosts_file
 from stackbench.config.paths import REPO_ROOT
 from stackbench.errors import EnvironmentProblem
 from stackbench.remote.ssh import SshLink
+from tests.testhosts import HOSTS_FILE, NEEDS_TEST_HOSTS, STATE, run_testhosts
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces and sshd need root"),
-    pytest.mark.skipif(not Path("/usr/sbin/sshd").exists(),
-                       reason="no /usr/sbin/sshd: scripts/install-system.sh installs "
-                              "openssh-server"),
-    pytest.mark.skipif(shutil.which("ip") is None, reason="no ip (iproute2)"),
-]
+pytestmark = NEEDS_TEST_HOSTS
 
-SCRIPT = REPO_ROOT / "scripts" / "testhosts.sh"
-STATE = Path("/run/stackbench-testhosts")
-HOSTS_FILE = STATE / "hosts.toml"
-
-
-def run_testhosts(*args: str) -> subprocess.CompletedProcess[str]:
-    # Without a .venv in this checkout, the hosts run this interpreter with this checkout.
-    env = {**os.environ, "STACKBENCH_PYTHON": sys.executable}
-    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True,
-                          timeout=120, env=env, check=False)
 
 
 def stackbench(*args: str) -> subprocess.CompletedProcess[str]:
