@@ -105,11 +105,13 @@ def script(stack: str, workload: str, query: str | None, iterations: int,
 @click.option("--hosts", "hosts_file", type=click.Path(path_type=Path), metavar="FILE",
               help="The hosts of [placement] server_host / loader_hosts ([hosts.NAME] tables); "
                    "else the suite's [hosts] or hosts_file.")
+@click.option("--keep", is_flag=True,
+              help="Multi-host runs: leave each host's run directory (logs, configs) there.")
 def run(suite: Path | None, stack_list: str | None, workload_list: str | None, dry_run: bool,
-        out: Path | None, resume: int | None, hosts_file: Path | None) -> None:
+        out: Path | None, resume: int | None, hosts_file: Path | None, keep: bool) -> None:
     """Run SUITE (default: suites/quick.toml): every stack x workload x load level."""
     sys.exit(run_command(console, suite, _csv(stack_list), _csv(workload_list), dry_run, out,
-                         resume, hosts_file))
+                         resume, hosts_file, keep))
 
 
 def _formats(values: tuple[str, ...]) -> tuple[str, ...] | None:

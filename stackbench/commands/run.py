@@ -299,7 +299,8 @@ def hosts_line(suite: Suite, hosts: HostsFile) -> str:
 
 def run_command(console: Console, suite_path: Path | None, stacks: list[str] | None,
                 workloads: list[str] | None, dry_run: bool, out: Path | None,
-                resume: int | None = None, hosts_file: Path | None = None) -> int:
+                resume: int | None = None, hosts_file: Path | None = None,
+                keep_remote: bool = False) -> int:
     selection = Selection(tuple(stacks or ()), tuple(workloads or ()))
     store: Store | None = None
     if resume is not None:
@@ -340,7 +341,8 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
             live.console.print(Text(text, style="dim"))
 
         runner = Runner(plan, inventory, store, results_dir(out),
-                        RunnerProgress(message, level_done), selection, resume, hosts)
+                        RunnerProgress(message, level_done), selection, resume, hosts,
+                        keep_remote)
         stopped_by = 0
         try:
             runner.execute()

@@ -35,6 +35,7 @@ class Agent:
     client: RemoteHost
     info: AgentInfo
     clock: ClockSample
+    run_dir: str  # everything the agent writes on that host (removed at the end unless kept)
 
     @property
     def name(self) -> str:
@@ -43,6 +44,7 @@ class Agent:
     def facts(self) -> dict[str, object]:
         """What the run records about the host (its environment's `hosts` entry)."""
         return {"address": self.host.address, "hostname": self.info.hostname,
+                "run_dir": self.run_dir,
                 "version": self.info.version, "cores": list(self.info.cores),
                 "clock_offset_s": self.clock.offset_s, "clock_delay_s": self.clock.delay_s}
 
@@ -72,28 +74,29 @@ class RemoteHosts:
         self.close()
 
 
-def open_hosts(hosts: HostsFile, names: Sequence[str],
+def open_hosts(hosts: HostsFile, names: Sequence[str], keep: bool = False,
                clock_offsets_for_tests: Mapping[str, float] | None = None) -> RemoteHosts:
     """An agent on every named host, checked; on any failure the ones opened are closed.
+    With `keep`, each agent leaves its run directory on its host at the end.
     `clock_offsets_for_tests` makes a host's agent report its clock that far off (namespace
     test hosts share one clock; the tests check the offset is measured and corrected)."""
     opened = RemoteHosts()
     try:
         for name in names:
             injected = (clock_offsets_for_tests or {}).get(name)
-            opened.agents[name] = _open_agent(hosts.hosts[name], injected)
+            opened.agents[name] = _open_agent(hosts.hosts[name], keep, injected)
     except BaseException:
         opened.close()
         raise
     return opened
 
 
-def _open_agent(host: Host, clock_offset_s: float | None) -> Agent:
+def _open_agent(host: Host, keep: bool, clock_offset_s: float | None) -> Agent:
     link = SshLink(host)
     try:
         link.check()  # a host key problem stops here, with the command that fixes it
         run_dir = f"/tmp/stackbench-agent-{socket.gethostname()}-{os.getpid()}-{host.name}"
-        proc = link.open(agent_argv(host.stackbench, run_dir, AGENT_HEARTBEAT_S,
+        proc = link.open(agent_argv(host.stackbench, run_dir, AGENT_HEARTBEAT_S, keep=keep,
                                     clock_offset_s=clock_offset_s))
         client = RemoteHost(host.name, proc)
         try:
@@ -113,4 +116,4 @@ def _open_agent(host: Host, clock_offset_s: float | None) -> Agent:
     except BaseException:
         link.close()
         raise
-    return Agent(host, link, client, info, clock)
+    return Agent(host, link, client, info, clock, run_dir)

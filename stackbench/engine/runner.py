@@ -109,7 +109,7 @@ class Runner:
     def __init__(self, plan: Plan, inventory: dict[str, StackEntry], store: Store,
                  out_dir: Path, progress: Progress | None = None,
                  selection: Selection | None = None, resume: int | None = None,
-                 hosts: HostsFile | None = None,
+                 hosts: HostsFile | None = None, keep_remote: bool = False,
                  clock_offsets_for_tests: dict[str, float] | None = None) -> None:
         self.plan = plan
         self.suite = plan.suite
@@ -121,6 +121,7 @@ class Runner:
         self.resume = resume
         self.run_id = 0
         self.hosts = hosts  # the other hosts of [placement], None: this machine only
+        self.keep_remote = keep_remote  # the agents leave their run directories
         self.clock_offsets_for_tests = clock_offsets_for_tests
         self.remote = RemoteHosts()
 
@@ -132,11 +133,13 @@ class Runner:
         if self.hosts is not None:  # before the run is stored: a host that fails stops it here
             self.progress.message("hosts: " + ", ".join(self.suite.placement.hosts())
                                   + ": connecting (ssh), starting their agents")
-            self.remote = open_hosts(self.hosts, self.suite.placement.hosts(),
+            self.remote = open_hosts(self.hosts, self.suite.placement.hosts(), self.keep_remote,
                                      self.clock_offsets_for_tests)
             for name, facts in self.remote.facts().items():
-                self.progress.message(f"host {name}: {facts['address']}, clock offset "
-                                      f"{float(str(facts['clock_offset_s'])) * 1000:+.2f} ms")
+                self.progress.message(
+                    f"host {name}: {facts['address']}, clock offset "
+                    f"{float(str(facts['clock_offset_s'])) * 1000:+.2f} ms, files in "
+                    f"{facts['run_dir']}" + (" (kept)" if self.keep_remote else ""))
         scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
         try:
             self.run_id = self._open_run(current_owner(), scratch)

@@ -10,6 +10,7 @@ the same suite run on one machine.
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -141,6 +142,8 @@ def test_a_run_over_three_hosts_merges_its_loaders_exactly(hosts, tmp_path):
         assert total.get_total_count() == merged.get_total_count() == lv.completed
         assert list(total.counts) == list(merged.counts)  # bucket by bucket
     assert "host h2" in (out / "run-1" / "summary.md").read_text()
+    for facts in data.run.environment["hosts"].values():  # removed at the end
+        assert not Path(facts["run_dir"]).exists()
     assert wait_until_clean(15) == {}, "a process outlived the run in a test host"
 
 
@@ -151,7 +154,8 @@ def test_an_injected_clock_offset_is_measured_and_corrected(hosts, tmp_path):
     inventory = load_inventory(["go-nethttp"])
     store = Store(tmp_path / "s.sqlite")
     runner = Runner(build_plan(suite, inventory, None, None), inventory, store, tmp_path,
-                    hosts=resolve_hosts(suite, None), clock_offsets_for_tests={"h3": 2.5})
+                    hosts=resolve_hosts(suite, None), keep_remote=True,
+                    clock_offsets_for_tests={"h3": 2.5})
     data = store.load_run(runner.execute())
     offsets = {name: facts["clock_offset_s"]
                for name, facts in data.run.environment["hosts"].items()}
@@ -162,6 +166,9 @@ def test_an_injected_clock_offset_is_measured_and_corrected(hosts, tmp_path):
     started = {p.host: p.started_at for p in level.loader_parts}
     assert abs(started["h3"] - started["h2"]) < 0.5  # on the controller's clock
     assert wait_until_clean(15) == {}
+    kept = Path(data.run.environment["hosts"]["h1"]["run_dir"])  # --keep: left on the host
+    assert kept.is_dir()
+    shutil.rmtree(kept)
 
 
 def test_a_changed_host_key_stops_the_run_before_anything_starts(hosts, tmp_path):
