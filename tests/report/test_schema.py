@@ -51,3 +51,18 @@ def test_the_schema_rejects_a_wrong_document(validator, tmp_path):
     messages = [e.message for e in validator.iter_errors(doc)]
     assert any("'fast' is not of type 'number'" in m for m in messages)
     assert any("unexpected" in m for m in messages)
+
+
+def test_a_multi_host_level_validates(validator, tmp_path):
+    """Hosts per role, the loaders' start skew, each loader's part and the placement's hosts."""
+    doc = _results(tmp_path, fill)
+    doc["run"]["settings"]["placement"].update(server_host="h1", loader_hosts=["h2", "h3"])
+    doc["levels"][0].update(
+        hosts={"server": "h1", "loader@h2": "h2", "loader@h3": "h3"}, start_skew_s=0.004,
+        loader_parts=[{"host": h, "connections": 10, "rate": None, "completed": 100,
+                       "errors": 0, "requests_per_s": 50.0, "started_at": 1.7e9,
+                       "histogram": None} for h in ("h2", "h3")])
+    assert list(validator.iter_errors(doc)) == []
+    doc["levels"][0]["loader_parts"][0]["connections"] = "ten"
+    doc["run"]["settings"]["placement"]["loader_hosts"] = [2]
+    assert len(list(validator.iter_errors(doc))) == 2
