@@ -140,36 +140,32 @@ class OrderTest(_Test, frozen=True, tag="order"):
     min_ratio: Positive = 1.0
 
 
-class RatioTest(_Test, frozen=True, tag="ratio"):
+class _RatioFields(_Test, frozen=True, kw_only=True):
+    """What a ratio test and a ratio-change test share: the stacks compared, the expectation
+    and the article's figure."""
+
+    metric: Metric
+    numerator: Side
+    denominator: Side
+    expect: Expect
+    workloads: tuple[Name, ...] | None = None
+    levels: tuple[Level, ...] | Literal["all"] | None = None
+    threshold: Positive = 1.0
+    article: Positive | None = None
+    tolerance: NonNegative = 0.25
+
+
+class RatioTest(_RatioFields, frozen=True, tag="ratio"):
     """numerator / denominator: `greater` (>= threshold), `less` (<= threshold) or `near`
     (within article x/÷ (1 + tolerance))."""
 
-    metric: Metric
-    numerator: Side
-    denominator: Side
-    expect: Expect
-    workloads: tuple[Name, ...] | None = None
-    levels: tuple[Level, ...] | Literal["all"] | None = None
-    threshold: Positive = 1.0
-    article: Positive | None = None
-    tolerance: NonNegative = 0.25
 
-
-class RatioChangeTest(_Test, frozen=True, tag="ratio_change"):
+class RatioChangeTest(_RatioFields, frozen=True, kw_only=True, tag="ratio_change"):
     """(numerator / denominator at `after`) / (the same at `before`): how one stack's standing
     against another changes from one workload or level to another."""
 
-    metric: Metric
-    numerator: Side
-    denominator: Side
     before: Condition
     after: Condition
-    expect: Expect
-    workloads: tuple[Name, ...] | None = None
-    levels: tuple[Level, ...] | Literal["all"] | None = None
-    threshold: Positive = 1.0
-    article: Positive | None = None
-    tolerance: NonNegative = 0.25
 
 
 class ThresholdTest(_Test, frozen=True, tag="threshold"):
