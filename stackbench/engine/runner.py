@@ -135,11 +135,11 @@ class Runner:
                                   + ": connecting (ssh), starting their agents")
             self.remote = open_hosts(self.hosts, self.suite.placement.hosts(), self.keep_remote,
                                      self.clock_offsets_for_tests)
-            for name, facts in self.remote.facts().items():
+            for name, agent in self.remote.agents.items():
                 self.progress.message(
-                    f"host {name}: {facts['address']}, clock offset "
-                    f"{float(str(facts['clock_offset_s'])) * 1000:+.2f} ms, files in "
-                    f"{facts['run_dir']}" + (" (kept)" if self.keep_remote else ""))
+                    f"host {name}: {agent.host.address}, clock offset "
+                    f"{agent.clock.offset_s * 1000:+.2f} ms, files in {agent.run_dir}"
+                    + (" (kept)" if self.keep_remote else ""))
         scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
         try:
             self.run_id = self._open_run(current_owner(), scratch)
