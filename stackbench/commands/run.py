@@ -289,8 +289,16 @@ def hosts_line(suite: Suite, hosts: HostsFile) -> str:
     """Where a multi-host run puts what, in one sentence."""
     placement = suite.placement
     server = hosts.hosts[placement.server_host] if placement.server_host else None
-    where = (f"server and its services on host {server.name} ({server.address})"
-             if server else "server on this machine")
+    services = (hosts.hosts[placement.services_host]
+                if placement.services_host and placement.services_apart else None)
+    where = (f"server{'' if services else ' and its services'} on host {server.name} "
+             f"({server.address})" if server else "server on this machine")
+    if services is not None:
+        where += (f"; data services on host {services.name} ({services.address}), "
+                  f"reached over the network by {placement.server_host} only"
+                  + (" (memcached, which has no authentication, by any host reaching "
+                     "that address: memcached_on_network)"
+                     if placement.memcached_on_network else ""))
     loaders = ", ".join(f"{h} ({hosts.hosts[h].address})" for h in placement.loader_hosts)
     return (f"Hosts ({hosts.source}): {where}; "
             + (f"one loader on each of {loaders}, each level split over them and their "

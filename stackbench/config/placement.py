@@ -20,6 +20,10 @@ class Placement:
     # on `server_host`, one loader on each of `loader_hosts`. None / empty: this machine.
     server_host: str | None = None
     loader_hosts: tuple[str, ...] = ()
+    # The data services on a host of their own (None: with the server), reached by the stack
+    # over the network; memcached, which has no authentication, only if the suite accepts that.
+    services_host: str | None = None
+    memcached_on_network: bool = False
 
     @property
     def shared(self) -> bool:
@@ -32,10 +36,16 @@ class Placement:
     def remote(self) -> bool:
         return self.server_host is not None or bool(self.loader_hosts)
 
+    @property
+    def services_apart(self) -> bool:
+        """The services run on a host other than the server's."""
+        return self.services_host is not None and self.services_host != self.server_host
+
     def hosts(self) -> tuple[str, ...]:
         """Every host the run reaches over SSH, the server's first."""
         first = (self.server_host,) if self.server_host else ()
-        return tuple(dict.fromkeys((*first, *self.loader_hosts)))
+        services = (self.services_host,) if self.services_host else ()
+        return tuple(dict.fromkeys((*first, *services, *self.loader_hosts)))
 
 
 def allowed_cpus() -> frozenset[int]:
@@ -78,7 +88,8 @@ def default_placement(cpus: frozenset[int] | None = None) -> Placement:
 
 def make_placement(server: str | None, loader: str | None, services: str | None,
                    where: str, server_host: str | None = None,
-                   loader_hosts: tuple[str, ...] = ()) -> Placement:
+                   loader_hosts: tuple[str, ...] = (), services_host: str | None = None,
+                   memcached_on_network: bool = False) -> Placement:
     default = default_placement()
     allowed = allowed_cpus()
     chosen = Placement(
@@ -86,14 +97,22 @@ def make_placement(server: str | None, loader: str | None, services: str | None,
         parse_cpu_list(loader, f"{where} loader_cpus") if loader else default.loader,
         parse_cpu_list(services, f"{where} services_cpus") if services else
         (parse_cpu_list(server, f"{where} server_cpus") if server else default.services),
-        server_host, loader_hosts,
+        server_host, loader_hosts, services_host, memcached_on_network,
     )
     if loader_hosts and server_host is None:
         raise InputError(f"{where} loader_hosts: loaders on other hosts cannot reach a server "
                          "on this machine's loopback; set server_host too")
+    if services_host is not None and server_host is None:
+        raise InputError(f"{where} services_host: services on another host are reached over "
+                         "the network by a server on another host; set server_host too")
+    if memcached_on_network and not chosen.services_apart:
+        raise InputError(f"{where} memcached_on_network: only means something with the "
+                         "services on a host of their own (services_host other than "
+                         "server_host); remove it")
     if len(set(loader_hosts)) != len(loader_hosts):
         raise InputError(f"{where} loader_hosts: a host is listed twice")
-    on_other_host = {"server": server_host is not None, "services": server_host is not None,
+    on_other_host = {"server": server_host is not None,
+                     "services": server_host is not None or services_host is not None,
                      "loader": bool(loader_hosts)}
     for name, group in (("server", chosen.server), ("loader", chosen.loader),
                         ("services", chosen.services)):

@@ -23,7 +23,7 @@ from stackbench.config.manifest import param_text
 from stackbench.config.names import NAME_RULE, check_name, is_name
 from stackbench.config.placement import Placement, make_placement
 from stackbench.config.toml import Segment, convert, location, read_toml
-from stackbench.config.workloads import WorkloadSpec, parse_spec
+from stackbench.config.workloads import CATALOG, WorkloadSpec, parse_spec
 from stackbench.errors import InputError
 
 MAX_LEVELS = 1000
@@ -100,6 +100,10 @@ class _PlacementTable(Struct, frozen=True, forbid_unknown_fields=True):
     services_cpus: str | None = None
     server_host: str | None = None
     loader_hosts: list[str] = []
+    services_host: str | None = None
+    # memcached has no authentication: on a services host of its own it listens on that
+    # host's address, open to the network, only when the suite says so here.
+    memcached_on_network: bool = False
     # The cores the server had in the article the suite reproduces: a statement, not a
     # request; the plan and the run say so when the placement gives the server fewer.
     article_server_cores: Annotated[int, Meta(ge=1, le=MAX_ARTICLE_CORES)] | None = None
@@ -358,11 +362,14 @@ def parse_suite(path: Path) -> Suite:
                                suite.placement.services_cpus, f"{path}: [placement]",
                                _host_name(path, suite.placement.server_host, "server_host"),
                                tuple(check_name(h, f"{path}: [placement] key 'loader_hosts'")
-                                     for h in suite.placement.loader_hosts))
+                                     for h in suite.placement.loader_hosts),
+                               _host_name(path, suite.placement.services_host, "services_host"),
+                               suite.placement.memcached_on_network)
     if suite.hosts and suite.hosts_file is not None:
         raise InputError(f"{path}: key 'hosts_file': give [hosts.NAME] tables or a hosts_file, "
                          "not both")
     specs = _workloads(path, suite.workloads)
+    _check_memcached(path, placement, specs)
     labels = tuple(s.label for s in specs)
     return Suite(
         path=path,
@@ -388,6 +395,21 @@ def parse_suite(path: Path) -> Suite:
         hosts=hosts_from_table(data["hosts"], path) if suite.hosts else None,
         hosts_file=None if suite.hosts_file is None else path.parent / suite.hosts_file,
     )
+
+
+def _check_memcached(path: Path, placement: Placement, specs: tuple[WorkloadSpec, ...]) -> None:
+    """memcached has no authentication: on a services host of its own, anyone who reaches
+    that host's address could read and change the cache the stacks are measured against."""
+    if not placement.services_apart or placement.memcached_on_network:
+        return
+    needing = [s.label for s in specs if "memcached" in CATALOG[s.name].services]
+    if needing:
+        raise InputError(
+            f"{path}: [placement] services_host = \"{placement.services_host}\" would put "
+            f"memcached (for {', '.join(needing)}) on that host's network address, and "
+            "memcached has no authentication: any host that reaches it could read and change "
+            "the cache being measured. Set memcached_on_network = true in [placement] if that "
+            "network is yours alone, or leave the memcached workloads out of this suite")
 
 
 def _host_name(path: Path, name: str | None, key: str) -> str | None:

@@ -191,7 +191,9 @@ class Runner:
         if placement.server_host is None:
             return None
         return Spread(self.remote[placement.server_host],
-                      tuple(self.remote[name] for name in placement.loader_hosts))
+                      tuple(self.remote[name] for name in placement.loader_hosts),
+                      self.remote[placement.services_host]
+                      if placement.services_host and placement.services_apart else None)
 
     def _cases(self) -> dict[tuple[str, str], _CaseState]:
         """Every case of the plan, stored at once (pending) so an interrupted run shows what
@@ -345,8 +347,7 @@ class _StackRun:
             try:
                 self._live = self._start_remote(spread)
             except HostLost as exc:  # its cases fail; later stacks find the host lost too
-                raise StackError(f"could not start on host {spread.server.name}: {exc}") \
-                    from exc
+                raise StackError(f"could not start on host {exc.host}: {exc.what}") from exc
             return
         runner = self.runner
         try:
@@ -375,17 +376,19 @@ class _StackRun:
         """The stack and its services started by the server host's agent, on its address."""
         runner, placement = self.runner, self.runner.suite.placement
         agent = spread.server
+        workloads = [c.spec.name for c in self.planned.cases]
+        service_env, service_roles = self._remote_services(spread, workloads)
         self._message(f"building and starting on host {agent.name} ({agent.host.address})")
         got = agent.client.start_stack(
             self.planned.stack, name=self.planned.name, server_cpus=placement.server,
             services_cpus=placement.services, params=self.planned.params,
-            workloads=[c.spec.name for c in self.planned.cases], host=agent.host.address)
+            workloads=workloads, host=agent.host.address, service_env=service_env)
         started = ExitStack()
         started.callback(_stop_remote_stack, agent.client.stop_stack, self.name)
         runner.store.set_effective_params((c.case_id for c in self.cases.values()), got.params)
-        target = Target(got.base_url, got.server_roles, got.service_roles,
+        target = Target(got.base_url, got.server_roles, {**got.service_roles, **service_roles},
                         len(placement.server), placement.loader)
-        watch = HostWatch(agent)
+        watch = HostWatch(spread.stack_hosts)
         warmup = runner.inventory[self.planned.stack].manifest.warmup
 
         def verify(workload: str) -> VerifyOutcome:
@@ -395,6 +398,28 @@ class _StackRun:
                      lambda req: measure_spread(target, req, spread, watch),
                      warmup if warmup is not None and warmup.applies(got.params) else None,
                      None)
+
+    def _remote_services(self, spread: Spread, workloads: list[str]
+                         ) -> tuple[dict[str, str] | None, dict[str, int]]:
+        """With the services on a host of their own: started there (seed data restored) for
+        the server host's address alone; their environment for the stack, and their roles.
+        (None, {}): the server's agent starts them next to the stack."""
+        host = spread.services
+        if host is None:
+            return None, {}
+        if not services_needed(workloads):
+            return {}, {}
+        self._message(f"services on host {host.name} ({host.host.address}), for "
+                      f"{spread.server.name} only")
+        try:
+            got = host.client.start_services(
+                workloads, cpus=self.runner.suite.placement.services, host=host.host.address,
+                clients=(spread.server.host.address,))
+        except HostLost:
+            raise
+        except StackbenchError as exc:
+            raise StackError(f"services could not start on host {host.name}: {exc}") from exc
+        return got.env, got.roles
 
     def close(self) -> None:
         """Stop the stack if it runs and keep the logs of this start."""

@@ -36,5 +36,8 @@ def run_settings(suite: Suite) -> RunSettings:
                                     loader=tuple(sorted(placement.loader)),
                                     services=tuple(sorted(placement.services)),
                                     server_host=placement.server_host,
-                                    loader_hosts=placement.loader_hosts),
+                                    loader_hosts=placement.loader_hosts,
+                                    services_host=(placement.services_host
+                                                   if placement.services_apart else None),
+                                    memcached_on_network=placement.memcached_on_network),
     )

@@ -33,32 +33,52 @@ LOCAL_HOST = "controller"  # how the level's hosts name this machine
 
 @dataclass(frozen=True)
 class Spread:
-    """Where a stack's levels run: the server's host and the loaders' (empty: this machine)."""
+    """Where a stack's levels run: the server's host, the loaders' (empty: this machine) and
+    the data services' when they have a host of their own (None: with the server)."""
 
     server: Agent
     loaders: tuple[Agent, ...] = ()
+    services: Agent | None = None
+
+    @property
+    def stack_hosts(self) -> tuple[Agent, ...]:
+        """The hosts running the stack and its services: watched, and sampled every level."""
+        return (self.server,) if self.services is None else (self.server, self.services)
+
+    @property
+    def services_host(self) -> Agent:
+        return self.server if self.services is None else self.services
 
 
 @dataclass
 class HostWatch:
     """The crash watch of a server on another host: its agent's view of the stack and its
-    services. A lost channel stops the load like a dead server, and is remembered to fail the
-    level as `host-lost` rather than `server-exited`."""
+    services (and the services host's agent's, when they have their own). A lost channel
+    stops the load like a dead server, and is remembered to fail the level as `host-lost`
+    rather than `server-exited`."""
 
-    agent: Agent
+    agents: tuple[Agent, ...]
     lost: HostLost | None = None
     lost_at: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self) -> list[ProcessExit]:
         if self.lost is not None:
-            return [ProcessExit(f"host {self.agent.name}", -1, str(self.lost))]
-        try:
-            return [ProcessExit(e.name, e.status, e.log_tail)
-                    for e in self.agent.client.exits()]
-        except HostLost as exc:
-            self.note_lost(exc)
-            return [ProcessExit(f"host {self.agent.name}", -1, str(exc))]
+            return [ProcessExit(f"host {self.lost.host}", -1, str(self.lost))]
+        found: list[ProcessExit] = []
+        for agent in self.agents:
+            try:
+                exits = agent.client.exits()
+            except HostLost as exc:
+                self.note_lost(exc)
+                return [ProcessExit(f"host {agent.name}", -1, str(exc))]
+            found += [ProcessExit(self._on(agent, e.name), e.status, e.log_tail)
+                      for e in exits]
+        return found
+
+    def _on(self, agent: Agent, name: str) -> str:
+        """"service mariadb on host h3" when the stack's processes span two hosts."""
+        return f"{name} on host {agent.name}" if len(self.agents) > 1 else name
 
     def note_lost(self, exc: HostLost) -> None:
         with self._lock:
@@ -98,7 +118,8 @@ def _local_loader(target: Target, req: LoadRequest, spread: Spread, watch: HostW
     loader_error = ""
     usage: dict[str, RoleUsage] = {}
     try:
-        spread.server.client.monitor_start()
+        for agent in spread.stack_hosts:
+            agent.client.monitor_start()
         monitor = Monitor({}).start()
         try:
             load = start_load(driver, req, warm_up_first=False)
@@ -112,7 +133,8 @@ def _local_loader(target: Target, req: LoadRequest, spread: Spread, watch: HostW
                 load.kill()
         finally:
             usage.update(monitor.stop())
-        usage.update(_role_usage(spread.server.client.monitor_stop(), exclude=("loader",)))
+        for agent in spread.stack_hosts:
+            usage.update(_role_usage(agent.client.monitor_stop(), exclude=("loader",)))
     except HostLost as exc:
         watch.note_lost(exc)
     return _measurement(target, req, spread, result, usage,
@@ -129,7 +151,7 @@ def _remote_loaders(target: Target, req: LoadRequest, spread: Spread, watch: Hos
     try:
         _together([lambda a=a, r=r: a.client.warm_up(r, budget)  # type: ignore[misc]
                    for a, r in zip(loaders, parts, strict=True)])
-        hosts = _distinct([spread.server, *loaders])
+        hosts = _distinct([*spread.stack_hosts, *loaders])
         for agent in hosts:
             agent.client.monitor_start()
         start_at = time.time() + START_LEAD_S
@@ -150,7 +172,7 @@ def _remote_loaders(target: Target, req: LoadRequest, spread: Spread, watch: Hos
             for t in threads:
                 t.join(budget + START_LEAD_S + 60)
         for agent in hosts:
-            usage.update(_host_usage(agent, spread.server))
+            usage.update(_host_usage(agent, spread.stack_hosts))
     except HostLost as exc:
         watch.note_lost(exc)
     except DriverError as exc:  # a warm-up pass failed on a loader host
@@ -227,14 +249,14 @@ def _distinct(agents: Sequence[Agent]) -> list[Agent]:
     return list({a.name: a for a in agents}.values())
 
 
-def _host_usage(agent: Agent, server: Agent) -> dict[str, RoleUsage]:
-    """One host's roles: the stack's and its services' on the server host, `loader@HOST` for
-    the loader a host ran."""
+def _host_usage(agent: Agent, stack_hosts: Sequence[Agent]) -> dict[str, RoleUsage]:
+    """One host's roles: the stack's and its services' on their hosts, `loader@HOST` for the
+    loader a host ran."""
     out = {}
     for role, values in _role_usage(agent.client.monitor_stop()).items():
         if role == "loader":
             out[f"loader@{agent.name}"] = values
-        elif agent is server:
+        elif agent.name in {h.name for h in stack_hosts}:
             out[role] = values
     return out
 
@@ -259,7 +281,7 @@ def _measurement(target: Target, req: LoadRequest, spread: Spread, result: LoadR
                  loader_parts: tuple[LoaderPart, ...] = ()) -> Measurement:
     s = req.settings
     hosts = {role: spread.server.name for role in target.server_roles}
-    hosts.update({role: spread.server.name for role in target.service_roles})
+    hosts.update({role: spread.services_host.name for role in target.service_roles})
     if spread.loaders:
         hosts.update({f"loader@{a.name}": a.name for a in spread.loaders})
     else:

@@ -66,12 +66,27 @@ class ServiceAccess:
 NO_SERVICES = ServiceAccess({}, None)
 
 
-class Services:
-    """The data services of one run or command, started on first need, stopped once."""
+def service_access(env: Mapping[str, str]) -> ServiceAccess:
+    """The access a stack gets from the services' environment (their TCP addresses and
+    credentials), here or sent over from a services host of their own."""
+    if not env:
+        return NO_SERVICES
+    tcp = stack_service_env(env)
+    return ServiceAccess(tcp, DataVerifyContext.from_env(tcp))
 
-    def __init__(self, run_dir: Path, cpus: frozenset[int]) -> None:
+
+class Services:
+    """The data services of one run or command, started on first need, stopped once.
+
+    They listen on loopback, or — on a services host of their own in a multi-host run — on
+    `bind`, that host's address, letting MariaDB logins in from `clients` only."""
+
+    def __init__(self, run_dir: Path, cpus: frozenset[int], bind: str = "127.0.0.1",
+                 clients: tuple[str, ...] = ()) -> None:
         self._run_dir = run_dir
         self._cpus = cpus
+        self._bind = bind
+        self._clients = clients
         self._set: ServiceSet | None = None
 
     def prepare(self, workloads: Iterable[str]) -> ServiceAccess:
@@ -82,7 +97,7 @@ class Services:
             return NO_SERVICES
         if self._set is None:
             self._run_dir.mkdir(parents=True, exist_ok=True)
-            self._set = ServiceSet(self._run_dir, self._cpus)
+            self._set = ServiceSet(self._run_dir, self._cpus, self._bind, self._clients)
         running = [s for s in self._set.running() if s.kind in kinds and s.is_alive()]
         self._set.ensure(kinds)
         try:
@@ -91,8 +106,7 @@ class Services:
             raise ServiceError(f"restoring the seed data of "
                                f"{', '.join(s.kind.value for s in running)} failed: {exc}") \
                 from exc
-        env = stack_service_env(self._set.env())
-        return ServiceAccess(env, DataVerifyContext.from_env(env))
+        return service_access(self._set.env())
 
     def running(self) -> list[RunningService]:
         """The services started so far (the crash watch polls them)."""
@@ -134,9 +148,16 @@ def exited_processes(instance: StackInstance, services: Iterable[RunningService]
                      service_kinds: Iterable[ServiceKind]) -> list[ExitedProcess]:
     """Every process of the started stack, and of the `services` (Services.running()) of
     `service_kinds`, that has exited; empty while all run."""
-    kinds = set(service_kinds)
     exits = [ExitedProcess(f"{instance.name} process '{role}'", status, instance.log_path)
              for role, status in instance.exited().items()]
+    return exits + exited_services(services, service_kinds)
+
+
+def exited_services(services: Iterable[RunningService], service_kinds: Iterable[ServiceKind]
+                    ) -> list[ExitedProcess]:
+    """Every one of the `services` of `service_kinds` that has exited."""
+    kinds = set(service_kinds)
+    exits = []
     for service in services:
         status = service.exit_status()
         if service.kind in kinds and status is not None:

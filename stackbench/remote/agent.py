@@ -65,8 +65,10 @@ from stackbench.lab.session import (
     ServiceAccess,
     Services,
     exited_processes,
+    exited_services,
     pick_workloads,
     running_stack,
+    service_access,
     services_needed,
 )
 from stackbench.lab.stack import StackInstance
@@ -87,7 +89,13 @@ STOP_GRACE_S = 5.0  # between SIGTERM and SIGKILL for what the clean-up finds st
 WORKER_JOIN_S = 30.0  # a request in progress ends soon once its processes are gone
 _PR_SET_CHILD_SUBREAPER = 36
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
-_WORKER_REQUESTS = (p.StartStack, p.StopStack, p.Verify, p.WarmUp, p.RunLoad)
+_WORKER_REQUESTS = (p.StartStack, p.StartServices, p.StopStack, p.Verify, p.WarmUp, p.RunLoad)
+# What a stack may be given from a services host of its own: addresses, ports, the account and
+# the per-start passwords (token_urlsafe), nothing that could change how a process runs.
+_SERVICE_ENV_KEYS = frozenset({
+    "DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD", "DB_NAME", "REDIS_HOST", "REDIS_PORT",
+    "REDIS_PASSWORD", "MEMCACHED_HOST", "MEMCACHED_PORT"})
+_SERVICE_ENV_VALUE = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
 # --- events reaching the main loop ------------------------------------------------------------
@@ -175,7 +183,7 @@ class _Stack:
     started: ExitStack
     instance: StackInstance
     access: ServiceAccess
-    service_kinds: frozenset[ServiceKind]
+    service_kinds: frozenset[ServiceKind]  # of this host's services, watched with the stack
 
 
 class Agent:
@@ -193,7 +201,8 @@ class Agent:
         self._load_stop = threading.Event()  # stop-load, or the agent stops
         self._lock = threading.Lock()  # guards the state below, shared with the worker
         self._services: Services | None = None
-        self._services_cpus: frozenset[int] = frozenset()
+        self._services_placement: tuple[frozenset[int], str, tuple[str, ...]] | None = None
+        self._watched_services: frozenset[ServiceKind] = frozenset()  # start-services asked
         self._stack: _Stack | None = None
         self._load: RunningLoad | None = None
         self._monitor: Monitor | None = None
@@ -297,6 +306,8 @@ class Agent:
     def _perform(self, request: p.AnyRequest) -> p.Reply:
         if isinstance(request, p.StartStack):
             return self._start_stack(request)
+        if isinstance(request, p.StartServices):
+            return self._start_services(request)
         if isinstance(request, p.Verify):
             return self._verify(request)
         if isinstance(request, p.RunLoad):
@@ -322,31 +333,62 @@ class Agent:
             raise StackError(f"{request.stack} is unavailable on {self.hostname}: "
                              f"{unavailable_reason(entry)}")
         workloads = pick_workloads(entry, request.workloads)
-        access = self._services_for(request.services_cpus).prepare(workloads)
+        if request.service_env is None:
+            access = self._services_for(request.services_cpus).prepare(workloads)
+            kinds = frozenset(services_needed(workloads))
+        else:  # on a services host of their own: watched by that host's agent
+            access = service_access(self._checked_service_env(request.service_env))
+            kinds = frozenset()
         started = ExitStack()
         instance = started.enter_context(running_stack(
             entry, Placement(request.server_cpus, frozenset(), request.services_cpus),
             self.run_dir / STACKS_DIR / request.name, request.params, access.env,
             lambda step: log.info("%s: %s", request.name, step), host=host))
-        kinds = frozenset(services_needed(workloads))
         with self._lock:
             self._stack = _Stack(started, instance, access, kinds)
-            service_roles = self._services.roles() if self._services else {}
+            service_roles = self._services.roles() if self._services and kinds else {}
         return p.StackStarted(id=request.id, base_url=instance.base_url,
                               server_roles=instance.roles(), service_roles=service_roles,
                               params=instance.params_in_force())
 
-    def _services_for(self, cpus: frozenset[int]) -> Services:
+    def _start_services(self, request: p.StartServices) -> p.ServicesStarted:
+        """The services alone, on this host's address for a server on another host."""
+        self._check_cpus(request.cpus, "start-services: cpus")
+        self._check_workloads(request.workloads, "start-services")
+        host = self._listen_address(request.host, "start-services")
+        clients = tuple(self._listen_address(c, "start-services: clients")
+                        for c in request.clients)
+        services = self._services_for(request.cpus, host, clients)
+        access = services.prepare(request.workloads)
+        with self._lock:
+            self._watched_services |= services_needed(request.workloads)
+        return p.ServicesStarted(id=request.id, env=access.env, roles=services.roles())
+
+    def _services_for(self, cpus: frozenset[int], bind: str = "127.0.0.1",
+                      clients: tuple[str, ...] = ()) -> Services:
         with self._lock:
             if self._services is None:
-                self._services = Services(self.run_dir / SERVICES_DIR, cpus)
-                self._services_cpus = cpus
-            elif cpus != self._services_cpus:
+                self._services = Services(self.run_dir / SERVICES_DIR, cpus, bind, clients)
+                self._services_placement = (cpus, bind, clients)
+            elif (cpus, bind, clients) != self._services_placement:
                 raise InputError(
-                    f"start-stack: services_cpus {format_cpus(cpus)} differ from the cores "
-                    f"{format_cpus(self._services_cpus)} the services of this agent were "
-                    "started on; keep one services placement per host for the whole run")
+                    f"services on cores {format_cpus(cpus)}, address {bind}, for clients "
+                    f"{', '.join(clients) or 'on this host'} differ from those this agent "
+                    "started its services with; keep one services placement per host for "
+                    "the whole run")
             return self._services
+
+    @staticmethod
+    def _checked_service_env(env: dict[str, str]) -> dict[str, str]:
+        """Only the services' addresses and credentials reach the stack's environment."""
+        for key, value in env.items():
+            if key not in _SERVICE_ENV_KEYS:
+                raise InputError(f"start-stack: service_env key {key!r} is not one of "
+                                 f"{', '.join(sorted(_SERVICE_ENV_KEYS))}")
+            if not _SERVICE_ENV_VALUE.fullmatch(value):
+                raise InputError(f"start-stack: service_env {key} has characters an address, "
+                                 "port or generated password never has")
+        return env
 
     def _stop_stack(self) -> None:
         with self._lock:
@@ -365,13 +407,17 @@ class Agent:
             for w in request.workloads))
 
     def _exits(self) -> tuple[p.ExitInfo, ...]:
+        """The stack's and the services' processes that exited: those of the running stack,
+        and those of the services start-services asked for (a services host's only duty)."""
         with self._lock:
-            stack, services = self._stack, self._services
-        if stack is None:
-            return ()
+            stack, services, watched = self._stack, self._services, self._watched_services
         running = services.running() if services is not None else []
+        if stack is not None:
+            found = exited_processes(stack.instance, running, stack.service_kinds | watched)
+        else:
+            found = exited_services(running, watched)
         return tuple(p.ExitInfo(e.name, e.status, fs.log_tail(e.log_path, LOG_TAIL_LINES))
-                     for e in exited_processes(stack.instance, running, stack.service_kinds))
+                     for e in found)
 
     # --- the monitor ----------------------------------------------------------------------------
     def _monitor_start(self, interval_s: float) -> None:
@@ -471,12 +517,12 @@ class Agent:
                              f"{', '.join(CATALOG)})")
 
     @staticmethod
-    def _listen_address(host: str) -> str:
+    def _listen_address(host: str, where: str = "start-stack: host") -> str:
         try:
             return str(ipaddress.IPv4Address(host))
         except ValueError:
-            raise InputError(f"start-stack: host {host!r} is not an IPv4 address (the stack "
-                             "listens on this host's own address, or 127.0.0.1)") from None
+            raise InputError(f"{where}: {host!r} is not an IPv4 address (a host's own "
+                             "address, or 127.0.0.1)") from None
 
     # --- the end --------------------------------------------------------------------------------
     def shutdown(self, why: str) -> None:

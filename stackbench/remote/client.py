@@ -120,16 +120,27 @@ class RemoteHost:
     def start_stack(self, stack: str, *, server_cpus: frozenset[int],
                     services_cpus: frozenset[int], workloads: Sequence[str],
                     params: Mapping[str, str] | None = None, name: str | None = None,
-                    host: str = "127.0.0.1", timeout_s: float = START_TIMEOUT_S
-                    ) -> p.StackStarted:
+                    host: str = "127.0.0.1", service_env: Mapping[str, str] | None = None,
+                    timeout_s: float = START_TIMEOUT_S) -> p.StackStarted:
         """Start the services `workloads` need and the stack (folder `stack`; `name` is the
         planned name, a variant's, default `stack`), listening on `host`: the address the
-        loaders reach this host at. A stack started before on this agent is stopped first."""
+        loaders reach this host at. A stack started before on this agent is stopped first.
+        With `service_env` (from another host's start_services) it starts no services."""
         request = p.StartStack(id=self._new_id(), stack=stack, name=name or stack,
                                server_cpus=frozenset(server_cpus),
                                services_cpus=frozenset(services_cpus),
-                               workloads=tuple(workloads), params=dict(params or {}), host=host)
+                               workloads=tuple(workloads), params=dict(params or {}), host=host,
+                               service_env=None if service_env is None else dict(service_env))
         return self._call(request, p.StackStarted, timeout_s)
+
+    def start_services(self, workloads: Sequence[str], *, cpus: frozenset[int], host: str,
+                       clients: Sequence[str], timeout_s: float = START_TIMEOUT_S
+                       ) -> p.ServicesStarted:
+        """The services `workloads` need, on this host's address `host`, open to `clients`
+        (the server host's address); those already running get their seed data back."""
+        request = p.StartServices(id=self._new_id(), cpus=frozenset(cpus),
+                                  workloads=tuple(workloads), host=host, clients=tuple(clients))
+        return self._call(request, p.ServicesStarted, timeout_s)
 
     def verify(self, workloads: Sequence[str], timeout_s: float = VERIFY_TIMEOUT_S
                ) -> tuple[VerifyOutcome, ...]:

@@ -56,7 +56,10 @@ class Clock(Request, frozen=True, tag="clock"):
 
 class StartStack(Request, frozen=True, tag="start-stack"):
     """Start the data services `workloads` need (if not running yet) and the stack, ready to
-    serve on `host`. A stack started before is stopped first. -> StackStarted."""
+    serve on `host`. A stack started before is stopped first. -> StackStarted.
+
+    With `service_env`, the services run on a host of their own (StartServices there): the
+    stack gets their addresses and credentials from it and this agent starts none."""
 
     stack: str  # the stack's folder (a variant's base stack)
     name: str  # the planned stack's name (the stack, or a variant): its run directory
@@ -65,6 +68,19 @@ class StartStack(Request, frozen=True, tag="start-stack"):
     workloads: tuple[str, ...]
     params: dict[str, str] = {}  # overrides of the manifest's defaults
     host: str = "127.0.0.1"  # the address the stack listens on: this host's own address
+    service_env: dict[str, str] | None = None
+
+
+class StartServices(Request, frozen=True, tag="start-services"):
+    """Start the data services `workloads` need on this host (if not running yet; the seed
+    data of those running is restored), listening on `host`, this host's own address, and
+    letting MariaDB logins in from `clients` (the server host's address) only.
+    -> ServicesStarted."""
+
+    cpus: Cpus
+    workloads: tuple[str, ...]
+    host: str
+    clients: tuple[str, ...]
 
 
 class Verify(Request, frozen=True, tag="verify"):
@@ -121,8 +137,8 @@ class Bye(Request, frozen=True, tag="bye"):
     """Stop everything, remove the run directory (unless --keep), exit. -> Ok."""
 
 
-AnyRequest = (Hello | Clock | StartStack | Verify | Exits | MonitorStart | MonitorStop | WarmUp
-              | RunLoad | StopLoad | StopStack | Heartbeat | Bye)
+AnyRequest = (Hello | Clock | StartStack | StartServices | Verify | Exits | MonitorStart
+              | MonitorStop | WarmUp | RunLoad | StopLoad | StopStack | Heartbeat | Bye)
 
 
 class Reply(Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True):
@@ -150,6 +166,11 @@ class StackStarted(Reply, frozen=True, tag="stack-started"):
     server_roles: dict[str, int]  # the stack's processes: role -> root pid
     service_roles: dict[str, int]  # the data services: name -> root pid
     params: dict[str, str]  # every parameter as the stack resolved it (StackInstance)
+
+
+class ServicesStarted(Reply, frozen=True, tag="services-started"):
+    env: dict[str, str]  # their TCP addresses and credentials, for the stack's environment
+    roles: dict[str, int]  # service name -> root pid
 
 
 class Verified(Reply, frozen=True, tag="verified"):
@@ -184,8 +205,8 @@ class Error(Reply, frozen=True, tag="error"):
     message: str
 
 
-AnyReply = (Ok | AgentInfo | ClockReading | StackStarted | Verified | Exited | Usage | LoadDone
-            | Error)
+AnyReply = (Ok | AgentInfo | ClockReading | StackStarted | ServicesStarted | Verified | Exited
+            | Usage | LoadDone | Error)
 
 
 class _IdOnly(Struct):

@@ -106,8 +106,12 @@ def cores_per_role(settings: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         return (("placement", NOT_RECORDED),)
     names = {"server": "stack (server)", "loader": "load generator", "services": "data services"}
     server_host, loader_hosts = placement.get("server_host"), placement.get("loader_hosts")
+    services_host = placement.get("services_host") or server_host
+    open_memcached = (", memcached on its network address without authentication "
+                      "(memcached_on_network)" if placement.get("memcached_on_network") else "")
     where = {"server": f" on host {server_host}" if server_host else "",
-             "services": f" on host {server_host}" if server_host else "",
+             "services": (f" on host {services_host}{open_memcached}" if services_host
+                          else ""),
              "loader": (f" on each of hosts {', '.join(map(str, loader_hosts))}"
                         if loader_hosts else "")}
     return tuple((names.get(str(role), str(role)), cpu_list(cpus) + where.get(str(role), ""))

@@ -4,7 +4,10 @@ Each service runs as a real server in its own session (process group), with its 
 in a log file inside the service's run directory, so stopping it never touches another
 process and nothing of it survives its owner. When stackbench is root, every server runs as
 the unprivileged stack user (lab/privilege.py), which owns the service directory and nothing
-else; every service listens on loopback only.
+else. Every service listens on loopback only, unless a multi-host run places the services on
+a host of their own: then on that host's address (`ServiceLaunch.bind`), open to the server
+host's address only where the service has accounts (MariaDB), behind a per-start password
+(Redis), and — memcached has neither — only when the suite says so (config/placement.py).
 """
 
 from __future__ import annotations
@@ -71,6 +74,10 @@ class ServiceLaunch:
     cpus: frozenset[int] | None
     start_timeout_s: float
     run_as: RunAs | None
+    # The address the server listens on (loopback, or a services host's own address) and the
+    # addresses of the other hosts allowed to log in (MariaDB's accounts; IP literals).
+    bind: str = HOST
+    clients: tuple[str, ...] = ()
 
     def environment(self) -> dict[str, str]:
         """Our environment, with HOME and TMPDIR in the service dir when run as the stack user."""
@@ -97,12 +104,12 @@ class ServiceLaunch:
         return short_dir / name
 
 
-def ensure_port_free(kind: ServiceKind, port: int) -> None:
+def ensure_port_free(kind: ServiceKind, port: int, bind: str = HOST) -> None:
     """Fail early and clearly instead of letting the server die with a bind error."""
     # No SO_REUSEADDR in port_in_use: a port held by anyone, listening or not, counts.
-    if port_in_use(HOST, port):
+    if port_in_use(bind, port):
         raise ServiceError(
-            f"{kind.value}: port {port} on {HOST} is already in use; "
+            f"{kind.value}: port {port} on {bind} is already in use; "
             "choose another port or stop whatever holds it"
         )
 

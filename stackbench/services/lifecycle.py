@@ -14,7 +14,7 @@ from stackbench.errors import ServiceError
 from stackbench.lab import fs
 from stackbench.lab.privilege import RunAs, can_enter, stack_user
 from stackbench.lab.procs import free_port
-from stackbench.services.base import ServiceKind, ServiceLaunch, ensure_port_free
+from stackbench.services.base import HOST, ServiceKind, ServiceLaunch, ensure_port_free
 from stackbench.services.mariadb import connect as connect_mariadb
 from stackbench.services.mariadb import start_mariadb
 from stackbench.services.memcached import start_memcached
@@ -40,15 +40,20 @@ def start_service(
     cpus: frozenset[int] | None = None,
     port: int | None = None,
     start_timeout_s: float = 60,
+    bind: str = HOST,
+    clients: tuple[str, ...] = (),
 ) -> RunningService:
-    """Start one service in run_dir/<kind>, seeded and ready, or raise ServiceError."""
+    """Start one service in run_dir/<kind>, seeded and ready, or raise ServiceError. It
+    listens on `bind` (loopback unless a services host's own address); `clients` are the
+    other addresses MariaDB lets log in."""
     run_as = stack_user()
     service_dir = _fresh_service_dir(Path(run_dir), kind, run_as)
     if port is None:
-        port = free_port()
+        port = free_port(bind)
     else:
-        ensure_port_free(kind, port)
-    return _STARTERS[kind](ServiceLaunch(kind, service_dir, port, cpus, start_timeout_s, run_as))
+        ensure_port_free(kind, port, bind)
+    return _STARTERS[kind](ServiceLaunch(kind, service_dir, port, cpus, start_timeout_s, run_as,
+                                         bind, clients))
 
 
 def service_dir_for(run_dir: Path, kind: ServiceKind) -> Path:
@@ -93,9 +98,12 @@ def reset_data(services: Iterable[RunningService]) -> None:
 class ServiceSet:
     """Several services sharing a run dir; all stopped on exit, even after an error."""
 
-    def __init__(self, run_dir: Path, cpus: frozenset[int] | None = None) -> None:
+    def __init__(self, run_dir: Path, cpus: frozenset[int] | None = None, bind: str = HOST,
+                 clients: tuple[str, ...] = ()) -> None:
         self._run_dir = Path(run_dir)
         self._cpus = cpus
+        self._bind = bind
+        self._clients = clients
         self._running: dict[ServiceKind, RunningService] = {}
         self._started: list[ServiceKind] = []  # every start attempt, kept after stop_all
 
@@ -109,7 +117,8 @@ class ServiceSet:
             if kind in wanted and kind not in self._running:
                 if kind not in self._started:
                     self._started.append(kind)
-                self._running[kind] = start_service(kind, self._run_dir, self._cpus)
+                self._running[kind] = start_service(kind, self._run_dir, self._cpus,
+                                                    bind=self._bind, clients=self._clients)
 
     def logs(self) -> dict[str, Path]:
         """Log name -> file for every service started (also after stop_all or a failed start):

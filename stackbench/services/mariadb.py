@@ -7,6 +7,10 @@ Locked down for the time a run lasts: mariadbd runs as the stack user and listen
 127.0.0.1 only; once the `stackbench` account (privileges on its own database only, a random
 password per start) is created and the data seeded, every other account is removed and
 root@localhost, the one setup used, gets a random unstored password and is locked.
+
+On a services host of its own (multi-host runs) it listens on that host's address instead, and
+the `stackbench` account exists for that address (the agent restoring the seed) and for the
+server host's address only: a login from anywhere else is refused whatever the password.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ INSTALL_TIMEOUT_S = 180.0
 MAX_CONNECTIONS = 1000
 # The stacks connect over TCP to 127.0.0.1 (the server listens there only); "localhost" is
 # the unix socket in the service dir.
-_USER_HOSTS = ("localhost", "127.0.0.1")
+_LOOPBACK_USER_HOSTS = ("localhost", HOST)
 # Setup connects as root@localhost over the socket; this account is locked, not dropped.
 _SETUP_ACCOUNT = ("root", "localhost")
 # The definer of MariaDB's system views (mysql.user ...): locked by the installer, kept.
@@ -54,18 +58,19 @@ def start_mariadb(launch: ServiceLaunch) -> RunningService:
     socket_path = launch.socket_path("mariadbd.sock", temp_dirs)
     log_path = run_dir / "mariadb.log"
     _install_data_dir(data_dir, launch)
-    command = _server_command(data_dir, socket_path, launch.port, run_dir)
+    command = _server_command(data_dir, socket_path, launch.bind, launch.port, run_dir)
     process = launch.spawn(command, log_path)
     password = secrets.token_urlsafe(18)
-    endpoint = _endpoint(launch.port, socket_path, password)
+    endpoint = _endpoint(launch.bind, launch.port, socket_path, password)
+    hosts = user_hosts(launch.bind, launch.clients)
     try:
         version = wait_until_ready(
             ServiceKind.MARIADB, process, command, log_path,
             lambda: _root_query(socket_path, "SELECT VERSION()"),
             _bind_failed, launch.port, launch.start_timeout_s,
         )
-        _create_user_and_seed(socket_path, password)
-        _lock_down(socket_path)
+        _create_user_and_seed(socket_path, password, hosts)
+        _lock_down(socket_path, hosts)
     except BaseException:
         RunningService(endpoint, process, log_path, "", STOP_GRACE_S, tuple(temp_dirs)).stop()
         raise
@@ -107,14 +112,15 @@ def _install_failure(command: list[str], install_log: Path, reason: str) -> Serv
     )
 
 
-def _server_command(data_dir: Path, socket_path: Path, port: int, run_dir: Path) -> list[str]:
+def _server_command(data_dir: Path, socket_path: Path, bind: str, port: int, run_dir: Path
+                    ) -> list[str]:
     command = [
         find_command("mariadbd", ServiceKind.MARIADB),
         "--no-defaults",
         f"--datadir={data_dir}",
         f"--socket={socket_path}",
         f"--port={port}",
-        f"--bind-address={HOST}",
+        f"--bind-address={bind}",
         f"--pid-file={run_dir / 'mariadbd.pid'}",
         f"--tmpdir={run_dir}",
         "--skip-name-resolve",
@@ -140,13 +146,21 @@ def _root_query(socket_path: Path, sql: str) -> str:
         return str(cursor.fetchone()[0])
 
 
-def _create_user_and_seed(socket_path: Path, password: str) -> None:
+def user_hosts(bind: str, clients: tuple[str, ...]) -> tuple[str, ...]:
+    """The host parts of the `stackbench` account: the socket, the address the server listens
+    on and the client hosts allowed in (IP literals: the server runs --skip-name-resolve)."""
+    if bind == HOST:
+        return (*_LOOPBACK_USER_HOSTS, *(c for c in clients if c != HOST))
+    return tuple(dict.fromkeys(("localhost", bind, *clients)))
+
+
+def _create_user_and_seed(socket_path: Path, password: str, hosts: tuple[str, ...]) -> None:
     connection = pymysql.connect(unix_socket=str(socket_path), user="root", password="",
                                  charset="utf8mb4", autocommit=True)
     with connection, connection.cursor() as cursor:
         for statement in database_statements():
             cursor.execute(statement)
-        for host in _USER_HOSTS:
+        for host in hosts:
             cursor.execute("CREATE USER %s@%s IDENTIFIED BY %s", (DB_USER, host, password))
             # On its own database only (reset_data drops and recreates the tables there).
             cursor.execute(f"GRANT ALL PRIVILEGES ON `{DATABASE}`.* TO %s@%s", (DB_USER, host))
@@ -154,13 +168,14 @@ def _create_user_and_seed(socket_path: Path, password: str) -> None:
             cursor.execute(statement)
 
 
-def accounts_to_remove(accounts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def accounts_to_remove(accounts: list[tuple[str, str]],
+                       hosts: tuple[str, ...] = _LOOPBACK_USER_HOSTS) -> list[tuple[str, str]]:
     """Every account but ours, the setup account (locked instead) and the system definer."""
-    keep = {(DB_USER, host) for host in _USER_HOSTS} | _SYSTEM_ACCOUNTS | {_SETUP_ACCOUNT}
+    keep = {(DB_USER, host) for host in hosts} | _SYSTEM_ACCOUNTS | {_SETUP_ACCOUNT}
     return [account for account in accounts if account not in keep]
 
 
-def _lock_down(socket_path: Path) -> None:
+def _lock_down(socket_path: Path, hosts: tuple[str, ...]) -> None:
     """Remove root@127.0.0.1, root@::1, root@<host name>, the installer's OS-user and
     anonymous accounts; lock root@localhost with a password nobody knows."""
     connection = pymysql.connect(unix_socket=str(socket_path), user="root", password="",
@@ -168,22 +183,22 @@ def _lock_down(socket_path: Path) -> None:
     with connection, connection.cursor() as cursor:
         cursor.execute("SELECT User, Host FROM mysql.global_priv")
         accounts = [(str(user), str(host)) for user, host in cursor.fetchall()]
-        for user, host in accounts_to_remove(accounts):
+        for user, host in accounts_to_remove(accounts, hosts):
             cursor.execute("DROP USER %s@%s", (user, host))
         cursor.execute("ALTER USER %s@%s IDENTIFIED BY %s ACCOUNT LOCK",
                        (*_SETUP_ACCOUNT, secrets.token_urlsafe(24)))
 
 
-def _endpoint(port: int, socket_path: Path, password: str) -> ServiceEndpoint:
+def _endpoint(host: str, port: int, socket_path: Path, password: str) -> ServiceEndpoint:
     env = {
-        "DB_HOST": HOST,
+        "DB_HOST": host,
         "DB_PORT": str(port),
         "DB_SOCKET": str(socket_path),
         "DB_USER": DB_USER,
         "DB_PASSWORD": password,
         "DB_NAME": DATABASE,
     }
-    return ServiceEndpoint(ServiceKind.MARIADB, HOST, port, socket_path, env)
+    return ServiceEndpoint(ServiceKind.MARIADB, host, port, socket_path, env)
 
 
 def connect(endpoint: ServiceEndpoint) -> pymysql.connections.Connection:

@@ -57,6 +57,8 @@ class PlacementSettings(Record, frozen=True, kw_only=True):
     # Multi-host runs only (defaults: this machine): the hosts of [placement].
     server_host: str | None = None
     loader_hosts: tuple[str, ...] = ()
+    services_host: str | None = None  # the data services' host, when not the server's
+    memcached_on_network: bool = False  # memcached on that host's address, unauthenticated
 
 
 class RunSettings(Record, frozen=True, kw_only=True):

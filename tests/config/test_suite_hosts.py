@@ -98,3 +98,37 @@ def test_bad_placements_are_refused_when_parsed(tmp_path, change, message):
 def test_remote_cores_are_not_checked_against_this_machine(tmp_path):
     text = SUITE.replace('server_cpus = "0"', 'server_cpus = "63"') + HOSTS
     assert parse_suite(write(tmp_path, text)).placement.server == frozenset({63})
+
+
+SERVICES_APART = SUITE.replace('loader_hosts = ["h2", "h3"]',
+                               'loader_hosts = ["h2"]\nservices_host = "h3"')
+
+
+def test_services_on_a_host_of_their_own(tmp_path):
+    text = SERVICES_APART.replace('workloads = ["hello"]', 'workloads = ["mysql-row"]')
+    p = parse_suite(write(tmp_path, text + HOSTS)).placement
+    assert p.services_apart and p.hosts() == ("h1", "h3", "h2")
+    same = parse_suite(write(tmp_path, SERVICES_APART.replace('"h3"', '"h1"') + HOSTS))
+    assert not same.placement.services_apart  # with the server: as without the key
+
+
+@pytest.mark.parametrize("change, message", [
+    (('server_host = "h1"\n', ""), r"services_host: services on another host are reached over "
+                                   "the network by a server on another host; set server_host"),
+    (('workloads = ["hello"]', 'workloads = ["memcache-get", "redis-get"]'),
+     r'services_host = "h3" would put memcached \(for memcache-get\) on that host\'s network '
+     r"address, and memcached has no authentication.*memcached_on_network = true"),
+    (('services_host = "h3"', 'services_host = "h1"\nmemcached_on_network = true'),
+     r"memcached_on_network: only means something with the services on a host of their own"),
+])
+def test_services_apart_refused_when_unsafe_or_meaningless(tmp_path, change, message):
+    text = SERVICES_APART.replace('loader_hosts = ["h2"]\n', "") if "server_host" in change[0] \
+        else SERVICES_APART
+    with pytest.raises(InputError, match=message):
+        parse_suite(write(tmp_path, text.replace(*change) + HOSTS))
+
+
+def test_memcached_on_the_network_when_the_suite_accepts_it(tmp_path):
+    text = SERVICES_APART.replace('workloads = ["hello"]', 'workloads = ["memcache-get"]')
+    text = text.replace('services_host = "h3"', 'services_host = "h3"\nmemcached_on_network = true')
+    assert parse_suite(write(tmp_path, text + HOSTS)).placement.memcached_on_network

@@ -8,6 +8,7 @@ clock offset injected into one host is measured and corrected; the results have 
 the same suite run on one machine.
 """
 
+import json
 import os
 import re
 import shutil
@@ -19,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
+import pymysql
 import pytest
 from hdrh.histogram import HdrHistogram
 
@@ -26,8 +28,11 @@ from stackbench.config.hosts import HostsFile, parse_hosts_file
 from stackbench.config.paths import REPO_ROOT
 from stackbench.config.plan import build_plan
 from stackbench.config.suite import parse_suite, resolve_hosts
+from stackbench.engine.hosts import open_hosts
 from stackbench.engine.runner import Runner
+from stackbench.errors import ServiceError
 from stackbench.lab.inventory import load_inventory
+from stackbench.services.resp import redis_command
 from stackbench.store.store import Store
 from tests.testhosts import HOSTS_FILE, NEEDS_TEST_HOSTS, STATE, run_testhosts
 
@@ -224,3 +229,59 @@ def test_a_link_cut_mid_level_fails_that_level_and_leaves_nothing_behind(hosts, 
     assert code == 3, text[-3000:]  # the set-up failed, not the stack under test
     # the agent on h2 heard nothing for its heartbeat time and stopped its loader itself
     assert wait_until_clean(30) == {}
+
+
+SERVICES_SUITE = SUITE.replace('workloads = ["hello"]', 'workloads = ["mysql-row", "redis-get"]') \
+    .replace('loader_hosts = ["h2", "h3"]', 'loader_hosts = ["h2"]\nservices_host = "h3"')
+
+
+def test_services_on_their_own_host_serve_the_server_host(hosts, tmp_path):
+    """MariaDB and Redis on h3, the stack on h1 reaching them over the bridge, the loader on
+    h2: each level records the services' host and their CPU there."""
+    path = tmp_path / "services.toml"
+    path.write_text(SERVICES_SUITE.format(hosts=HOSTS_FILE, duration=3, loader="1")
+                    .replace("[4, 20]", "[4]"))
+    out = tmp_path / "out"
+    done = stackbench("run", str(path), "--out", str(out))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    said = " ".join(done.stdout.split())
+    assert "data services on host h3 (10.231.0.13), reached over the network by h1 only" in said
+    data = Store(out / "stackbench.sqlite").load_run(1)
+    assert data.run.settings.placement.services_host == "h3"
+    assert [c.status for c in data.cases] == ["ok", "ok"]
+    for level in data.levels:
+        assert level.status == "ok" and level.completed > 0
+        assert level.hosts["server"] == "h1"
+        service = "mariadb" if level.hosts.get("mariadb") else "redis"
+        assert level.hosts[service] == "h3" and service in level.usage
+    assert "data services | 0 on host h3" in (out / "run-1" / "summary.md").read_text()
+    assert wait_until_clean(15) == {}
+
+
+def test_services_on_their_own_host_let_in_the_server_host_only(hosts):
+    """The services host's MariaDB takes the stack's login from h1's address and refuses the
+    same login, right password and all, from anywhere else (here: the controller's address);
+    its Redis answers nobody without the per-start password."""
+    with open_hosts(hosts, ["h3"]) as remote:
+        started = remote["h3"].client.start_services(
+            ["mysql-row", "redis-get"], cpus=frozenset({0}), host="10.231.0.13",
+            clients=("10.231.0.11",))
+        env = started.env
+        assert env["DB_HOST"] == env["REDIS_HOST"] == "10.231.0.13"
+        login = {"host": env["DB_HOST"], "port": int(env["DB_PORT"]), "user": env["DB_USER"],
+                 "password": env["DB_PASSWORD"], "database": env["DB_NAME"],
+                 "connect_timeout": 5}
+        with pytest.raises(pymysql.err.OperationalError) as refused:
+            pymysql.connect(**login)  # from 10.231.0.1: not an allowed host
+        assert refused.value.args[0] in (1045, 1130), refused.value
+        with pytest.raises(ServiceError, match="NOAUTH"):
+            redis_command(env["REDIS_HOST"], int(env["REDIS_PORT"]), "GET", "x")
+        from_h1 = subprocess.run(
+            ["ip", "netns", "exec", "sbh1", sys.executable, "-c",
+             "import json, os, pymysql; c = pymysql.connect(**json.loads(os.environ['LOGIN']));"
+             " cur = c.cursor(); cur.execute('SELECT COUNT(*) FROM World');"
+             " print(cur.fetchone()[0])"],
+            env={**os.environ, "LOGIN": json.dumps(login)}, capture_output=True, text=True,
+            timeout=60, check=False)
+        assert from_h1.returncode == 0 and int(from_h1.stdout) > 0, from_h1.stderr
+    assert wait_until_clean(15) == {}

@@ -34,7 +34,9 @@ class FakeServiceSet:
 
     instances: list["FakeServiceSet"] = []
 
-    def __init__(self, run_dir: Path, cpus: frozenset[int]) -> None:
+    def __init__(self, run_dir: Path, cpus: frozenset[int], bind: str = "127.0.0.1",
+                 clients: tuple[str, ...] = ()) -> None:
+        self.bind, self.clients = bind, clients
         self.started: list[ServiceKind] = []
         self.stops = 0
         self.fail_stop = False

@@ -136,6 +136,16 @@ def test_requests_the_agent_must_refuse_leave_it_serving(start_agent):
     with pytest.raises(InputError, match="not an IPv4 address"):
         host.start_stack("refserver", server_cpus=SERVER, services_cpus=SERVER,
                          workloads=["hello"], host="0.0.0.0; rm -rf /")
+    with pytest.raises(InputError, match="service_env key 'LD_PRELOAD' is not one of"):
+        host.start_stack("refserver", server_cpus=SERVER, services_cpus=SERVER,
+                         workloads=["hello"], service_env={"LD_PRELOAD": "/tmp/x.so"})
+    with pytest.raises(InputError, match="service_env DB_HOST has characters"):
+        host.start_stack("refserver", server_cpus=SERVER, services_cpus=SERVER,
+                         workloads=["hello"], service_env={"DB_HOST": "$(reboot)"})
+    with pytest.raises(InputError, match="start-services: clients: '%' is not an IPv4"):
+        host.start_services(["mysql-row"], cpus=SERVER, host="127.0.0.1", clients=["%"])
+    with pytest.raises(InputError, match="start-services: unknown workload"):
+        host.start_services(["nope"], cpus=SERVER, host="127.0.0.1", clients=[])
     with pytest.raises(InputError, match="monitor does not run"):
         host.monitor_stop()
     assert host.hello().version == __version__

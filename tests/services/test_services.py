@@ -16,7 +16,7 @@ from stackbench.lab.privilege import stack_user
 from stackbench.lab.procs import tree
 from stackbench.services import RunningService, ServiceKind, ServiceSet, reset_data, start_service
 from stackbench.services.lifecycle import MARKER
-from stackbench.services.mariadb import accounts_to_remove
+from stackbench.services.mariadb import accounts_to_remove, user_hosts
 from stackbench.services.resp import memcached_get, memcached_set, redis_command
 from stackbench.services.seed import FORTUNES, SEED_SQL_PATH, report_rows, seed_sql, world_rows
 
@@ -298,6 +298,17 @@ def test_lockdown_removes_every_account_but_ours() -> None:
     assert accounts_to_remove(after_install) == [
         ("root", "127.0.0.1"), ("root", "::1"), ("", "localhost"), ("root", "vm"),
         ("mysql", "localhost"), ("root", "%"), ("stackbench", "%")]
+
+
+def test_the_account_exists_for_the_socket_and_the_hosts_let_in_only() -> None:
+    assert user_hosts("127.0.0.1", ()) == ("localhost", "127.0.0.1")
+    # On a services host of its own: its address (the agent restoring the seed) and the
+    # server host's, never a wildcard.
+    assert user_hosts("10.0.0.3", ("10.0.0.1",)) == ("localhost", "10.0.0.3", "10.0.0.1")
+    hosts = user_hosts("10.0.0.3", ("10.0.0.1",))
+    found = [("stackbench", "10.0.0.1"), ("stackbench", "127.0.0.1"), ("stackbench", "%")]
+    assert accounts_to_remove(found, hosts) == [("stackbench", "127.0.0.1"),
+                                                ("stackbench", "%")]
 
 
 @pytest.mark.integration
