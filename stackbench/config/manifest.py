@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-from msgspec import Meta, Struct
+from msgspec import Meta, Struct, structs
 
 from stackbench.config.names import check_name, is_name
 from stackbench.config.toml import convert, location, read_toml
@@ -51,6 +51,7 @@ _INT = re.compile(r"-?[0-9]{1,10}")  # ASCII digits only
 _SIZE = re.compile(r"([0-9]{1,12})([KMGkmg]?)")
 _SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 BoundedInt = Annotated[int, Meta(ge=-MAX_INT_PARAM, le=MAX_INT_PARAM)]
+MAX_PORTS = 16  # extra loopback ports per stack; one is what a proxy in front of an app needs
 
 
 def has_template(text: str) -> bool:
@@ -247,7 +248,14 @@ class Process(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     role: NonEmptyText
     command: Command
     ready_unix: str | None = None
-    ready_tcp: str | None = None
+    ready_tcp: str | None = None  # "PORT" on the stack's host, or "HOST:PORT"
+    # Started only when every parameter named here resolves to one of its values: how a stack
+    # runs a process one way or another (Node on a unix socket or on a TCP port), since
+    # templates have no conditions. Values are in canonical form once parsed.
+    when: dict[str, Annotated[tuple[str, ...], Meta(min_length=1)]] = {}
+
+    def starts_with(self, params: Mapping[str, str]) -> bool:
+        return all(params.get(name) in values for name, values in self.when.items())
 
 
 class Ready(Struct, frozen=True, forbid_unknown_fields=True):
@@ -288,6 +296,7 @@ class _ManifestFile(Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tru
     ready: Ready = Ready()
     script: _Script | None = None
     warmup: Warmup | None = None
+    ports: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -306,6 +315,10 @@ class Manifest:
     ready: Ready
     script: tuple[str, ...] | None
     warmup: Warmup | None = None
+    # Extra free TCP ports on 127.0.0.1 stackbench picks at each start besides {{port}}, for a
+    # process only the stack's own processes reach (nginx -> Node): template variables {{NAME}}
+    # and environment variables NAME uppercased.
+    ports: tuple[str, ...] = ()
 
     @property
     def stack_dir(self) -> Path:
@@ -366,6 +379,7 @@ def parse_manifest(path: Path) -> Manifest:
         if not req.commands and not req.check:
             raise InputError(f"{path}: [[requires]] #{i + 1} ('{req.name}'): needs 'commands' "
                              "or 'check'")
+    params = tuple(_param(path, name, table) for name, table in raw.params.items())
     return Manifest(
         name=raw.name,
         path=path,
@@ -374,14 +388,53 @@ def parse_manifest(path: Path) -> Manifest:
         io_model=raw.io_model,
         workloads=raw.workloads,
         requires=raw.requires,
-        params=tuple(_param(path, name, table) for name, table in raw.params.items()),
+        params=params,
         build=raw.build,
         templates=raw.template,
-        processes=raw.process,
+        processes=tuple(_process(path, i, proc, params) for i, proc in enumerate(raw.process)),
         ready=raw.ready,
         script=None if raw.script is None else raw.script.command,
         warmup=_warmup(path, raw),
+        ports=_ports(path, raw.ports, params),
     )
+
+
+def _ports(path: Path, names: tuple[str, ...], params: tuple[Param, ...]) -> tuple[str, ...]:
+    """The extra port names: variable names that clash with nothing stackbench or the stack
+    already defines, ending in _port so the variables say what they hold."""
+    taken = {p.name for p in params}
+    if len(names) > MAX_PORTS:
+        raise InputError(f"{path}: key 'ports': {len(names)} names; a stack may ask for at "
+                         f"most {MAX_PORTS} extra ports")
+    for i, name in enumerate(names):
+        where = f"{path}: key 'ports' #{i + 1} ({name!r})"
+        if not PARAM_NAME.fullmatch(name) or not name.endswith("_port"):
+            raise InputError(f"{where}: a port name is lowercase letters, digits and '_', "
+                             "starting with a letter and ending in '_port' (e.g. 'app_port')")
+        if name in RESERVED_PARAM_NAMES or name in taken:
+            what = "a variable stackbench sets" if name in RESERVED_PARAM_NAMES else \
+                "a parameter of this stack"
+            raise InputError(f"{where}: the name is already {what}; choose another")
+        if name in names[:i]:
+            raise InputError(f"{where}: listed twice")
+    return names
+
+
+def _process(path: Path, index: int, proc: Process, params: tuple[Param, ...]) -> Process:
+    """The process with its `when` values checked against the parameters' types and written
+    in canonical form (a bool as on/off), as resolved parameters are."""
+    if not proc.when:
+        return proc
+    by_name = {p.name: p for p in params}
+    where = f"{path}: [[process]] #{index + 1} ('{proc.role}') key"
+    when = {}
+    for name, values in proc.when.items():
+        param = by_name.get(name)
+        if param is None:
+            raise InputError(f"{where} 'when': {name!r} is not a parameter of this stack "
+                             f"(parameters: {', '.join(by_name) or 'none'})")
+        when[name] = tuple(param.check(v, f"{where} 'when.{name}'") for v in values)
+    return structs.replace(proc, when=when)
 
 
 def _warmup(path: Path, raw: _ManifestFile) -> Warmup | None:

@@ -9,6 +9,7 @@ unprivileged stack user (privilege.py); the run directory is created for that us
 run's scratch directory) and is resolved and checked before anything is removed or created.
 """
 
+import ipaddress
 import os
 import subprocess
 import time
@@ -27,6 +28,7 @@ from stackbench.lab.privilege import RunAs, can_enter, server_environment, stack
 from stackbench.lab.procs import (
     exit_status,
     free_port,
+    free_ports,
     spawn,
     stop,
     tail,
@@ -38,6 +40,9 @@ from stackbench.verify.httpget import get
 
 # Marks a run dir stackbench made, so a later start may empty it without risking user data.
 RUN_DIR_MARKER = ".stackbench-run"
+# Where a manifest's extra `ports` are: only the stack's own processes reach them (nginx ->
+# Node), so they stay on loopback even when the stack listens on a host's address.
+LOOPBACK = "127.0.0.1"
 
 
 @dataclass(frozen=True)
@@ -101,11 +106,15 @@ def planned_params(plan: Plan, inventory: Mapping[str, StackEntry]) -> tuple[Pla
     return tuple(out)
 
 
-def variables_for(cfg: StackConfig, port: int) -> dict[str, str]:
+def variables_for(cfg: StackConfig, port: int,
+                  extra_ports: Mapping[str, int] | None = None) -> dict[str, str]:
+    """Every template variable of a start on `port`; `extra_ports` gives the manifest's
+    `ports` by name (a name missing here is an unknown variable when rendered)."""
     m = cfg.manifest
     base = {
         "host": cfg.host,
         "port": str(port),
+        **{name: str(number) for name, number in (extra_ports or {}).items()},
         "run_dir": str(cfg.run_dir),
         "stack_dir": str(m.stack_dir),
         "stacks_dir": str(STACKS_DIR),
@@ -130,10 +139,30 @@ def environment_for(variables: Mapping[str, str], cfg: StackConfig) -> dict[str,
         "BUILD_DIR": variables["build_dir"],
     })
     env.update(cfg.service_env)
-    for p in cfg.manifest.params:
-        env[p.name.upper()] = variables[p.name]
+    for name in (*cfg.manifest.ports, *(p.name for p in cfg.manifest.params)):
+        env[name.upper()] = variables[name]
     env.setdefault("WORKERS", variables["server_core_count"])
     return env
+
+
+def tcp_address(text: str, default_host: str, where: str) -> tuple[str, int]:
+    """A rendered `ready_tcp`: "PORT" (on `default_host`, the stack's) or "HOST:PORT", HOST
+    an IP address ("[::1]:PORT" for IPv6)."""
+    host_text, colon, port_text = text.rpartition(":")
+    host = host_text.removeprefix("[").removesuffix("]") if colon else default_host
+    port = int(port_text) if port_text.isascii() and port_text.isdigit() else 0
+    if not 1 <= port <= 65535 or (colon and not _is_ip_address(host)):
+        raise InputError(f"{where}: {text!r} is not a port (1..65535) or an IP address and a "
+                         "port like 127.0.0.1:8080")
+    return host, port
+
+
+def _is_ip_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 class StackInstance:
@@ -143,7 +172,10 @@ class StackInstance:
         fs.checked(cfg.run_dir, self.run_root, "use")  # refuse a traversing name at once
         self.run_as: RunAs | None = stack_user()
         self.port = cfg.port or free_port(cfg.host)
-        self.variables = variables_for(cfg, self.port)
+        self.extra_ports = dict(zip(cfg.manifest.ports,
+                                    free_ports(len(cfg.manifest.ports), LOOPBACK, {self.port}),
+                                    strict=True))
+        self.variables = variables_for(cfg, self.port, self.extra_ports)
         # Builds run as the invoking user, with its HOME (npm, Maven, Go and Cargo caches).
         self.build_env = environment_for(self.variables, cfg)
         self.env = server_environment(self.build_env, self.run_as, cfg.run_dir)
@@ -166,6 +198,14 @@ class StackInstance:
         """The stack's JIT warm-up as it started (None: no JIT, or its JIT is off)."""
         warmup = self.cfg.manifest.warmup
         return warmup if warmup is not None and warmup.applies(self.variables) else None
+
+    def chosen_processes(self) -> tuple[Process, ...]:
+        """The [[process]] entries this start runs: those whose `when` the parameters meet."""
+        chosen = tuple(p for p in self.cfg.manifest.processes if p.starts_with(self.variables))
+        if not chosen:
+            raise InputError(f"{self.cfg.manifest.path}: no [[process]] starts with the "
+                             f"parameters {self.params_in_force()}; check the 'when' keys")
+        return chosen
 
     def roles(self) -> dict[str, int]:
         """Role name -> root pid, for the monitor."""
@@ -226,7 +266,7 @@ class StackInstance:
             wanted.append(Path(v["build_dir"]))
         # What each [[process]] executes (build tools such as cargo are not needed by it).
         where = f"{self.cfg.manifest.path} [[process]]"
-        programs = {render(proc.command[0], v, where) for proc in self.cfg.manifest.processes}
+        programs = {render(proc.command[0], v, where) for proc in self.chosen_processes()}
         missing = unreadable(self.run_as, wanted,
                              sorted(Path(p) for p in programs if os.path.isabs(p)))
         if missing:
@@ -238,11 +278,12 @@ class StackInstance:
 
     def start(self) -> None:
         m = self.cfg.manifest
+        chosen = self.chosen_processes()
         self.prepare_run_dir()
         self._render_templates()
         self._check_stack_user_can_read()
         deadline = time.monotonic() + m.ready.timeout_s
-        for proc in m.processes:
+        for proc in chosen:
             where = f"{m.path} [[process]] {proc.role}"
             command = [render(arg, self.variables, where) for arg in proc.command]
             try:
@@ -284,10 +325,11 @@ class StackInstance:
                 self._check_alive()
                 raise self._fail(f"{proc.role} did not open {path} in time")
         if proc.ready_tcp:
-            port = int(render(proc.ready_tcp, self.variables, where))
-            if not wait_for_tcp(self.cfg.host, port, deadline):
+            host, port = tcp_address(render(proc.ready_tcp, self.variables, where),
+                                     self.cfg.host, f"{where} key 'ready_tcp'")
+            if not wait_for_tcp(host, port, deadline):
                 self._check_alive()
-                raise self._fail(f"{proc.role} did not listen on port {port} in time")
+                raise self._fail(f"{proc.role} did not listen on {host} port {port} in time")
 
     def _wait_http_ready(self, deadline: float) -> None:
         path = self.cfg.manifest.ready.path

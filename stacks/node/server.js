@@ -4,6 +4,7 @@
 //   node server.js                          one process on HOST:PORT (stack "node")
 //   node server.js --cluster-workers N      cluster primary + N workers (stack "node-cluster")
 //   node server.js --listen-socket PATH     listen on a unix socket (stack "node-nginx")
+//   node server.js --host H --port N        listen on H:N, not HOST:PORT ("node-nginx", tcp)
 const cluster = require('cluster');
 const fs = require('fs');
 const { createApp } = require('./lib/app');

@@ -184,3 +184,75 @@ def test_jit_stacks_declare_a_warmup_and_php_skips_it_with_the_jit_off():
     php = manifests["php-fpm-nginx"].warmup
     assert php is not None and php.applies({"opcache_jit": "tracing"})
     assert not php.applies({"opcache_jit": "off"}) and not php.applies({"opcache_jit": "disable"})
+
+
+ALTERNATIVES = GOOD.replace('workloads = ["hello"]',
+                            'workloads = ["hello"]\nports = ["side_port"]') + """
+[[process]]
+role = "side"
+when = { mode = ["safe"], verbose = ["yes", "false"] }
+command = ["{{cmd.python}}", "{{side_port}}"]
+ready_tcp = "127.0.0.1:{{side_port}}"
+"""
+
+
+def test_extra_ports_and_alternative_processes_parse(tmp_path):
+    m = parse_manifest(write(tmp_path, ALTERNATIVES))
+    assert m.ports == ("side_port",)
+    server, side = m.processes
+    assert server.when == {}
+    # Written as the resolved parameters are: a bool as on/off.
+    assert side.when == {"mode": ("safe",), "verbose": ("on", "off")}
+    assert server.starts_with({"mode": "fast"})
+    assert side.starts_with({"mode": "safe", "verbose": "off"})
+    assert not side.starts_with({"mode": "fast", "verbose": "off"})
+    assert not side.starts_with({"mode": "safe"})  # a parameter missing is not a match
+    plain = GOOD.replace('name = "demo"', 'name = "plain"')
+    assert parse_manifest(write(tmp_path, plain, "plain")).ports == ()
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ('ports = ["side_port"]', 'ports = ["side"]', r"key 'ports' #1 \('side'\): a port name .* "
+     r"ending in '_port'"),
+    ('ports = ["side_port"]', 'ports = ["Side_port"]', r"key 'ports' #1 .*: a port name"),
+    ('ports = ["side_port"]', 'ports = ["db_port"]',
+     r"key 'ports' #1 \('db_port'\): the name is already a variable stackbench sets"),
+    ('ports = ["side_port"]', 'ports = ["side_port", "side_port"]',
+     r"key 'ports' #2 \('side_port'\): listed twice"),
+    ('ports = ["side_port"]', 'ports = "side_port"', r"key 'ports': expected"),
+    ('ports = ["side_port"]', f'ports = {[f"p{i}_port" for i in range(17)]}',
+     r"key 'ports': 17 names; a stack may ask for at most 16 extra ports"),
+    ('when = { mode = ["safe"], verbose = ["yes", "false"] }', 'when = { colour = ["red"] }',
+     r"\[\[process\]\] #2 \('side'\) key 'when': 'colour' is not a parameter of this stack "
+     r"\(parameters: workers, mode, heap, verbose, user, backlog\)"),
+    ('when = { mode = ["safe"], verbose = ["yes", "false"] }', 'when = { mode = ["slow"] }',
+     r"\[\[process\]\] #2 \('side'\) key 'when.mode': 'slow' is not allowed for parameter "
+     r"'mode'; expected one of: fast, safe"),
+    ('when = { mode = ["safe"], verbose = ["yes", "false"] }', 'when = { mode = [] }',
+     r"\[\[process\]\] #2 key 'when'"),
+])
+def test_bad_ports_and_when_keys_name_file_and_key(tmp_path, old, new, message):
+    assert old in ALTERNATIVES
+    path = write(tmp_path, ALTERNATIVES.replace(old, new))
+    with pytest.raises(InputError, match=message) as err:
+        parse_manifest(path)
+    assert str(path) in str(err.value)
+
+
+def test_a_port_name_may_not_be_a_parameter_of_the_stack(tmp_path):
+    text = ALTERNATIVES.replace("backlog = {", "side_port = {")
+    with pytest.raises(InputError, match=r"'side_port'\): the name is already a parameter"):
+        parse_manifest(write(tmp_path, text))
+
+
+def test_node_nginx_runs_node_on_a_socket_or_a_tcp_port_by_upstream():
+    m = parse_manifest(STACKS_DIR / "node-nginx" / "stack.toml")
+    assert m.ports == ("node_port",)
+    assert m.param_defaults()["upstream"] == "unix"
+    for upstream in ("unix", "tcp"):
+        (node,) = [p for p in m.processes if p.role == "node" and p.starts_with(
+            {"upstream": upstream})]
+        assert (node.ready_unix is not None) == (upstream == "unix")
+        assert (node.ready_tcp == "127.0.0.1:{{node_port}}") == (upstream == "tcp")
+        assert [p.role for p in m.processes if p.starts_with({"upstream": upstream})] == \
+            ["node", "nginx"]

@@ -21,6 +21,7 @@ from stackbench.lab.procs import tree
 from stackbench.lab.session import running_stack, services_needed, stack_service_env
 from stackbench.verify.hashes import sha256_hex
 from stackbench.verify.http import verify_workload
+from stackbench.verify.httpget import get
 
 pytestmark = pytest.mark.integration
 INVENTORY = load_inventory()
@@ -159,3 +160,48 @@ def test_no_stack_process_runs_as_root(name, services):
         assert not [p for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     finally:
         fs.remove_temp_dir(scratch)
+
+
+@pytest.mark.parametrize("upstream_keepalive", ["0", "32"])
+def test_node_nginx_with_upstream_tcp_proxies_to_node_on_a_loopback_port(upstream_keepalive,
+                                                                          tmp_path):
+    """upstream = "tcp" (the php-node-micro article's setting): Node listens on the extra
+    loopback port and not on the socket, and nginx's upstream names 127.0.0.1 and that port,
+    with upstream keep-alive off (the article) and on."""
+    entry = INVENTORY["node-nginx"]
+    if not entry.status.available:
+        pytest.skip(f"node-nginx unavailable: {unavailable_reason(entry)}")
+    params = {"upstream": "tcp", "upstream_keepalive": upstream_keepalive}
+    run_dir = tmp_path / "run"
+    with running_stack(entry, default_placement(), run_dir, params, {}) as stack:
+        node_port = stack.extra_ports["node_port"]
+        conf = "nginx-plain.conf" if upstream_keepalive == "0" else "nginx.conf"
+        assert f"include {run_dir}/nginx-upstream-tcp.conf;" in (run_dir / conf).read_text()
+        upstream = (run_dir / "nginx-upstream-tcp.conf").read_text()
+        assert f"server 127.0.0.1:{node_port};" in upstream
+        for _ in range(3):  # through nginx, then Node's own port
+            assert get(stack.base_url, "/hello").body == b"Hello World"
+        assert get(f"http://127.0.0.1:{node_port}", "/hello").body == b"Hello World"
+        node = psutil.Process(stack.roles()["node"])
+        listening = {(c.laddr.ip, c.laddr.port) for c in node.net_connections("inet")
+                     if c.status == psutil.CONN_LISTEN}
+        assert listening == {("127.0.0.1", node_port)}
+        assert not [c for c in node.net_connections("unix") if c.laddr]
+        assert not (run_dir / "node.sock").exists()
+        nginx_conf = psutil.Process(stack.roles()["nginx"]).cmdline()
+        assert str(run_dir / conf) in nginx_conf
+
+
+def test_node_nginx_by_default_proxies_to_node_on_its_unix_socket(tmp_path):
+    entry = INVENTORY["node-nginx"]
+    if not entry.status.available:
+        pytest.skip(f"node-nginx unavailable: {unavailable_reason(entry)}")
+    run_dir = tmp_path / "run"
+    with running_stack(entry, default_placement(), run_dir, {}, {}) as stack:
+        assert stack.params_in_force()["upstream"] == "unix"
+        assert f"include {run_dir}/nginx-upstream-unix.conf;" in \
+            (run_dir / "nginx.conf").read_text()
+        assert get(stack.base_url, "/hello").body == b"Hello World"
+        assert (run_dir / "node.sock").is_socket()
+        node = psutil.Process(stack.roles()["node"])
+        assert not [c for c in node.net_connections("inet") if c.status == psutil.CONN_LISTEN]

@@ -149,7 +149,7 @@ def test_every_shipped_template_renders_its_defaults_unchanged():
         commands = {r.name: f"/usr/bin/{r.name}" for r in m.requires}
         status = StackStatus(name, Availability.AVAILABLE, commands=commands)
         cfg = StackConfig(m, status, Path("/tmp/run-1") / name, frozenset({0, 1}), {}, {})
-        variables = variables_for(cfg, 8080)
+        variables = variables_for(cfg, 8080, {name: 9000 + i for i, name in enumerate(m.ports)})
         for t in m.templates:
             text = (m.stack_dir / t.src).read_text()
             assert render(text, variables, t.src, syntax_for(t.dest)) == \

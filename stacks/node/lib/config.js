@@ -3,6 +3,8 @@
 // Everything the orchestrator passes (contracts sections 3 and 4), read once at startup.
 // Command-line flags exist because a manifest can pass template values as arguments only:
 //   --listen-socket PATH   listen on a unix socket instead of HOST:PORT (node-nginx)
+//   --host H, --port N     listen on H:N instead of HOST:PORT, which are nginx's address in
+//                          node-nginx with upstream = tcp
 //   --cluster-workers N    fork N workers with the cluster module (node-cluster)
 
 function positiveInt(name, raw, fallback) {
@@ -34,8 +36,8 @@ function loadConfig(env = process.env, argv = []) {
     throw new Error('FIXTURES_DIR is not set (it must hold demo.txt and random-64k.bin)');
   }
   return {
-    host: env.HOST || '127.0.0.1',
-    port: env.PORT,
+    host: flagValue(argv, '--host') || env.HOST || '127.0.0.1',
+    port: flagValue(argv, '--port') || env.PORT,
     listenSocket: flagValue(argv, '--listen-socket') || env.LISTEN_SOCKET || '',
     clusterWorkers: positiveInt('--cluster-workers', flagValue(argv, '--cluster-workers') || env.CLUSTER_WORKERS, 0),
     fixturesDir: env.FIXTURES_DIR,
