@@ -77,6 +77,7 @@ class Facts:
     keepalive: str = "on"
     driver: str = "native"
     warmup_s: float = 0.0
+    jit_warmup: bool = False                    # JIT stacks warmed before each case ([warmup])
     requests: int | None = None                 # fixed request count per level
     requests_per_connection: int | None = None
     level_kind: str = "connections"             # connections | rate
@@ -111,8 +112,9 @@ def facts_from_plan(plan: Plan, inventory: Mapping[str, StackEntry],
     labels = dict.fromkeys(c.spec.label for ps in plan.stacks for c in ps.cases)
     load = suite.load
     return Facts(cores, stacks, {label: suite.levels_for(label) for label in labels},
-                 load.keepalive.value, load.driver.value, load.warmup_s, load.requests,
-                 load.requests_per_connection, suite.level_kind, suite.script_iterations)
+                 load.keepalive.value, load.driver.value, load.warmup_s, load.jit_warmup,
+                 load.requests, load.requests_per_connection, suite.level_kind,
+                 suite.script_iterations)
 
 
 def facts_from_run(data: RunData,
@@ -139,7 +141,8 @@ def facts_from_run(data: RunData,
     levels = {label: tuple(float(v) for v in settings.workload_levels.get(label, settings.levels))
               for label in labels}
     return Facts(cores, tuple(stacks.values()), levels, settings.keepalive, settings.driver,
-                 settings.warmup_s, settings.requests, settings.requests_per_connection,
+                 settings.warmup_s, settings.jit_warmup, settings.requests,
+                 settings.requests_per_connection,
                  settings.level_kind, settings.script_iterations)
 
 
@@ -197,9 +200,12 @@ def _unmet(claim: Claim, facts: Facts) -> Iterable[str]:
                f"{facts.keepalive}")
     if req.drivers and facts.driver not in req.drivers:
         yield f"needs the {' or '.join(req.drivers)} driver; this run uses {facts.driver}"
-    if facts.warmup_s < req.min_warmup_s:
-        yield (f"needs at least {req.min_warmup_s:g} s of warm-up so JIT stacks are measured "
-               f"warm; this run warms up {facts.warmup_s:g} s")
+    # Either warms a JIT: the levels' own warm-up, or the pass each JIT stack declares it
+    # needs (stack.toml [warmup]: JVM 15 s, V8 3 s ...) run before each case's first level.
+    if facts.warmup_s < req.min_warmup_s and not facts.jit_warmup:
+        yield (f"needs JIT stacks measured warm: at least {req.min_warmup_s:g} s of warm-up "
+               f"per level or the JIT warm-up pass; this run warms up {facts.warmup_s:g} s "
+               "with [load] jit_warmup = false")
     for name in dict.fromkeys((*stacks_read(claim.test), *req.stacks)):
         yield from _stack_unmet(name, facts)
     for stack, params in req.params.items():

@@ -631,8 +631,9 @@ def test_cores_note_says_up_front_what_the_server_lacks():
     ({"server_cores": 4}, "needs 4 server cores; this run gives the server 1"),
     ({"keepalive": "off"}, "needs keep-alive off as in the article; this run has keep-alive on"),
     ({"drivers": ["ab"]}, "needs the ab driver; this run uses native"),
-    ({"min_warmup_s": 5}, "needs at least 5 s of warm-up so JIT stacks are measured warm; this "
-                          "run warms up 0 s"),
+    ({"min_warmup_s": 5}, "needs JIT stacks measured warm: at least 5 s of warm-up per level "
+                          "or the JIT warm-up pass; this run warms up 0 s with [load] "
+                          "jit_warmup = false"),
     ({"params": {"a": {"db_strategy": "per-request"}}},
      "needs a with db_strategy = per-request; this run sets db_strategy = pool"),
     ({"params": {"b": {"assoc_impl": "object"}}},
@@ -642,6 +643,13 @@ def test_cores_note_says_up_front_what_the_server_lacks():
 ])
 def test_each_requirement_says_why(requires, message):
     assert reasons(make_claim(RATIO_AB, requires), facts()) == (message,)
+
+
+def test_the_jit_warm_up_pass_or_long_enough_level_warm_ups_warm_the_jits():
+    warm = make_claim(RATIO_AB, {"min_warmup_s": 5})
+    assert reasons(warm, facts(jit_warmup=True)) == ()
+    assert reasons(warm, facts(warmup_s=5.0)) == ()
+    assert len(reasons(warm, facts(warmup_s=4.0))) == 1
 
 
 def test_test_implied_requirements():
