@@ -268,7 +268,8 @@ def _role_usage(raw: Mapping[str, Mapping[str, int | float]],
 
 
 def _with_loader_summary(usage: dict[str, RoleUsage]) -> dict[str, RoleUsage]:
-    """`loader` is the busiest loader host: the loader-bound check then holds for each."""
+    """`loader`, the busiest loader host, for the tables' loader column (the judge checks
+    every `loader@HOST` itself)."""
     loaders = [u for role, u in usage.items() if role.startswith("loader@")]
     if loaders and "loader" not in usage:
         usage = {**usage, "loader": max(loaders, key=lambda u: u.cpu_percent)}

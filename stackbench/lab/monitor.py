@@ -142,9 +142,10 @@ class Monitor:
 
 
 def loader_bound(usage: Mapping[str, RoleUsage], loader_cores: int, server_roles: list[str],
-                 server_cores: int) -> bool:
-    """The loader, not the server, was the saturated side of this level."""
-    loader = usage.get("loader")
+                 server_cores: int, loader_role: str = "loader") -> bool:
+    """The loader (`loader_role`: one loader host's, `loader@HOST`, in a spread level), not
+    the server, was the saturated side of this level."""
+    loader = usage.get(loader_role)
     if loader is None or loader_cores <= 0:
         return False
     loader_share = loader.cpu_percent / (100.0 * loader_cores)

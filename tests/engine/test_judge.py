@@ -55,6 +55,18 @@ def test_a_saturated_loader_against_an_idle_server_is_loader_bound():
     assert judge_level(measured(result(), loader_cpu=95, server_cpu=95), 0.01).flags == ()
 
 
+def test_a_spread_level_is_loader_bound_when_one_loader_host_is():
+    def spread(*loaders: float) -> Measurement:
+        m = measured(result(), server_cpu=50)
+        per_host = {f"loader@h{i}": usage(cpu) for i, cpu in enumerate(loaders, start=2)}
+        return Measurement(result=m.result, usage={"server": usage(50), **per_host},
+                           mode=m.mode, connections=m.connections, duration_s=m.duration_s,
+                           server_roles=m.server_roles, server_cores=1, loader_cores=1)
+
+    assert judge_level(spread(30, 95), 0.01).flags == ("loader-bound",)
+    assert judge_level(spread(30, 60), 0.01).flags == ()
+
+
 def test_error_rate_above_the_limit_invalidates_with_the_figures():
     # 20 timeouts are attempts that never completed: 20 / (1000 + 20) = 1.96%
     verdict = judge_level(measured(result(errors={"timeout": 20})), 0.01)
