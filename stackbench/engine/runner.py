@@ -20,10 +20,11 @@ services, every start of them) are copied to `run-N/logs/`.
 """
 
 import logging
+import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +74,8 @@ from stackbench.verify.outcome import VerifyOutcome
 log = logging.getLogger(__name__)
 
 SERVICES_LOG_DIR = "services"  # run-N/logs/services/<service>/
+REMOTE_LOG_DIR = "hosts"  # run-N/logs/hosts/<host>/: its agent's log and its services' logs
+_LOG_PART = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,7 @@ class Runner:
         another error ends the run, a failure here (a full disk) must not hide that error."""
         try:
             self.keep_logs(scratch / "services", SERVICES_LOG_DIR, by_subdir=True)
+            self._keep_remote_logs()
             self.store.finish_run(self.run_id, status)
         except StackbenchError as exc:
             if not failing:
@@ -257,6 +261,20 @@ class Runner:
             self.progress.message(f"services: {', '.join(kinds)} (seed data restored)")
         return services.prepare(names)
 
+    def _keep_remote_logs(self) -> None:
+        """Each host's agent log and its services' logs, to run-N/logs/hosts/<host>/, before
+        the agents remove their run directories; a host that is gone keeps its own."""
+        for name, agent in self.remote.agents.items():
+            for part in ("agent", "services"):
+                try:
+                    files = agent.client.fetch_logs(part)
+                except StackbenchError as exc:
+                    log.warning("host %s: fetching its %s logs failed: %s", name, part, exc)
+                    continue
+                where = self.logs_dir / REMOTE_LOG_DIR / name
+                write_fetched_logs(files, where / SERVICES_LOG_DIR
+                                        if part == "services" else where)
+
     def keep_logs(self, source: Path, name: str, by_subdir: bool = False) -> None:
         """Copy the *.log files of `source` (of each of its subdirectories with `by_subdir`)
         to run-N/logs/<name>/; a copy that fails is only logged."""
@@ -271,6 +289,26 @@ class Runner:
                 copy_logs(source, target)
         except OSError as exc:
             log.warning("keeping the logs of %s in %s failed: %s", source, target, exc)
+
+
+def write_fetched_logs(files: Mapping[str, str], base: Path) -> None:
+    """Logs another host's agent sent (relative path -> text) under base, or base/start-N
+    after an earlier start; a path that is not plain names is refused, a write that fails
+    only logged."""
+    if not files:
+        return
+    target = free_log_dir(base)
+    for relative, text in sorted(files.items()):
+        parts = relative.split("/")
+        if not all(_LOG_PART.fullmatch(part) and part not in (".", "..") for part in parts):
+            log.warning("a log named %r from another host was not kept", relative)
+            continue
+        try:
+            path = target.joinpath(*parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fs.write_new_file(path, target, text, 0o644)
+        except (OSError, StackbenchError) as exc:
+            log.warning("keeping the log %s in %s failed: %s", relative, target, exc)
 
 
 def copy_logs(source: Path, base: Path) -> Path | None:
@@ -309,6 +347,8 @@ class _Live:
     measure: Callable[[LoadRequest], Measurement]
     jit_warmup: Warmup | None  # the warm-up the stack needs as it started
     access: ServiceAccess | None  # the services' access here (None: on another host)
+    # On another host: its logs of this start, fetched before its run directory goes.
+    fetch_logs: Callable[[], dict[str, str]] | None = None
     verified: dict[str, VerifyOutcome] = field(default_factory=dict)
 
 
@@ -397,7 +437,7 @@ class _StackRun:
         return _Live(started, target, watch, verify,
                      lambda req: measure_spread(target, req, spread, watch),
                      warmup if warmup is not None and warmup.applies(got.params) else None,
-                     None)
+                     None, lambda: agent.client.fetch_logs("stack", self.name))
 
     def _remote_services(self, spread: Spread, workloads: list[str]
                          ) -> tuple[dict[str, str] | None, dict[str, int]]:
@@ -428,7 +468,18 @@ class _StackRun:
             if live is not None:
                 live.started.close()
         finally:
-            self.runner.keep_logs(self.run_dir, self.name)
+            if live is not None and live.fetch_logs is not None:
+                self._keep_fetched_logs(live.fetch_logs)
+            else:
+                self.runner.keep_logs(self.run_dir, self.name)
+
+    def _keep_fetched_logs(self, fetch: Callable[[], dict[str, str]]) -> None:
+        try:
+            files = fetch()
+        except StackbenchError as exc:  # a lost host: its logs are lost with it
+            log.warning("%s: fetching its logs failed: %s", self.name, exc)
+            return
+        write_fetched_logs(files, self.runner.logs_dir / self.name)
 
     def _restart(self, what: str, workload: str) -> None:
         """A process of the stack or of its services exited: start both again and verify

@@ -127,6 +127,23 @@ def copy_log(src: Path, dest_dir: Path) -> Path | None:
     return dest
 
 
+def read_log(path: Path, max_bytes: int) -> str | None:
+    """A whole log, or its last `max_bytes` after a line saying how much was left out; None
+    unless it is a regular file (opened without following a symlink, as copy_log)."""
+    try:
+        fd = os.open(path, _READ | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as log:
+        info = os.fstat(log.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        skipped = max(0, info.st_size - max_bytes)
+        log.seek(skipped)
+        text = log.read(max_bytes).decode(errors="replace")
+    return f"[... the first {skipped} bytes left out]\n{text}" if skipped else text
+
+
 def log_tail(path: Path, lines: int, max_bytes: int = 64 * 1024) -> str:
     """The last lines of a log that the process under test could have replaced: opened
     without following a symlink and read only if it is a regular file (root must not copy,

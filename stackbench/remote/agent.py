@@ -275,6 +275,8 @@ class Agent:
                                pid=os.getpid(), cores=tuple(sorted(allowed_cpus())))
         if isinstance(request, p.Exits):
             return p.Exited(id=rid, exits=self._exits())
+        if isinstance(request, p.FetchLogs):
+            return p.LogFiles(id=rid, files=self._logs(request))
         if isinstance(request, p.MonitorStart):
             self._monitor_start(request.interval_s)
         elif isinstance(request, p.MonitorStop):
@@ -419,6 +421,22 @@ class Agent:
         return tuple(p.ExitInfo(e.name, e.status, fs.log_tail(e.log_path, LOG_TAIL_LINES))
                      for e in found)
 
+    def _logs(self, request: p.FetchLogs) -> dict[str, str]:
+        """The part's *.log files, path relative to its directory -> text; the directories
+        belong to the processes under test, so no symlink is followed (fs.read_log)."""
+        if request.part == "agent":
+            logs = {LOG_NAME: self.run_dir / LOG_NAME}
+        elif request.part == "stack":
+            base = self.run_dir / STACKS_DIR / check_name(request.name, "fetch-logs: name")
+            logs = {path.name: path for path in _log_files(base)}
+        else:
+            base = self.run_dir / SERVICES_DIR
+            subdirs = [] if base.is_symlink() or not base.is_dir() else sorted(base.iterdir())
+            logs = {f"{sub.name}/{path.name}": path for sub in subdirs
+                    if sub.is_dir() and not sub.is_symlink() for path in _log_files(sub)}
+        texts = {name: fs.read_log(path, p.MAX_LOG_BYTES) for name, path in logs.items()}
+        return {name: text for name, text in texts.items() if text is not None}
+
     # --- the monitor ----------------------------------------------------------------------------
     def _monitor_start(self, interval_s: float) -> None:
         with self._lock:
@@ -553,6 +571,12 @@ class Agent:
         if services is not None:
             services.stop()
         kill_descendants(STOP_GRACE_S)
+
+
+def _log_files(directory: Path) -> list[Path]:
+    if directory.is_symlink() or not directory.is_dir():
+        return []
+    return [path for path in sorted(directory.glob("*.log")) if not path.is_symlink()]
 
 
 def _kill_group(running: RunningLoad, wait: bool = True) -> None:

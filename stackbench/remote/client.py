@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import IO, NoReturn, TypeVar
+from typing import IO, Literal, NoReturn, TypeVar
 
 import msgspec
 
@@ -147,6 +147,13 @@ class RemoteHost:
         """The verifiers of `workloads`, run by the agent against its stack and services."""
         request = p.Verify(id=self._new_id(), workloads=tuple(workloads))
         return self._call(request, p.Verified, timeout_s).outcomes
+
+    def fetch_logs(self, part: Literal["stack", "services", "agent"], name: str = ""
+                   ) -> dict[str, str]:
+        """The *.log files of a stack (`name`), of the services or of the agent on this host:
+        relative path -> text (each its last MAX_LOG_BYTES)."""
+        return self._call(p.FetchLogs(id=self._new_id(), part=part, name=name),
+                          p.LogFiles).files
 
     def exits(self) -> tuple[p.ExitInfo, ...]:
         """The stack and service processes that exited (name, status, log tail)."""

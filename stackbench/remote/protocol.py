@@ -10,7 +10,7 @@ Times are `time.time()` on the agent's clock (plus the offset a test injects), n
 controller's: the controller converts with the offset it measured (`clock.py`).
 """
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta, Struct
@@ -33,6 +33,8 @@ from stackbench.verify.outcome import VerifyOutcome
 # its per-second series). Longer lines are refused rather than buffered without end.
 MAX_REQUEST_BYTES = 1 << 20
 MAX_REPLY_BYTES = 256 << 20
+# A log sent back to the controller: its tail, so that a few logs stay far below a reply's limit.
+MAX_LOG_BYTES = 4 << 20
 # Tests only: the agent adds this many seconds (float) to every time it reports, so a test can
 # inject a clock offset into one of several hosts that share the machine's clock.
 CLOCK_OFFSET_ENV = "STACKBENCH_AGENT_CLOCK_OFFSET_S"
@@ -129,6 +131,14 @@ class StopStack(Request, frozen=True, tag="stop-stack"):
     """Stop the stack (the services keep running for the next stack). -> Ok."""
 
 
+class FetchLogs(Request, frozen=True, tag="fetch-logs"):
+    """The *.log files of one part of this agent's run directory: a stack's (`name`), the
+    services' or the agent's own; each at most MAX_LOG_BYTES, its tail. -> LogFiles."""
+
+    part: Literal["stack", "services", "agent"]
+    name: str = ""  # the stack's planned name, for part "stack"
+
+
 class Heartbeat(Request, frozen=True, tag="heartbeat"):
     """The controller is alive. -> Ok."""
 
@@ -138,7 +148,8 @@ class Bye(Request, frozen=True, tag="bye"):
 
 
 AnyRequest = (Hello | Clock | StartStack | StartServices | Verify | Exits | MonitorStart
-              | MonitorStop | WarmUp | RunLoad | StopLoad | StopStack | Heartbeat | Bye)
+              | MonitorStop | WarmUp | RunLoad | StopLoad | StopStack | FetchLogs | Heartbeat
+              | Bye)
 
 
 class Reply(Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True):
@@ -171,6 +182,10 @@ class StackStarted(Reply, frozen=True, tag="stack-started"):
 class ServicesStarted(Reply, frozen=True, tag="services-started"):
     env: dict[str, str]  # their TCP addresses and credentials, for the stack's environment
     roles: dict[str, int]  # service name -> root pid
+
+
+class LogFiles(Reply, frozen=True, tag="log-files"):
+    files: dict[str, str]  # path under the part's directory ("mariadb/mariadb.log") -> text
 
 
 class Verified(Reply, frozen=True, tag="verified"):
@@ -206,7 +221,7 @@ class Error(Reply, frozen=True, tag="error"):
 
 
 AnyReply = (Ok | AgentInfo | ClockReading | StackStarted | ServicesStarted | Verified | Exited
-            | Usage | LoadDone | Error)
+            | Usage | LoadDone | LogFiles | Error)
 
 
 class _IdOnly(Struct):

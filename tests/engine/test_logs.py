@@ -1,6 +1,7 @@
 """Where the logs of each start of a stack or service go: run-N/logs/<name>/, then start-N/."""
 
-from stackbench.engine.runner import copy_logs, free_log_dir
+from stackbench.engine.runner import copy_logs, free_log_dir, write_fetched_logs
+from stackbench.lab.fs import read_log
 
 
 def test_each_start_gets_its_own_log_directory(tmp_path):
@@ -27,3 +28,27 @@ def test_symlinks_and_empty_directories_are_not_copied(tmp_path):
     assert copy_logs(run_dir, tmp_path / "logs") is None
     assert not (tmp_path / "logs").exists()
     assert copy_logs(tmp_path / "missing", tmp_path / "logs") is None
+
+
+def test_logs_fetched_from_another_host_keep_plain_names_only(tmp_path):
+    base = tmp_path / "logs" / "go-nethttp"
+    write_fetched_logs({"server.log": "first", "mariadb/mariadb.log": "db",
+                        "../../escape.log": "no", "/etc/cron.d/x.log": "no", "a/./b.log": "no"},
+                       base)
+    assert sorted(str(p.relative_to(base)) for p in base.rglob("*.log")) == [
+        "mariadb/mariadb.log", "server.log"]
+    assert not (tmp_path / "escape.log").exists()
+    write_fetched_logs({"server.log": "second"}, base)  # a restart: its own directory
+    assert (base / "start-2" / "server.log").read_text() == "second"
+    write_fetched_logs({}, tmp_path / "none")
+    assert not (tmp_path / "none").exists()
+
+
+def test_a_log_is_read_whole_or_its_tail_and_never_through_a_symlink(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_text("0123456789")
+    assert read_log(log, 100) == "0123456789"
+    assert read_log(log, 4) == "[... the first 6 bytes left out]\n6789"
+    (tmp_path / "evil.log").symlink_to(log)
+    assert read_log(tmp_path / "evil.log", 100) is None
+    assert read_log(tmp_path / "missing.log", 100) is None

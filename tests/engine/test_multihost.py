@@ -147,6 +147,9 @@ def test_a_run_over_three_hosts_merges_its_loaders_exactly(hosts, tmp_path):
         assert total.get_total_count() == merged.get_total_count() == lv.completed
         assert list(total.counts) == list(merged.counts)  # bucket by bucket
     assert "host h2" in (out / "run-1" / "summary.md").read_text()
+    logs = out / "run-1" / "logs"  # fetched from the hosts before their files were removed
+    assert list((logs / "go-nethttp").glob("*.log"))
+    assert all((logs / "hosts" / h / "agent.log").is_file() for h in ("h1", "h2", "h3"))
     for facts in data.run.environment["hosts"].values():  # removed at the end
         assert not Path(facts["run_dir"]).exists()
     assert wait_until_clean(15) == {}, "a process outlived the run in a test host"
@@ -255,6 +258,8 @@ def test_services_on_their_own_host_serve_the_server_host(hosts, tmp_path):
         service = "mariadb" if level.hosts.get("mariadb") else "redis"
         assert level.hosts[service] == "h3" and service in level.usage
     assert "data services | 0 on host h3" in (out / "run-1" / "summary.md").read_text()
+    assert (out / "run-1" / "logs" / "hosts" / "h3" / "services" / "mariadb" /
+            "mariadb.log").is_file()
     assert wait_until_clean(15) == {}
 
 

@@ -200,6 +200,13 @@ def test_a_stack_started_loaded_watched_and_stopped_through_the_agent(start_agen
     assert exit_info.name == "refserver process 'server'" and exit_info.status == -9
     host.stop_stack()
     assert not psutil.pid_exists(stack.server_roles["server"])
+    # Its logs, fetched before the run directory goes; a planted symlink is not followed.
+    (run_dir / "stacks" / "refserver" / "planted.log").symlink_to("/etc/shadow")
+    logs = host.fetch_logs("stack", "refserver")
+    assert logs and "planted.log" not in logs and all(n.endswith(".log") for n in logs)
+    assert "agent.log" in host.fetch_logs("agent")
+    with pytest.raises(InputError, match="not a valid name"):
+        host.fetch_logs("stack", "../..")
     assert host.close(timeout_s=30) == 0
     assert not run_dir.exists()
 
