@@ -53,6 +53,7 @@ from stackbench.engine.strategies import fixed_sweep, rate_search
 from stackbench.engine.watch import ExitCheck, stack_exits
 from stackbench.errors import HostLost, StackbenchError, StackError
 from stackbench.lab import environment, fs
+from stackbench.lab.monitor import process_counts
 from stackbench.lab.script import run_script_with_env
 from stackbench.lab.session import ServiceAccess, Services, running_stack, services_needed
 from stackbench.store.records import (
@@ -400,6 +401,7 @@ class _StackRun:
             self.planned.params, access.env, self._message))
         runner.store.set_effective_params((c.case_id for c in self.cases.values()),
                                           instance.params_in_force())
+        self._message(f"running: {process_counts(instance.roles())}")
         target = Target(instance.base_url, instance.roles(), self.services.roles(),
                         len(instance.cfg.server_cpus), runner.suite.placement.loader)
         exits = stack_exits(instance, self.services, self.kinds)

@@ -141,6 +141,23 @@ class Monitor:
         return out
 
 
+def process_counts(roles: Mapping[str, int]) -> str:
+    """'nginx 2 processes, php-fpm 5 processes (5 threads)': what each role runs right now,
+    for the line a run prints when a stack has started (its workers, children, threads)."""
+    parts = []
+    for role, root in roles.items():
+        procs = threads = 0
+        for proc in tree(root):
+            try:
+                threads += proc.num_threads()
+            except psutil.Error:
+                continue
+            procs += 1
+        parts.append(f"{role} {procs} process{'es' if procs != 1 else ''} "
+                     f"({threads} thread{'s' if threads != 1 else ''})")
+    return ", ".join(parts)
+
+
 def loader_bound(usage: Mapping[str, RoleUsage], loader_cores: int, server_roles: list[str],
                  server_cores: int, loader_role: str = "loader") -> bool:
     """The loader (`loader_role`: one loader host's, `loader@HOST`, in a spread level), not

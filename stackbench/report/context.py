@@ -11,6 +11,7 @@ from typing import Any
 
 from stackbench.analysis import stats
 from stackbench.analysis.analysis import Analysis
+from stackbench.report.tables import TextTable
 from stackbench.store.store import LevelRow
 
 NOT_RECORDED = "not recorded in this run"
@@ -34,6 +35,10 @@ class MemoryRow:
     peak_bytes: int | None   # highest RSS sample over every level of the stack
     mean_bytes: int | None   # mean over levels of each level's mean RSS
     levels: int              # levels with an RSS figure for this role
+    # What ran, as the monitor counted it (not what the parameters say should): the most
+    # processes and threads of the role's tree in any level.
+    processes: int | None = None
+    threads: int | None = None
 
 
 @dataclass(frozen=True)
@@ -181,18 +186,36 @@ def memory(a: Analysis) -> tuple[MemoryRow, ...]:
             peaks = [u["rss_max_bytes"] for r in rows if "rss_max_bytes" in (u := r.usage[role])]
             means = [u["rss_mean_bytes"] for r in rows
                      if "rss_mean_bytes" in (u := r.usage[role])]
+            procs = [u["processes_max"] for r in rows if (u := r.usage[role]).get("processes_max")]
+            threads = [u["threads_max"] for r in rows if (u := r.usage[role]).get("threads_max")]
             out.append(MemoryRow(stack, role, int(max(peaks)) if peaks else None,
                                  int(sum(means) / len(means)) if means else None,
-                                 max(len(peaks), len(means))))
+                                 max(len(peaks), len(means)),
+                                 int(max(procs)) if procs else None,
+                                 int(max(threads)) if threads else None))
     return tuple(out)
+
+
+def memory_table(ctx: Context) -> TextTable:
+    """Processes, threads and memory per stack and role, for every format alike."""
+    return TextTable(
+        ["stack", "role", "processes", "threads", "peak RSS", "mean RSS", "levels"],
+        [[m.stack, m.role, _count(m.processes), _count(m.threads), mib(m.peak_bytes),
+          mib(m.mean_bytes), str(m.levels)] for m in ctx.memory])
+
+
+def _count(value: int | None) -> str:
+    return "–" if value is None else f"{value:,}"
 
 
 def build_context(a: Analysis) -> Context:
     run = a.data.run
     env = run.environment
     mem = memory(a)
-    note = ("RSS sampled by the monitor every 0.25 s during each level, summed over the role's "
-            "process tree; mean: the average of each level's mean.")
+    note = ("Processes and threads: the most the monitor counted in the role's process tree "
+            "during any level — what ran, derived from the cores and parameters above. RSS "
+            "sampled every 0.25 s during each level, summed over the role's process tree; "
+            "mean: the average of each level's mean.")
     if not any(m.peak_bytes is not None or m.mean_bytes is not None for m in mem):
         note = "No RSS figure is stored for this run (the monitor recorded no memory sample)."
     where = cores_per_role(a.settings) + tuple((f"host {name}", text)

@@ -17,7 +17,7 @@ from stackbench.analysis.analysis import Analysis
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
 from stackbench.report import tables
-from stackbench.report.context import Context, build_context, mib
+from stackbench.report.context import Context, build_context, memory_table
 from stackbench.report.glance import RULE, WorkloadGlance, glance
 from stackbench.report.tables import TextTable
 from stackbench.store.records import NOT_IN_CSV, NOT_IN_JSON, LevelRecord, LevelRow, flat_fields
@@ -164,9 +164,7 @@ def _glance_md(g: WorkloadGlance) -> list[str]:
 
 
 def _context_md(ctx: Context) -> list[str]:
-    memory = TextTable(["stack", "role", "peak RSS", "mean RSS", "levels"],
-                       [[m.stack, m.role, mib(m.peak_bytes), mib(m.mean_bytes), str(m.levels)]
-                        for m in ctx.memory])
+    memory = memory_table(ctx)
     params = TextTable(["stack", "parameters in force"],
                        [[p.stack, (", ".join(f"{k}={v}" for k, v in p.params) or "defaults")
                          + ("" if p.effective else " (set by the suite; never started)")]

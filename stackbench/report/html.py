@@ -21,7 +21,7 @@ from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
 from stackbench.report import tables
 from stackbench.report.charts import ChartItem
 from stackbench.report.colors import stack_color
-from stackbench.report.context import Context, mib
+from stackbench.report.context import Context, memory_table
 from stackbench.report.glance import RULE, GlanceBar, MetricGlance, WorkloadGlance
 from stackbench.report.tables import TextTable
 
@@ -119,12 +119,6 @@ def context_line(a: Analysis, ctx: Context) -> str:
             f"SLO: {slo_text(a)}")
 
 
-def _memory_table(ctx: Context) -> TextTable:
-    return TextTable(["stack", "role", "peak RSS", "mean RSS", "levels"],
-                     [[m.stack, m.role, mib(m.peak_bytes), mib(m.mean_bytes), str(m.levels)]
-                      for m in ctx.memory])
-
-
 def _run_wide(a: Analysis) -> list[tuple[str, str, TextTable, str]]:
     """(anchor, title, table, intro) of the run-wide tables that have content."""
     out = []
@@ -178,7 +172,7 @@ def build_html(a: Analysis, found: list[Finding], glances: list[WorkloadGlance],
     return template.render(
         run=run, analysis=a,
         started=time.strftime("%Y-%m-%d %H:%M", time.localtime(run.started_at)),
-        context_line=context_line(a, ctx), ctx=ctx, memory=_memory_table(ctx),
+        context_line=context_line(a, ctx), ctx=ctx, memory=memory_table(ctx),
         glances=glance_views(a, glances), glance_chart=glance_chart, rule=RULE,
         run_findings=[f for f in found if f.workload is None],
         claims=claimtable.claim_rows(claims), claim_header=claimtable.HEADER,

@@ -10,6 +10,7 @@ from stackbench.report.context import (
     cpu_list,
     machine,
     memory,
+    memory_table,
 )
 from stackbench.store.store import Store
 
@@ -52,18 +53,25 @@ def test_memory_per_stack_and_role_by_hand():
                                              "rss_mean_bytes": 8 * MIB},
                                    "loader": {"cpu_percent": 50.0}}))
     add_level(store, a, _level(1, {"nginx": {"rss_max_bytes": 30 * MIB,
-                                             "rss_mean_bytes": 20 * MIB}}))
+                                             "rss_mean_bytes": 20 * MIB,
+                                             "processes_max": 3, "threads_max": 5}}))
     add_level(store, b, _level(0, {"nginx": {"rss_max_bytes": 20 * MIB,
-                                             "rss_mean_bytes": 14 * MIB}}))
+                                             "rss_mean_bytes": 14 * MIB,
+                                             "processes_max": 2, "threads_max": 7}}))
     analysis = analyse(store.load_run(run), resamples=50)
     rows = {(m.stack, m.role): m for m in memory(analysis)}
     nginx = rows[("a", "nginx")]
     assert nginx.peak_bytes == 30 * MIB            # the highest sample of any level
     assert nginx.mean_bytes == (8 + 20 + 14) * MIB // 3  # mean of the levels' means
     assert nginx.levels == 3
+    assert (nginx.processes, nginx.threads) == (3, 7)  # the most counted in any level
     loader = rows[("a", "loader")]  # sampled CPU but no RSS: no figure, not a zero
     assert (loader.peak_bytes, loader.mean_bytes, loader.levels) == (None, None, 0)
+    assert (loader.processes, loader.threads) == (None, None)
     ctx = build_context(analysis)
+    table = memory_table(ctx)
+    assert table.header[:4] == ["stack", "role", "processes", "threads"]
+    assert ["a", "nginx", "3", "7"] == table.rows[0][:4]
     # the stack never recorded what it resolved at start: only what the suite set, said so
     assert [(p.stack, p.params, p.effective) for p in ctx.stack_params] == [
         ("a", (("workers", "4"),), False)]
