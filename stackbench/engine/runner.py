@@ -428,6 +428,7 @@ class _StackRun:
         started = ExitStack()
         started.callback(_stop_remote_stack, agent.client.stop_stack, self.name)
         runner.store.set_effective_params((c.case_id for c in self.cases.values()), got.params)
+        self._message(f"running on host {agent.name}: {got.processes}")
         target = Target(got.base_url, got.server_roles, {**got.service_roles, **service_roles},
                         len(placement.server), placement.loader)
         watch = HostWatch(spread.stack_hosts)

@@ -60,7 +60,7 @@ from stackbench.drivers import RunningLoad, get_driver, start_load, warm_up
 from stackbench.errors import DriverError, EnvironmentProblem, ExitCode, InputError, StackError
 from stackbench.lab import fs
 from stackbench.lab.inventory import load_inventory
-from stackbench.lab.monitor import Monitor
+from stackbench.lab.monitor import Monitor, process_counts
 from stackbench.lab.session import (
     ServiceAccess,
     Services,
@@ -351,7 +351,8 @@ class Agent:
             service_roles = self._services.roles() if self._services and kinds else {}
         return p.StackStarted(id=request.id, base_url=instance.base_url,
                               server_roles=instance.roles(), service_roles=service_roles,
-                              params=instance.params_in_force())
+                              params=instance.params_in_force(),
+                              processes=process_counts(instance.roles()))
 
     def _start_services(self, request: p.StartServices) -> p.ServicesStarted:
         """The services alone, on this host's address for a server on another host."""

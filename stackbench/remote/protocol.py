@@ -177,6 +177,7 @@ class StackStarted(Reply, frozen=True, tag="stack-started"):
     server_roles: dict[str, int]  # the stack's processes: role -> root pid
     service_roles: dict[str, int]  # the data services: name -> root pid
     params: dict[str, str]  # every parameter as the stack resolved it (StackInstance)
+    processes: str = ""  # what each role runs once started (lab.monitor.process_counts)
 
 
 class ServicesStarted(Reply, frozen=True, tag="services-started"):

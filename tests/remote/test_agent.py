@@ -161,6 +161,7 @@ def test_a_stack_started_loaded_watched_and_stopped_through_the_agent(start_agen
     assert stack.base_url.startswith("http://127.0.0.1:")
     assert set(stack.server_roles) == {"server"} and stack.service_roles == {}
     assert stack.params == {"fault": ""}
+    assert stack.processes.startswith("server 1 process (")  # counted on the agent's host
     (outcome,) = host.verify(["hello"])
     assert outcome.ok, outcome.failures
 
