@@ -133,7 +133,8 @@ def not_measured(w: WorkloadView) -> TextTable:
 
 def environment(a: Analysis) -> TextTable:
     env = a.data.run.environment
-    rows = [[k, _plain(v)] for k, v in env.items() if k != "versions"]
+    # The other hosts have rows of their own in the cores table (context.hosts).
+    rows = [[k, _plain(v)] for k, v in env.items() if k not in ("versions", "hosts")]
     for name, version in (env.get("versions") or {}).items():
         rows.append([f"version: {name}", _plain(version)])
     return TextTable(["item", "value"], rows)
