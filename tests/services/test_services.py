@@ -207,7 +207,7 @@ def test_bind_failure_detected_from_the_server_log(tmp_path: Path,
     """If the port is taken between our check and the server's bind, the log tells."""
     from stackbench.services import lifecycle
 
-    monkeypatch.setattr(lifecycle, "ensure_port_free", lambda kind, port: None)
+    monkeypatch.setattr(lifecycle, "ensure_port_free", lambda kind, port, bind: None)
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
@@ -358,12 +358,12 @@ def test_logs_of_a_failed_start_are_kept(tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     from stackbench.services import lifecycle
 
-    monkeypatch.setattr(lifecycle, "ensure_port_free", lambda kind, port: None)
+    monkeypatch.setattr(lifecycle, "ensure_port_free", lambda kind, port, bind: None)
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        monkeypatch.setattr(lifecycle, "free_port", lambda: port)
+        monkeypatch.setattr(lifecycle, "free_port", lambda bind: port)
         services = ServiceSet(tmp_path)
         with pytest.raises(ServiceError):
             services.ensure([ServiceKind.REDIS])
