@@ -71,7 +71,7 @@ def test_memory_per_stack_and_role_by_hand():
     ctx = build_context(analysis)
     table = memory_table(ctx)
     assert table.header[:4] == ["stack", "role", "processes", "threads"]
-    assert ["a", "nginx", "3", "7"] == table.rows[0][:4]
+    assert table.rows[0][:4] == ["a", "nginx", "3", "7"]
     # the stack never recorded what it resolved at start: only what the suite set, said so
     assert [(p.stack, p.params, p.effective) for p in ctx.stack_params] == [
         ("a", (("workers", "4"),), False)]
