@@ -127,38 +127,43 @@ def copy_log(src: Path, dest_dir: Path) -> Path | None:
     return dest
 
 
-def read_log(path: Path, max_bytes: int) -> str | None:
-    """A whole log, or its last `max_bytes` after a line saying how much was left out; None
-    unless it is a regular file (opened without following a symlink, as copy_log)."""
-    try:
-        fd = os.open(path, _READ | os.O_NONBLOCK)
-    except OSError:
-        return None
+def _regular_tail(path: Path, max_bytes: int) -> tuple[str, int] | None:
+    """The last `max_bytes` of the file at path and how many bytes before them were left
+    out; None unless it is a regular file. Opened without following a symlink (OSError then):
+    root must not copy, say, /etc/shadow into the results because server.log became a link."""
+    fd = os.open(path, _READ | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as log:
         info = os.fstat(log.fileno())
         if not stat.S_ISREG(info.st_mode):
             return None
         skipped = max(0, info.st_size - max_bytes)
         log.seek(skipped)
-        text = log.read(max_bytes).decode(errors="replace")
+        return log.read(max_bytes).decode(errors="replace"), skipped
+
+
+def read_log(path: Path, max_bytes: int) -> str | None:
+    """A whole log, or its last `max_bytes` after a line saying how much was left out; None
+    unless it is a regular file (opened without following a symlink, as copy_log)."""
+    try:
+        tail = _regular_tail(path, max_bytes)
+    except OSError:
+        return None
+    if tail is None:
+        return None
+    text, skipped = tail
     return f"[... the first {skipped} bytes left out]\n{text}" if skipped else text
 
 
 def log_tail(path: Path, lines: int, max_bytes: int = 64 * 1024) -> str:
-    """The last lines of a log that the process under test could have replaced: opened
-    without following a symlink and read only if it is a regular file (root must not copy,
-    say, /etc/shadow into the results because server.log became a link to it)."""
+    """The last lines of a log that the process under test could have replaced (read as
+    _regular_tail reads it)."""
     try:
-        fd = os.open(path, _READ | os.O_NONBLOCK)
+        tail = _regular_tail(path, max_bytes)
     except OSError as exc:
         return f"(log {path} unreadable: {exc.strerror})"
-    with os.fdopen(fd, "rb") as log:
-        info = os.fstat(log.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return f"(log {path} is not a regular file)"
-        log.seek(max(0, info.st_size - max_bytes))
-        text = log.read(max_bytes).decode(errors="replace")
-    return "\n".join(text.splitlines()[-lines:]) or "(log is empty)"
+    if tail is None:
+        return f"(log {path} is not a regular file)"
+    return "\n".join(tail[0].splitlines()[-lines:]) or "(log is empty)"
 
 
 def private_temp_dir(prefix: str) -> Path:
