@@ -289,8 +289,8 @@ def hosts_line(suite: Suite, hosts: HostsFile) -> str:
     """Where a multi-host run puts what, in one sentence."""
     placement = suite.placement
     server = hosts.hosts[placement.server_host] if placement.server_host else None
-    services = (hosts.hosts[placement.services_host]
-                if placement.services_host and placement.services_apart else None)
+    apart = placement.separate_services_host
+    services = None if apart is None else hosts.hosts[apart]
     where = (f"server{'' if services else ' and its services'} on host {server.name} "
              f"({server.address})" if server else "server on this machine")
     if services is not None:

@@ -37,9 +37,14 @@ class Placement:
         return self.server_host is not None or bool(self.loader_hosts)
 
     @property
+    def separate_services_host(self) -> str | None:
+        """The services' host when it is not the server's; None: they run with the server."""
+        return None if self.services_host == self.server_host else self.services_host
+
+    @property
     def services_apart(self) -> bool:
         """The services run on a host other than the server's."""
-        return self.services_host is not None and self.services_host != self.server_host
+        return self.separate_services_host is not None
 
     def hosts(self) -> tuple[str, ...]:
         """Every host the run reaches over SSH, the server's first."""

@@ -194,10 +194,10 @@ class Runner:
         placement = self.suite.placement
         if placement.server_host is None:
             return None
+        services = placement.separate_services_host
         return Spread(self.remote[placement.server_host],
                       tuple(self.remote[name] for name in placement.loader_hosts),
-                      self.remote[placement.services_host]
-                      if placement.services_host and placement.services_apart else None)
+                      None if services is None else self.remote[services])
 
     def _cases(self) -> dict[tuple[str, str], _CaseState]:
         """Every case of the plan, stored at once (pending) so an interrupted run shows what

@@ -37,7 +37,6 @@ def run_settings(suite: Suite) -> RunSettings:
                                     services=tuple(sorted(placement.services)),
                                     server_host=placement.server_host,
                                     loader_hosts=placement.loader_hosts,
-                                    services_host=(placement.services_host
-                                                   if placement.services_apart else None),
+                                    services_host=placement.separate_services_host,
                                     memcached_on_network=placement.memcached_on_network),
     )
