@@ -96,10 +96,7 @@ def stop(proc: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        port: int = s.getsockname()[1]
-        return port
+    return free_ports(1, host)[0]
 
 
 def free_ports(count: int, host: str = "127.0.0.1", exclude: Collection[int] = ()) -> list[int]:
