@@ -19,6 +19,9 @@ class ExitCode:
     # `compare`: the two runs have no (stack, workload, level) case in common with a valid
     # figure on both sides, so there is nothing to judge (not "no regression").
     NOT_COMPARABLE = 5
+    # `compare` with a gate: some gated case is neither shown to regress beyond the limit nor
+    # shown not to (not enough evidence either way); the output says what would decide it.
+    UNDECIDED = 6
     INTERNAL = 70  # a bug in stackbench (EX_SOFTWARE); --debug shows the traceback
     INTERRUPTED = 130  # Ctrl-C (SIGINT); SIGTERM/SIGHUP give 128 + signal number
 

@@ -4,14 +4,13 @@ Cases are grouped by workload label (a workload with its parameters, e.g. sha256
 A stack that failed verification or is unavailable is listed with its reason, never ranked;
 an invalid level (too many errors) is shown but not ranked either.
 
-No winner on noise: stacks are ordered by their headline throughput, but each step of a
-ranking carries a significance.Difference, and only FASTER means "X is faster than the next".
-With at least 2 repetitions a side the repetitions' headline figures are compared
-(compare_samples: Mann-Whitney + bootstrap ratio of medians); with one repetition a side the
-steady windows' per-second throughput is (compare_series: batch means); without either, no
-claim. The Holm-Bonferroni family is one workload: every adjacent-pair comparison of every
-level of that workload's rankings is adjusted together (judge_together), since a reader takes
-one workload's rankings as one answer ("which stack is fastest at sha256?").
+No winner on noise: stacks are ordered by their headline throughput, and every stack but the
+best carries a verdict (analysis.verdicts) of the best against it at that level: faster,
+equivalent, real but within the threshold, or not enough evidence with what would decide it.
+The evidence is the level's (levelsteady: the steady window's seconds with one repetition, the
+repetitions with several; a driver without a per-second series needs repetitions). Holm's
+family is one workload: every best-against-other comparison of its rankings, since a reader
+takes one workload's rankings as one answer ("which stack is fastest at sha256?").
 """
 
 from dataclasses import dataclass, field, replace
@@ -20,18 +19,10 @@ from typing import Any
 import msgspec
 
 from stackbench.analysis import stats
-from stackbench.analysis.levelsteady import (
-    LevelSteadyAggregate,
-    aggregate_steady,
-    headline_throughput,
-)
-from stackbench.analysis.significance import (
-    Difference,
-    compare_samples,
-    compare_series,
-    judge_together,
-)
-from stackbench.analysis.stats import Breakpoint, Comparison, Estimate, LevelAggregate
+from stackbench.analysis.calibration import spread_of
+from stackbench.analysis.levelsteady import LevelSteadyAggregate, aggregate_steady
+from stackbench.analysis.stats import Breakpoint, Estimate, LevelAggregate
+from stackbench.analysis.verdicts import RunSpread, Verdict, assumed_spread, compare, holm
 from stackbench.config.suite import Slo
 from stackbench.store.store import CaseRow, LevelRow, RunData, VerificationRow
 
@@ -72,10 +63,12 @@ class CaseView:
 class RankEntry:
     stack: str
     throughput: Estimate
-    vs_next: Comparison | None  # this stack vs the next one down the ranking
+    # The best stack of the level against this one (ratio best / this; Holm-adjusted within
+    # the workload); None for the best itself.
+    vs_best: Verdict | None
     flags: tuple[str, ...] = ()
-    # The test behind vs_next (Holm-adjusted within the workload); its verdict is vs_next's.
-    difference: Difference | None = None
+    # The stack ranked just above against this one, when that is not the best (else None).
+    vs_above: Verdict | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +98,7 @@ class Analysis:
     stacks: list[str]                # every stack of the run, stable order (chart colours)
     failed_verifications: list[VerificationRow]
     settings: dict[str, Any] = field(default_factory=dict)
+    spread: RunSpread = field(default_factory=assumed_spread)
 
     @property
     def search(self) -> bool:
@@ -117,12 +111,16 @@ class Analysis:
 
 
 def analyse(data: RunData, resamples: int = stats.DEFAULT_RESAMPLES,
-            seed: int = stats.DEFAULT_SEED) -> Analysis:
+            seed: int = stats.DEFAULT_SEED, spread: RunSpread | None = None) -> Analysis:
+    """`spread`: the run-to-run spread the verdicts add for a single repetition; by default
+    the calibration of the run's machine (stackbench calibrate), else the assumed default."""
+    spread = spread or spread_of(data.calibration)
     settings: dict[str, Any] = msgspec.to_builtins(data.run.settings)
     slo = stats.slo_from_settings(settings.get("slo"))
     failures = _verification_failures(data.verifications)
     labels = list(dict.fromkeys(c.label for c in data.cases))
-    workloads = [_workload(data, label, slo, failures, resamples, seed) for label in labels]
+    workloads = [_workload(data, label, slo, failures, resamples, seed, spread)
+                 for label in labels]
     repeat = int(settings.get("repeat") or max((r.repetition + 1 for r in data.levels),
                                                default=1))
     mode = settings.get("level_kind") or ("rate" if settings.get("mode") == "open"
@@ -130,7 +128,8 @@ def analyse(data: RunData, resamples: int = stats.DEFAULT_RESAMPLES,
     return Analysis(
         data=data, slo=slo, level_kind=mode, repeat=repeat, workloads=workloads,
         stacks=list(dict.fromkeys(c.stack for c in data.cases)),
-        failed_verifications=[v for v in data.verifications if not v.ok], settings=settings)
+        failed_verifications=[v for v in data.verifications if not v.ok], settings=settings,
+        spread=spread)
 
 
 def _verification_failures(rows: list[VerificationRow]) -> dict[tuple[str, str], list[str]]:
@@ -143,12 +142,12 @@ def _verification_failures(rows: list[VerificationRow]) -> dict[tuple[str, str],
 
 def _workload(data: RunData, label: str, slo: Slo | None,
               failures: dict[tuple[str, str], list[str]], resamples: int,
-              seed: int) -> WorkloadView:
+              seed: int, spread: RunSpread) -> WorkloadView:
     views = []
     for case in (c for c in data.cases if c.label == label):
         rows = data.levels_of(case.id)
         plain = stats.aggregate_levels(rows, slo, resamples=resamples, seed=seed)
-        steady = [aggregate_steady([r for r in rows if r.level_index == a.level_index])
+        steady = [aggregate_steady([r for r in rows if r.level_index == a.level_index], spread)
                   for a in plain]
         aggs = [steady_figures(a, s, slo) for a, s in zip(plain, steady, strict=True)]
         fails = failures.get((case.stack, case.workload), []) or failures.get(
@@ -156,23 +155,15 @@ def _workload(data: RunData, label: str, slo: Slo | None,
         views.append(CaseView(case, rows, aggs, stats.case_breakpoint(aggs), fails, steady))
     measured = [v for v in views if v.rows]
     values = sorted({a.level_value for v in measured for a in v.aggregates})
-    rankings = _judged([_rank(measured, value) for value in values])
+    rankings = _judged([_rank(measured, value, spread) for value in values])
     workload = next(c.workload for c in data.cases if c.label == label)
     return WorkloadView(label, workload, measured, [v for v in views if not v.rows], values,
                         rankings)
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    stack: str
-    throughput: Estimate
-    repetitions: list[float]        # headline req/s of each repetition
-    window: tuple[float, ...]       # per-second req/s of the steady window (one repetition)
-    flags: tuple[str, ...]
-
-
-def _rank(cases: list[CaseView], level_value: float) -> LevelRanking:
-    candidates, excluded = [], []
+def _rank(cases: list[CaseView], level_value: float, spread: RunSpread) -> LevelRanking:
+    ranked: list[tuple[str, LevelAggregate]] = []
+    excluded = []
     for view in cases:
         agg = view.aggregate_at(level_value)
         if agg is None:
@@ -185,75 +176,74 @@ def _rank(cases: list[CaseView], level_value: float) -> LevelRanking:
         elif stats.NO_COMPLETED in agg.flags:
             excluded.append((view.stack, stats.NO_COMPLETED))
         else:
-            candidates.append(_candidate(view, agg))
-    candidates.sort(key=lambda c: c.throughput.value, reverse=True)
-    entries = []
-    for i, c in enumerate(candidates):
-        nxt = candidates[i + 1] if i + 1 < len(candidates) else None
-        diff = None if nxt is None else compare_throughput(c, nxt)
-        entries.append(RankEntry(c.stack, c.throughput, _comparison(diff), c.flags, diff))
+            ranked.append((view.stack, agg))
+    ranked.sort(key=lambda c: c[1].throughput.value, reverse=True)
+    rungs = ladder([agg.throughput for _, agg in ranked], spread)
+    entries = [RankEntry(stack, agg.throughput, best, agg.flags, above)
+               for (stack, agg), (best, above) in zip(ranked, rungs, strict=True)]
     return LevelRanking(level_value, entries, excluded)
 
 
-def _candidate(view: CaseView, agg: LevelAggregate) -> _Candidate:
-    steady = view.steady_at(agg.level_index)
-    rows = view.rows_at(agg.level_index)
-    if steady is None:
-        return _Candidate(view.stack, agg.throughput, [r.requests_per_s for r in rows], (),
-                          agg.flags)
-    reps = [headline_throughput(r, s) for r, s in zip(rows, steady.repetitions, strict=True)]
-    window = steady.repetitions[0].window_throughput if len(rows) == 1 else ()
-    return _Candidate(view.stack, agg.throughput, reps, window, agg.flags)
+Rung = tuple[Verdict | None, Verdict | None]
 
 
-def compare_throughput(a: _Candidate, b: _Candidate) -> Difference:
-    """a vs b: repetitions when both have 2 or more, else the steady windows' seconds."""
-    if len(a.repetitions) >= 2 and len(b.repetitions) >= 2:
-        return compare_samples(a.repetitions, b.repetitions)
-    if a.window and b.window:
-        return compare_series(a.window, b.window)
-    return compare_samples(a.repetitions, b.repetitions)  # insufficient data, with its note
+def ladder(figures: list[Estimate], spread: RunSpread, *, higher_is_better: bool = True,
+           threshold: float | None = None) -> list[Rung]:
+    """For figures sorted best first: each one's (best against it, the one above against
+    it); None for the best, and for the one above when that is the best."""
+    out: list[Rung] = [(None, None)] if figures else []
+    for i in range(1, len(figures)):
+        def against(other: Estimate, i: int = i) -> Verdict:
+            return compare_figures(other, figures[i], spread, higher_is_better=higher_is_better,
+                                   threshold=threshold)
+        out.append((against(figures[0]), against(figures[i - 1]) if i >= 2 else None))
+    return out
 
 
-def _comparison(d: Difference | None) -> Comparison | None:
-    return None if d is None else Comparison(d.ratio, d.low, d.high, d.verdict)
+def holm_rungs(ladders: list[list[Rung]]) -> list[list[Rung]]:
+    """Every verdict of these ladders Holm-adjusted together (the comparisons shown at once)."""
+    flat = [v for rungs in ladders for rung in rungs for v in rung if v is not None]
+    judged = iter(holm(flat))
+    return [[(None if best is None else next(judged), None if above is None else next(judged))
+             for best, above in rungs] for rungs in ladders]
+
+
+def compare_figures(a: Estimate, b: Estimate, spread: RunSpread, *,
+                    higher_is_better: bool = True, threshold: float | None = None) -> Verdict:
+    """a against b from the evidence their estimates carry (one family of one: see holm)."""
+    kwargs = {} if threshold is None else {"threshold": threshold}
+    verdict = compare(a.evidence, b.evidence, higher_is_better=higher_is_better,
+                      spread=spread, **kwargs)
+    if verdict.ratio is None and b.value > 0:
+        verdict = replace(verdict, ratio=a.value / b.value)
+    return verdict
 
 
 def _judged(rankings: list[LevelRanking]) -> list[LevelRanking]:
-    """The rankings of one workload with their tests Holm-adjusted together (one family)."""
-    tested = [e.difference for r in rankings for e in r.entries if e.difference is not None]
-    judged = iter(judge_together(tested))
-    out = []
-    for r in rankings:
-        entries = []
-        for e in r.entries:
-            if e.difference is None:
-                entries.append(e)
-            else:
-                d = next(judged)
-                entries.append(replace(e, vs_next=_comparison(d), difference=d))
-        out.append(replace(r, entries=entries))
-    return out
+    """The rankings of one workload with their verdicts Holm-adjusted together (one family)."""
+    ladders = holm_rungs([[(e.vs_best, e.vs_above) for e in r.entries] for r in rankings])
+    return [replace(r, entries=[replace(e, vs_best=best, vs_above=above)
+                                for e, (best, above) in zip(r.entries, rungs, strict=True)])
+            for r, rungs in zip(rankings, ladders, strict=True)]
 
 
 def steady_figures(agg: LevelAggregate, steady: LevelSteadyAggregate,
                    slo: Slo | None) -> LevelAggregate:
-    """The aggregate with its headline throughput and p50/p90/p99 taken from the steady
-    windows, when every repetition has one; otherwise today's whole-level figures stand (the
-    steady view says why). The SLO is judged again on the figures shown."""
-    if not steady.steady:
-        return agg
+    """The aggregate with the figures its verdicts use, each with its evidence: throughput (the
+    steady windows', or the whole level's over repetitions) and p50/p90/p99 where levelsteady
+    has them. The SLO is judged again on the figures shown."""
     latency = {**agg.latency_us, **steady.latency_us}
     outcome = agg.slo
-    if slo is not None:
+    if slo is not None and steady.latency_us:
         outcome = stats.evaluate_slo({k: e.value for k, e in latency.items()},
                                      agg.error_rate.value, slo)
-    # Repetitions vary (or not) by their steady figures: a warm-up of different length in
-    # each repetition is not noise of the steady state.
-    figures = [r.throughput.value for r in steady.repetitions if r.throughput is not None]
-    throughput_cv = stats.cv(figures)
-    flags = [f for f in agg.flags if f != "noisy"]
-    if stats.is_noisy(figures):
-        flags.append("noisy")
+    throughput_cv, flags = agg.throughput_cv, list(agg.flags)
+    if steady.steady:
+        # Repetitions vary (or not) by their steady figures: a warm-up of different length in
+        # each repetition is not noise of the steady state.
+        figures = [r.throughput.value for r in steady.repetitions if r.throughput is not None]
+        throughput_cv = stats.cv(figures)
+        flags = [f for f in flags if f != "noisy"] + (["noisy"] if stats.is_noisy(figures)
+                                                       else [])
     return replace(agg, throughput=steady.throughput, latency_us=latency, slo=outcome,
                    throughput_cv=throughput_cv, flags=tuple(flags))

@@ -1,39 +1,36 @@
 """Comparing two runs, A (the baseline) and B (the candidate): pure functions, no I/O.
 
 Cases are matched by (stack or variant, workload label, level value). For each matched case
-and metric (steady-state throughput, and chosen latency percentiles) the figure of B is compared
-with A's through significance: the repetitions' headline figures when both runs have at least
-2 (compare_samples), else the steady windows' per-second values of the single repetition
-(compare_series); without either there is no verdict ("insufficient data"). Ratios are B / A:
-for throughput > 1 is faster, for latency > 1 is slower. All the tests of one comparison (all
-its cases and metrics) form one Holm-Bonferroni family (judge_together).
+and metric (steady-state throughput, and chosen latency percentiles) B's figure is compared
+with A's by analysis.verdicts, from the evidence each level's figures carry (the steady window's
+seconds with one repetition, the repetitions with several; the run-to-run spread added for a
+single repetition). Ratios are B / A: for throughput > 1 is faster, for latency > 1 is slower.
+All the verdicts shown form one Holm family.
 
-A gate (`--fail-if-slower 5%`, `--fail-if p99 +10%`) is broken by a SIGNIFICANT regression
-whose ratio lies beyond the threshold (throughput below 1 - 5%, p99 above 1 + 10%): noise
-never fails a build, and neither does a real but smaller change than the user tolerates.
+A gate (`--fail-if-slower 5%`, `--fail-if 'p99 +10%'`) is a one-sided test per gated case
+(verdicts.gate): regressed when B is shown worse than A by more than the limit (Holm over the
+gated metric's cases only), cleared when shown not to be, else undecided.
 """
 
-import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
 
-from stackbench.analysis.analysis import Analysis, CaseView
-from stackbench.analysis.levelsteady import LevelSteadyAggregate, headline_throughput
-from stackbench.analysis.significance import (
+from stackbench.analysis.analysis import Analysis, CaseView, compare_figures
+from stackbench.analysis.stats import Estimate
+from stackbench.analysis.verdicts import (
     PERCENTILE_THRESHOLD,
-    THROUGHPUT_THRESHOLD,
-    Difference,
-    compare_samples,
-    compare_series,
-    judge_together,
+    GateOutcome,
+    GateResult,
+    RunSpread,
+    Verdict,
+    gate,
+    holm,
 )
-from stackbench.analysis.stats import Verdict
 from stackbench.errors import InputError
-from stackbench.store.store import LevelRow
 
 THROUGHPUT = "throughput"
 DEFAULT_PERCENTILES = ("p50", "p99")
@@ -51,11 +48,7 @@ class MetricChange:
     metric: str                 # throughput | p50 | p90 | p99
     a_value: float              # A's headline figure (req/s or µs)
     b_value: float
-    difference: Difference      # B vs A, Holm-adjusted within the comparison
-
-    @property
-    def verdict(self) -> Verdict:
-        return self.difference.verdict
+    verdict: Verdict            # B against A, Holm-adjusted within the comparison
 
 
 @dataclass(frozen=True)
@@ -80,6 +73,8 @@ class RunComparison:
     only_in_a: tuple[CaseKey, ...]
     only_in_b: tuple[CaseKey, ...]
     changes: tuple[SettingChange, ...]
+    spread: RunSpread           # the run-to-run spread the verdicts used
+    same_run: bool = False      # A and B are one run: nothing was compared but noise
 
     @property
     def comparable(self) -> bool:
@@ -88,18 +83,10 @@ class RunComparison:
 
 @dataclass(frozen=True)
 class Gate:
-    """Fail when `metric` significantly regresses by more than `threshold` (a fraction)."""
+    """Fail when `metric` is shown worse by more than `threshold` (a fraction)."""
 
     metric: str
     threshold: float
-
-    def broken_by(self, m: MetricChange) -> bool:
-        d = m.difference
-        if m.metric != self.metric or d.verdict is not Verdict.SLOWER or d.ratio is None:
-            return False
-        if self.metric == THROUGHPUT:
-            return d.ratio < 1.0 - self.threshold
-        return d.ratio > 1.0 + self.threshold
 
     def describe(self) -> str:
         if self.metric == THROUGHPUT:
@@ -107,36 +94,57 @@ class Gate:
         return f"{self.metric} more than {self.threshold:.0%} higher"
 
 
+@dataclass(frozen=True)
+class GatedCase:
+    gate: Gate
+    key: CaseKey
+    change: MetricChange
+    result: GateResult
+
+    @property
+    def outcome(self) -> GateOutcome:
+        return self.result.outcome
+
+
 # --- matching and comparing ------------------------------------------------------------------
 def compare_runs(a: Analysis, b: Analysis,
                  percentiles: Sequence[str] = DEFAULT_PERCENTILES) -> RunComparison:
+    spread = max(a.spread, b.spread, key=lambda s: s.sigma)
     levels_a, levels_b = dict(_levels(a)), dict(_levels(b))
     common = sorted(set(levels_a) & set(levels_b))
-    raw: list[tuple[CaseKey, str, float, float, Difference]] = []
+    raw: list[tuple[CaseKey, MetricChange]] = []
     for key in common:
         (view_a, index_a), (view_b, index_b) = levels_a[key], levels_b[key]
         for metric in (THROUGHPUT, *percentiles):
-            sides = (_figures(view_a, index_a, metric), _figures(view_b, index_b, metric))
-            if sides[0] is None or sides[1] is None:
+            est_a, est_b = _estimate(view_a, index_a, metric), _estimate(view_b, index_b, metric)
+            if est_a is None or est_b is None:
                 continue
-            raw.append((key, metric, sides[0].value, sides[1].value,
-                        _difference(sides[1], sides[0], metric)))
-    judged = judge_together([r[4] for r in raw])
+            higher = metric == THROUGHPUT
+            verdict = compare_figures(est_b, est_a, spread, higher_is_better=higher,
+                                      threshold=None if higher else PERCENTILE_THRESHOLD)
+            raw.append((key, MetricChange(metric, est_a.value, est_b.value, verdict)))
+    judged = holm([m.verdict for _, m in raw])
     by_case: dict[CaseKey, list[MetricChange]] = {}
-    for (key, metric, va, vb, _), d in zip(raw, judged, strict=True):
-        by_case.setdefault(key, []).append(MetricChange(metric, va, vb, d))
+    for (key, m), v in zip(raw, judged, strict=True):
+        by_case.setdefault(key, []).append(replace(m, verdict=v))
+    same = a.data.run.id == b.data.run.id and a.data.run.started_at == b.data.run.started_at
     return RunComparison(
         a.data.run.id, b.data.run.id,
         tuple(CaseChange(k, tuple(by_case[k])) for k in common if k in by_case),
         tuple(sorted(set(levels_a) - set(levels_b))),
         tuple(sorted(set(levels_b) - set(levels_a))),
-        tuple(setting_changes(a, b)))
+        tuple(setting_changes(a, b)), spread, same)
 
 
-def broken_gates(comparison: RunComparison, gates: Sequence[Gate]
-                 ) -> list[tuple[Gate, CaseKey, MetricChange]]:
-    return [(g, c.key, m) for g in gates for c in comparison.cases for m in c.metrics
-            if g.broken_by(m)]
+def gated_cases(comparison: RunComparison, gates: Sequence[Gate]) -> list[GatedCase]:
+    """Every case of each gate's metric, tested against its limit; each gate's cases are one
+    Holm family (the family is the gated metric only)."""
+    out = []
+    for g in gates:
+        cases = [(c.key, m) for c in comparison.cases for m in c.metrics if m.metric == g.metric]
+        results = gate([m.verdict for _, m in cases], g.threshold)
+        out += [GatedCase(g, key, m, r) for (key, m), r in zip(cases, results, strict=True)]
+    return out
 
 
 def _levels(a: Analysis) -> Iterator[tuple[CaseKey, tuple[CaseView, int]]]:
@@ -151,61 +159,9 @@ def _levels(a: Analysis) -> Iterator[tuple[CaseKey, tuple[CaseView, int]]]:
                     yield CaseKey(view.stack, w.label, agg.level_value), (view, agg.level_index)
 
 
-@dataclass(frozen=True)
-class _Figures:
-    value: float                   # the headline figure shown
-    repetitions: list[float]       # each repetition's headline figure
-    window: list[float]            # per-second values of the single repetition's window
-
-
-def _figures(view: CaseView, level_index: int, metric: str) -> _Figures | None:
+def _estimate(view: CaseView, level_index: int, metric: str) -> Estimate | None:
     agg = next(g for g in view.aggregates if g.level_index == level_index)
-    rows = view.rows_at(level_index)
-    steady = view.steady_at(level_index)
-    if metric == THROUGHPUT:
-        return _throughput_figures(agg.throughput.value, rows, steady)
-    shown = agg.latency_us.get(metric)
-    if shown is None:
-        return None
-    reps = [v for i, r in enumerate(rows)
-            if (v := _rep_latency(r.latency_us, steady, i, metric)) is not None]
-    window: list[float] = []
-    if steady is not None and len(rows) == 1:
-        # The per-second percentiles of the window: compared through their batch means even
-        # when the per-second histograms (for the merged figure) are missing.
-        window = [v for v in steady.repetitions[0].window_latency_us.get(metric, ())
-                  if not math.isnan(v)]
-    return _Figures(shown.value, reps or [shown.value], window)
-
-
-def _throughput_figures(shown: float, rows: Sequence[LevelRow],
-                        steady: LevelSteadyAggregate | None) -> _Figures:
-    if steady is None:
-        return _Figures(shown, [r.requests_per_s for r in rows], [])
-    reps = [headline_throughput(r, s) for r, s in zip(rows, steady.repetitions, strict=True)]
-    window = list(steady.repetitions[0].window_throughput) if len(rows) == 1 else []
-    return _Figures(shown, reps, window)
-
-
-def _rep_latency(whole: Mapping[str, float], steady: LevelSteadyAggregate | None, rep: int,
-                 metric: str) -> float | None:
-    """A repetition's percentile: its steady window's merged one, else the whole level's."""
-    if steady is not None and metric in steady.repetitions[rep].latency_us:
-        return steady.repetitions[rep].latency_us[metric].value
-    return whole.get(metric)
-
-
-def _difference(b: _Figures, a: _Figures, metric: str) -> Difference:
-    """B vs A. Throughput: higher is better; latency: lower is better."""
-    higher = metric == THROUGHPUT
-    threshold = THROUGHPUT_THRESHOLD if higher else PERCENTILE_THRESHOLD
-    if len(a.repetitions) >= 2 and len(b.repetitions) >= 2:
-        return compare_samples(b.repetitions, a.repetitions, threshold=threshold,
-                               higher_is_better=higher)
-    if a.window and b.window:
-        return compare_series(b.window, a.window, threshold=threshold, higher_is_better=higher)
-    return compare_samples(b.repetitions, a.repetitions, threshold=threshold,
-                           higher_is_better=higher)
+    return agg.throughput if metric == THROUGHPUT else agg.latency_us.get(metric)
 
 
 # --- what changed between the runs -----------------------------------------------------------
@@ -248,7 +204,7 @@ _LATENCY_GATE = re.compile(r"^(p\d+(?:_\d+)?)\s+\+(\d+(?:\.\d+)?)\s*%$")
 
 
 def parse_slower_gate(text: str) -> Gate:
-    """'5%' -> fail when throughput is significantly more than 5% lower."""
+    """'5%' -> fail when throughput is shown more than 5% lower."""
     match = _PERCENT.match(text.strip())
     if not match:
         raise InputError(f"--fail-if-slower {text!r}: expected a percentage such as 5%")
@@ -256,7 +212,7 @@ def parse_slower_gate(text: str) -> Gate:
 
 
 def parse_latency_gate(text: str) -> Gate:
-    """'p99 +10%' -> fail when p99 is significantly more than 10% higher."""
+    """'p99 +10%' -> fail when p99 is shown more than 10% higher."""
     match = _LATENCY_GATE.match(text.strip())
     if not match:
         raise InputError(f"--fail-if {text!r}: expected a percentile and a rise, such as "

@@ -16,15 +16,9 @@ from stackbench.analysis.analysis import (
     WorkloadView,
 )
 from stackbench.analysis.levelsteady import SOURCE_WINDOW
-from stackbench.analysis.significance import Difference, format_p
-from stackbench.analysis.stats import (
-    NO_COMPLETED,
-    Comparison,
-    LevelAggregate,
-    Verdict,
-    percentile_key,
-)
+from stackbench.analysis.stats import NO_COMPLETED, LevelAggregate, percentile_key
 from stackbench.analysis.steady import SteadyClass
+from stackbench.analysis.wording import RULE, SYMBOL, sentence
 
 WARNING_WHY = {
     "loader-bound": "the loader, not the server, was saturated: the server's capacity is higher "
@@ -99,57 +93,36 @@ def _level_name(a: Analysis, value: float) -> str:
     return f"{fmt.level(value)} connection{'' if value == 1 else 's'}"
 
 
-def _link(e: RankEntry) -> str:
-    """'>' only for a significant difference (Mann-Whitney after Holm, and the ratio's
-    interval beyond the noise threshold); else '≈' with the ratio, its interval and why."""
-    cmp, d = e.vs_next, e.difference
-    if cmp is None:
-        return ""
-    if cmp.verdict is Verdict.FASTER:
-        p = "" if d is None or d.p_value is None else f", p={format_p(d.p_value)}"
-        n = "" if d is None else f" n={d.n_a}+{d.n_b}"
-        return (f" > ({fmt.ratio(cmp.ratio)}, 95% CI {fmt.ratio(cmp.low)}–"
-                f"{fmt.ratio(cmp.high)}{p}{n}) ")
-    return f" ≈ ({_no_difference(cmp, d)}) "
-
-
-def _no_difference(cmp: Comparison, d: Difference | None) -> str:
-    ratio = "no ratio" if cmp.ratio is None else f"ratio {fmt.ratio(cmp.ratio)}"
-    interval = ("no interval" if cmp.low is None or cmp.high is None
-                else f"95% CI {fmt.ratio(cmp.low)}–{fmt.ratio(cmp.high)}")
-    evidence = ""
-    if d is not None:
-        evidence = (f", n={d.n_a}+{d.n_b} {d.unit}" if d.p_value is None
-                    else f", p={format_p(d.p_value)} n={d.n_a}+{d.n_b} {d.unit}")
-    note = "" if d is None or not d.note else f"; {d.note}"
-    return f"no significant difference: {ratio}, {interval}{evidence}{note}"
-
-
 def _note(e: RankEntry) -> str:
     return " (loader-bound: a lower bound)" if "loader-bound" in e.flags else ""
 
 
 def ranking_text(a: Analysis, r: LevelRanking) -> str:
-    """'at 10 connections: go 40,000 [39,600–40,400] > (2.00×, CI 1.96×–2.04×) node ...'."""
+    """'at 50 connections: go 57,791 [...] > node 20,100 [...] ? php 10,700 [...]. go is faster
+    than node: ...'. The mark before a stack is the verdict of the stack above it against it
+    (wording.SYMBOL); every verdict shown is then said in words."""
     entries = r.entries
-    tied = len(entries) > 2 and all(e.vs_next.verdict is not Verdict.FASTER
-                                    for e in entries[:-1] if e.vs_next is not None)
-    if tied:
-        low, high = entries[-1].throughput.value, entries[0].throughput.value
-        chain = (f"all {len(entries)} stacks within noise of each other ({fmt.rate(low)}–"
-                 f"{fmt.rate(high)} req/s, no significant difference)")
-    else:
-        chain = "".join(f"{e.stack} {fmt.estimate(e.throughput)}{_note(e)}{_link(e)}"
-                        for e in entries)
+    chain = ""
+    for e in entries:
+        above = e.vs_above or e.vs_best
+        chain += "" if above is None else f" {SYMBOL[above.outcome]} "
+        chain += f"{e.stack} {fmt.estimate(e.throughput)}{_note(e)}"
+    said = []
+    for i, e in enumerate(entries):
+        if e.vs_best is not None:
+            said.append(sentence(e.vs_best, entries[0].stack, e.stack, "req/s"))
+        if e.vs_above is not None:
+            said.append(sentence(e.vs_above, entries[i - 1].stack, e.stack, "req/s"))
     excluded = "; ".join(f"{stack}: {why}" for stack, why in r.excluded)
     text = f"at {_level_name(a, r.level_value)}: {chain or 'no valid result'}"
+    text += f". {'; '.join(said)}" if said else ""
     return text + (f" [not ranked — {excluded}]" if excluded else "")
 
 
-RANKING_LEGEND = ("Rankings by steady-state req/s [95% CI]: '>' means significantly faster "
-                  "(Mann-Whitney p < 0.05 after Holm's adjustment over the workload, and the "
-                  "95% CI of the ratio beyond ±2% noise), with the ratio and its CI; '≈' "
-                  "means no significant difference, with the ratio, its CI and why.")
+RANKING_LEGEND = ("Rankings by steady-state req/s [95% interval], best first; the mark before "
+                  "a stack is the verdict of the stack above it against it: '>' faster, '≈' "
+                  "equivalent, '≳' real but within the threshold, '?' not enough evidence. "
+                  "Each stack is also compared with the best. " + RULE)
 
 
 def _ranking_findings(a: Analysis, w: WorkloadView) -> list[Finding]:

@@ -8,10 +8,11 @@ p50/p90/p99 = the percentiles of the per-second HDR histograms merged over the w
 not an average of per-second percentiles) with percentile_interval.
 
 A level without a series (wrk, ab) or without a steady state keeps the driver's whole-level
-figures, and `source` says so. Across repetitions (LevelSteadyAggregate): the median of the
-repetitions' steady figures, with the order-statistic interval when there are at least 6
-repetitions (intervals.median_interval), else the within-level interval of the median
-repetition; `interval_source` says which.
+figures, and `source` says so. Across repetitions (LevelSteadyAggregate) the repetition is the
+unit (Kalibera & Jones): the figure is the geometric mean of the repetitions' headline figures,
+its interval Welch's on their logs (verdicts.repetition_evidence, floored for 3 or fewer
+repetitions by the run-to-run spread); with one repetition, the window's own interval.
+Each figure carries the evidence its verdicts use, computed here once.
 """
 
 from collections.abc import Mapping, Sequence
@@ -20,24 +21,18 @@ from dataclasses import dataclass
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-from stackbench.analysis.intervals import (
-    BatchMeansInterval,
-    MedianInterval,
-    batch_means_interval,
-    median_interval,
-    percentile_interval,
-    repetitions_needed,
-)
-from stackbench.analysis.stats import Estimate
+from stackbench.analysis.intervals import FigureInterval, evidence_interval, window_interval
+from stackbench.analysis.stats import Estimate, measured_latency
 from stackbench.analysis.steady import SteadyClass, SteadyState, detect_steady_state
+from stackbench.analysis.verdicts import RunSpread, repetition_evidence
 from stackbench.store.store import LevelRow
 
 STEADY_PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0}
 SOURCE_WINDOW = "steady window"
 SOURCE_NO_SERIES = "whole level: the driver gave no per-second series"
 SOURCE_NO_STEADY = "whole level: no steady state found"
-INTERVAL_REPETITIONS = "order statistics over repetitions"
-INTERVAL_WITHIN_LEVEL = "within-level batch means of the median repetition"
+INTERVAL_REPETITIONS = "Welch over repetitions"
+INTERVAL_WITHIN_LEVEL = "within the level's steady window"
 INTERVAL_NONE = "none"
 
 
@@ -47,8 +42,8 @@ class LevelSteady:
 
     state: SteadyState | None                 # None: no per-second series
     source: str                               # SOURCE_*: where the headline comes from
-    throughput: BatchMeansInterval | None     # None: the whole-level figure stands
-    latency_us: dict[str, BatchMeansInterval]  # merged percentiles of the window
+    throughput: FigureInterval | None     # None: the whole-level figure stands
+    latency_us: dict[str, FigureInterval]  # merged percentiles of the window
     window_throughput: tuple[float, ...]      # per-second req/s inside the window
     window_latency_us: dict[str, tuple[float, ...]]  # per-second percentiles in the window
     full_seconds: int                         # seconds of the series after dropping partials
@@ -71,10 +66,10 @@ class LevelSteadyAggregate:
     level_index: int
     level_value: float
     repetitions: tuple[LevelSteady, ...]
-    throughput: Estimate                      # median over repetitions, interval per below
+    throughput: Estimate                      # over repetitions, interval per below
     latency_us: dict[str, Estimate]           # p50/p90/p99 when every repetition has them
     interval_source: str                      # INTERVAL_*: which interval the Estimates carry
-    note: str | None                          # e.g. too few repetitions for an order interval
+    note: str | None                          # e.g. why a figure has no interval
 
     @property
     def steady(self) -> bool:
@@ -114,7 +109,7 @@ def level_steady(row: LevelRow) -> LevelSteady:
     per_second_latency = {key: tuple(_latency(p, key) for p in window)
                           for key in STEADY_PERCENTILES}
     latency = _window_latency(window, per_second_latency)
-    return LevelSteady(state, SOURCE_WINDOW, batch_means_interval(window_rps), latency,
+    return LevelSteady(state, SOURCE_WINDOW, window_interval(window_rps), latency,
                        tuple(window_rps), per_second_latency, len(seconds), dropped)
 
 
@@ -136,7 +131,7 @@ def merged_percentiles(encoded: Sequence[str]) -> dict[str, float]:
 
 def _window_latency(window: Sequence[Mapping[str, object]],
                     per_second: Mapping[str, tuple[float, ...]]
-                    ) -> dict[str, BatchMeansInterval]:
+                    ) -> dict[str, FigureInterval]:
     histograms = [p.get("histogram") for p in window]
     if not histograms or not all(isinstance(h, str) and h for h in histograms):
         return {}  # a second without its histogram: no exact merged figure, none claimed
@@ -145,7 +140,7 @@ def _window_latency(window: Sequence[Mapping[str, object]],
     for key, value in merged.items():
         values = per_second[key]
         if any(not np.isnan(v) for v in values):
-            out[key] = percentile_interval(values, merged=value)
+            out[key] = window_interval(values, shown=value)
     return out
 
 
@@ -163,32 +158,32 @@ def _number(value: object, default: float) -> float:
 
 
 # --- across repetitions ----------------------------------------------------------------------
-def aggregate_steady(rows: Sequence[LevelRow]) -> LevelSteadyAggregate:
-    """The repetitions of one (case, level): median of their headline figures, with the
-    order-statistic interval from 6 repetitions on, else the within-level interval of the
-    median repetition (the one whose throughput is the median, the lower of the two middle
-    ones for an even count)."""
+def aggregate_steady(rows: Sequence[LevelRow], spread: RunSpread) -> LevelSteadyAggregate:
+    """The repetitions of one (case, level): each figure with the evidence its verdicts use.
+    One repetition: its steady window's figure and interval (none without a window). Several:
+    Welch over the repetitions' headline figures (window figures when every repetition has a
+    steady window, else the whole-level ones)."""
     steadies = tuple(level_steady(r) for r in rows)
-    throughputs = [headline_throughput(r, s) for r, s in zip(rows, steadies, strict=True)]
-    needed = repetitions_needed()
-    enough = len(rows) >= needed
-    middle = int(np.argsort(throughputs, kind="stable")[(len(throughputs) - 1) // 2])
-    throughput = _combine(throughputs, enough, steadies[middle].throughput)
+    throughput = combine([headline_throughput(r, s) for r, s in zip(rows, steadies,
+                                                                      strict=True)],
+                         [s.throughput for s in steadies], spread)
+    all_steady = all(s.source == SOURCE_WINDOW for s in steadies)
     latency: dict[str, Estimate] = {}
     for key in STEADY_PERCENTILES:
-        values = [s.latency_us[key] for s in steadies if key in s.latency_us]
-        if len(values) == len(steadies):
-            latency[key] = _combine([v.value for v in values], enough,
-                                    steadies[middle].latency_us[key])
-    if enough:
+        if all_steady and all(key in s.latency_us for s in steadies):
+            within = [s.latency_us[key] for s in steadies]
+            latency[key] = combine([w.value for w in within], list(within), spread)
+        elif len(rows) >= 2 and all(key in measured_latency(r) for r in rows):
+            latency[key] = combine([measured_latency(r)[key] for r in rows],
+                                   [None] * len(rows), spread)
+    if len(rows) >= 2:
         source, note = INTERVAL_REPETITIONS, None
-    elif steadies[middle].throughput is not None:
-        source = INTERVAL_WITHIN_LEVEL
-        note = (None if len(rows) == 1 else
-                f"{len(rows)} repetitions, fewer than the {needed} a 95% interval of their "
-                "median needs: the interval shown is the median repetition's within-level one")
+    elif steadies[0].throughput is not None:
+        source, note = INTERVAL_WITHIN_LEVEL, None
     else:
-        source, note = INTERVAL_NONE, None
+        source = INTERVAL_NONE
+        note = ("one repetition without a steady per-second series: no interval (repeat the "
+                "level for one)")
     row = rows[0]
     return LevelSteadyAggregate(row.case_id, row.level_index, row.level_value, steadies,
                                 throughput, latency, source, note)
@@ -198,16 +193,17 @@ def headline_throughput(row: LevelRow, steady: LevelSteady) -> float:
     return steady.throughput.value if steady.throughput is not None else row.requests_per_s
 
 
-def _combine(values: Sequence[float], enough: bool,
-             within: BatchMeansInterval | None) -> Estimate:
-    center = float(np.median(values))
-    if enough:
-        interval = median_interval(values)
-        if isinstance(interval, MedianInterval):
-            return Estimate(interval.value, interval.low, interval.high, len(values))
-    if within is not None and within.low is not None and within.high is not None:
-        # The median repetition's own half-widths around the median (with an odd count the
-        # median is that repetition's figure, with an even count it sits next to it).
-        return Estimate(center, center - (within.value - within.low),
-                        center + (within.high - within.value), len(values))
-    return Estimate(center, None, None, len(values))
+def combine(figures: Sequence[float], within: Sequence[FigureInterval | None],
+            spread: RunSpread) -> Estimate:
+    """One figure from its repetitions (see aggregate_steady)."""
+    if len(figures) == 1:
+        one = within[0]
+        if one is None:
+            return Estimate(figures[0], None, None, 1)
+        return Estimate(one.value, one.low, one.high, one.n, one.evidence)
+    variances = [w.evidence.variance for w in within if w is not None and w.evidence]
+    evidence = repetition_evidence(figures, variances, spread)
+    if evidence is None:  # a zero figure: no log, no interval
+        return Estimate(float(np.median(figures)), None, None, len(figures))
+    interval = evidence_interval(evidence, evidence.value)
+    return Estimate(interval.value, interval.low, interval.high, len(figures), evidence)

@@ -17,6 +17,7 @@ import msgspec
 import numpy as np
 
 from stackbench.analysis.intervals import FloatArray, percentile_bounds, resample
+from stackbench.analysis.verdicts import Evidence
 from stackbench.config.loadspec import error_rate  # noqa: F401 - part of the stats API
 from stackbench.config.suite import Slo
 from stackbench.store.store import LevelRow
@@ -78,12 +79,14 @@ def quantile(sorted_values: Sequence[float], q: float) -> float:
 # --- bootstrap -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Estimate:
-    """A median over repetitions; low/high is its confidence interval (None with n < 2)."""
+    """A figure with its confidence interval (None: no interval), and the evidence behind it
+    that verdicts compare (None: the figure has none, e.g. one repetition without a series)."""
 
     value: float
     low: float | None
     high: float | None
     n: int
+    evidence: Evidence | None = None
 
     @property
     def has_interval(self) -> bool:
@@ -103,51 +106,6 @@ def bootstrap_median(values: Sequence[float], resamples: int = DEFAULT_RESAMPLES
     medians = resample(vals, resamples, np.random.default_rng(seed))
     low, high = percentile_bounds(medians, confidence)
     return Estimate(center, low, high, len(vals))
-
-
-class Verdict(enum.Enum):
-    FASTER = "faster"
-    SLOWER = "slower"
-    NO_SIGNIFICANT_DIFFERENCE = "no significant difference"
-    # One repetition per side (no interval) or a zero median: no claim either way.
-    INSUFFICIENT_DATA = "insufficient data"
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """median(a) / median(b) with its bootstrap interval, and what it means for a vs b."""
-
-    ratio: float | None
-    low: float | None
-    high: float | None
-    verdict: Verdict
-
-
-def compare_medians(a: Sequence[float], b: Sequence[float], higher_is_better: bool = True,
-                    resamples: int = DEFAULT_RESAMPLES, confidence: float = DEFAULT_CONFIDENCE,
-                    seed: int = DEFAULT_SEED) -> Comparison:
-    """Is a better than b? Resamples both sides independently; verdict from the ratio interval."""
-    ma, mb = median(a), median(b)
-    if mb == 0:
-        return Comparison(None, None, None, Verdict.INSUFFICIENT_DATA)
-    ratio = ma / mb
-    if len(a) < 2 or len(b) < 2:
-        return Comparison(ratio, None, None, Verdict.INSUFFICIENT_DATA)
-    rng = np.random.default_rng(seed)
-    numerators = resample(a, resamples, rng)
-    denominators = resample(b, resamples, rng)
-    usable = denominators != 0
-    if not np.any(usable):
-        return Comparison(ratio, None, None, Verdict.INSUFFICIENT_DATA)
-    low, high = percentile_bounds(numerators[usable] / denominators[usable], confidence)
-    return Comparison(ratio, low, high, _verdict(low, high, higher_is_better))
-
-
-def _verdict(low: float, high: float, higher_is_better: bool) -> Verdict:
-    if low <= 1.0 <= high:
-        return Verdict.NO_SIGNIFICANT_DIFFERENCE
-    a_is_larger = low > 1.0
-    return Verdict.FASTER if a_is_larger == higher_is_better else Verdict.SLOWER
 
 
 # --- per-second jitter -----------------------------------------------------------------------

@@ -1,33 +1,37 @@
-"""`stackbench compare A B`: two runs, case by case, as a terminal table, Markdown or JSON, and
-as a CI gate (exit codes in errors.ExitCode: 0 no broken gate, 1 RULE_BROKEN a significant
-regression beyond a threshold, 5 NOT_COMPARABLE no case in common).
+"""`stackbench compare A B`: two runs, case by case, as terminal text, Markdown or JSON, and as a
+CI gate (exit codes in errors.ExitCode: 0 every gated case shown not to regress beyond its
+limit, 1 RULE_BROKEN a regression beyond a limit shown, 5 NOT_COMPARABLE no case in common,
+6 UNDECIDED some gated case neither shown regressed nor shown not to be: the output says what
+would decide it).
 
 A and B are run ids (or references `results` accepts) in the store of --out, or paths of two
 results.json files written by the report (their run, cases and levels are read back)."""
 
 import json
+import textwrap
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from stackbench.analysis.analysis import analyse
 from stackbench.analysis.compare import (
     THROUGHPUT,
     CaseKey,
     Gate,
+    GatedCase,
     MetricChange,
     RunComparison,
-    broken_gates,
     compare_runs,
+    gated_cases,
     parse_latency_gate,
     parse_slower_gate,
 )
-from stackbench.analysis.significance import format_benchstat, format_verdict
+from stackbench.analysis.verdicts import GateOutcome, Outcome
+from stackbench.analysis.wording import SHORT, cell, sentence
 from stackbench.commands.run import open_store
 from stackbench.errors import ExitCode, InputError
 from stackbench.store.records import CaseRow, LevelRow, RunRow, VerificationRow
@@ -80,26 +84,35 @@ def gates(fail_if_slower: str | None, fail_if: Sequence[str]) -> list[Gate]:
 
 def run_compare(console: Console, store: Store | None, run_a: str, run_b: str,
                 output_format: str, gate_list: Sequence[Gate]) -> int:
-    """Print the comparison of B against A; the exit code says whether a gate broke."""
+    """Print the comparison of B against A; the exit code says what the gates found."""
     if output_format not in FORMATS:
         raise InputError(f"--format {output_format!r}: expected one of {', '.join(FORMATS)}")
     a = analyse(load_run(store, run_a))
     b = analyse(load_run(store, run_b))
     comparison = compare_runs(a, b, _percentiles(gate_list))
-    broken = broken_gates(comparison, gate_list)
+    gated = gated_cases(comparison, gate_list)
     if output_format == "json":
-        _plain(console, json.dumps(as_json(comparison, broken), indent=2))
+        _plain(console, json.dumps(as_json(comparison, gated), indent=2))
     elif output_format == "md":
-        _plain(console, markdown(comparison, broken))
+        _plain(console, markdown(comparison, gated))
     else:
-        print_terminal(console, comparison, broken)
+        _plain(console, "\n".join(terminal_lines(comparison, gated, console.width)))
+    return exit_code(comparison, gated)
+
+
+def exit_code(comparison: RunComparison, gated: Sequence[GatedCase]) -> int:
     if not comparison.comparable:
         return ExitCode.NOT_COMPARABLE
-    return ExitCode.RULE_BROKEN if broken else ExitCode.OK
+    outcomes = {g.outcome for g in gated}
+    if GateOutcome.REGRESSED in outcomes:
+        return ExitCode.RULE_BROKEN
+    if GateOutcome.UNDECIDED in outcomes:
+        return ExitCode.UNDECIDED
+    return ExitCode.OK
 
 
 def _plain(console: Console, text: str) -> None:
-    """Machine-readable text: never wrapped, highlighted or read as markup."""
+    """Text laid out here: never re-wrapped, highlighted or read as markup."""
     console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
@@ -116,78 +129,140 @@ def _figure(metric: str, value: float) -> str:
     return f"{value:,.0f} req/s" if metric == THROUGHPUT else f"{value / 1000:.3g} ms"
 
 
-def _gate_lines(broken: Sequence[tuple[Gate, CaseKey, MetricChange]]) -> list[str]:
-    return [f"gate broken: {g.describe()} — {_case(k)}: {m.metric} {_figure(m.metric, m.a_value)}"
-            f" -> {_figure(m.metric, m.b_value)}, {format_verdict(m.difference)}"
-            for g, k, m in broken]
+def _what(metric: str) -> str:
+    return "req/s" if metric == THROUGHPUT else metric
 
 
-def _summary(comparison: RunComparison) -> list[str]:
+def summary_line(comparison: RunComparison) -> str:
+    """'3 slower, 12 equivalent, 3 undecided (18 figures)'."""
+    counts = Counter(m.verdict.outcome for c in comparison.cases for m in c.metrics)
+    parts = [f"{counts[o]} {SHORT[o]}" for o in Outcome if counts[o]]
+    total = sum(counts.values())
+    return f"{', '.join(parts) or 'nothing compared'} ({total} figure{'s' * (total != 1)}, " \
+           f"run {comparison.b_run} against run {comparison.a_run})"
+
+
+def gate_summary(gated: Sequence[GatedCase]) -> list[str]:
+    """Per gate: what it found, each regressed or undecided case named."""
     lines = []
-    if not comparison.comparable:
-        lines.append(f"runs {comparison.a_run} and {comparison.b_run} are not comparable: no "
-                     "(stack, workload, level) with a valid figure in both")
-    for key in comparison.only_in_a:
-        lines.append(f"only in run {comparison.a_run}: {_case(key)}")
-    for key in comparison.only_in_b:
-        lines.append(f"only in run {comparison.b_run}: {_case(key)}")
+    for g in dict.fromkeys(c.gate for c in gated):
+        cases = [c for c in gated if c.gate == g]
+        counts = Counter(c.outcome for c in cases)
+        lines.append(f"gate '{g.describe()}': " + ", ".join(
+            f"{counts[o]} {o.value}" for o in GateOutcome if counts[o]))
+        for c in cases:
+            if c.outcome is GateOutcome.REGRESSED:
+                m = c.change
+                lines.append(f"  regressed: {_case(c.key)}: {_figure(m.metric, m.a_value)} -> "
+                             f"{_figure(m.metric, m.b_value)}, {cell(m.verdict)}")
+            elif c.outcome is GateOutcome.UNDECIDED:
+                v = c.change.verdict
+                lines.append(f"  undecided: {_case(c.key)}: {cell(v)}"
+                             + (f"; {v.decide}" if v.decide else ""))
     return lines
 
 
-def print_terminal(console: Console, comparison: RunComparison,
-                   broken: Sequence[tuple[Gate, CaseKey, MetricChange]]) -> None:
-    table = Table(title=f"run {comparison.b_run} vs run {comparison.a_run} (ratio = B / A)")
-    for column in ("case", "metric", "A", "B", "verdict", "benchstat"):
-        table.add_column(column, overflow="fold")  # never an ellipsis: every word counts
+def _notes(comparison: RunComparison) -> list[str]:
+    lines = []
+    if comparison.same_run:
+        lines.append(f"warning: A and B are the same run ({comparison.a_run}): every figure is "
+                     "compared with itself, which says nothing about a change")
+    if not comparison.comparable:
+        lines.append(f"runs {comparison.a_run} and {comparison.b_run} are not comparable: no "
+                     "(stack, workload, level) with a valid figure in both")
+    lines += [f"only in run {comparison.a_run}: {_case(k)}" for k in comparison.only_in_a]
+    lines += [f"only in run {comparison.b_run}: {_case(k)}" for k in comparison.only_in_b]
+    if comparison.spread.assumed:
+        lines.append(comparison.spread.source)
+    return lines
+
+
+def terminal_lines(comparison: RunComparison, gated: Sequence[GatedCase],
+                   width: int) -> list[str]:
+    """Verdicts first, one block per case, every line wrapped at word boundaries to `width`
+    (never below 60); the last line is the summary."""
+    width = max(60, width)
+    out = [f"run {comparison.b_run} against run {comparison.a_run} (ratio = B / A; "
+           "req/s > 1 is faster, latency > 1 is slower)"]
     for case in comparison.cases:
+        out.append("")
+        out.append(_case(case.key))
         for m in case.metrics:
-            table.add_row(escape(_case(case.key)), m.metric, _figure(m.metric, m.a_value),
-                          _figure(m.metric, m.b_value), format_verdict(m.difference),
-                          format_benchstat(m.difference))
-    console.print(table)
+            row = (f"  {SHORT[m.verdict.outcome]:<16} {m.metric:<10} "
+                   f"{_figure(m.metric, m.a_value)} -> {_figure(m.metric, m.b_value)}  "
+                   f"{cell(m.verdict).removeprefix(SHORT[m.verdict.outcome]).strip()}")
+            out += _wrap(row, width, 19)
+            if m.verdict.outcome is Outcome.UNDECIDED and m.verdict.decide:
+                out += _wrap(f"  {'':<16} {m.verdict.decide}", width, 19)
     for change in comparison.changes:
-        console.print(escape(f"changed ({change.section}): {change.key}: {change.a} -> "
-                             f"{change.b}"))
-    for line in _summary(comparison) + _gate_lines(broken):
-        console.print(escape(line))
+        out += _wrap(f"changed ({change.section}): {change.key}: {change.a} -> {change.b}",
+                     width, 2)
+    for line in _notes(comparison) + gate_summary(gated):
+        out += _wrap(line, width, 4)
+    out.append(summary_line(comparison))
+    return _wrap_all(out, width)
 
 
-def markdown(comparison: RunComparison,
-             broken: Sequence[tuple[Gate, CaseKey, MetricChange]]) -> str:
-    lines = [f"# run {comparison.b_run} vs run {comparison.a_run}", "",
+def _wrap(text: str, width: int, indent: int) -> list[str]:
+    """Break only between words (a long word stays whole on its own line)."""
+    return textwrap.wrap(text, width, subsequent_indent=" " * indent, break_long_words=False,
+                         break_on_hyphens=False, drop_whitespace=True) or [""]
+
+
+def _wrap_all(lines: list[str], width: int) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        out += [line] if len(line) <= width else _wrap(line, width, 4)
+    return out
+
+
+def markdown(comparison: RunComparison, gated: Sequence[GatedCase]) -> str:
+    lines = [f"# run {comparison.b_run} against run {comparison.a_run}", "",
              "Ratio = B / A. Throughput > 1 is faster; latency > 1 is slower.", "",
-             "| case | metric | A | B | verdict |", "|---|---|---|---|---|"]
-    lines += [f"| {_case(c.key)} | {m.metric} | {_figure(m.metric, m.a_value)} | "
-              f"{_figure(m.metric, m.b_value)} | {format_verdict(m.difference)} |"
+             "| verdict | case | metric | A | B | ratio [95%] |", "|---|---|---|---|---|---|"]
+    lines += [f"| {SHORT[m.verdict.outcome]} | {_case(c.key)} | {m.metric} | "
+              f"{_figure(m.metric, m.a_value)} | {_figure(m.metric, m.b_value)} | "
+              f"{cell(m.verdict).removeprefix(SHORT[m.verdict.outcome]).strip()} |"
               for c in comparison.cases for m in c.metrics]
+    undecided = [(c, m) for c in comparison.cases for m in c.metrics
+                 if m.verdict.outcome is Outcome.UNDECIDED and m.verdict.decide]
+    if undecided:
+        lines += ["", "## What would decide the undecided", ""]
+        lines += [f"- {_case(c.key)} {m.metric}: {m.verdict.decide}" for c, m in undecided]
     if comparison.changes:
         lines += ["", "## What changed", "", "| section | key | A | B |", "|---|---|---|---|"]
         lines += [f"| {c.section} | {c.key} | {c.a} | {c.b} |" for c in comparison.changes]
-    notes = _summary(comparison) + _gate_lines(broken)
+    notes = _notes(comparison) + gate_summary(gated)
     if notes:
-        lines += [""] + [f"- {line}" for line in notes]
-    return "\n".join(lines)
+        lines += [""] + [f"- {line.strip()}" for line in notes]
+    return "\n".join([*lines, "", summary_line(comparison)])
 
 
-def as_json(comparison: RunComparison,
-            broken: Sequence[tuple[Gate, CaseKey, MetricChange]]) -> dict[str, Any]:
+def as_json(comparison: RunComparison, gated: Sequence[GatedCase]) -> dict[str, Any]:
     return {
         "a_run": comparison.a_run, "b_run": comparison.b_run,
-        "comparable": comparison.comparable,
+        "comparable": comparison.comparable, "same_run": comparison.same_run,
+        "run_spread": {"sigma": comparison.spread.sigma, "assumed": comparison.spread.assumed,
+                       "source": comparison.spread.source},
         "cases": [{"stack": c.key.stack, "workload": c.key.label,
                    "level": c.key.level_value,
-                   "metrics": [_metric_json(m) for m in c.metrics]} for c in comparison.cases],
+                   "metrics": [_metric_json(m, c.key) for m in c.metrics]}
+                  for c in comparison.cases],
         "only_in_a": [_case(k) for k in comparison.only_in_a],
         "only_in_b": [_case(k) for k in comparison.only_in_b],
         "changes": [{"section": c.section, "key": c.key, "a": c.a, "b": c.b}
                     for c in comparison.changes],
-        "gates_broken": _gate_lines(broken),
+        "gates": [{"gate": g.gate.describe(), "case": _case(g.key), "metric": g.change.metric,
+                   "outcome": g.outcome.value, "p_regressed": g.result.p_regressed,
+                   "p_cleared": g.result.p_cleared} for g in gated],
+        "summary": summary_line(comparison),
     }
 
 
-def _metric_json(m: MetricChange) -> dict[str, Any]:
-    d = m.difference
-    return {"metric": m.metric, "a": m.a_value, "b": m.b_value, "verdict": d.verdict.value,
-            "ratio": d.ratio, "low": d.low, "high": d.high, "p_value": d.p_value,
-            "n_a": d.n_a, "n_b": d.n_b, "unit": d.unit, "note": d.note,
-            "text": format_verdict(d)}
+def _metric_json(m: MetricChange, key: CaseKey) -> dict[str, Any]:
+    v = m.verdict
+    return {"metric": m.metric, "a": m.a_value, "b": m.b_value, "verdict": v.outcome.value,
+            "ratio": v.ratio, "low": v.low, "high": v.high, "p_value": v.p_value,
+            "threshold": v.threshold, "n_a": v.n_a, "n_b": v.n_b, "unit": v.unit,
+            "resolvable": v.resolvable, "decide": v.decide,
+            "text": sentence(v, "B", "A", _what(m.metric))}

@@ -79,6 +79,8 @@ def print_plan(console: Console, plan: Plan, params: Sequence[PlannedParams] = (
         f"load: driver={s.driver.value} mode={s.mode.value} keepalive={s.keepalive.value} "
         f"{suite.level_kind}={', '.join(f'{v:g}' for v in suite.levels)} "
         f"each {amount} (+{s.warmup_s:g} s warm-up, {s.pause_s:g} s pause), repeat={s.repeat}"))
+    if plan.interleaved:
+        print_wrapped(console, interleaving_note(plan), indent=2)
     p = suite.placement
     cpus = Text(f"cpus: server {format_cpus(p.server)}, loader {format_cpus(p.loader)}, "
                 f"services {format_cpus(p.services)}")
@@ -107,6 +109,19 @@ def print_plan(console: Console, plan: Plan, params: Sequence[PlannedParams] = (
     for check in plan_limits(plan):
         line = Text.assemble(("limit ", "yellow"), f"{check.name}: {check.value}. {check.advice}")
         console.print(line)
+
+
+def interleaving_note(plan: Plan) -> str:
+    """How the repetitions run: round-robin, shuffled, each on a fresh start."""
+    rounds = plan.rounds()
+    orders = "; ".join(f"round {r.repetition + 1 if r.repetition is not None else 1}: "
+                       + ", ".join(st.name for st in r.order if st.available) for r in rounds)
+    warmups = ", ".join(f"{st.name} {st.jit_warmup_s:g} s" for st in plan.stacks
+                        if st.available and st.jit_warmup_s)
+    text = (f"repetitions interleaved: {len(rounds)} rounds, each starting every stack afresh "
+            f"(a stop and a start between rounds, for every stack) in a shuffled order, so "
+            f"that machine drift spreads over all stacks ({orders})")
+    return text + (f"; the JIT warm-up repeats on every start ({warmups})" if warmups else "")
 
 
 def print_params(console: Console, server_cores: int, params: Sequence[PlannedParams]) -> None:
@@ -140,10 +155,10 @@ class Slot:
 def plan_slots(plan: Plan) -> list[Slot]:
     suite = plan.suite
     out = []
-    for st in plan.stacks:
+    for round_, st in ((r, st) for r in plan.rounds() for st in r.order):
         if not st.available:
             continue
-        for case in st.cases:
+        for case in map(round_.levels, st.cases):
             s = suite.load_for(case.spec.label)
             seconds = (s.duration_s or 0.0) + s.warmup_s + s.pause_s
             if suite.search is not None:

@@ -3,7 +3,8 @@
 The plan is what `--dry-run` prints; the runner executes it and nothing else.
 """
 
-from dataclasses import dataclass
+import random
+from dataclasses import dataclass, replace
 
 from stackbench.config.loadspec import Mode
 from stackbench.config.manifest import control_free
@@ -40,9 +41,45 @@ class PlannedStack:
 
 
 @dataclass(frozen=True)
+class Round:
+    """One pass over the stacks: `repetition` of every level (None: all of them, when the
+    repetitions are not interleaved), the stacks in `order`, each on a fresh start."""
+
+    repetition: int | None
+    order: tuple[PlannedStack, ...]
+
+    def levels(self, case: PlannedCase) -> PlannedCase:
+        if self.repetition is None:
+            return case
+        return replace(case, levels=tuple(lv for lv in case.levels
+                                          if lv.repetition == self.repetition))
+
+
+@dataclass(frozen=True)
 class Plan:
     suite: Suite
     stacks: tuple[PlannedStack, ...]
+
+    @property
+    def interleaved(self) -> bool:
+        """With 2 or more repetitions (and a fixed sweep) the repetitions run round-robin
+        across the stacks, each round in a shuffled order and on a fresh start of every stack,
+        so that machine drift spreads over all stacks (Kalibera & Jones: the fresh start is
+        the unit of repetition)."""
+        return self.suite.load.repeat >= 2 and self.suite.search is None
+
+    def rounds(self) -> tuple[Round, ...]:
+        """The order the runner follows. The shuffle is seeded by the suite's name, so a dry
+        run shows the order the run will take and a resumed run keeps it."""
+        if not self.interleaved:
+            return (Round(None, self.stacks),)
+        rng = random.Random(f"{self.suite.name}:{self.suite.load.repeat}")
+        out = []
+        for repetition in range(self.suite.load.repeat):
+            order = list(self.stacks)
+            rng.shuffle(order)
+            out.append(Round(repetition, tuple(order)))
+        return tuple(out)
 
     def level_count(self) -> int:
         per_case_search = (self.suite.search.probes * self.suite.load.repeat
@@ -61,7 +98,8 @@ class Plan:
                 case_load = self.suite.load_for(case.spec.label)
                 duration = case_load.duration_s or 0.0
                 total += len(case.levels) * (duration + load.warmup_s + load.pause_s)
-                total += stack.jit_warmup_s if case_load.jit_warmup else 0.0
+                starts = len(self.rounds())  # a JIT warm-up on every fresh start
+                total += stack.jit_warmup_s * starts if case_load.jit_warmup else 0.0
         return total
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from stackbench.config.hosts import HostsFile
 from stackbench.config.loadspec import LoadRequest
 from stackbench.config.manifest import Warmup
-from stackbench.config.plan import Level, Plan, PlannedCase, PlannedStack
+from stackbench.config.plan import Level, Plan, PlannedCase, PlannedStack, Round
 from stackbench.config.status import StackEntry
 from stackbench.config.workloads import BodyStability, WorkloadSpec
 from stackbench.engine.hosts import RemoteHosts, open_hosts
@@ -107,6 +107,7 @@ class _CaseState:
     status: CaseStatus
     replay: Replay
     scripted: bool  # its standalone timing is stored already (resume)
+    notes: list[str] = field(default_factory=list)  # what its rounds noted (restarts...)
 
 
 class Runner:
@@ -156,8 +157,9 @@ class Runner:
         try:
             cases = self._cases()
             with Services(scratch / "services", self.suite.placement.services) as services:
-                for planned in self.plan.stacks:
-                    self._run_stack(planned, services, scratch, cases)
+                for round_ in self.plan.rounds():
+                    for planned in round_.order:
+                        self._run_stack(planned, services, scratch, cases, round_)
             status, failing = "complete", False
         except KeyboardInterrupt:
             status = "interrupted"
@@ -235,22 +237,29 @@ class Runner:
             shutil.rmtree(scratch, ignore_errors=True)
 
     def _run_stack(self, planned: PlannedStack, services: Services, scratch: Path,
-                   cases: dict[tuple[str, str], _CaseState]) -> None:
+                   cases: dict[tuple[str, str], _CaseState], round_: Round) -> None:
+        """One round of one stack: a fresh start, its pending cases at the round's levels."""
         states = {c.spec.label: cases[(planned.name, c.spec.label)] for c in planned.cases}
-        pending = [s.case_id for s in states.values() if s.status == "pending"]
+        pending = [s for s in states.values() if s.status == "pending"]
         if not pending:
-            return  # finished before a resume
+            return  # finished before a resume, or failed in an earlier round
         if not planned.available:
             self.progress.message(f"{planned.name}: unavailable ({planned.reason})")
-            for cid in pending:
-                self.store.set_case_status(cid, "unavailable", planned.reason)
+            for state in pending:
+                self.store.set_case_status(state.case_id, "unavailable", planned.reason)
+                state.status = "unavailable"
             return
-        stack = _StackRun(self, planned, states, services, scratch / planned.name)
+        if round_.repetition is not None:
+            self.progress.message(f"{planned.name}: round {round_.repetition + 1} of "
+                                  f"{self.suite.load.repeat}, a fresh start")
+        stack = _StackRun(self, planned, states, services, scratch / planned.name, round_)
         try:
             stack.start()
             stack.run()
         except StackError as exc:  # this stack's unfinished cases fail, the suite goes on
-            self.store.fail_pending_cases(pending, str(exc))
+            self.store.fail_pending_cases([s.case_id for s in pending], str(exc))
+            for state in pending:
+                state.status = "failed" if state.status == "pending" else state.status
             self.progress.message(f"{planned.name}: FAILED: {exc}")
         finally:
             stack.close()
@@ -358,9 +367,10 @@ class _StackRun:
     when one of its processes (or of its services) exits, at most max_restarts times."""
 
     def __init__(self, runner: Runner, planned: PlannedStack, cases: dict[str, _CaseState],
-                 services: Services, run_dir: Path) -> None:
+                 services: Services, run_dir: Path, round_: Round) -> None:
         self.runner = runner
         self.planned = planned
+        self.round = round_
         self.cases = cases
         self.services = services
         self.run_dir = run_dir
@@ -509,7 +519,10 @@ class _StackRun:
     # --- the cases -----------------------------------------------------------------------
     def run(self) -> None:
         store, suite = self.runner.store, self.runner.suite
-        for case in self.planned.cases:
+        rounds = self.runner.plan.rounds()
+        last_round = self.round.repetition in (None, rounds[-1].repetition)
+        for planned_case in self.planned.cases:
+            case = self.round.levels(planned_case)
             state = self.cases[case.spec.label]
             if state.status != "pending":
                 continue
@@ -522,12 +535,16 @@ class _StackRun:
             if not outcome.ok:
                 store.set_case_status(state.case_id, "failed", "verification failed: "
                                       + "; ".join(outcome.failures[:3]))
+                state.status = "failed"
                 continue
             if suite.script_iterations and not state.scripted:
                 self._script_timing(case.spec)
-            note = self._load_case(case, state)
-            store.set_case_status(state.case_id, "ok", "; ".join(filter(None, [note,
-                                                                                *self.notes])))
+                state.scripted = True
+            state.notes += filter(None, [self._load_case(case, state), *self.notes])
+            if last_round:
+                store.set_case_status(state.case_id, "ok", "; ".join(
+                    dict.fromkeys(state.notes)))
+                state.status = "ok"
 
     def _verify(self, workload: str) -> VerifyOutcome:
         live = self.live

@@ -16,13 +16,14 @@ from stackbench.analysis import claimtable, fmt, stats
 from stackbench.analysis.analysis import Analysis
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
+from stackbench.analysis.wording import RULE
 from stackbench.report import tables
 from stackbench.report.context import Context, build_context, memory_table
-from stackbench.report.glance import RULE, WorkloadGlance, glance
+from stackbench.report.glance import WorkloadGlance, glance
 from stackbench.report.tables import TextTable
 from stackbench.store.records import NOT_IN_CSV, NOT_IN_JSON, LevelRecord, LevelRow, flat_fields
 
-RESULTS_SCHEMA = "stackbench-results/2"
+RESULTS_SCHEMA = "stackbench-results/3"
 # results.csv: who measured what, then every single-valued field of a level record (in its
 # order, see store/records.py), then figures computed from the nested ones.
 CSV_CASE_COLUMNS = ["run_id", "stack", "workload", "label", "case_status", "level_kind"]
@@ -75,6 +76,7 @@ def results_json(a: Analysis, found: list[Finding]) -> str:
         "run": jsonable(run),
         "slo": jsonable(a.slo),
         "level_kind": a.level_kind,
+        "run_spread": jsonable(a.spread),
         "cases": jsonable(a.data.cases),
         "levels": [_level_json(r) for r in a.data.levels],
         "verifications": jsonable(a.data.verifications),

@@ -7,27 +7,22 @@ with a winner named only when the difference is significant. Pure functions of t
   figure has a valid measurement with a p99: latencies under different loads do not compare.
 - "% of best": throughput / best throughput; for latency best p99 / this p99 (100% = best,
   lower = slower answers).
-- Winner: the best stack against the runner-up over their repetitions, with
-  analysis.significance: a Mann-Whitney test and the 95% bootstrap interval of the ratio of
-  medians, which must lie beyond the noise threshold (2% for throughput, 5% for p99). All the
-  comparisons of the summary (every workload, both figures) are one family: their p-values are
-  Holm-adjusted together, so the summary as a whole names a false winner at most 5% of the
-  time. Too few repetitions for any verdict is said, not hidden.
+- Verdicts (analysis.verdicts): every stack but the best gets the verdict of the best against
+  it, and of the stack above it; the best is named the winner only when it is shown faster than
+  every other. All the comparisons of the summary (every workload, both figures) are one Holm
+  family. Not enough evidence is said with what would decide it, never as a tie.
 """
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
-from stackbench.analysis import fmt, significance, stats
-from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView
-from stackbench.analysis.significance import Difference
-from stackbench.analysis.stats import Estimate, LevelAggregate, Verdict
-from stackbench.store.store import LevelRow
+from stackbench.analysis import fmt, stats
+from stackbench.analysis.analysis import Analysis, CaseView, Rung, WorkloadView, holm_rungs, ladder
+from stackbench.analysis.stats import Estimate, LevelAggregate
+from stackbench.analysis.verdicts import PERCENTILE_THRESHOLD, Outcome, RunSpread, Verdict
+from stackbench.analysis.wording import interval, sentence
 
 LOADER_BOUND = "loader-bound"
-RULE = ("A winner is named only when it is significant: Mann-Whitney p < 0.05 (Holm-adjusted "
-        "over the summary) and the 95% CI of the ratio of medians beyond the noise threshold "
-        "(2% req/s, 5% p99).")
 LATENCY_KEY = "p99"
 
 
@@ -37,11 +32,9 @@ class GlanceBar:
     estimate: Estimate
     level_value: float
     share_of_best: float          # 1.0 for the best stack
-    samples: tuple[float, ...]    # one figure per repetition (what the comparison uses)
     flags: tuple[str, ...]
-    # With one repetition: the per-second figures of its steady window (compared by batch
-    # means, as the ranking in analysis does); empty when there is no steady window.
-    window: tuple[float, ...] = ()
+    vs_best: Verdict | None = None   # the best against this stack (None: the best itself)
+    vs_above: Verdict | None = None  # the stack above against this one, when not the best
 
 
 @dataclass(frozen=True)
@@ -50,9 +43,8 @@ class MetricGlance:
     higher_is_better: bool
     where: str                    # which level the figures come from, for people
     bars: tuple[GlanceBar, ...]   # best first
-    winner: str | None
-    verdict: str                  # one sentence: who wins and by how much, or why nobody does
-    comparison: Difference | None  # best vs runner-up (ratio > 1 means the best is better)
+    winner: str | None            # the best, when shown better than every other stack
+    verdict: str                  # the verdicts in words: who wins and by how much, or not
 
 
 @dataclass(frozen=True)
@@ -67,26 +59,6 @@ def _valid(c: CaseView, g: LevelAggregate) -> bool:
     return c.rankable and g.status == "ok" and stats.NO_COMPLETED not in g.flags
 
 
-def _samples(c: CaseView, g: LevelAggregate, get: Callable[[LevelRow], float | None]
-             ) -> tuple[float, ...]:
-    return tuple(v for v in (get(r) for r in c.rows_at(g.level_index)) if v is not None)
-
-
-def _window(c: CaseView, g: LevelAggregate, metric: str) -> tuple[float, ...]:
-    """The steady window's per-second figures when the level has exactly one repetition."""
-    steady = c.steady_at(g.level_index)
-    if steady is None or len(steady.repetitions) != 1 or not steady.steady:
-        return ()
-    rep = steady.repetitions[0]
-    if metric == "throughput":
-        return rep.window_throughput
-    return rep.window_latency_us.get(metric, ())
-
-
-def _p99(row: LevelRow) -> float | None:
-    return stats.measured_latency(row).get(LATENCY_KEY)
-
-
 def _throughput_bars(w: WorkloadView) -> list[GlanceBar]:
     bars = []
     for c in w.cases:
@@ -94,17 +66,14 @@ def _throughput_bars(w: WorkloadView) -> list[GlanceBar]:
         if not valid:
             continue
         top = max(valid, key=lambda g: g.throughput.value)
-        bars.append(GlanceBar(c.stack, top.throughput, top.level_value, 0.0,
-                              _samples(c, top, lambda r: r.requests_per_s), top.flags,
-                              _window(c, top, "throughput")))
+        bars.append(GlanceBar(c.stack, top.throughput, top.level_value, 0.0, top.flags))
     bars.sort(key=lambda b: -b.estimate.value)  # stable: ties keep the run's stack order
     best = bars[0].estimate.value if bars else 0.0
     return [_with_share(b, b.estimate.value / best if best > 0 else 0.0) for b in bars]
 
 
 def _with_share(bar: GlanceBar, share: float) -> GlanceBar:
-    return GlanceBar(bar.stack, bar.estimate, bar.level_value, share, bar.samples, bar.flags,
-                     bar.window)
+    return replace(bar, share_of_best=share)
 
 
 def common_level(w: WorkloadView, stacks: Sequence[str]) -> float | None:
@@ -124,76 +93,43 @@ def _latency_bars(w: WorkloadView, stacks: Sequence[str], level: float) -> list[
         g = c.aggregate_at(level)
         if c.stack not in stacks or g is None:
             continue
-        bars.append(GlanceBar(c.stack, g.latency_us[LATENCY_KEY], level, 0.0,
-                              _samples(c, g, _p99), g.flags, _window(c, g, LATENCY_KEY)))
+        bars.append(GlanceBar(c.stack, g.latency_us[LATENCY_KEY], level, 0.0, g.flags))
     bars.sort(key=lambda b: b.estimate.value)
     best = bars[0].estimate.value if bars else 0.0
     return [_with_share(b, best / b.estimate.value if b.estimate.value > 0 else 1.0)
             for b in bars]
 
 
-def compare(bars: Sequence[GlanceBar], higher_is_better: bool) -> Difference | None:
-    """Best against runner-up (bars sorted best first), None with fewer than two bars. The
-    ratio is always "how much better the best is": req/s best / runner-up, latency runner-up /
-    best; so a ratio above 1 beyond the threshold, with a small p-value, names the best."""
-    if len(bars) < 2:
-        return None
-    best, second = bars[0], bars[1]
-    numerator, denominator = (best, second) if higher_is_better else (second, best)
-    threshold = (significance.THROUGHPUT_THRESHOLD if higher_is_better
-                 else significance.PERCENTILE_THRESHOLD)
-    if (min(len(numerator.samples), len(denominator.samples)) < 2
-            and numerator.window and denominator.window):
-        # One repetition each: the seconds of the steady windows, by batch means. For
-        # latency the ratio stays "runner-up / best", so a higher ratio still favours the best.
-        return significance.compare_series(numerator.window, denominator.window,
-                                           threshold=threshold)
-    return significance.compare_samples(numerator.samples, denominator.samples,
-                                        threshold=threshold)
+def rungs(bars: Sequence[GlanceBar], higher_is_better: bool, spread: RunSpread) -> list[Rung]:
+    """Each bar's verdicts (bars sorted best first): the best against it, the one above it
+    against it. Latency verdicts are "lower is better" against the 5% threshold."""
+    return ladder([b.estimate for b in bars], spread, higher_is_better=higher_is_better,
+                  threshold=None if higher_is_better else PERCENTILE_THRESHOLD)
 
 
-def _evidence(d: Difference) -> str:
-    """' (95% CI 1.95×–2.05×, p=0.0079, n=5+5)', or '' when nothing was tested."""
-    parts = []
-    if d.low is not None and d.high is not None:
-        parts.append(f"95% CI {fmt.ratio(d.low)}–{fmt.ratio(d.high)}")
-    if d.p_value is not None:
-        parts.append(f"p={significance.format_p(d.p_value)}")
-    return f" ({', '.join([*parts, f'n={d.n_a}+{d.n_b}'])})" if parts else ""
-
-
-def decide(bars: Sequence[GlanceBar], higher_is_better: bool, what: str,
-           d: Difference | None) -> tuple[str | None, str]:
-    """(winner, one sentence) from the bars (best first) and their judged comparison.
+def decide(bars: Sequence[GlanceBar], what: str) -> tuple[str | None, str]:
+    """(winner, the verdicts in words) from the bars, best first, with their verdicts.
     `what` names the figure ('req/s', 'p99')."""
     if not bars:
         return None, "no valid level to compare"
-    if len(bars) == 1 or d is None:
+    if len(bars) == 1:
         return None, f"only {bars[0].stack} has a valid figure: nothing to compare"
-    best, second = bars[0], bars[1]
+    best = bars[0]
     caveat = "".join(f"; {b.stack} was loader-bound: its figure is a lower bound"
-                     for b in (best, second) if LOADER_BOUND in b.flags)
-    if d.ratio is None:
-        zero = second if higher_is_better else best
-        return None, f"no winner named: {zero.stack}'s median {what} is 0" + caveat
-    ratio = fmt.ratio(d.ratio)
-    if d.verdict is Verdict.FASTER:
-        if higher_is_better:  # 'go wins: 1.98× node's req/s (95% CI ..., p=0.02, n=5+5)'
-            text = f"{best.stack} wins: {ratio} {second.stack}'s {what}"
-        else:  # 'go wins: node's p99 is 2.02× go's (...)'
-            text = f"{best.stack} wins: {second.stack}'s {what} is {ratio} {best.stack}'s"
-        return best.stack, text + _evidence(d) + caveat
-    if d.note:  # too few repetitions (or batches) for any verdict: say so
-        return None, (f"no winner named: {best.stack} leads by {ratio}, but {d.note}"
-                      + _evidence(d) + caveat)
-    if d.verdict is Verdict.NO_SIGNIFICANT_DIFFERENCE:
-        why = (f"not significant (p={significance.format_p(d.p_value)})"
-               if d.p_value is not None and d.p_value > d.alpha
-               else f"inside the ±{d.threshold:.0%} noise threshold")
-        return None, (f"no winner: {best.stack} leads {second.stack} by {ratio}, {why}"
-                      + _evidence(d) + caveat)
-    return None, (f"no winner named: inconclusive comparison of {best.stack} and "
-                  f"{second.stack} ({ratio}){_evidence(d)}" + caveat)
+                     for b in bars if LOADER_BOUND in b.flags)
+    verdicts = [b.vs_best for b in bars[1:]]
+    if all(v is not None and v.outcome is Outcome.FASTER for v in verdicts):
+        shown = "; ".join(f"{what} {interval(v)} {b.stack}'s" for b, v in
+                          zip(bars[1:], verdicts, strict=True) if v is not None)
+        return best.stack, f"{best.stack} is the best, shown faster than every other: " \
+                           f"{shown}" + caveat
+    said = []
+    for i, b in enumerate(bars[1:], start=1):
+        if b.vs_best is not None:
+            said.append(sentence(b.vs_best, best.stack, b.stack, what))
+        if b.vs_above is not None:
+            said.append(sentence(b.vs_above, bars[i - 1].stack, b.stack, what))
+    return None, "no winner named: " + "; ".join(said) + caveat
 
 
 def _level_name(a: Analysis, value: float) -> str:
@@ -238,28 +174,29 @@ def _bars(a: Analysis, w: WorkloadView) -> _Bars:
 
 
 def _metric(bars: list[GlanceBar], higher_is_better: bool, where: str, what: str,
-            d: Difference | None) -> MetricGlance:
-    winner, verdict = decide(bars, higher_is_better, what, d)
+            judged: list[Rung]) -> MetricGlance:
+    bars = [replace(b, vs_best=best, vs_above=above)
+            for b, (best, above) in zip(bars, judged, strict=True)]
+    winner, verdict = decide(bars, what)
     return MetricGlance("throughput" if higher_is_better else LATENCY_KEY, higher_is_better,
-                        where, tuple(bars), winner, verdict, d)
+                        where, tuple(bars), winner, verdict)
 
 
 def glance(a: Analysis) -> list[WorkloadGlance]:
-    """Every workload's summary; the comparisons of all of them judged as one family."""
+    """Every workload's summary; the verdicts of all of them judged as one family."""
     found = [_bars(a, w) for w in a.workloads]
-    raw = [(compare(b.throughput, True), compare(b.latency, False)) for b in found]
-    tested = [d for pair in raw for d in pair if d is not None]
-    judged = iter(significance.judge_together(tested))
+    ladders = [rungs(b.throughput, True, a.spread) for b in found] + \
+              [rungs(b.latency, False, a.spread) for b in found]
+    judged = holm_rungs(ladders)
     out = []
-    for b, (thr_d, lat_d) in zip(found, raw, strict=True):
-        thr = _metric(b.throughput, True, "best valid level of each stack", "req/s",
-                      next(judged) if thr_d is not None else None)
-        lat_judged = next(judged) if lat_d is not None else None
+    for i, b in enumerate(found):
+        thr = _metric(b.throughput, True, "best valid level of each stack", "req/s", judged[i])
         if b.latency_where is None:
             lat = MetricGlance(LATENCY_KEY, False, "no common level", (), None,
                                "no level where every stack has a valid p99: see the tables"
-                               if b.throughput else "no valid level to compare", None)
+                               if b.throughput else "no valid level to compare")
         else:
-            lat = _metric(b.latency, False, b.latency_where, LATENCY_KEY, lat_judged)
+            lat = _metric(b.latency, False, b.latency_where, LATENCY_KEY,
+                          judged[len(found) + i])
         out.append(WorkloadGlance(b.label, thr, lat, tuple(b.not_ranked)))
     return out

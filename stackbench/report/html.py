@@ -18,11 +18,12 @@ from stackbench.analysis import claimtable, fmt
 from stackbench.analysis.analysis import Analysis, WorkloadView
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
+from stackbench.analysis.wording import RULE
 from stackbench.report import tables
 from stackbench.report.charts import ChartItem
 from stackbench.report.colors import stack_color
 from stackbench.report.context import Context, memory_table
-from stackbench.report.glance import RULE, GlanceBar, MetricGlance, WorkloadGlance
+from stackbench.report.glance import GlanceBar, MetricGlance, WorkloadGlance
 from stackbench.report.tables import TextTable
 
 TEMPLATES = Path(__file__).parent / "templates"

@@ -24,10 +24,11 @@ from rich.text import Text
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, WorkloadView, analyse
 from stackbench.analysis.findings import findings, slo_text
+from stackbench.analysis.wording import RULE
 from stackbench.errors import InputError
 from stackbench.report import tables
 from stackbench.report.colors import stack_color
-from stackbench.report.glance import RULE, GlanceBar, MetricGlance, WorkloadGlance, glance
+from stackbench.report.glance import GlanceBar, MetricGlance, WorkloadGlance, glance
 from stackbench.report.termtable import Cell, Col, print_notes, print_table, print_wrapped
 from stackbench.store.store import LevelRow, RunData, RunRow, Store
 

@@ -259,6 +259,33 @@ NOT_IN_JSON: frozenset[str] = frozenset({"raw_output", "owner_pid", "owner_start
                                          "owner_host", "scratch_dir"})
 NOT_IN_CSV: frozenset[str] = frozenset({"histogram", "raw_output", "log_tail"})
 
+# --- the machine's run-to-run spread (stackbench calibrate) ----------------------------------
+class CalibrationRecord(Record, frozen=True, kw_only=True):
+    """How much a level's figure moves between fresh server starts on one machine."""
+
+    machine: str            # machine_key() of the environment it was measured on
+    at: float               # when (epoch seconds)
+    run_id: int             # the calibration run whose levels it was computed from
+    stack: str
+    workload: str
+    level_value: float
+    figures: tuple[float, ...]  # each start's steady-window req/s
+    within_variance: float  # mean within-level variance of ln(figure) (the windows' own noise)
+    sigma: float            # run-to-run SD of ln(figure) beyond the windows' noise
+    sigma_used: float       # what verdicts use: an upper confidence bound, floored
+
+
+class CalibrationRow(CalibrationRecord, frozen=True, kw_only=True):
+    id: int
+
+
+def machine_key(environment: dict[str, Any]) -> str:
+    """The machine a run or a calibration was made on: host name, CPU model and cores (a
+    resized VM, or another CPU under the same name, is another machine)."""
+    return (f"{environment.get('hostname', '?')}/{environment.get('cpu_model', '?')}/"
+            f"{environment.get('cores', '?')}")
+
+
 _SCALARS = (mi.IntType, mi.FloatType, mi.StrType, mi.BoolType, mi.LiteralType)
 
 

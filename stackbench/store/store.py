@@ -33,6 +33,8 @@ import msgspec.inspect as mi
 
 from stackbench.errors import EnvironmentProblem, InputError
 from stackbench.store.records import (
+    CalibrationRecord,
+    CalibrationRow,
     CaseRecord,
     CaseRow,
     JitWarmupRecord,
@@ -46,6 +48,7 @@ from stackbench.store.records import (
     ScriptRow,
     VerificationRecord,
     VerificationRow,
+    machine_key,
 )
 
 __all__ = [
@@ -60,7 +63,8 @@ __all__ = [
 # 5: levels record the bytes the load tool read (bytes_read), for the transfer rate.
 # 6: cases record the JIT warm-up pass before their first level (jit_warmup).
 # 7: multi-host levels record their hosts, the loaders' start skew and each loader's part.
-SCHEMA_VERSION = 7
+# 8: calibrations: the machine's run-to-run spread (stackbench calibrate).
+SCHEMA_VERSION = 8
 
 _SQL_TYPES: dict[type[mi.Type], str] = {
     mi.IntType: "INTEGER", mi.BoolType: "INTEGER", mi.FloatType: "REAL",
@@ -154,7 +158,9 @@ CASES = Table("cases", CaseRecord, CaseRow, ("run_id", "runs"))
 VERIFICATIONS = Table("verifications", VerificationRecord, VerificationRow, ("run_id", "runs"))
 LEVELS = Table("levels", LevelRecord, LevelRow, ("case_id", "cases"))
 SCRIPTS = Table("scripts", ScriptRecord, ScriptRow, ("run_id", "runs"))
-TABLES: tuple[Table[Any, Any], ...] = (RUNS, CASES, VERIFICATIONS, LEVELS, SCRIPTS)
+CALIBRATIONS = Table("calibrations", CalibrationRecord, CalibrationRow, ("run_id", "runs"))
+TABLES: tuple[Table[Any, Any], ...] = (RUNS, CASES, VERIFICATIONS, LEVELS, SCRIPTS,
+                                       CALIBRATIONS)
 
 
 def ddl() -> str:
@@ -174,6 +180,8 @@ class RunData:
     levels: list[LevelRow]
     verifications: list[VerificationRow]
     scripts: list[ScriptRow] = field(default_factory=list)
+    # The latest calibration of the machine the run was made on (None: not calibrated).
+    calibration: CalibrationRow | None = None
 
     def levels_of(self, case_id: int) -> list[LevelRow]:
         return [lv for lv in self.levels if lv.case_id == case_id]
@@ -209,6 +217,8 @@ class Store:
                 self.db.execute("INSERT INTO schema_version VALUES (?, ?)",
                                 (SCHEMA_VERSION, layout()))
                 return
+        if row["version"] == 7 and SCHEMA_VERSION == 8:
+            row = self._migrate_7_to_8()
         if row["version"] != SCHEMA_VERSION:
             raise InputError(f"{self.path}: store schema version {row['version']}, this "
                              f"stackbench reads version {SCHEMA_VERSION}; use another --out "
@@ -217,6 +227,15 @@ class Store:
             raise InputError(f"{self.path}: written by a stackbench whose records had other "
                              "fields (same schema version, different columns); use another "
                              "--out")
+
+    def _migrate_7_to_8(self) -> sqlite3.Row:
+        """Version 8 only adds the calibrations table: a version-7 store gains it in place."""
+        with self._commit() as db:
+            db.executescript(CALIBRATIONS.ddl())
+            db.execute("UPDATE schema_version SET version = ?, layout = ?",
+                       (SCHEMA_VERSION, layout()))
+        row: sqlite3.Row = self.db.execute("SELECT * FROM schema_version").fetchone()
+        return row
 
     def close(self) -> None:
         self.db.close()
@@ -296,6 +315,9 @@ class Store:
     def add_level(self, record: LevelRecord) -> int:
         return self._insert(LEVELS, record)
 
+    def add_calibration(self, record: CalibrationRecord) -> int:
+        return self._insert(CALIBRATIONS, record)
+
     # --- reading -------------------------------------------------------------------------
     def _select(self, table: Table[Any, Row], where: str, params: tuple[object, ...],
                 order: str = "id") -> list[Row]:
@@ -327,6 +349,11 @@ class Store:
             raise InputError(f"run {ref} is not in {self.path} (see 'stackbench results')")
         return int(ref)
 
+    def calibration(self, machine: str) -> CalibrationRow | None:
+        """The latest calibration of `machine` (records.machine_key), None if there is none."""
+        rows = self._select(CALIBRATIONS, "machine = ?", (machine,), "at DESC, id DESC")
+        return rows[0] if rows else None
+
     def level(self, level_id: int) -> LevelRow:
         (row,) = self._select(LEVELS, "id = ?", (level_id,))
         return row
@@ -337,7 +364,8 @@ class Store:
                               (run_id,), "case_id, level_index, repetition, id")
         return RunData(run, self._select(CASES, "run_id = ?", (run_id,)), levels,
                        self._select(VERIFICATIONS, "run_id = ?", (run_id,)),
-                       self._select(SCRIPTS, "run_id = ?", (run_id,)))
+                       self._select(SCRIPTS, "run_id = ?", (run_id,)),
+                       self.calibration(machine_key(run.environment)))
 
 
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})

@@ -1,12 +1,15 @@
 """Steady-state figures of stored levels: hand-built per-second series with known answers."""
 
+import math
+
+import numpy as np
 import pytest
 from hdrh.histogram import HdrHistogram
+from scipy import stats as scipy_stats
 
 from stackbench.analysis.analysis import analyse
 from stackbench.analysis.levelsteady import (
     INTERVAL_REPETITIONS,
-    INTERVAL_WITHIN_LEVEL,
     SOURCE_NO_SERIES,
     SOURCE_NO_STEADY,
     SOURCE_WINDOW,
@@ -15,10 +18,13 @@ from stackbench.analysis.levelsteady import (
     merged_percentiles,
 )
 from stackbench.analysis.steady import SteadyClass
+from stackbench.analysis.verdicts import RunSpread, Unit
 from stackbench.store.records import CaseRecord, LevelRow
 from stackbench.store.store import RunData, Store
 from tests.analysis.synthetic_series import flat, ramp_then_plateau
 from tests.store.test_store import level, run_record
+
+SPREAD = RunSpread(0.05, False, "test")
 
 
 def histogram(latencies_us: dict[int, int]) -> str:
@@ -87,22 +93,27 @@ def test_levels_without_a_series_or_a_steady_state_say_so() -> None:
     assert short.source == SOURCE_NO_STEADY and short.throughput is None
 
 
-def test_few_repetitions_fall_back_to_the_within_level_interval() -> None:
+def test_few_repetitions_are_floored_by_the_run_to_run_spread() -> None:
     rows = [row(list(flat(20, 0.01, seed=s)), repetition=s) for s in range(3)]
-    agg = aggregate_steady(rows)
-    assert agg.steady and agg.interval_source == INTERVAL_WITHIN_LEVEL
-    assert agg.note is not None and "fewer than the 6" in agg.note
-    assert agg.throughput.low is not None and agg.throughput.high is not None
+    agg = aggregate_steady(rows, SPREAD)
+    assert agg.steady and agg.interval_source == INTERVAL_REPETITIONS
+    evidence = agg.throughput.evidence
+    assert evidence is not None and evidence.unit is Unit.REPETITIONS and evidence.df == 2
+    # three near-identical repetitions: the spread between them (~0.1%) is floored at
+    # sigma_run^2 + a window's own variance, so the interval is not falsely narrow
+    assert evidence.variance >= SPREAD.variance / 3
     assert agg.throughput.low < agg.throughput.value < agg.throughput.high
 
 
-def test_six_repetitions_give_the_order_statistic_interval() -> None:
+def test_six_repetitions_give_welchs_interval_of_their_logs() -> None:
     rows = [row([1000.0 * (1 + s / 100)] * 20, repetition=s) for s in range(6)]
-    agg = aggregate_steady(rows)
+    agg = aggregate_steady(rows, SPREAD)
     assert agg.interval_source == INTERVAL_REPETITIONS
-    # Six values 1000..1050: the 95% order interval is the extremes, the median 1025.
+    logs = np.log([1000.0 * (1 + s / 100) for s in range(6)])
+    centre = math.exp(float(np.mean(logs)))
+    half = scipy_stats.t.ppf(0.975, 5) * float(np.std(logs, ddof=1)) / math.sqrt(6)
     assert (agg.throughput.low, agg.throughput.value, agg.throughput.high) == pytest.approx(
-        (1000.0, 1025.0, 1050.0))
+        (centre * math.exp(-half), centre, centre * math.exp(half)))
 
 
 def test_analysis_headline_is_the_steady_window() -> None:

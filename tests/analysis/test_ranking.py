@@ -1,10 +1,11 @@
-"""No winner on noise: rankings claim "faster" only on a significant difference."""
+"""Rankings: every stack gets a verdict against the best (and the stack above it)."""
 
 import msgspec
+import pytest
 
 from stackbench.analysis.analysis import Analysis, analyse
-from stackbench.analysis.findings import findings
-from stackbench.analysis.stats import Verdict
+from stackbench.analysis.findings import findings, ranking_text
+from stackbench.analysis.verdicts import Outcome
 from stackbench.store.records import CaseRecord, LevelRow
 from stackbench.store.store import RunData, Store
 from tests.analysis.synthetic_series import flat
@@ -28,33 +29,51 @@ def analysed(levels_by_stack: dict[str, list[list[float]]]) -> Analysis:
     return analyse(RunData(data.run, data.cases, levels, []))
 
 
-def test_one_repetition_twenty_percent_apart_is_significant_from_the_windows() -> None:
+def test_one_repetition_twenty_percent_apart_is_decided_from_the_windows() -> None:
     a = analysed({"fast": [list(flat(40, 0.01, seed=1, level=12_000))],
                   "slow": [list(flat(40, 0.01, seed=2, level=10_000))]})
-    top = a.workloads[0].rankings[0].entries[0]
-    assert top.stack == "fast" and top.vs_next is not None
-    assert top.vs_next.verdict is Verdict.FASTER
-    assert top.difference is not None and top.difference.unit == "batches"
+    top, second = a.workloads[0].rankings[0].entries
+    assert top.stack == "fast" and top.vs_best is None
+    assert second.vs_best is not None and second.vs_best.outcome is Outcome.FASTER
+    assert second.vs_best.unit == "seconds" and second.vs_best.spread is not None
     text = " ".join(f.text for f in findings(a))
-    assert "fast" in text and " > (1.20×" in text
+    assert "fast is faster than slow: fast's req/s is 1.20× (95% " in text
+    assert "run-to-run spread assumed 5%" in text
 
 
-def test_same_level_is_no_significant_difference_with_its_ratio() -> None:
+def test_two_copies_of_one_level_are_never_named_faster() -> None:
     a = analysed({"a": [list(flat(40, 0.02, seed=3))], "b": [list(flat(40, 0.02, seed=4))]})
-    top = a.workloads[0].rankings[0].entries[0]
-    assert top.vs_next is not None
-    assert top.vs_next.verdict is Verdict.NO_SIGNIFICANT_DIFFERENCE
+    second = a.workloads[0].rankings[0].entries[1]
+    assert second.vs_best is not None
+    assert second.vs_best.outcome is Outcome.UNDECIDED  # the run-to-run spread is unknown
     text = " ".join(f.text for f in findings(a))
-    assert "≈ (no significant difference: ratio" in text and " > (" not in text
+    assert "not enough evidence between a and b" in text and "repetitions a side" in text
+    assert "no significant difference" not in text and "within noise" not in text
 
 
-def test_two_repetitions_cannot_name_a_winner_and_say_why() -> None:
-    a = analysed({"fast": [list(flat(20, 0.01, seed=s, level=20_000)) for s in (1, 2)],
-                  "slow": [list(flat(20, 0.01, seed=s, level=10_000)) for s in (3, 4)]})
-    top = a.workloads[0].rankings[0].entries[0]
-    assert top.vs_next is not None and top.vs_next.verdict is not Verdict.FASTER
-    text = " ".join(f.text for f in findings(a))
-    assert "more repetitions are needed" in text
+def test_every_stack_gets_a_verdict_against_the_best_and_the_one_above() -> None:
+    a = analysed({"go": [list(flat(30, 0.01, seed=5, level=40_000))],
+                  "node": [list(flat(30, 0.01, seed=6, level=20_000))],
+                  "php": [list(flat(30, 0.01, seed=7, level=5_000))]})
+    go, node, php = a.workloads[0].rankings[0].entries
+    assert [e.stack for e in (go, node, php)] == ["go", "node", "php"]
+    assert node.vs_best is not None and node.vs_above is None  # above it is the best
+    assert php.vs_best is not None and php.vs_above is not None
+    assert php.vs_above.ratio == pytest.approx(4.0, rel=0.02)
+    assert all(v.outcome is Outcome.FASTER for v in (node.vs_best, php.vs_best, php.vs_above))
+    text = ranking_text(a, a.workloads[0].rankings[0])
+    assert text.startswith("at 25 connections: go ") and " > node " in text and " > php " in text
+    assert "node is faster than php: node's req/s is 4.0" in text
+
+
+def test_repetitions_are_the_unit_when_there_are_several() -> None:
+    a = analysed({"fast": [list(flat(20, 0.01, seed=s, level=20_000)) for s in (1, 2, 3)],
+                  "slow": [list(flat(20, 0.01, seed=s, level=10_000)) for s in (4, 5, 6)]})
+    second = a.workloads[0].rankings[0].entries[1]
+    assert second.vs_best is not None
+    assert second.vs_best.unit == "repetitions" and second.vs_best.n_a == 3
+    assert second.vs_best.spread is None  # between-start spread is in the repetitions
+    assert second.vs_best.outcome is Outcome.FASTER
 
 
 def test_holm_adjusts_every_level_of_a_workload_together() -> None:
@@ -73,9 +92,9 @@ def test_holm_adjusts_every_level_of_a_workload_together() -> None:
                 row(rps, requests_per_s=sum(rps) / 40, case_id=case.id),
                 level_index=index, level_value=value))
     a = analyse(RunData(data.run, data.cases, levels, []))
-    diffs = [r.entries[0].difference for r in a.workloads[0].rankings]
-    assert len(diffs) == 2 and all(d is not None for d in diffs)
+    verdicts = [r.entries[1].vs_best for r in a.workloads[0].rankings]
+    assert len(verdicts) == 2 and all(v is not None for v in verdicts)
     # Two tests in the family: Holm multiplies the smaller raw p by 2.
-    smaller = min(diffs, key=lambda d: d.p_raw or 1.0)  # type: ignore[union-attr]
+    smaller = min(verdicts, key=lambda v: v.p_raw or 1.0)  # type: ignore[union-attr]
     assert smaller is not None and smaller.p_raw is not None and smaller.p_value is not None
-    assert smaller.p_value == min(1.0, 2 * smaller.p_raw)
+    assert smaller.p_value == pytest.approx(min(1.0, 2 * smaller.p_raw))

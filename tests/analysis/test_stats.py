@@ -6,7 +6,7 @@ import random
 import pytest
 
 from stackbench.analysis import stats
-from stackbench.analysis.stats import Probe, SloStatus, Verdict
+from stackbench.analysis.stats import Probe, SloStatus
 from stackbench.config.suite import Slo
 from stackbench.store.store import LevelRow
 
@@ -53,32 +53,6 @@ def test_bootstrap_single_value_has_no_interval():
 def test_bootstrap_of_identical_values_is_a_point():
     est = stats.bootstrap_median([5, 5, 5, 5])
     assert (est.low, est.value, est.high) == (5, 5, 5)
-
-
-def test_compare_medians_verdicts():
-    fast = [2000, 2010, 1990, 2005, 1995]
-    slow = [1000, 1010, 990, 1005, 995]
-    c = stats.compare_medians(fast, slow)
-    assert c.ratio == pytest.approx(2.0)
-    assert c.low <= 2.0 <= c.high and c.low > 1
-    assert c.verdict is Verdict.FASTER
-    assert stats.compare_medians(slow, fast).verdict is Verdict.SLOWER
-    same = stats.compare_medians([1000, 1100, 900, 1050], [1020, 950, 1080, 990])
-    assert same.low <= 1 <= same.high
-    assert same.verdict is Verdict.NO_SIGNIFICANT_DIFFERENCE
-
-
-def test_compare_medians_lower_is_better_for_latency():
-    low_latency = [10, 11, 10, 12]
-    high_latency = [20, 21, 22, 20]
-    assert stats.compare_medians(low_latency, high_latency,
-                                 higher_is_better=False).verdict is Verdict.FASTER
-
-
-def test_compare_single_repetitions_makes_no_claim():
-    c = stats.compare_medians([2000], [1000])
-    assert c.ratio == 2.0 and c.low is None and c.verdict is Verdict.INSUFFICIENT_DATA
-    assert stats.compare_medians([5, 6], [0, 0]).verdict is Verdict.INSUFFICIENT_DATA
 
 
 def test_jitter_skips_partial_first_and_last_seconds():

@@ -122,7 +122,8 @@ def test_run_view_fits_80_columns_and_loses_nothing(synthetic):
     assert "hidden to fit 80 columns: CPU, p50" in joined  # dropped columns are named
     # the at-a-glance summary ends the output: bars, % of best and the verdict
     glance = out[out.index("At a glance"):]
-    assert "go-nethttp wins:" in glance and "100%" in glance and "█" in glance
+    assert "go-nethttp is the best, shown faster than every other" in glance
+    assert "100%" in glance and "█" in glance
     assert glance.count("p99 latency, at 100 connections") == 2
 
 
@@ -268,5 +269,7 @@ def test_plan_slots_cover_the_available_stacks(fake_inventory, tmp_path):
     assert len(slots) == plan.level_count() == 2 * 2 * 2
     assert {s.stack for s in slots} == {"refserver"}
     assert all(s.seconds == 4.5 for s in slots)
-    assert [(s.index, s.repetition) for s in slots[:4]] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    # repetitions interleaved: round 1 runs repetition 0 of every level, round 2 repetition 1
+    assert [(s.index, s.repetition) for s in slots[:4]] == [(0, 0), (1, 0), (0, 0), (1, 0)]
+    assert [(s.index, s.repetition) for s in slots[4:]] == [(0, 1), (1, 1), (0, 1), (1, 1)]
     assert sum(s.seconds for s in slots) == pytest.approx(plan.estimated_seconds())

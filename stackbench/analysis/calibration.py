@@ -1,0 +1,60 @@
+"""The machine's run-to-run spread, from a calibration run (`stackbench calibrate`): pure.
+
+A calibration repeats one short level on a freshly started server several times (the
+repetitions of a suite with repeat >= 2 are fresh starts). The spread of their window figures
+on the log scale, less what each window's own noise explains, is the run-to-run variance a
+comparison of single repetitions must add (verdicts.RunSpread). A variance estimated from a
+handful of starts is itself uncertain (with 6 starts its 95% interval spans 0.4x to 5x), so
+verdicts use the one-sided 80% upper confidence bound (chi-square, k - 1 degrees of freedom),
+and never less than MIN_SPREAD: a calibration made in a quiet moment must not make later
+verdicts over-confident.
+"""
+
+import datetime
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from stackbench.analysis.verdicts import RunSpread, assumed_spread
+from stackbench.store.records import CalibrationRow
+
+MIN_STARTS = 3
+MIN_SPREAD = 0.01
+UPPER_BOUND_LEVEL = 0.80
+
+
+@dataclass(frozen=True)
+class SpreadEstimate:
+    sigma: float        # the point estimate of the run-to-run SD (log scale)
+    sigma_used: float   # its upper confidence bound, floored: what verdicts use
+    starts: int
+
+
+def estimate_spread(figures: Sequence[float], within: Sequence[float]) -> SpreadEstimate:
+    """figures: each start's headline; within: each window's variance of its log mean."""
+    if len(figures) < MIN_STARTS:
+        raise ValueError(f"a calibration needs at least {MIN_STARTS} starts, got "
+                         f"{len(figures)}")
+    logs = np.log(np.asarray(figures, dtype=np.float64))
+    k = len(logs)
+    between = float(np.var(logs, ddof=1))
+    noise = float(np.mean(within)) if len(within) else 0.0
+    upper = between * (k - 1) / float(scipy_stats.chi2.ppf(1.0 - UPPER_BOUND_LEVEL, k - 1))
+    sigma = math.sqrt(max(between - noise, 0.0))
+    used = max(math.sqrt(max(upper - noise, 0.0)), MIN_SPREAD)
+    return SpreadEstimate(sigma, used, k)
+
+
+def spread_of(calibration: CalibrationRow | None) -> RunSpread:
+    """The spread verdicts use for a run: its machine's latest calibration, else assumed."""
+    if calibration is None:
+        return assumed_spread()
+    when = datetime.datetime.fromtimestamp(calibration.at, datetime.UTC).strftime("%Y-%m-%d")
+    return RunSpread(calibration.sigma_used, False,
+                     f"run-to-run spread {calibration.sigma_used:.1%} (calibrated {when}: "
+                     f"{len(calibration.figures)} fresh starts of {calibration.stack} "
+                     f"{calibration.workload} @{calibration.level_value:g}, measured "
+                     f"{calibration.sigma:.1%}, 80% upper bound used)")

@@ -1,0 +1,396 @@
+"""Verdicts: which of two figures is better, by how much, and how sure. Pure functions.
+
+Every sentence of stackbench that says faster, slower, equivalent, confirmed or refuted comes
+from here (docs/methods.md, "Verdicts", explains it in plain words). The procedure:
+
+1. Evidence of one side (`Evidence`). Either the per-second series of one level's steady
+   window, or the headline figures of several repetitions of that level (Kalibera & Jones,
+   ISMM 2013: the repetition, a level on a freshly started server, is the unit; seconds are
+   never pooled across repetitions). All arithmetic is on the log scale: a ratio of figures
+   is a difference of logs, and its interval is symmetric there.
+   - Seconds: the variance of the window's log mean is s^2 / n_eff, s^2 the variance of the
+     relative per-second values (delta method: Var(ln x) ~ Var(x / mean)), n_eff the effective
+     sample size n (1 - r) / (1 + r) of an AR(1) series (Santer et al. 2000), with the lag-1
+     autocorrelation r corrected for its small-sample bias, r = clip(r1 + (1 + 4 r1) / n, 0,
+     0.9); df = n_eff - 1. A driver without a per-second series (ab) has no such evidence.
+   - Repetitions: Welch on the logs of the repetitions' figures, df = r - 1. With 3 or fewer
+     repetitions the sample variance is too unstable to trust alone, so it is floored at what
+     one repetition is known to vary by: the run-to-run spread plus its within-level variance.
+2. Run-to-run spread (`RunSpread`): a freshly started server differs from the last by more than
+   one level's own noise says (machine drift, memory layout, the scheduler). A comparison of
+   single repetitions adds sigma_run^2 for each side; sigma_run is measured per machine by
+   `stackbench calibrate`, and until then a conservative default is assumed, and said.
+3. Comparison: d = ln(a) - ln(b), se = sqrt(v_a + v_b + run terms), Welch-Satterthwaite df,
+   interval e^(d +- t se). Against the noise band [1/(1+delta), 1+delta] (delta: 2% for
+   throughput, 5% for latency percentiles, as criterion's noise threshold):
+   - faster/slower: the interval lies wholly beyond the band, and Holm's step-down procedure
+     over the comparisons shown together keeps p = 2 P(T > (|d| - ln(1+delta)) / se) <= alpha;
+   - equivalent: the interval lies wholly inside the band (two one-sided tests);
+   - real but within the threshold: inside the band, but not containing 1;
+   - not enough evidence: anything else, with the smallest ratio this design can resolve and
+     what would decide this comparison (longer levels, or more repetitions).
+   "No difference" is never said for lack of evidence: only `EQUIVALENT` is worded as a tie.
+4. Gate (`gate`): a one-sided test of "B regressed beyond the limit"; Holm over the gated cases
+   for "regressed", every case one-sided for "shown not to regress" (an intersection-union
+   test needs no adjustment).
+"""
+
+import enum
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy import special
+
+ALPHA = 0.05
+CONFIDENCE = 0.95
+THROUGHPUT_THRESHOLD = 0.02
+PERCENTILE_THRESHOLD = 0.05
+# Run-to-run spread assumed before `stackbench calibrate` has measured this machine: go's hello
+# at 50 connections on a shared 2-core VM spread 4.8% (CV) over 15 fresh 10-s levels in 4 min.
+ASSUMED_RUN_SPREAD = 0.05
+# The bias-corrected lag-1 autocorrelation is capped: beyond 0.9 a window of ten seconds would
+# count as half a second, and no level of a benchmark is that close to a random walk.
+MAX_AUTOCORRELATION = 0.9
+MIN_SECONDS = 3           # a lag-1 autocorrelation needs at least three seconds
+MAX_REPETITIONS_ADVISED = 50
+
+
+class Outcome(enum.Enum):
+    FASTER = "faster"
+    SLOWER = "slower"
+    EQUIVALENT = "equivalent"
+    WITHIN_THRESHOLD = "real but within the threshold"
+    UNDECIDED = "not enough evidence"
+
+    @property
+    def decided(self) -> bool:
+        return self is not Outcome.UNDECIDED
+
+
+class Unit(enum.Enum):
+    SECONDS = "seconds"
+    REPETITIONS = "repetitions"
+
+
+@dataclass(frozen=True)
+class RunSpread:
+    """sigma_run: the run-to-run spread (relative SD, log scale) of a level's figure between
+    fresh server starts on this machine."""
+
+    sigma: float
+    assumed: bool
+    source: str      # for people: "assumed 5% (not calibrated: run `stackbench calibrate`)"
+
+    @property
+    def variance(self) -> float:
+        return self.sigma * self.sigma
+
+
+def assumed_spread() -> RunSpread:
+    return RunSpread(ASSUMED_RUN_SPREAD, True,
+                     f"run-to-run spread assumed {ASSUMED_RUN_SPREAD:.0%} (this machine is not "
+                     "calibrated: `stackbench calibrate` measures it)")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one side of a comparison knows about its figure."""
+
+    value: float        # the figure shown (req/s, or a latency percentile in µs)
+    log_mean: float     # the log of the figure the comparison uses
+    variance: float     # variance of log_mean from the measurement itself
+    df: float           # its degrees of freedom
+    n: int              # seconds of the window, or repetitions
+    unit: Unit
+    within: float       # one repetition's within-level variance (for what-would-decide)
+
+    @property
+    def single_run(self) -> bool:
+        """One fresh server start: the run-to-run spread is not in `variance`."""
+        return self.unit is Unit.SECONDS
+
+
+# --- evidence of one side --------------------------------------------------------------------
+def lag1_autocorrelation(values: Sequence[float] | np.ndarray) -> float:
+    """Sample lag-1 autocorrelation (may be negative); 0 for a constant series."""
+    x = np.asarray(values, dtype=np.float64)
+    centred = x - float(np.mean(x))
+    denominator = float(np.sum(centred * centred))
+    if denominator == 0.0:
+        return 0.0
+    return float(np.sum(centred[1:] * centred[:-1])) / denominator
+
+
+def effective_size(n: int, r1: float) -> float:
+    """n (1 - r) / (1 + r) with r = clip(r1 + (1 + 4 r1) / n, 0, 0.9): the lag-1 estimate is
+    biased low by about (1 + 4 r1) / n in short series, and a negative one would flatter."""
+    corrected = min(max(r1 + (1.0 + 4.0 * r1) / n, 0.0), MAX_AUTOCORRELATION)
+    return n * (1.0 - corrected) / (1.0 + corrected)
+
+
+def series_evidence(per_second: Sequence[float] | np.ndarray, shown: float | None = None
+                    ) -> Evidence | None:
+    """Evidence of a steady window's per-second values (NaN seconds, with no figure, are
+    skipped); `shown` is the headline when it is not the window's mean (a merged percentile).
+    None with fewer than MIN_SECONDS seconds or a mean of zero."""
+    x = np.asarray(per_second, dtype=np.float64)
+    x = x[~np.isnan(x)]
+    if len(x) < MIN_SECONDS or not np.all(np.isfinite(x)):
+        return None
+    mean = float(np.mean(x))
+    value = mean if shown is None else float(shown)
+    if mean <= 0.0 or value <= 0.0:
+        return None
+    relative = x / mean
+    n_eff = effective_size(len(x), lag1_autocorrelation(relative))
+    variance = float(np.var(relative, ddof=1)) / n_eff
+    return Evidence(value, math.log(value), variance, max(n_eff - 1.0, 1.0), len(x),
+                    Unit.SECONDS, variance)
+
+
+def repetition_evidence(figures: Sequence[float], within: Sequence[float],
+                        spread: RunSpread) -> Evidence | None:
+    """Evidence of several repetitions of one level: their figures' logs, Welch-style; for 3
+    or fewer the variance is floored at sigma_run^2 plus a repetition's within-level variance
+    (`within`: each repetition's, empty when the driver gave none). None below 2 figures."""
+    x = np.asarray(figures, dtype=np.float64)
+    if len(x) < 2 or np.any(x <= 0.0) or not np.all(np.isfinite(x)):
+        return None
+    logs = np.log(x)
+    one_within = float(np.mean(within)) if len(within) else 0.0
+    sample = float(np.var(logs, ddof=1))
+    if len(x) <= 3:
+        sample = max(sample, spread.variance + one_within)
+    log_mean = float(np.mean(logs))
+    return Evidence(math.exp(log_mean), log_mean, sample / len(x), len(x) - 1.0, len(x),
+                    Unit.REPETITIONS, one_within)
+
+
+# --- a comparison ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Verdict:
+    """a against b for one figure: the ratio a/b with its interval, and what it shows.
+    For throughput a ratio above 1 is better; for latency (higher_is_better False) below."""
+
+    outcome: Outcome
+    ratio: float | None       # a / b; None when a side has no figure
+    low: float | None         # interval of the ratio at `confidence`
+    high: float | None
+    log_diff: float | None    # ln(a / b)
+    se: float | None          # its standard error (measurement + run-to-run)
+    df: float | None
+    p_raw: float | None       # p of "beyond the threshold", before Holm
+    p_value: float | None     # after Holm over the comparisons shown together
+    threshold: float
+    higher_is_better: bool
+    n_a: int
+    n_b: int
+    unit: str                 # what n counts: seconds | repetitions (or "a/b" when mixed)
+    spread: RunSpread | None  # the run-to-run term used (None: repetitions on both sides)
+    resolvable: float | None  # smallest ratio (>= 1) this design can tell beyond the band
+    decide: str | None        # UNDECIDED: what would decide it
+    confidence: float = CONFIDENCE
+    alpha: float = ALPHA
+
+    @property
+    def a_better(self) -> bool | None:
+        if self.ratio is None:
+            return None
+        return (self.ratio > 1.0) == self.higher_is_better
+
+
+def undecided(reason: str, *, threshold: float, higher_is_better: bool, ratio: float | None
+              = None, n_a: int = 0, n_b: int = 0) -> Verdict:
+    """No comparison could be made (a side without evidence): `reason` says what would."""
+    return Verdict(Outcome.UNDECIDED, ratio, None, None, None, None, None, None, None,
+                   threshold, higher_is_better, n_a, n_b, "", None, None, reason)
+
+
+def compare(a: Evidence | None, b: Evidence | None, *, higher_is_better: bool = True,
+            threshold: float = THROUGHPUT_THRESHOLD, spread: RunSpread | None = None,
+            confidence: float = CONFIDENCE) -> Verdict:
+    """a against b (a family of one: pass a list of verdicts shown together to `holm`)."""
+    spread = spread or assumed_spread()
+    if a is None or b is None:
+        ratio = a.value / b.value if a is not None and b is not None and b.value else None
+        missing = "either side" if a is None and b is None else ("a" if a is None else "b")
+        return undecided(f"no evidence on {missing}: a level needs a per-second series "
+                         f"(at least {MIN_SECONDS} steady seconds) or 2 repetitions",
+                         threshold=threshold, higher_is_better=higher_is_better, ratio=ratio)
+    d = a.log_mean - b.log_mean
+    run_terms = sum(spread.variance for e in (a, b) if e.single_run)
+    variance = a.variance + b.variance + run_terms
+    df = _welch_df(((a.variance, a.df), (b.variance, b.df)), variance)
+    se = math.sqrt(variance)
+    t = _t_quantile(0.5 + confidence / 2.0, df)
+    band = math.log1p(threshold)
+    low, high = d - t * se, d + t * se
+    p = _p_beyond(d, se, df, band)
+    unit = a.unit.value if a.unit is b.unit else f"{a.unit.value}/{b.unit.value}"
+    verdict = Verdict(_outcome(low, high, band, higher_is_better), math.exp(d), math.exp(low),
+                      math.exp(high), d, se, df, p, p, threshold, higher_is_better, a.n, b.n,
+                      unit, spread if run_terms else None, math.exp(band + t * se), None,
+                      confidence, round(1.0 - confidence, 12))
+    if verdict.outcome is Outcome.UNDECIDED:
+        verdict = replace(verdict, decide=what_would_decide(verdict, a, b))
+    return verdict
+
+
+def _welch_df(parts: Sequence[tuple[float, float]], total: float) -> float:
+    """Welch-Satterthwaite: total^2 / sum(v_i^2 / df_i); the run-to-run term, a variance taken
+    as known, has infinite degrees of freedom and adds nothing to the denominator."""
+    denominator = sum(v * v / df for v, df in parts if v > 0.0)
+    if denominator == 0.0:
+        return 1e6
+    return max(total * total / denominator, 1.0)
+
+
+def _p_beyond(d: float, se: float, df: float, band: float) -> float:
+    """Two-sided p of "the ratio lies beyond the band": the interval clears the band exactly
+    when this is below 1 - confidence."""
+    if se == 0.0:
+        return 0.0 if abs(d) > band else 1.0
+    return min(1.0, 2.0 * _t_sf((abs(d) - band) / se, df))
+
+
+def _outcome(low: float, high: float, band: float, higher_is_better: bool) -> Outcome:
+    if low > band or high < -band:
+        return Outcome.FASTER if (low > band) == higher_is_better else Outcome.SLOWER
+    if low > -band and high < band:
+        return Outcome.WITHIN_THRESHOLD if low > 0.0 or high < 0.0 else Outcome.EQUIVALENT
+    return Outcome.UNDECIDED
+
+
+def holm(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """The verdicts shown together, with Holm's step-down adjustment of their p-values of
+    "beyond the threshold": a faster/slower whose adjusted p exceeds alpha becomes not enough
+    evidence (its interval still clears the band, but not with this many comparisons)."""
+    tested = [i for i, v in enumerate(verdicts) if v.p_raw is not None]
+    m = len(tested)
+    adjusted = holm_adjust([verdicts[i].p_raw or 0.0 for i in tested])
+    out = list(verdicts)
+    for i, p in zip(tested, adjusted, strict=True):
+        v = replace(verdicts[i], p_value=p)
+        if v.outcome in (Outcome.FASTER, Outcome.SLOWER) and p > v.alpha:
+            v = replace(v, outcome=Outcome.UNDECIDED,
+                        decide=f"its interval clears the ±{_pct(v.threshold)} threshold, but not "
+                               f"after Holm's adjustment over {m} comparisons (p={p:.2g}); "
+                               "more repetitions would decide it")
+        out[i] = v
+    return out
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given: the i-th smallest p is
+    multiplied by (m - i + 1), made non-decreasing in that order, and capped at 1."""
+    m = len(p_values)
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+# --- what would decide -----------------------------------------------------------------------
+def what_would_decide(v: Verdict, a: Evidence, b: Evidence) -> str:
+    """The measurement that would decide an undecided comparison, if the ratio stayed the
+    same: the level length (single repetitions, while the run-to-run term leaves room) or the
+    repetitions per side (from the same within-level and run-to-run variances)."""
+    assert v.log_diff is not None and v.se is not None and v.df is not None
+    band = math.log1p(v.threshold)
+    needed = abs(abs(v.log_diff) - band)     # the half-width that would decide it
+    target = "show it beyond" if abs(v.log_diff) > band else "show it inside"
+    t = _t_quantile(0.5 + v.confidence / 2.0, max(v.df, 1.0))
+    if needed < 0.1 * band:
+        return (f"the ratio sits at the ±{_pct(v.threshold)} threshold: no practical amount of "
+                "measurement decides it")
+    run_terms = v.se ** 2 - a.variance - b.variance
+    within = a.variance + b.variance
+    room = (needed / t) ** 2 - run_terms
+    if a.single_run and b.single_run and room > 0 and within > 0:
+        factor = within / room
+        seconds = math.ceil(max(a.n, b.n) * factor)
+        if factor <= 20:
+            return f"levels of about {seconds + 2} s (steady windows of {seconds} s) would " \
+                   f"{target} the ±{_pct(v.threshold)} threshold"
+    reps = _repetitions_needed(needed, a, b, v.spread.variance if v.spread else
+                               max(run_terms / 2.0, 0.0), v.confidence)
+    if reps is None:
+        return (f"more than {MAX_REPETITIONS_ADVISED} repetitions a side would be needed to "
+                f"{target} the ±{_pct(v.threshold)} threshold")
+    return f"{reps} repetitions a side (`repeat = {reps}`) would {target} the " \
+           f"±{_pct(v.threshold)} threshold"
+
+
+def _repetitions_needed(needed: float, a: Evidence, b: Evidence, run_variance: float,
+                        confidence: float) -> int | None:
+    """Smallest r with t(2r - 2) * sqrt(2 (sigma_run^2 + within) / r) <= needed."""
+    per_run = run_variance + (a.within + b.within) / 2.0
+    for r in range(2, MAX_REPETITIONS_ADVISED + 1):
+        t = _t_quantile(0.5 + confidence / 2.0, 2 * r - 2)
+        if t * math.sqrt(2.0 * per_run / r) <= needed:
+            return r
+    return None
+
+
+# --- the gate --------------------------------------------------------------------------------
+class GateOutcome(enum.Enum):
+    REGRESSED = "regressed"
+    CLEARED = "not regressed"
+    UNDECIDED = "undecided"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    outcome: GateOutcome
+    p_regressed: float        # one-sided p of "regressed beyond the limit", Holm-adjusted
+    p_cleared: float          # one-sided p of "not regressed beyond the limit"
+    limit: float              # the allowed change (0.05: 5%)
+
+
+def gate(verdicts: Sequence[Verdict], limit: float, alpha: float = ALPHA) -> list[GateResult]:
+    """Each verdict (candidate B against baseline A, one gated metric) tested against the
+    limit: regressed when B is shown worse than A by more than `limit` (Holm over the gated
+    cases), cleared when shown not to be, else undecided. A case without evidence is
+    undecided."""
+    raw = [_gate_ps(v, limit) for v in verdicts]
+    adjusted = holm_adjust([r[0] for r in raw])
+    out = []
+    for (_, p_clear), p_adj in zip(raw, adjusted, strict=True):
+        if p_adj <= alpha:
+            outcome = GateOutcome.REGRESSED
+        elif p_clear <= alpha:
+            outcome = GateOutcome.CLEARED
+        else:
+            outcome = GateOutcome.UNDECIDED
+        out.append(GateResult(outcome, p_adj, p_clear, limit))
+    return out
+
+
+def _gate_ps(v: Verdict, limit: float) -> tuple[float, float]:
+    if v.log_diff is None or v.se is None or v.df is None:
+        return 1.0, 1.0
+    # "worse" as a positive number: throughput lower, latency higher
+    worse = -v.log_diff if v.higher_is_better else v.log_diff
+    bound = -math.log1p(-limit) if v.higher_is_better else math.log1p(limit)
+    if v.se == 0.0:
+        return (0.0, 1.0) if worse > bound else (1.0, 0.0)
+    z = (worse - bound) / v.se
+    return _t_sf(z, v.df), _t_sf(-z, v.df)
+
+
+def _t_quantile(q: float, df: float) -> float:
+    """Student t quantile (scipy.special's ufunc: a report computes thousands of these)."""
+    return float(special.stdtrit(df, q))
+
+
+def _t_sf(x: float, df: float) -> float:
+    """P(T > x) for Student's t with df degrees of freedom."""
+    return float(special.stdtr(df, -x))
+
+
+def _pct(fraction: float) -> str:
+    return f"{fraction:.0%}" if round(fraction * 100, 6).is_integer() else f"{fraction:.1%}"
