@@ -13,11 +13,11 @@ from stackbench.config.status import unavailable_reason
 from stackbench.config.workloads import CATALOG, parse_spec
 from stackbench.errors import InputError
 from stackbench.lab.inventory import load_inventory
-from stackbench.lab.script import run_script
-from stackbench.lab.session import verify_stack
 from stackbench.report import FORMATS, write_all
 from stackbench.report.terminal import RunFilter, filter_run, print_run, print_runs
 from stackbench.report.termtable import Cell, Col, print_table
+from stackbench.session.script import run_script
+from stackbench.session.stacks import verify_stack
 
 
 def print_stacks(console: Console) -> None:

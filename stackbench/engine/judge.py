@@ -6,9 +6,10 @@ figures (tests/engine/test_judge.py).
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from statistics import median
 
-from stackbench.analysis.stats import SloOutcome, SloStatus, evaluate_slo, median, percentile_key
 from stackbench.config.loadspec import LoadResult, Mode
+from stackbench.config.slo import SloOutcome, SloStatus, evaluate_slo, percentile_key
 from stackbench.config.suite import Slo
 from stackbench.lab.monitor import RoleUsage, loader_bound
 from stackbench.store.records import LevelErrorClass, LevelRecord, LevelStatus, LoaderPart
