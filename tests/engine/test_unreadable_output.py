@@ -16,11 +16,11 @@ from conftest import FAKE_STACKS
 
 from stackbench.errors import ExitCode
 from stackbench.store.store import Store
+from tests.engine.test_faults import suite_text, write_suite
 
 pytestmark = pytest.mark.integration
 
 DATA = Path(__file__).resolve().parents[1] / "drivers" / "data"
-LOADER = "1" if len(os.sched_getaffinity(0)) > 1 else "0"
 
 FAKE_TOOL = """#!/bin/sh
 # A {tool} that prints its recorded output, and nonsense at 3 connections.
@@ -49,24 +49,9 @@ def test_unreadable_tool_output_fails_its_level_and_the_run_goes_on_to_its_repor
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake_tool(bin_dir, tool, DATA / recorded)
-    suite = tmp_path / "unreadable.toml"
-    suite.write_text(f"""
-name = "unreadable"
-stacks = ["refserver"]
-workloads = ["hello"]
-
-[load]
-driver = "{tool}"
-connections = [2, 3, 4]
-duration_s = 1
-warmup_s = 0
-pause_s = 0
-timeout_s = 2
-
-[placement]
-server_cpus = "0"
-loader_cpus = "{LOADER}"
-""")
+    # The faults tests' suite (refserver, hello, 1-s levels), driven by the fake tool.
+    text = suite_text(["refserver"], [2, 3, 4]).replace("[load]\n", f'[load]\ndriver = "{tool}"\n')
+    suite = write_suite(tmp_path, text)
     out = tmp_path / "out"
     env = {**os.environ, "COLUMNS": "160", "STACKBENCH_STACKS_DIR": str(FAKE_STACKS),
            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
