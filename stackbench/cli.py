@@ -4,7 +4,9 @@ import datetime
 import resource
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -31,7 +33,17 @@ from stackbench.report.termtable import make_console
 # set, and all styling when the output is not a terminal (a pipe, a file).
 console = make_console()
 err_console = make_console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
 DATE_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"]
+
+
+def _out(help_text: str = "Results directory.") -> Callable[[F], F]:
+    """--out, the results directory: one declaration for every command that takes it."""
+    return click.option("--out", type=click.Path(path_type=Path), help=help_text)
+
+
+_PARAMS = click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+                       help="Override a stack parameter (repeatable).")
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -69,8 +81,7 @@ def workloads() -> None:
 @cli.command()
 @click.argument("stack")
 @click.option("--workloads", "workload_list", help="Comma-separated workloads (default: all).")
-@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
-              help="Override a stack parameter (repeatable).")
+@_PARAMS
 def verify(stack: str, workload_list: str | None, params: tuple[str, ...]) -> None:
     """Start STACK, run every workload's verifier against it, stop it."""
     ok = run_verify(console, stack, _csv(workload_list), params)
@@ -84,8 +95,7 @@ def verify(stack: str, workload_list: str | None, params: tuple[str, ...]) -> No
               help="Workload parameter, e.g. n=1000 (or write WORKLOAD as sha256?n=1000).")
 @click.option("--iterations", default=1000, show_default=True, type=int,
               help="How many times the workload's code runs in one process.")
-@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
-              help="Override a stack parameter (repeatable).")
+@_PARAMS
 def script(stack: str, workload: str, query: str | None, iterations: int,
            params: tuple[str, ...]) -> None:
     """Time WORKLOAD's code inside one STACK process, without HTTP (wall/user/sys)."""
@@ -98,7 +108,7 @@ def script(stack: str, workload: str, query: str | None, iterations: int,
 @click.option("--stacks", "stack_list", help="Only these stacks (comma-separated).")
 @click.option("--workloads", "workload_list", help="Only these workloads (comma-separated).")
 @click.option("--dry-run", is_flag=True, help="Print the plan and exit.")
-@click.option("--out", type=click.Path(path_type=Path), help="Results directory.")
+@_out()
 @click.option("--resume", type=click.IntRange(min=1), metavar="RUN",
               help="Continue interrupted run RUN (same suite and selection) from its first "
                    "unfinished case.")
@@ -142,7 +152,7 @@ def _until(value: datetime.datetime | None) -> datetime.datetime | None:
               help="Only runs started on or after this date (YYYY-MM-DD[ HH:MM]).")
 @click.option("--until", type=click.DateTime(DATE_FORMATS),
               help="Only runs started on or before this date (a day counts whole).")
-@click.option("--out", type=click.Path(path_type=Path), help="Results directory.")
+@_out()
 def results(run_id: str | None, suite_name: str | None, stack_list: str | None,
             workload_list: str | None, since: datetime.datetime | None,
             until: datetime.datetime | None, out: Path | None) -> None:
@@ -157,7 +167,7 @@ def results(run_id: str | None, suite_name: str | None, stack_list: str | None,
 @click.option("--format", "formats", multiple=True, metavar="FORMAT",
               help="html, md, csv, json or png (the charts); repeat or separate with commas "
                    "(default: all).")
-@click.option("--out", type=click.Path(path_type=Path), help="Results directory.")
+@_out()
 def report(run_id: str, formats: tuple[str, ...], out: Path | None) -> None:
     """(Re)write the report files of a stored run (RUN_ID: a number or 'last')."""
     write_report_files(console, run_id, out, _formats(formats))
@@ -166,7 +176,7 @@ def report(run_id: str, formats: tuple[str, ...], out: Path | None) -> None:
 @cli.command()
 @click.argument("run_a")
 @click.argument("run_b")
-@click.option("--out", type=click.Path(path_type=Path), help="Results directory (its store).")
+@_out("Results directory (its store).")
 @click.option("--format", "output_format", type=click.Choice(["terminal", "md", "json"]),
               default="terminal", show_default=True, help="Output format.")
 @click.option("--fail-if-slower", metavar="PCT",

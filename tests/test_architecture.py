@@ -7,22 +7,26 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "stackbench"
 
 # What each layer must never import (the layers above it). Sibling packages of the machine side
-# (lab, services, verify, drivers) may use each other's small utilities; circles are caught below.
+# (services, verify, drivers) may use lab's small utilities; circles are caught below.
+ABOVE_MACHINE = {"session", "remote", "engine", "store", "analysis", "report", "commands", "cli"}
 FORBIDDEN = {
-    "config": {"lab", "services", "verify", "drivers", "remote", "engine", "store", "analysis",
-               "report", "commands", "cli"},
-    "lab": {"remote", "engine", "store", "analysis", "report", "commands", "cli"},
-    "services": {"remote", "engine", "store", "analysis", "report", "commands", "cli"},
-    "verify": {"remote", "engine", "store", "analysis", "report", "commands", "cli"},
-    "drivers": {"remote", "engine", "store", "analysis", "report", "commands", "cli"},
+    "config": {"lab", "services", "verify", "drivers"} | ABOVE_MACHINE,
+    # lab is the bottom of the machine side: a stack is composed with its services and
+    # verifiers above it, in session/.
+    "lab": {"services", "verify", "drivers"} | ABOVE_MACHINE,
+    "services": ABOVE_MACHINE,
+    "verify": ABOVE_MACHINE,
+    "drivers": ABOVE_MACHINE,
+    # A stack with its services and verifiers: above the machine side, below its users.
+    "session": ABOVE_MACHINE - {"session"},
     # Other hosts: the SSH transport and the agent, which drives the machine side over there.
-    "remote": {"engine", "store", "analysis", "report", "commands", "cli"},
-    "engine": {"report", "commands", "cli"},
-    "store": {"lab", "services", "verify", "drivers", "remote", "engine", "analysis", "report",
-              "commands", "cli"},
-    "analysis": {"lab", "services", "verify", "drivers", "remote", "engine", "report",
-                 "commands", "cli"},
-    "report": {"lab", "services", "verify", "drivers", "remote", "engine", "commands", "cli"},
+    "remote": ABOVE_MACHINE - {"session", "remote"},
+    "engine": {"analysis", "report", "commands", "cli"},
+    "store": {"lab", "services", "verify", "drivers"} | ABOVE_MACHINE - {"store"},
+    "analysis": {"lab", "services", "verify", "drivers", "session", "remote", "engine",
+                 "report", "commands", "cli"},
+    "report": {"lab", "services", "verify", "drivers", "session", "remote", "engine",
+               "commands", "cli"},
     "commands": {"cli"},
 }
 TOP_LEVEL = {"__init__.py", "__main__.py", "cli.py", "errors.py"}
@@ -61,6 +65,11 @@ def _layer(module: str) -> str:
 def test_top_level_holds_only_the_entry_points_and_errors() -> None:
     files = {p.name for p in PACKAGE.glob("*.py")}
     assert files == TOP_LEVEL
+
+
+def test_every_subpackage_has_its_rules() -> None:
+    packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    assert packages == set(FORBIDDEN), "a package without a FORBIDDEN entry, or a stale one"
 
 
 def test_every_subpackage_says_what_it_owns() -> None:

@@ -23,7 +23,9 @@ from stackbench.analysis.calibration import spread_of
 from stackbench.analysis.levelsteady import LevelSteadyAggregate, aggregate_steady
 from stackbench.analysis.stats import Breakpoint, Estimate, LevelAggregate
 from stackbench.analysis.verdicts import RunSpread, Verdict, assumed_spread, compare, holm
+from stackbench.config.slo import evaluate_slo
 from stackbench.config.suite import Slo
+from stackbench.store.records import LevelFlag
 from stackbench.store.store import CaseRow, LevelRow, RunData, VerificationRow
 
 NOT_RANKED_CASE_STATUSES = ("failed", "unavailable")
@@ -235,7 +237,7 @@ def steady_figures(agg: LevelAggregate, steady: LevelSteadyAggregate,
     latency = {**agg.latency_us, **steady.latency_us}
     outcome = agg.slo
     if slo is not None and steady.latency_us:
-        outcome = stats.evaluate_slo({k: e.value for k, e in latency.items()},
+        outcome = evaluate_slo({k: e.value for k, e in latency.items()},
                                      agg.error_rate.value, slo)
     throughput_cv, flags = agg.throughput_cv, list(agg.flags)
     if steady.steady:
@@ -243,7 +245,7 @@ def steady_figures(agg: LevelAggregate, steady: LevelSteadyAggregate,
         # each repetition is not noise of the steady state.
         figures = [r.throughput.value for r in steady.repetitions if r.throughput is not None]
         throughput_cv = stats.cv(figures)
-        flags = [f for f in flags if f != "noisy"] + (["noisy"] if stats.is_noisy(figures)
-                                                       else [])
+        flags = [f for f in flags if f != LevelFlag.NOISY]
+        flags += [LevelFlag.NOISY] if stats.is_noisy(figures) else []
     return replace(agg, throughput=steady.throughput, latency_us=latency, slo=outcome,
                    throughput_cv=throughput_cv, flags=tuple(flags))

@@ -43,11 +43,11 @@ from stackbench.config.claims import (
 )
 from stackbench.config.plan import Plan, PlannedStack
 from stackbench.config.status import StackEntry
+from stackbench.store.records import LevelFlag
 from stackbench.store.store import CaseRow, LevelRow, RunData, ScriptRow
 
 SERVER_CORES_TEMPLATE = "{{server_core_count}}"
-ERROR_RATE_FLAG = "invalid: error rate"
-LOADER_BOUND_FLAG = "loader-bound"
+ERROR_RATE_FLAG = LevelFlag.INVALID.detail("error rate")
 # Metrics for which a level the server failed requests in is data, not a faulty measurement.
 FAILURE_METRICS = frozenset({"errors", "error_rate"})
 
@@ -499,7 +499,7 @@ class _Run:
             if isinstance(value, str):
                 return _Missing(f"{label}: {value}")
             values.append(value)
-        if any(LOADER_BOUND_FLAG in r.flags for r in rows):
+        if any(LevelFlag.LOADER_BOUND in r.flags for r in rows):
             self.loader_bound.add(label)
         return _Point(tuple(values), stack, workload, where, metric)
 
@@ -540,7 +540,8 @@ def level_problem(rows: Sequence[LevelRow], failures_are_data: bool) -> str | No
             return "the level failed" + (f" ({row.flags[0]})" if row.flags else "")
     for row in rows:
         if row.status == "invalid":
-            faults = [f for f in row.flags if f.startswith(("invalid", "unsteady"))]
+            faults = [f for f in row.flags
+                      if LevelFlag.of(f) in (LevelFlag.INVALID, LevelFlag.UNSTEADY)]
             measurement = [f for f in faults if not f.startswith(ERROR_RATE_FLAG)]
             if measurement or not faults:
                 return "level invalid: " + (measurement[0] if measurement else "no reason given")

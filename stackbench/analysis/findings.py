@@ -16,24 +16,27 @@ from stackbench.analysis.analysis import (
     WorkloadView,
 )
 from stackbench.analysis.levelsteady import SOURCE_WINDOW
-from stackbench.analysis.stats import NO_COMPLETED, LevelAggregate, percentile_key
+from stackbench.analysis.stats import NO_COMPLETED, LevelAggregate
 from stackbench.analysis.steady import SteadyClass
 from stackbench.analysis.wording import RULE, SYMBOL, sentence
+from stackbench.config.slo import percentile_key
+from stackbench.store.records import LevelFlag
 
 WARNING_WHY = {
-    "loader-bound": "the loader, not the server, was saturated: the server's capacity is higher "
-                    "than measured",
-    "noisy": "repetitions vary by more than 5% (CV)",
+    LevelFlag.LOADER_BOUND: "the loader, not the server, was saturated: the server's capacity "
+                            "is higher than measured",
+    LevelFlag.NOISY: "repetitions vary by more than 5% (CV)",
     NO_COMPLETED: "no request completed during the level: no throughput or latency to report",
-    "starved": "the server left connections unanswered for longer than any answered request; "
-               "the latency of those queued requests is not in the histogram",
-    "unsteady": "the level saw start-up, not a steady state, and is not ranked",
-    "invalid": "the level broke a validity limit and is not ranked",
+    LevelFlag.STARVED: "the server left connections unanswered for longer than any answered "
+                       "request; the latency of those queued requests is not in the histogram",
+    LevelFlag.UNSTEADY: "the level saw start-up, not a steady state, and is not ranked",
+    LevelFlag.INVALID: "the level broke a validity limit and is not ranked",
     "server-exited": "a server process exited during the level: its figures are not the "
                      "stack's",
 }
 # Flags that make a level unusable: reported as errors.
-ERROR_FLAGS = frozenset({"invalid", "unsteady", "failed", "server-exited", NO_COMPLETED})
+ERROR_FLAGS = frozenset({LevelFlag.INVALID, LevelFlag.UNSTEADY, LevelFlag.FAILED,
+                         "server-exited", NO_COMPLETED})
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ def _level_name(a: Analysis, value: float) -> str:
 
 
 def _note(e: RankEntry) -> str:
-    return " (loader-bound: a lower bound)" if "loader-bound" in e.flags else ""
+    return " (loader-bound: a lower bound)" if LevelFlag.LOADER_BOUND in e.flags else ""
 
 
 def ranking_text(a: Analysis, r: LevelRanking) -> str:
@@ -212,10 +215,10 @@ def _flag_text(a: Analysis, c: CaseView, kind: str,
 
 
 def _detail(kind: str, g: LevelAggregate, reason: str | None) -> str | None:
-    if kind == "noisy":
+    if kind == LevelFlag.NOISY:
         return (f"throughput CV {g.throughput_cv:.1%} over {g.repetitions} repetitions"
                 + (f"; {reason}" if reason else ""))
-    if kind == "loader-bound" and g.loader_cpu_percent is not None:
+    if kind == LevelFlag.LOADER_BOUND and g.loader_cpu_percent is not None:
         return (f"loader CPU {g.loader_cpu_percent:.0f}%"
                 + ("" if g.server_cpu_percent is None
                    else f", server CPU {g.server_cpu_percent:.0f}%"))

@@ -2,7 +2,7 @@
 
 from stackbench.analysis import fmt
 from stackbench.analysis.analysis import Analysis
-from stackbench.analysis.stats import SloStatus
+from stackbench.config.slo import SloStatus
 
 
 def slo_rule(a: Analysis) -> str:

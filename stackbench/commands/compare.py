@@ -32,7 +32,7 @@ from stackbench.analysis.compare import (
 )
 from stackbench.analysis.verdicts import GateOutcome, Outcome
 from stackbench.analysis.wording import SHORT, cell, sentence
-from stackbench.commands.run import open_store
+from stackbench.commands.resultsdir import open_existing_store
 from stackbench.errors import ExitCode, InputError
 from stackbench.store.records import CaseRow, LevelRow, RunRow, VerificationRow
 from stackbench.store.store import RunData, Store
@@ -44,7 +44,7 @@ def compare_command(console: Console, run_a: str, run_b: str, out: Path | None,
                     output_format: str, fail_if_slower: str | None,
                     fail_if: Sequence[str]) -> int:
     needs_store = not (is_results_file(run_a) and is_results_file(run_b))
-    return run_compare(console, open_store(out) if needs_store else None, run_a, run_b,
+    return run_compare(console, open_existing_store(out) if needs_store else None, run_a, run_b,
                        output_format, gates(fail_if_slower, fail_if))
 
 

@@ -5,9 +5,9 @@ ready, and install stackbench's dependencies on them.
 the hidden `stackbench hosts probe`, which prints one JSON line of facts about its host (Python,
 the native loader, every stack's availability, the open-files limit and somaxconn as `doctor`
 judges them, the kernel's boot id) and then answers each line it reads with its clock, so the
-controller measures the clock offset over the open channel the way NTP does: t1 sent, t_remote
-read there, t4 received; offset = t_remote - (t1 + t4) / 2, within +-(t4 - t1) / 2; the sample
-with the shortest round trip of CLOCK_SAMPLES wins.
+controller measures the clock offset over the open channel with remote/clock.py's four-timestamp
+arithmetic, the agent's too (the probe's one reading is both t2 and t3): offset = t_remote -
+(t1 + t4) / 2, within +-(t4 - t1) / 2; the sample with the least delay of CLOCK_SAMPLES wins.
 
 A failed check (exit 3) is one sentence with what to do; limits below what `doctor` advises
 are warnings, as they are in `doctor`.
@@ -40,6 +40,7 @@ from stackbench.errors import EnvironmentProblem, ExitCode
 from stackbench.lab.environment import git_revision, read_text
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.machine import Verdict, check_nofile, check_somaxconn
+from stackbench.remote.clock import ClockSample, best_sample, clock_sample
 from stackbench.remote.ssh import SSH_FAILED, SshLink, ssh_failure, tail
 from stackbench.report.termtable import Cell, Col, print_table
 
@@ -78,12 +79,6 @@ class HostFacts(msgspec.Struct, frozen=True, kw_only=True):
     nofile_hard: int
     somaxconn: int | None
     limits: list[Limit]
-
-
-@dataclass(frozen=True)
-class ClockSample:
-    offset_s: float  # the host's clock minus this one's
-    rtt_s: float  # the round trip; the offset is exact within +- half of it
 
 
 @dataclass
@@ -131,17 +126,8 @@ def run_probe(stdin: IO[bytes], stdout: IO[bytes]) -> None:
 
 # --- pure judgement --------------------------------------------------------------------------
 
-def clock_sample(t1: float, t_remote: float, t4: float) -> ClockSample:
-    return ClockSample(offset_s=t_remote - (t1 + t4) / 2, rtt_s=t4 - t1)
-
-
-def best_clock(samples: Sequence[ClockSample]) -> ClockSample:
-    """The sample with the shortest round trip: the one least blurred by the network."""
-    return min(samples, key=lambda s: s.rtt_s)
-
-
 def format_clock(sample: ClockSample) -> str:
-    return f"{sample.offset_s * 1000:+.2f} ms ± {sample.rtt_s * 500:.2f} ms"
+    return f"{sample.offset_s * 1000:+.2f} ms ± {sample.delay_s * 500:.2f} ms"
 
 
 def parse_version(output: str) -> str | None:
@@ -268,8 +254,9 @@ def _exchange(stdin: IO[bytes], lines: LineReader) -> tuple[HostFacts, ClockSamp
         t4 = time.time()
         if answer is None:
             raise ValueError("it ended during the clock exchange")
-        samples.append(clock_sample(t1, float(answer), t4))
-    return facts, best_clock(samples)
+        # The probe reads its clock once: it is both t2 and t3 of the four timestamps.
+        samples.append(clock_sample(t1, float(answer), float(answer), t4))
+    return facts, best_sample(samples)
 
 
 def _end(proc: "subprocess.Popen[bytes]") -> int:

@@ -28,13 +28,18 @@ from stackbench.commands.claims import (
     suite_columns,
     suite_cores_note,
 )
+from stackbench.commands.resultsdir import (
+    check_results_dir,
+    open_existing_store,
+    open_store,
+    results_dir,
+)
 from stackbench.config.hosts import HostsFile
-from stackbench.config.paths import DEFAULT_RESULTS_DIR, DEFAULT_SUITE
+from stackbench.config.paths import DEFAULT_SUITE
 from stackbench.config.placement import format_cpus
 from stackbench.config.plan import Plan, build_plan
 from stackbench.config.suite import Suite, parse_suite, resolve_hosts
 from stackbench.engine.outcome import RunOutcome, run_outcome
-from stackbench.engine.recovery import recover_stale_runs
 from stackbench.engine.resume import Selection, check_resumable, check_same_request, resume_suite
 from stackbench.engine.runner import LevelEvent, Runner
 from stackbench.engine.runner import Progress as RunnerProgress
@@ -46,22 +51,6 @@ from stackbench.report import write_all
 from stackbench.report.terminal import level_line, print_run
 from stackbench.report.termtable import Cell, Col, print_notes, print_table, print_wrapped
 from stackbench.store.store import DISK_FULL_ERRNOS, Store
-
-
-def results_dir(out: Path | None) -> Path:
-    return (out or DEFAULT_RESULTS_DIR).resolve()
-
-
-def open_store(out: Path | None, console: Console | None = None) -> Store:
-    """The results store; runs left `running` by a process that is gone (killed, power loss)
-    are marked interrupted and their temporary files removed, and the user is told."""
-    directory = results_dir(out)
-    directory.mkdir(parents=True, exist_ok=True)
-    store = Store(directory / "stackbench.sqlite")
-    for recovered in recover_stale_runs(store):
-        (console or Console(stderr=True)).print(
-            Text.assemble(("note", "yellow"), f": {recovered.describe()}"))
-    return store
 
 
 def print_plan(console: Console, plan: Plan, params: Sequence[PlannedParams] = (),
@@ -327,7 +316,7 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
     selection = Selection(tuple(stacks or ()), tuple(workloads or ()))
     store: Store | None = None
     if resume is not None:
-        store = open_store(out, console)
+        store = open_existing_store(out, console)
         resume, suite, selection = _resume_request(store, resume, suite_path, selection)
     else:
         suite = parse_suite(suite_path or DEFAULT_SUITE)
@@ -335,6 +324,11 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
     plan = build_plan(suite, inventory, list(selection.stacks) or None,
                       list(selection.workloads) or None)
     hosts = resolve_hosts(suite, hosts_file)
+    # Every input checked before the plan is printed: --out too (a dry run creates nothing).
+    if dry_run:
+        check_results_dir(out)
+    else:
+        store = store or open_store(out, console)
     params = planned_params(plan, inventory)
     readiness = plan_readiness(plan, inventory, params)
     # Up front, before anything starts: a dry run and a real run both begin with the plan.
@@ -345,7 +339,7 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
     if dry_run:
         return 0
     _stop_signals_as_interrupt()
-    store = store or open_store(out, console)
+    assert store is not None  # opened above
     tracker = EtaTracker(plan_slots(plan))
     # Redrawn twice a second from the tracker; transient, and silent when not a terminal.
     live = Live(console=console, refresh_per_second=2, transient=True,

@@ -7,17 +7,17 @@ from rich.table import Table
 from rich.text import Text
 
 from stackbench.commands.claims import print_claims, run_claims, suite_columns
-from stackbench.commands.run import open_store, results_dir
+from stackbench.commands.resultsdir import open_existing_store, results_dir
 from stackbench.config.placement import default_placement
 from stackbench.config.status import unavailable_reason
 from stackbench.config.workloads import CATALOG, parse_spec
 from stackbench.errors import InputError
 from stackbench.lab.inventory import load_inventory
-from stackbench.lab.script import run_script
-from stackbench.lab.session import verify_stack
 from stackbench.report import FORMATS, write_all
 from stackbench.report.terminal import RunFilter, filter_run, print_run, print_runs
 from stackbench.report.termtable import Cell, Col, print_table
+from stackbench.session.script import run_script
+from stackbench.session.stacks import verify_stack
 
 
 def print_stacks(console: Console) -> None:
@@ -81,7 +81,7 @@ def print_results(console: Console, run_id: str | None, out: Path | None,
                   run_filter: RunFilter | None = None) -> None:
     """The stored runs (filtered), or one run's tables restricted to some stacks/workloads."""
     f = run_filter or RunFilter()
-    store = open_store(out)
+    store = open_existing_store(out)
     if run_id is None:
         print_runs(console, store, f)
         return
@@ -96,7 +96,7 @@ def print_results(console: Console, run_id: str | None, out: Path | None,
 
 def write_report_files(console: Console, run_id: str, out: Path | None,
                        formats: tuple[str, ...] | None = None) -> None:
-    store = open_store(out)
+    store = open_existing_store(out)
     data = store.load_run(store.resolve_run(run_id))
     wanted = formats or FORMATS
     target = write_all(data, results_dir(out) / f"run-{data.run.id}", wanted,

@@ -17,6 +17,9 @@ from stackbench.drivers.wrk import WrkDriver
 from stackbench.errors import DriverError
 from stackbench.lab.procs import child_setup
 
+# How much of a load tool's output a failure keeps (its end, where tools say what went wrong).
+OUTPUT_TAIL_CHARS = 800
+
 
 class Driver(Protocol):
     kind: DriverKind
@@ -55,13 +58,27 @@ class RunningLoad:
         usage = _child_cpu()
         if self.proc.returncode != 0:
             raise DriverError(f"{' '.join(self.command)} exited {self.proc.returncode}: "
-                              f"{(stderr or stdout)[-800:]}")
-        return self.driver.parse(self.request, self.command, stdout, stderr, wall, usage)
+                              f"{(stderr or stdout)[-OUTPUT_TAIL_CHARS:]}")
+        try:
+            return self.driver.parse(self.request, self.command, stdout, stderr, wall, usage)
+        except ValueError as exc:
+            raise unreadable_output(self.command, exc, stdout, stderr) from exc
 
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+
+
+def unreadable_output(command: list[str], exc: ValueError, stdout: str, stderr: str
+                      ) -> DriverError:
+    """A load tool that ran but printed output its parser does not recognise (another
+    version, a locale, a crash message): it fails the level, its output's tail kept as the
+    level's log (engine.watch.loader_failed keeps the message's last lines)."""
+    output = "\n".join(part.strip() for part in (stdout, stderr) if part.strip())
+    return DriverError(f"{command[0]} printed output stackbench cannot read ({exc}); check "
+                       f"that `{command[0]}` is the version scripts/setup.sh installs. "
+                       f"Its output ends:\n{output[-OUTPUT_TAIL_CHARS:] or '(nothing)'}")
 
 
 _last_children = [0.0, 0.0]
@@ -97,7 +114,7 @@ def warm_up(driver: Driver, req: LoadRequest, new_session: bool = False) -> list
                           f"{budget:.0f} s; killed") from None
     if done.returncode != 0:
         raise DriverError(f"warm-up pass {' '.join(command)} exited {done.returncode}: "
-                          f"{(done.stderr or '')[-800:]}")
+                          f"{(done.stderr or '')[-OUTPUT_TAIL_CHARS:]}")
     return command
 
 

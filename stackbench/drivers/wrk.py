@@ -63,6 +63,8 @@ def parse_wrk(text: str, command: list[str], cpu_s: tuple[float, float] | None) 
         raise ValueError("wrk output has no 'N requests in T' line")
     completed = int(summary.group(1))
     duration_s = to_us(summary.group(2)) / 1e6
+    if duration_s <= 0:
+        raise ValueError(f"wrk output gives a duration of {summary.group(2)}")
     latency: dict[str, float] = {}
     lat = _LAT.search(text) if completed else None  # with no response wrk prints zeros
     if lat:

@@ -6,12 +6,19 @@ figures (tests/engine/test_judge.py).
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from statistics import median
 
-from stackbench.analysis.stats import SloOutcome, SloStatus, evaluate_slo, median, percentile_key
 from stackbench.config.loadspec import LoadResult, Mode
+from stackbench.config.slo import SloOutcome, SloStatus, evaluate_slo, percentile_key
 from stackbench.config.suite import Slo
 from stackbench.lab.monitor import RoleUsage, loader_bound
-from stackbench.store.records import LevelErrorClass, LevelRecord, LevelStatus, LoaderPart
+from stackbench.store.records import (
+    LevelErrorClass,
+    LevelFlag,
+    LevelRecord,
+    LevelStatus,
+    LoaderPart,
+)
 
 # A request still waiting at the end is "starved" only past this age, and only if it waited
 # longer than every answered request (a slow server alone is not starvation).
@@ -28,7 +35,7 @@ class LevelFailure:
 
     @property
     def flag(self) -> str:
-        return f"failed: {self.error_class}: {self.error}"
+        return LevelFlag.FAILED.detail(f"{self.error_class}: {self.error}")
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,7 @@ def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
     loaders = [role for role in m.usage if role.startswith("loader@")] or ["loader"]
     if any(loader_bound(m.usage, m.loader_cores, list(m.server_roles), m.server_cores, role)
            for role in loaders):
-        flags.append("loader-bound")
+        flags.append(LevelFlag.LOADER_BOUND)
     unsteady = unsteady_flag(m)
     if unsteady:
         status = "invalid"
@@ -84,7 +91,8 @@ def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
         flags.append(starved)
     if m.result.error_rate > max_error_rate:
         status = "invalid"
-        flags.append(f"invalid: error rate {m.result.error_rate:.1%} > {max_error_rate:.1%}")
+        flags.append(LevelFlag.INVALID.detail(
+            f"error rate {m.result.error_rate:.1%} > {max_error_rate:.1%}"))
     return Verdict(status, tuple(flags))
 
 
@@ -97,8 +105,8 @@ def unsteady_flag(m: Measurement) -> str | None:
     if (m.result is None or m.mode is not Mode.CLOSED or not m.duration_s
             or m.result.completed >= m.connections):
         return None
-    return (f"unsteady: {m.result.completed} responses for {m.connections} connections in "
-            f"{m.duration_s:g} s; raise duration_s")
+    return LevelFlag.UNSTEADY.detail(f"{m.result.completed} responses for {m.connections} "
+                                     f"connections in {m.duration_s:g} s; raise duration_s")
 
 
 def starvation_flag(result: LoadResult) -> str | None:
@@ -111,8 +119,9 @@ def starvation_flag(result: LoadResult) -> str | None:
     longest = result.latency_us.get("max", 0.0)
     if count == 0 or oldest_us <= max(longest, STARVED_MIN_US):
         return None
-    return (f"starved: a request was still unanswered after {oldest_us / 1e6:.1f} s at the end "
-            f"(longest answered: {longest / 1e6:.2f} s; {count} in flight at the end)")
+    return LevelFlag.STARVED.detail(
+        f"a request was still unanswered after {oldest_us / 1e6:.1f} s at the end "
+        f"(longest answered: {longest / 1e6:.2f} s; {count} in flight at the end)")
 
 
 def slo_outcome(levels: Sequence[LevelRecord], slo: Slo) -> SloOutcome:

@@ -1,7 +1,7 @@
 """One load level against a running stack: the load tool under the monitor and the crash
 watch, then its record."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import msgspec
@@ -55,38 +55,63 @@ def measure(target: Target, req: LoadRequest, exits: ExitCheck) -> Measurement:
     fails once started fails only this level (`loader-failed`); one that cannot be started
     at all (not installed, not built) raises DriverError: no level could run.
     """
-    s = req.settings
     dead = exits()
     if dead:
         return _measurement(target, req, None, {}, server_exited(dead, before_level=True))
-    # Generous: a level that overruns this is hung, not slow.
-    budget = (s.duration_s or 0) + s.warmup_s + 10 * s.timeout_s + 300
+    load = load_here(req, {**target.server_roles, **target.service_roles}, exits)
+    failure: LevelFailure | None = None
+    dead = exits()
+    if dead:  # the loader's own failure, if any, was only the consequence
+        failure = server_exited(dead)
+    elif load.error:
+        failure = loader_failed(load.error)
+    return _measurement(target, req, load.result, load.usage, failure)
+
+
+@dataclass(frozen=True)
+class LoadHere:
+    """What the load tool on this machine gave: its result (None when it failed), the usage
+    of every monitored role (the loader's too) and its failure's message ("" when none)."""
+
+    result: LoadResult | None
+    usage: Mapping[str, RoleUsage]
+    error: str
+
+
+def level_budget_s(settings: LoadSettings) -> float:
+    """Generous: a level that overruns this is hung, not slow."""
+    return (settings.duration_s or 0) + settings.warmup_s + 10 * settings.timeout_s + 300
+
+
+def load_here(req: LoadRequest, roles: Mapping[str, int], exits: ExitCheck,
+              start_other_monitors: Callable[[], None] = lambda: None) -> LoadHere:
+    """The one level-measuring loop of the load tool on this machine, for a local level and
+    for a spread one whose loader runs here: the warm-up pass, then the measured pass with
+    `roles` and the loader monitored, stopped at once when `exits` reports a dead process. A
+    tool that fails once started is a message, not an error; one that cannot start at all
+    raises DriverError. `start_other_monitors`: the monitors of other hosts, started with
+    this one's, after the warm-up pass."""
     result: LoadResult | None = None
     loader_error = ""
-    driver = get_driver(s.driver)
+    driver = get_driver(req.settings.driver)
     # wrk and ab warm up in a separate pass; it runs before the monitor starts so that its
     # requests and CPU are not counted in the level's usage.
     warm_up(driver, req)
-    monitor = Monitor({**target.server_roles, **target.service_roles}).start()
+    start_other_monitors()
+    monitor = Monitor(roles).start()
     try:
         load = start_load(driver, req, warm_up_first=False)
         monitor.add_role("loader", load.pid)
         try:
             with Watcher(exits, on_exit=load.proc.kill):
-                result = load.finish(timeout_s=budget)
+                result = load.finish(timeout_s=level_budget_s(req.settings))
         except DriverError as exc:
             loader_error = str(exc)
         finally:
             load.kill()
     finally:
         usage = monitor.stop()
-    failure: LevelFailure | None = None
-    dead = exits()
-    if dead:  # the loader's own failure, if any, was only the consequence
-        failure = server_exited(dead)
-    elif loader_error:
-        failure = loader_failed(loader_error)
-    return _measurement(target, req, result, usage, failure)
+    return LoadHere(result, usage, loader_error)
 
 
 def _measurement(target: Target, req: LoadRequest, result: LoadResult | None,

@@ -1,7 +1,7 @@
 """A run: the plan in, level records out.
 
 For each planned stack: its data services (started once per run, seed data restored between
-stacks), the stack built and started (`lab.session`), each workload verified, then its levels
+stacks), the stack built and started (`session.stacks`), each workload verified, then its levels
 chosen by the suite's strategy (`strategies`), measured (`measure`), judged (`judge`) and
 committed one by one. Whatever happens (a stack that will not start, a failed verification,
 Ctrl-C), everything started is stopped and the run is marked complete, interrupted or failed;
@@ -53,9 +53,10 @@ from stackbench.engine.strategies import fixed_sweep, rate_search
 from stackbench.engine.watch import ExitCheck, stack_exits
 from stackbench.errors import HostLost, StackbenchError, StackError
 from stackbench.lab import environment, fs
+from stackbench.lab.httpget import get
 from stackbench.lab.monitor import process_counts
-from stackbench.lab.script import run_script_with_env
-from stackbench.lab.session import ServiceAccess, Services, running_stack, services_needed
+from stackbench.session.script import run_script_with_env
+from stackbench.session.stacks import ServiceAccess, Services, running_stack, services_needed
 from stackbench.store.records import (
     CaseRecord,
     CaseStatus,
@@ -69,7 +70,6 @@ from stackbench.store.records import (
 from stackbench.store.store import Store
 from stackbench.verify.hashes import sha256_hex
 from stackbench.verify.http import verify_workload
-from stackbench.verify.httpget import get
 from stackbench.verify.outcome import VerifyOutcome
 
 log = logging.getLogger(__name__)

@@ -15,14 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from stackbench.config.loadspec import LoadRequest, LoadResult
-from stackbench.drivers import get_driver, start_load, warm_up
 from stackbench.drivers.merge import merge_results, split_request
 from stackbench.engine.hosts import Agent
 from stackbench.engine.judge import LevelFailure, Measurement
-from stackbench.engine.measure import Target
+from stackbench.engine.measure import LoadHere, Target, level_budget_s, load_here
 from stackbench.engine.watch import ProcessExit, Watcher, loader_failed, server_exited
 from stackbench.errors import DriverError, HostLost, StackbenchError
-from stackbench.lab.monitor import Monitor, RoleUsage
+from stackbench.lab.monitor import RoleUsage
 from stackbench.store.records import LoaderPart
 
 # The loaders start this long after the controller sends the start time: enough for every
@@ -104,48 +103,31 @@ def measure_spread(target: Target, req: LoadRequest, spread: Spread, watch: Host
     return _remote_loaders(target, req, spread, watch)
 
 
-def _budget(req: LoadRequest) -> float:
-    s = req.settings
-    return (s.duration_s or 0) + s.warmup_s + 10 * s.timeout_s + 300
-
-
 def _local_loader(target: Target, req: LoadRequest, spread: Spread, watch: HostWatch
                   ) -> Measurement:
-    """The server over there, the loader here (pinned to loader_cpus of this machine)."""
-    driver = get_driver(req.settings.driver)
-    warm_up(driver, req)
-    result: LoadResult | None = None
-    loader_error = ""
+    """The server over there, the loader here (pinned to loader_cpus of this machine): the
+    same loop as a local level, its roles sampled by their hosts' agents."""
+    load = LoadHere(None, {}, "")
     usage: dict[str, RoleUsage] = {}
-    try:
+    def start_monitors() -> None:
         for agent in spread.stack_hosts:
             agent.client.monitor_start()
-        monitor = Monitor({}).start()
-        try:
-            load = start_load(driver, req, warm_up_first=False)
-            monitor.add_role("loader", load.pid)
-            try:
-                with Watcher(watch, on_exit=load.proc.kill):
-                    result = load.finish(timeout_s=_budget(req))
-            except DriverError as exc:
-                loader_error = str(exc)
-            finally:
-                load.kill()
-        finally:
-            usage.update(monitor.stop())
+
+    try:
+        load = load_here(req, {}, watch, start_monitors)
+        usage.update(load.usage)
         for agent in spread.stack_hosts:
             usage.update(_role_usage(agent.client.monitor_stop(), exclude=("loader",)))
     except HostLost as exc:
         watch.note_lost(exc)
-    return _measurement(target, req, spread, result, usage,
-                        _failure(watch, loader_error))
+    return _measurement(target, req, spread, load.result, usage, _failure(watch, load.error))
 
 
 def _remote_loaders(target: Target, req: LoadRequest, spread: Spread, watch: HostWatch
                     ) -> Measurement:
     loaders = spread.loaders
     parts = split_request(req, [req.loader_cpus] * len(loaders))
-    budget = _budget(req)
+    budget = level_budget_s(req.settings)
     usage: dict[str, RoleUsage] = {}
     outcomes: list[tuple[LoadResult, float] | BaseException | None] = [None] * len(loaders)
     try:

@@ -8,8 +8,8 @@ Each returns a note for the case ("" when there is nothing to say).
 from collections.abc import Callable, Sequence
 from itertools import groupby
 
-from stackbench.analysis.stats import Probe, next_rate, sustainable_bounds
 from stackbench.config.plan import Level
+from stackbench.config.slo import Probe, next_rate, sustainable_bounds
 from stackbench.config.suite import RateSearch, Slo
 from stackbench.engine.judge import slo_failed, sustained
 from stackbench.store.records import LevelRecord

@@ -14,9 +14,9 @@ from types import TracebackType
 
 from stackbench.engine.judge import LevelFailure
 from stackbench.lab import fs
-from stackbench.lab.session import Services, exited_processes
 from stackbench.lab.stack import StackInstance
 from stackbench.services import ServiceKind
+from stackbench.session.stacks import Services, exited_processes
 
 LOG_TAIL_LINES = 20
 POLL_INTERVAL_S = 0.2

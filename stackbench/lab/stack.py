@@ -24,6 +24,7 @@ from stackbench.config.plan import Plan
 from stackbench.config.status import StackEntry, StackStatus
 from stackbench.errors import InputError, StackError
 from stackbench.lab import build, fs
+from stackbench.lab.httpget import get
 from stackbench.lab.privilege import RunAs, can_enter, server_environment, stack_user, unreadable
 from stackbench.lab.procs import (
     exit_status,
@@ -36,7 +37,6 @@ from stackbench.lab.procs import (
     wait_for_unix_socket,
 )
 from stackbench.lab.templating import render, resolve_params, syntax_for
-from stackbench.verify.httpget import get
 
 # Marks a run dir stackbench made, so a later start may empty it without risking user data.
 RUN_DIR_MARKER = ".stackbench-run"

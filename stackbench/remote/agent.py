@@ -61,7 +61,10 @@ from stackbench.errors import DriverError, EnvironmentProblem, ExitCode, InputEr
 from stackbench.lab import fs
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.monitor import Monitor, process_counts
-from stackbench.lab.session import (
+from stackbench.lab.stack import StackInstance
+from stackbench.remote import protocol as p
+from stackbench.services import ServiceKind
+from stackbench.session.stacks import (
     ServiceAccess,
     Services,
     exited_processes,
@@ -71,9 +74,6 @@ from stackbench.lab.session import (
     service_access,
     services_needed,
 )
-from stackbench.lab.stack import StackInstance
-from stackbench.remote import protocol as p
-from stackbench.services import ServiceKind
 from stackbench.verify.http import verify_workload
 
 log = logging.getLogger(__name__)

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView
 from stackbench.analysis.stats import Estimate, LevelAggregate
+from stackbench.config.slo import percentile_key
 from stackbench.report import colors
 from stackbench.report.glance import MetricGlance, WorkloadGlance
 from stackbench.store.store import LevelRow
@@ -296,8 +297,8 @@ def _agg_latency(key: str) -> Callable[[LevelAggregate], Estimate | None]:
 
 def latency_keys(a: Analysis) -> list[str]:
     keys = ["p50", "p99"]
-    if a.slo is not None and stats.percentile_key(a.slo.percentile) not in keys:
-        keys.append(stats.percentile_key(a.slo.percentile))
+    if a.slo is not None and percentile_key(a.slo.percentile) not in keys:
+        keys.append(percentile_key(a.slo.percentile))
     return keys
 
 
@@ -313,7 +314,7 @@ def latency_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     axes = fig.subplots(1, len(measured), sharex=True, squeeze=False)[0]
     legend = _stack_handles(a, [c.stack for c in w.cases])
     log_x = use_log_x(w.level_values)
-    slo_key = stats.percentile_key(a.slo.percentile) if a.slo is not None else None
+    slo_key = percentile_key(a.slo.percentile) if a.slo is not None else None
     for ax, key in zip(axes, measured, strict=True):
         for c in w.cases:
             _plot_case(ax, stack_color(a, c.stack), c, _row_latency(key), _agg_latency(key),
@@ -451,7 +452,7 @@ def percentiles_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
                 linewidth=1.6, label=label, drawstyle="steps-post")
     if a.slo is not None:
         ax.axhline(a.slo.latency_ms * 1000.0, color="#dc2626", linestyle="-.", linewidth=1,
-                   label=f"SLO {stats.percentile_key(a.slo.percentile).replace('_', '.')} ≤ "
+                   label=f"SLO {percentile_key(a.slo.percentile).replace('_', '.')} ≤ "
                          f"{a.slo.latency_ms:g} ms")
     ax.set_xscale("log")
     _latency_axis(ax)

@@ -21,8 +21,8 @@ from stackbench.analysis.analysis import Analysis, CaseView, Rung, WorkloadView,
 from stackbench.analysis.stats import Estimate, LevelAggregate
 from stackbench.analysis.verdicts import PERCENTILE_THRESHOLD, Outcome, RunSpread, Verdict
 from stackbench.analysis.wording import interval, sentence
+from stackbench.store.records import LevelFlag
 
-LOADER_BOUND = "loader-bound"
 LATENCY_KEY = "p99"
 
 
@@ -116,7 +116,7 @@ def decide(bars: Sequence[GlanceBar], what: str) -> tuple[str | None, str]:
         return None, f"only {bars[0].stack} has a valid figure: nothing to compare"
     best = bars[0]
     caveat = "".join(f"; {b.stack} was loader-bound: its figure is a lower bound"
-                     for b in bars if LOADER_BOUND in b.flags)
+                     for b in bars if LevelFlag.LOADER_BOUND in b.flags)
     verdicts = [b.vs_best for b in bars[1:]]
     if all(v is not None and v.outcome is Outcome.FASTER for v in verdicts):
         shown = "; ".join(f"{what} {interval(v)} {b.stack}'s" for b, v in

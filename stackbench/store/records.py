@@ -8,6 +8,7 @@ A `...Record` is what the engine writes; a `...Row` is what the store gives back
 fields plus the row's `id` where readers need it. Records are frozen and built by keyword.
 """
 
+import enum
 from typing import Any, Literal
 
 import msgspec
@@ -21,6 +22,32 @@ LevelStatus = Literal["ok", "invalid", "failed"]
 # Why a level failed: a stack or service process exited during (or before) it, or the load
 # tool itself failed (crashed, timed out, printed nothing usable). "" for a level that ran.
 LevelErrorClass = Literal["", "server-exited", "loader-failed", "host-lost"]
+
+
+class LevelFlag(enum.StrEnum):
+    """The kinds of flag a level carries (`LevelRecord.flags`), defined once for the engine
+    that sets them and the analysis and reports that read them. A flag is the kind alone
+    ("loader-bound") or the kind, a colon and its detail ("unsteady: 3 responses for ...");
+    a StrEnum member compares equal to its text, so `LevelFlag.NOISY in flags` works."""
+
+    LOADER_BOUND = "loader-bound"  # the loader, not the server, was saturated
+    NOISY = "noisy"  # repetitions vary by more than the noise threshold (CV)
+    UNSTEADY = "unsteady"  # each connection did not get one answer: start-up, not steady
+    STARVED = "starved"  # a request left unanswered longer than any answered one
+    INVALID = "invalid"  # a validity limit broken (the error rate)
+    FAILED = "failed"  # a server exited, the loader failed, a host was lost
+
+    def detail(self, text: str) -> str:
+        """The flag with its detail: `unsteady: 3 responses for 8 connections ...`."""
+        return f"{self.value}: {text}"
+
+    @classmethod
+    def of(cls, flag: str) -> "LevelFlag | None":
+        """The kind of a stored flag (None for a loader's own warning)."""
+        try:
+            return cls(flag.split(":", 1)[0].strip())
+        except ValueError:
+            return None
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True):
@@ -225,7 +252,7 @@ class LevelRecord(Record, frozen=True, kw_only=True):
     # None when it did not (the transfer rate in MiB/s is bytes_read / duration_s).
     bytes_read: int | None = None
     usage: dict[str, dict[str, float]]  # per role: cpu user/sys/%, rss, threads, ctx switches
-    flags: tuple[str, ...] = ()  # e.g. "loader-bound", "invalid: error rate 5% > 1%"
+    flags: tuple[str, ...] = ()  # LevelFlag: "loader-bound", "invalid: error rate 5% > 1%"
     status: LevelStatus
     error_class: LevelErrorClass = ""  # set when status is "failed"
     error: str = ""  # what failed: the process and its exit status or signal, or the loader error

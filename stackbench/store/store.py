@@ -188,27 +188,36 @@ class RunData:
 
 
 class Store:
-    def __init__(self, path: Path | str) -> None:
+    """The store at `path`. `create=False` (the commands that only read): the file must
+    exist and be a stackbench store; nothing is created, not even its tables."""
+
+    def __init__(self, path: Path | str, create: bool = True) -> None:
         self.path = path
-        self.db = sqlite3.connect(str(path), timeout=30)
-        self.db.row_factory = sqlite3.Row
+        db: sqlite3.Connection | None = None
         try:
+            db = self.db = _connect(path, create)
             if str(path) != ":memory:":
                 # WAL: a reader (stackbench results) never blocks the run that writes.
-                self.db.execute("PRAGMA journal_mode=WAL")
-            self._migrate()
+                db.execute("PRAGMA journal_mode=WAL")
+            self._migrate(create)
         except InputError:
-            self.db.close()
+            if db is not None:
+                db.close()
             raise
         except sqlite3.DatabaseError as exc:
-            self.db.close()
-            if disk_full(exc):
-                raise write_failure(path, exc) from exc
+            if db is not None:
+                db.close()
+            if isinstance(exc, sqlite3.OperationalError) or disk_full(exc):
+                raise write_failure(path, exc) from exc  # cannot open, read-only, full
             raise InputError(f"{path}: not a stackbench store ({exc}); use another --out "
                              "or move the file away") from exc
 
-    def _migrate(self) -> None:
+    def _migrate(self, create: bool) -> None:
         with self.db:
+            if not create and self.db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE name = 'schema_version'").fetchone() is None:
+                raise InputError(f"{self.path}: not a stackbench store (no schema_version "
+                                 "table); give the --out of a stackbench run")
             self.db.execute("CREATE TABLE IF NOT EXISTS schema_version "
                             "(version INTEGER NOT NULL, layout TEXT NOT NULL)")
             row = self.db.execute("SELECT * FROM schema_version").fetchone()
@@ -366,6 +375,16 @@ class Store:
                        self._select(VERIFICATIONS, "run_id = ?", (run_id,)),
                        self._select(SCRIPTS, "run_id = ?", (run_id,)),
                        self.calibration(machine_key(run.environment)))
+
+
+def _connect(path: Path | str, create: bool) -> sqlite3.Connection:
+    """A connection; without `create`, to an existing file only (SQLite's mode=rw)."""
+    if create or str(path) == ":memory:":
+        db = sqlite3.connect(str(path), timeout=30)
+    else:
+        db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=rw", timeout=30, uri=True)
+    db.row_factory = sqlite3.Row
+    return db
 
 
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})

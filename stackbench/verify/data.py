@@ -22,6 +22,7 @@ from html.parser import HTMLParser
 import pymysql
 
 from stackbench.errors import ServiceError, VerifyAbort
+from stackbench.lab.httpget import Response, get
 from stackbench.services.resp import memcached_set, redis_command
 from stackbench.services.seed import (
     ADDITIONAL_FORTUNE,
@@ -32,7 +33,6 @@ from stackbench.services.seed import (
     TEST_ROW_NAME,
     report_rows,
 )
-from stackbench.verify.httpget import Response, get
 from stackbench.verify.outcome import VerifyOutcome
 
 HTTP_TIMEOUT_S = 30.0

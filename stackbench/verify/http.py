@@ -11,8 +11,8 @@ import random
 from collections.abc import Callable
 
 from stackbench.config.workloads import CATALOG, Workload
+from stackbench.lab.httpget import Response, get
 from stackbench.verify import data as verify_data
-from stackbench.verify.httpget import Response, get
 from stackbench.verify.outcome import VerifyOutcome
 
 Fetch = Callable[[str], Response]

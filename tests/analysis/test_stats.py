@@ -6,7 +6,8 @@ import random
 import pytest
 
 from stackbench.analysis import stats
-from stackbench.analysis.stats import Probe, SloStatus
+from stackbench.config import slo as slo_rule
+from stackbench.config.slo import Probe, SloStatus
 from stackbench.config.suite import Slo
 from stackbench.store.store import LevelRow
 
@@ -67,27 +68,27 @@ def test_jitter_skips_partial_first_and_last_seconds():
 
 
 def test_percentile_keys():
-    assert stats.percentile_key(99) == "p99"
-    assert stats.percentile_key(99.9) == "p99_9"
-    assert stats.percentile_key(99.99) == "p99_99"
-    assert stats.percentile_key(50.0) == "p50"
-    assert stats.percentile_key(100) == "max"
+    assert slo_rule.percentile_key(99) == "p99"
+    assert slo_rule.percentile_key(99.9) == "p99_9"
+    assert slo_rule.percentile_key(99.99) == "p99_99"
+    assert slo_rule.percentile_key(50.0) == "p50"
+    assert slo_rule.percentile_key(100) == "max"
 
 
 def test_evaluate_slo_pass_fail_unknown():
     slo = Slo(percentile=99, latency_ms=10, max_error_rate=0.01)
-    assert stats.evaluate_slo({"p99": 9_000}, 0.0, slo).status is SloStatus.PASS
-    assert stats.evaluate_slo({"p99": 10_000}, 0.0, slo).status is SloStatus.PASS
-    assert stats.evaluate_slo({"p99": 10_001}, 0.0, slo).status is SloStatus.FAIL
-    assert stats.evaluate_slo({"p99": 1_000}, 0.02, slo).status is SloStatus.FAIL
-    unknown = stats.evaluate_slo({"p50": 1_000, "max": 2_000}, 0.0, slo)
+    assert slo_rule.evaluate_slo({"p99": 9_000}, 0.0, slo).status is SloStatus.PASS
+    assert slo_rule.evaluate_slo({"p99": 10_000}, 0.0, slo).status is SloStatus.PASS
+    assert slo_rule.evaluate_slo({"p99": 10_001}, 0.0, slo).status is SloStatus.FAIL
+    assert slo_rule.evaluate_slo({"p99": 1_000}, 0.02, slo).status is SloStatus.FAIL
+    unknown = slo_rule.evaluate_slo({"p50": 1_000, "max": 2_000}, 0.0, slo)
     assert unknown.status is SloStatus.UNKNOWN and "p99" in unknown.reason
     # A level without the percentile but with too many errors still fails.
-    assert stats.evaluate_slo({"p50": 1}, 0.5, slo).status is SloStatus.FAIL
+    assert slo_rule.evaluate_slo({"p50": 1}, 0.5, slo).status is SloStatus.FAIL
 
 
 def _outcome(status):
-    return stats.SloOutcome(status, status.value)
+    return slo_rule.SloOutcome(status, status.value)
 
 
 def test_breakpoint_is_first_failing_level_in_sweep_order():
@@ -102,7 +103,7 @@ def test_breakpoint_is_first_failing_level_in_sweep_order():
 
 def _search(capacity, lo, hi, budget, tolerance):
     history = []
-    while (rate := stats.next_rate(history, lo, hi, budget, tolerance)) is not None:
+    while (rate := slo_rule.next_rate(history, lo, hi, budget, tolerance)) is not None:
         history.append(Probe(rate, rate <= capacity))
     return history
 
@@ -111,7 +112,7 @@ def _search(capacity, lo, hi, budget, tolerance):
 def test_throughput_search_converges_within_budget_and_tolerance(capacity):
     history = _search(capacity, lo=100, hi=100_000, budget=25, tolerance=0.02)
     assert len(history) <= 25
-    best, failed = stats.sustainable_bounds(history)
+    best, failed = slo_rule.sustainable_bounds(history)
     assert best <= capacity
     assert (capacity - best) / capacity <= 0.02
     assert failed is not None and failed > capacity
@@ -126,8 +127,8 @@ def test_throughput_search_stops_at_bounds_and_budget():
 
 def test_throughput_search_ignores_noisy_failure_below_a_success():
     history = [Probe(100, True), Probe(200, False), Probe(400, True)]
-    assert stats.sustainable_bounds(history) == (400, None)
-    assert stats.next_rate(history, 100, 10_000, 20) == 800
+    assert slo_rule.sustainable_bounds(history) == (400, None)
+    assert slo_rule.next_rate(history, 100, 10_000, 20) == 800
 
 
 def test_lowess_reproduces_a_line_and_smooths_noise():

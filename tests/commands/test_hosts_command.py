@@ -13,13 +13,10 @@ import pytest
 from stackbench import __version__
 from stackbench.commands.hosts import (
     MAX_PROBE_LINES,
-    ClockSample,
     HostFacts,
     HostReport,
     Limit,
     LineReader,
-    best_clock,
-    clock_sample,
     format_clock,
     judge_clock,
     judge_facts,
@@ -30,6 +27,7 @@ from stackbench.commands.hosts import (
 )
 from stackbench.config.hosts import Host
 from stackbench.config.paths import REPO_ROOT
+from stackbench.remote.clock import ClockSample, best_sample, clock_sample
 
 HOST = Host(name="h1", address="10.231.0.11")
 
@@ -45,11 +43,11 @@ def facts(**changes: object) -> HostFacts:
 
 def test_clock_sample_by_hand():
     # Sent at 100.0, received at 100.2: the host read 105.15 at the midpoint 100.1 -> +5.05 s.
-    sample = clock_sample(100.0, 105.15, 100.2)
+    sample = clock_sample(100.0, 105.15, 105.15, 100.2)
     assert sample.offset_s == pytest.approx(5.05)
-    assert sample.rtt_s == pytest.approx(0.2)
+    assert sample.delay_s == pytest.approx(0.2)
     samples = [ClockSample(1.0, 0.3), ClockSample(2.0, 0.1), ClockSample(3.0, 0.2)]
-    assert best_clock(samples) == ClockSample(2.0, 0.1)
+    assert best_sample(samples) == ClockSample(2.0, 0.1)
     assert format_clock(ClockSample(-0.0021, 0.0006)) == "-2.10 ms ± 0.30 ms"
 
 

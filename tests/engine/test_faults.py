@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")]
 
 ENGINE_FAKES = Path(__file__).parent / "fakes" / "stacks"
+LEVEL_S = 4  # the server-killed test's levels: the kill lands early in one, by construction
 LOADER = "1" if len(os.sched_getaffinity(0)) > 1 else "0"
 
 
@@ -97,18 +98,21 @@ def alive(pids: list[int]) -> list[int]:
 
 @pytest.mark.skipif(not have("node") or not have("npm"), reason="node is not installed")
 def test_a_server_killed_mid_level_fails_that_level_and_the_sweep_goes_on(tmp_path):
-    """SIGKILL node's server about 1 s into the second level: that level is failed
+    """SIGKILL node's server as soon as the second level's loader runs: that level is failed
     (server-exited, with the signal and the log tail), node is restarted and verified again,
-    the later levels are measured, and `run` exits 4."""
+    the later levels are measured, and `run` exits 4. The kill waits for the loader, not for
+    a time: it lands inside the level however slow the machine is."""
     out = tmp_path / "out"
-    suite = write_suite(tmp_path, suite_text(["node"], [2, 3, 4, 5], duration_s=2))
+    suite = write_suite(tmp_path, suite_text(["node"], [2, 3, 4, 5], duration_s=LEVEL_S))
     run = stackbench("run", str(suite), "--out", str(out))
     db = out / "stackbench.sqlite"
     killed: list[int] = []
 
     def kill_during_second_level() -> None:
         wait_for_levels(db, 1)
-        time.sleep(1.0)
+        deadline = time.monotonic() + 120
+        while not descendants(run.pid, "stackbench-load") and time.monotonic() < deadline:
+            time.sleep(0.02)
         servers = descendants(run.pid, "node")
         killed.extend(p.pid for p in servers)
         for p in servers:
@@ -130,7 +134,7 @@ def test_a_server_killed_mid_level_fails_that_level_and_the_sweep_goes_on(tmp_pa
     assert "node process 'node'" in crashed.error and crashed.log_tail
     assert any(f.startswith("failed: server-exited") for f in crashed.flags)
     # It stopped the load at once instead of hammering a dead port to the end of the level.
-    assert crashed.duration_s < 2
+    assert crashed.duration_s < LEVEL_S
     for lv in (levels[0], *levels[2:]):
         assert lv.status == "ok" and lv.completed > 0 and lv.error_class == "", lv
     (case,) = data.cases

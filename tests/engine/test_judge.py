@@ -1,7 +1,7 @@
 """The judge on hand-made measurements: status, flags and SLO verdicts, no process started."""
 
-from stackbench.analysis.stats import SloStatus
 from stackbench.config.loadspec import DriverKind, LoadResult, Mode
+from stackbench.config.slo import SloStatus
 from stackbench.config.suite import Slo
 from stackbench.engine.judge import (
     Measurement,

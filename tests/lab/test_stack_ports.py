@@ -16,6 +16,7 @@ from stackbench.config.placement import default_placement
 from stackbench.config.status import Availability, StackEntry, StackStatus
 from stackbench.errors import InputError, StackError
 from stackbench.lab import fs
+from stackbench.lab.httpget import get
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.procs import free_ports
 from stackbench.lab.stack import (
@@ -26,7 +27,6 @@ from stackbench.lab.stack import (
     variables_for,
 )
 from stackbench.lab.templating import render, syntax_for
-from stackbench.verify.httpget import get
 
 PYTHON = "{{cmd.python}}"
 # Side processes for the fake stack: one on the extra TCP port, one on a unix socket.

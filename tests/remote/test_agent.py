@@ -173,7 +173,14 @@ def test_a_stack_started_loaded_watched_and_stopped_through_the_agent(start_agen
     assert result.completed > 0 and result.errors_total == 0
     assert start_at <= started_at < start_at + 0.5
     assert {"server", "loader"} <= set(usage)
-    assert usage["server"]["cpu_user_s"] + usage["server"]["cpu_sys_s"] > 0
+    # What the level guarantees, whatever the CPU tick granularity and the machine's load:
+    # the server was alive (its memory sampled) and, having answered requests that arrived
+    # while it waited for them, was woken (context switches are counted exactly, unlike CPU
+    # time, which a 1-s level at 2 connections may spend in less than one tick).
+    server = usage["server"]
+    assert server["rss_max_bytes"] > 0 and server["processes_max"] >= 1
+    assert server["ctx_voluntary"] > 0
+    assert server["cpu_user_s"] >= 0 and server["cpu_sys_s"] >= 0
 
     # stop-load ends a level at once: its run-load fails, the stack stays up.
     failed: list[BaseException] = []

@@ -1,4 +1,4 @@
-"""lab/session.py: services started once and reset between stacks, TCP-only addresses for the
+"""session/stacks.py: services started once and reset between stacks, TCP-only addresses for the
 stacks, and stopping that never raises; `stackbench verify` with a service that cannot start."""
 
 import logging
@@ -12,10 +12,11 @@ import pytest
 
 from stackbench.config.placement import default_placement
 from stackbench.errors import ServiceError
-from stackbench.lab import fs, session
-from stackbench.lab.session import Services, running_stack
+from stackbench.lab import fs
 from stackbench.lab.stack import StackInstance
 from stackbench.services import ServiceKind
+from stackbench.session import stacks as session
+from stackbench.session.stacks import Services, running_stack
 
 
 class FakeService:
@@ -98,7 +99,7 @@ def test_a_failure_while_stopping_services_is_logged_not_raised(tmp_path, fake_s
     services = Services(tmp_path, frozenset({0}))
     services.prepare(["redis-get"])
     FakeServiceSet.instances[0].fail_stop = True
-    with caplog.at_level(logging.WARNING, logger="stackbench.lab.session"):
+    with caplog.at_level(logging.WARNING, logger="stackbench.session.stacks"):
         services.stop()
     assert "redis: still running" in caplog.text
 
@@ -114,7 +115,7 @@ def test_a_failure_while_stopping_the_stack_is_logged_not_raised(tmp_path, fake_
 
     monkeypatch.setattr(StackInstance, "stop", stop)
     entry = fake_inventory["refserver"]
-    with caplog.at_level(logging.WARNING, logger="stackbench.lab.session"), \
+    with caplog.at_level(logging.WARNING, logger="stackbench.session.stacks"), \
             running_stack(entry, default_placement(), tmp_path / "run", {}, {},
                           steps.append) as instance:
         assert instance.name == "refserver"

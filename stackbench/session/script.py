@@ -20,9 +20,9 @@ from stackbench.config.workloads import WorkloadSpec
 from stackbench.errors import InputError, StackError
 from stackbench.lab.privilege import RunAs
 from stackbench.lab.procs import child_setup
-from stackbench.lab.session import Services
 from stackbench.lab.stack import StackConfig, StackInstance
 from stackbench.lab.templating import render
+from stackbench.session.stacks import Services
 
 
 @dataclass(frozen=True)
