@@ -12,6 +12,7 @@ import click
 
 from stackbench import __version__
 from stackbench.commands.agent import agent_command
+from stackbench.commands.calibrate import calibrate_command
 from stackbench.commands.compare import compare_command
 from stackbench.commands.doctor import run_doctor
 from stackbench.commands.hosts import probe_command, run_hosts_check, run_hosts_setup
@@ -180,20 +181,30 @@ def report(run_id: str, formats: tuple[str, ...], out: Path | None) -> None:
 @click.option("--format", "output_format", type=click.Choice(["terminal", "md", "json"]),
               default="terminal", show_default=True, help="Output format.")
 @click.option("--fail-if-slower", metavar="PCT",
-              help="Exit 1 if B's throughput is significantly more than PCT (e.g. 5%) lower.")
+              help="Exit 1 if B's throughput is shown more than PCT (e.g. 5%) lower.")
 @click.option("--fail-if", "fail_if", multiple=True, metavar="'pNN +PCT'",
-              help="Exit 1 if B's percentile is significantly more than PCT higher, e.g. "
+              help="Exit 1 if B's percentile is shown more than PCT higher, e.g. "
                    "'p99 +10%' (repeatable).")
 def compare(run_a: str, run_b: str, out: Path | None, output_format: str,
             fail_if_slower: str | None, fail_if: tuple[str, ...]) -> None:
-    """Compare run B against run A case by case: ratio, 95% interval and verdict.
+    """Compare run B against run A case by case: verdict, ratio and its 95% interval.
 
     RUN_A and RUN_B are run ids in the store of --out, or paths of results.json files.
 
-    Exit codes: 0 no gate broken; 1 a significant regression beyond a --fail-if threshold;
-    2 bad input; 5 the runs have no case in common."""
+    Exit codes: 0 every gated case shown not to regress beyond its limit (or no gate);
+    1 a regression beyond a gate's limit shown; 2 bad input; 5 the runs have no case in
+    common; 6 some gated case undecided (the output says what would decide it)."""
     sys.exit(compare_command(console, run_a, run_b, out, output_format, fail_if_slower,
                              fail_if))
+
+
+@cli.command()
+@click.argument("suite", type=click.Path(path_type=Path), required=False)
+@_out()
+def calibrate(suite: Path | None, out: Path | None) -> None:
+    """Measure this machine's run-to-run spread (SUITE: default suites/calibrate.toml) and
+    store it: verdicts of single repetitions use it instead of the assumed 5%."""
+    sys.exit(calibrate_command(console, suite, out))
 
 
 @cli.command()

@@ -18,8 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as scipy_stats
 
+from stackbench.analysis.levelsteady import SOURCE_WINDOW, level_steady
 from stackbench.analysis.verdicts import RunSpread, assumed_spread
-from stackbench.store.records import CalibrationRow
+from stackbench.errors import InputError
+from stackbench.store.records import CalibrationRecord, CalibrationRow, machine_key
+from stackbench.store.store import RunData
 
 MIN_STARTS = 3
 MIN_SPREAD = 0.01
@@ -58,3 +61,31 @@ def spread_of(calibration: CalibrationRow | None) -> RunSpread:
                      f"{len(calibration.figures)} fresh starts of {calibration.stack} "
                      f"{calibration.workload} @{calibration.level_value:g}, measured "
                      f"{calibration.sigma:.1%}, 80% upper bound used)")
+
+
+def calibration_of(data: RunData) -> CalibrationRecord:
+    """The calibration a finished calibration run gives: its one level's repetitions, each a
+    fresh start, through their steady windows (a repetition without one is left out)."""
+    levels = [r for r in data.levels if r.status == "ok"]
+    cases = {c.id: c for c in data.cases}
+    if not levels or len({(r.case_id, r.level_index) for r in levels}) != 1:
+        raise InputError(f"run {data.run.id}: a calibration needs exactly one valid level "
+                         "of one stack and workload, repeated")
+    steadies = [s for s in map(level_steady, levels)
+                if s.source == SOURCE_WINDOW and s.throughput is not None
+                and s.throughput.evidence is not None]
+    if len(steadies) < MIN_STARTS:
+        raise InputError(f"run {data.run.id}: {len(steadies)} of {len(levels)} repetitions "
+                         f"have a steady window, a calibration needs {MIN_STARTS}: use longer "
+                         "levels (duration_s) or more repetitions (repeat)")
+    figures = [s.throughput.value for s in steadies if s.throughput is not None]
+    within = [s.throughput.evidence.variance for s in steadies
+              if s.throughput is not None and s.throughput.evidence is not None]
+    estimate = estimate_spread(figures, within)
+    case = cases[levels[0].case_id]
+    return CalibrationRecord(
+        machine=machine_key(data.run.environment), at=data.run.finished_at or data.run.started_at,
+        run_id=data.run.id, stack=case.stack, workload=case.label,
+        level_value=levels[0].level_value, figures=tuple(figures),
+        within_variance=float(np.mean(within)), sigma=estimate.sigma,
+        sigma_used=estimate.sigma_used)

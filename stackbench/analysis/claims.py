@@ -4,15 +4,18 @@ Pure functions over frozen records. `requirements_unmet` needs only the plan's f
 what `--dry-run` prints); `evaluate` reads a stored run. Each claim gets one status:
 
 - untestable: a requirement is unmet (cores, keep-alive, a stack, a parameter, a level), a case
-  it reads failed or was unavailable, a level it reads is invalid for a measurement reason, or
-  the run-to-run spread straddles the claim's bound. Missing data never refutes a claim.
-- refuted: our figures contradict the claim beyond the run-to-run spread.
-- confirmed: our figures satisfy the claim beyond the run-to-run spread.
+  it reads failed or was unavailable, or a level it reads is invalid for a measurement reason.
+  Missing data never refutes a claim.
+- not enough evidence: the interval of our figure or ratio straddles the claim's bound (or a
+  figure has no evidence at all: one repetition of a driver without a per-second series); the
+  reason says what would decide it.
+- refuted / confirmed: the whole interval lies outside / inside the claim's band.
 
-Every figure is a median over repetitions; with two or more repetitions a figure and a ratio
-carry a 95% percentile-bootstrap interval and a claim is decided only when the whole interval
-lies on one side of its bound. With one repetition the median alone decides. The tolerance of
-each test kind is documented in suites/claims/README.md.
+Intervals come from the verdicts procedure (analysis.verdicts): each figure's evidence (the
+steady window's seconds with one repetition, the repetitions with several), the run-to-run
+spread added for every single repetition, logs added and subtracted for ratios and ratios of
+ratios, Student t at 95%. The tolerance of each test kind is documented in
+suites/claims/README.md.
 """
 
 import dataclasses
@@ -23,6 +26,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from stackbench.analysis import stats
+from stackbench.analysis.calibration import spread_of
+from stackbench.analysis.levelsteady import aggregate_steady
+from stackbench.analysis.verdicts import (
+    CONFIDENCE,
+    Evidence,
+    LogRatio,
+    RunSpread,
+    interval_of,
+    log_ratio,
+    repetition_evidence,
+    repetitions_to_decide,
+    single_run_evidence,
+)
 from stackbench.config.claims import (
     SCRIPT_METRICS,
     BreakpointTest,
@@ -55,6 +71,7 @@ FAILURE_METRICS = frozenset({"errors", "error_rate"})
 class ClaimStatus(enum.Enum):
     CONFIRMED = "confirmed"
     REFUTED = "refuted"
+    UNDECIDED = "not enough evidence"
     UNTESTABLE = "untestable"
 
 
@@ -399,6 +416,8 @@ class _Point:
     workload: str
     where: str                 # "@3,000", "peak @2,000" or "standalone"
     metric: str
+    # What verdicts know of the figure, in the metric's unit (None: nothing to decide from)
+    evidence: Evidence | None = None
 
     @property
     def value(self) -> float:
@@ -455,6 +474,7 @@ class _Run:
         for s in data.scripts:
             self.scripts.setdefault((s.stack, s.label), []).append(s)
         self.loader_bound: set[str] = set()  # labels of the levels read for the current claim
+        self.spread = spread_of(data.calibration)
 
     def case(self, stack: str, workload: str) -> CaseRow | _Missing:
         case = self.cases.get((stack, workload))
@@ -501,7 +521,8 @@ class _Run:
             values.append(value)
         if any(LevelFlag.LOADER_BOUND in r.flags for r in rows):
             self.loader_bound.add(label)
-        return _Point(tuple(values), stack, workload, where, metric)
+        return _Point(tuple(values), stack, workload, where, metric,
+                      level_evidence(rows, metric, values, self.spread))
 
     def peak(self, stack: str, workload: str, metric: str) -> tuple[float, _Point] | _Missing:
         """The level with the highest median of the metric, over every level of the case."""
@@ -528,7 +549,39 @@ class _Run:
             if isinstance(value, str):
                 return _Missing(f"{stack} standalone {workload}: {value}")
             values.append(value)
-        return _Point(tuple(values), stack, workload, "standalone", metric)
+        evidence = (single_run_evidence(values[0]) if len(values) == 1
+                    else repetition_evidence(values, [], self.spread))
+        return _Point(tuple(values), stack, workload, "standalone", metric, evidence)
+
+
+STEADY_LATENCY = ("p50", "p90", "p99")
+PER_REQUEST_TIMES = ("time_per_request", "time_per_request_all")
+
+
+def level_evidence(rows: Sequence[LevelRow], metric: str, values: Sequence[float],
+                   spread: RunSpread) -> Evidence | None:
+    """The evidence of a claim's figure, in its unit: req/s and p50/p90/p99 from the steady
+    windows as every verdict has them (levelsteady); ab's times per request, which are
+    1 / throughput scaled, with the relative variance of the level's throughput; any other
+    figure from its repetitions only (two or more)."""
+    if metric == "requests_per_s" or metric in STEADY_LATENCY or metric in PER_REQUEST_TIMES:
+        steady = aggregate_steady(rows, spread)
+        if metric == "requests_per_s":
+            return steady.throughput.evidence
+        if metric in STEADY_LATENCY:
+            latency = steady.latency_us.get(metric)
+            ms = None if latency is None else latency.evidence
+            return None if ms is None else _as_figure(ms, ms.value / 1000.0)
+        throughput = steady.throughput.evidence
+        if len(values) == 1 and throughput is not None and values[0] > 0:
+            return _as_figure(throughput, values[0])
+    return repetition_evidence(values, [], spread)
+
+
+def _as_figure(e: Evidence, value: float) -> Evidence:
+    """The same evidence for another figure with the same relative uncertainty (a percentile
+    in ms instead of µs; a time per request, 1 / throughput scaled)."""
+    return dataclasses.replace(e, value=value, log_mean=math.log(value))
 
 
 def level_problem(rows: Sequence[LevelRow], failures_are_data: bool) -> str | None:
@@ -707,8 +760,7 @@ def _conclude(claim: Claim, tally: _Tally, confirmed_why: str,
     if tally.fails and possible < needed:
         extra = f" ({len(tally.fails)} of {tally.total} points)" if tally.total > 1 else ""
         return result(ClaimStatus.REFUTED, tally.fails[0] + extra)
-    return result(ClaimStatus.UNTESTABLE,
-                  f"within our run-to-run spread: {tally.noise[0]}; more repetitions needed")
+    return result(ClaimStatus.UNDECIDED, f"not enough evidence: {tally.noise[0]}")
 
 
 def _evaluate_test(claim: Claim, ctx: _Context) -> ClaimResult:
@@ -745,24 +797,55 @@ def _order(claim: Claim, test: OrderTest, ctx: _Context) -> ClaimResult:
                 for a in upper:
                     for b in lower:
                         if a in points and b in points:
-                            _judge_ratio(tally, band, [points[a].values], [points[b].values],
-                                         pair_label(points[a], points[b]), ctx)
+                            _judge_ratio(tally, band, [points[a]], [points[b]],
+                                         pair_label(points[a], points[b]), ctx, record=True)
     return _conclude(claim, tally, f"every pair is in the stated order ({expectation(test)})")
 
 
-def _judge_ratio(tally: _Tally, band: _Band, nums: list[Sequence[float]],
-                 dens: list[Sequence[float]], what: str, ctx: _Context,
-                 record: bool = False) -> None:
-    q = quotient(nums, dens, ctx.resamples, ctx.seed)
-    if q is None:
+def _judge_ratio(tally: _Tally, band: _Band, nums: list[_Point], dens: list[_Point],
+                 what: str, ctx: _Context, record: bool = False) -> None:
+    """A ratio of our figures (a ratio of ratios for ratio_change) against the claim's band,
+    on the interval the verdicts procedure gives it."""
+    den = math.prod(p.value for p in dens)
+    if den == 0:
         tally.missing.append(f"{what}: the denominator is zero")
         return
-    value, low, high = q
+    sides = [p.evidence for p in (*nums, *dens)]
+    if any(e is None for e in sides):
+        value = math.prod(p.value for p in nums) / den
+        if record:
+            tally.ours.append(Measured(what, value, "×"))
+        tally.noise.append(f"{what} is {value:.2f}×, but {NO_EVIDENCE}")
+        return
+    ratio = log_ratio([p.evidence for p in nums if p.evidence is not None],
+                      [p.evidence for p in dens if p.evidence is not None], ctx.run.spread)
+    value = math.exp(ratio.d)
+    low, high = interval_of(ratio)
     if record:
         tally.ours.append(Measured(what, value, "×", low, high))
     verdict = band.judge(value, low, high)
-    tally.add(verdict, f"{what} is {_ratio_text(value, low, high)}, "
-                       f"{_band_text(band, verdict)}")
+    detail = f"{what} is {_ratio_text(value, low, high)}, {_band_text(band, verdict)}"
+    tally.add(verdict, detail + (f"; {_to_decide(ratio, band)}" if verdict is _Verdict.NOISE
+                                 else ""))
+
+
+NO_EVIDENCE = ("one repetition of a level without a per-second series has no interval "
+               "(repeat = 2 or more would give one)")
+
+
+def _to_decide(ratio: LogRatio, band: _Band) -> str:
+    """What would decide a ratio (or a figure) that straddles a bound of the claim's band:
+    the repetitions a side whose interval would clear it, if the figure stayed the same."""
+    edges = [math.log(e) for e in (band.low, band.high) if 0 < e < math.inf]
+    if not edges:
+        return "more repetitions would decide it"
+    needed = min(abs(ratio.d - e) for e in edges)
+    if needed < 0.005:
+        return "it sits at the claim's bound: no practical amount of measurement decides it"
+    reps = repetitions_to_decide(needed, ratio.per_run, CONFIDENCE)
+    if reps is None:
+        return "more than 50 repetitions a side would be needed to decide it"
+    return f"{reps} repetitions a side (repeat = {reps}) would decide it"
 
 
 def _band_text(band: _Band, verdict: _Verdict) -> str:
@@ -835,8 +918,7 @@ def _ratio(claim: Claim, test: RatioTest | RatioChangeTest, ctx: _Context) -> Cl
             half = len(points) // 2
             label = (pair_label(points[0], points[1]) if isinstance(test, RatioTest)
                      else change_label(points[0], points[3], points[2]))
-            _judge_ratio(tally, band, [p.values for p in points[:half]],
-                         [p.values for p in points[half:]], label, ctx, record=True)
+            _judge_ratio(tally, band, points[:half], points[half:], label, ctx, record=True)
     return _conclude(claim, tally, f"ours is {_ours_ratio_text(tally)}, "
                                    f"{_band_text(band, _Verdict.HOLDS)} as the claim needs")
 
@@ -880,9 +962,17 @@ def _threshold(claim: Claim, test: ThresholdTest, ctx: _Context) -> ClaimResult:
                 m = _measured(point, ctx)
                 tally.ours.append(m)
                 assert m.value is not None
+                text = f"{point.label} is {_value_text(m.value, unit, m.low, m.high)}"
+                exact = test.metric in FAILURE_METRICS  # counted, not sampled: as counted
+                if m.low is None and not exact:
+                    tally.noise.append(f"{text}, but {NO_EVIDENCE}")
+                    continue
                 verdict = band.judge(m.value, m.low, m.high)
-                tally.add(verdict, f"{point.label} is {_value_text(m.value, unit, m.low, m.high)}"
-                                   f", {_value_band_text(band, unit, verdict)}")
+                decide = ""
+                if verdict is _Verdict.NOISE and point.evidence is not None:
+                    decide = "; " + _to_decide(log_ratio([point.evidence], [], ctx.run.spread),
+                                               band)
+                tally.add(verdict, f"{text}, {_value_band_text(band, unit, verdict)}{decide}")
     count = (f"{test.at_least} of {tally.total} points" if test.at_least
              else "every point")
     return _conclude(claim, tally, f"{count} {_value_band_text(band, unit, _Verdict.HOLDS)}",
@@ -912,33 +1002,31 @@ def _shape(claim: Claim, test: ShapeTest, ctx: _Context) -> ClaimResult:
         for workload in test.workloads:
             levels = _between(ctx.facts.workload_levels.get(workload, ()), test.from_level,
                               test.to_level)
-            figures: list[Measured] = []
+            figures: list[tuple[Measured, _Point]] = []
             for level in levels:
                 point = ctx.run.point(stack, workload, level, test.metric)
                 if isinstance(point, _Missing):
                     tally.missing.append(point.reason)
                     break
-                figures.append(Measured(point.label + (" per connection" if per_level else ""),
-                                        point.value / level if per_level else point.value,
-                                        point.unit))
+                if per_level:
+                    point = dataclasses.replace(
+                        point, values=tuple(v / level for v in point.values),
+                        evidence=None if point.evidence is None else
+                        _as_figure(point.evidence, point.evidence.value / level))
+                shown = _measured(point, ctx)
+                figures.append((dataclasses.replace(
+                    shown, label=point.label + (" per connection" if per_level else "")), point))
             else:
                 what = f"{stack} {workload} {test.from_level:,.0f}–{test.to_level:,.0f}"
-                spread = _spread([m.value for m in figures if m.value is not None])
-                if spread is None:
+                if any(p.value <= 0 for _, p in figures):
                     tally.missing.append(f"{what}: a zero figure, no spread")
                     continue
                 # The two extremes show the spread; every level is in the report's tables.
-                ranked = sorted(figures, key=lambda m: m.value or 0.0)
-                tally.ours += [ranked[0], ranked[-1], Measured(f"{what} spread", spread, "×")]
-                verdict = _Verdict.HOLDS if spread <= limit else _Verdict.FAILS
-                tally.add(verdict, f"{what} spreads {spread:.2f}× (largest / smallest), "
-                                   f"{'within' if spread <= limit else 'beyond'} {limit:.2f}×")
+                ranked = sorted(figures, key=lambda f: f[1].value)
+                tally.ours += [ranked[0][0], ranked[-1][0]]
+                _judge_ratio(tally, _Band(0.0, limit), [ranked[-1][1]], [ranked[0][1]],
+                             f"{what} spread (largest / smallest)", ctx, record=True)
     return _conclude(claim, tally, f"{expectation(test)}: every spread is at most {limit:.2f}×")
-
-
-def _spread(values: Sequence[float]) -> float | None:
-    low, high = min(values), max(values)
-    return None if low <= 0 else high / low
 
 
 # --- scatter ---------------------------------------------------------------------------------
@@ -1115,8 +1203,12 @@ def _levels_of(levels: tuple[float, ...] | str | None, workload: str,
 
 
 def _measured(point: _Point, ctx: _Context) -> Measured:
-    est = stats.bootstrap_median(point.values, ctx.resamples, seed=ctx.seed)
-    return Measured(point.label, est.value, point.unit, est.low, est.high)
+    """Our figure with the interval of its evidence (the run-to-run spread included for a
+    single repetition); without evidence, the median alone."""
+    if point.evidence is None:
+        return Measured(point.label, point.value, point.unit)
+    low, high = interval_of(log_ratio([point.evidence], [], ctx.run.spread))
+    return Measured(point.label, point.evidence.value, point.unit, low, high)
 
 
 def _has_level(levels: Iterable[float], level: float) -> bool:

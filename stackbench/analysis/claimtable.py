@@ -6,7 +6,7 @@ HTML report each place these strings themselves (and escape them as their format
 
 from collections.abc import Iterable, Sequence
 
-from stackbench.analysis.claims import ClaimResult, Measured, Readiness
+from stackbench.analysis.claims import ClaimResult, ClaimStatus, Measured, Readiness
 from stackbench.config.claims import Figure
 
 HEADER = ("claim", "article", "ours", "status", "why")
@@ -33,8 +33,9 @@ def readiness_rows(readiness: Iterable[Readiness]) -> list[tuple[str, str, str]]
 
 
 def status_counts(results: Iterable[ClaimResult]) -> dict[str, int]:
-    """'confirmed'/'refuted'/'untestable' -> how many, for a one-line summary."""
-    counts = {"confirmed": 0, "refuted": 0, "untestable": 0}
+    """Each status ('confirmed', 'refuted', 'not enough evidence', 'untestable') -> how many,
+    for a one-line summary."""
+    counts = {status.value: 0 for status in ClaimStatus}
     for r in results:
         counts[r.status.value] += 1
     return counts
@@ -101,11 +102,13 @@ def as_text(results: Sequence[ClaimResult], max_figures: int = MAX_FIGURES) -> l
 
 
 def counts_sentence(results: Sequence[ClaimResult]) -> str:
-    """'3 confirmed, 1 refuted, 9 untestable here.' ('' without claims)."""
+    """'3 confirmed, 1 refuted, 2 not enough evidence, 9 untestable here.' ('' without
+    claims)."""
     if not results:
         return ""
     counts = status_counts(results)
     return (f"{counts['confirmed']} confirmed, {counts['refuted']} refuted, "
+            f"{counts['not enough evidence']} not enough evidence, "
             f"{counts['untestable']} untestable here.")
 
 

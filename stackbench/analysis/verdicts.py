@@ -72,6 +72,7 @@ class Outcome(enum.Enum):
 class Unit(enum.Enum):
     SECONDS = "seconds"
     REPETITIONS = "repetitions"
+    RUN = "one run"  # a single figure whose own noise is negligible (a standalone timing)
 
 
 @dataclass(frozen=True)
@@ -108,8 +109,8 @@ class Evidence:
 
     @property
     def single_run(self) -> bool:
-        """One fresh server start: the run-to-run spread is not in `variance`."""
-        return self.unit is Unit.SECONDS
+        """One fresh start: the run-to-run spread is not in `variance`."""
+        return self.unit is not Unit.REPETITIONS
 
 
 # --- evidence of one side --------------------------------------------------------------------
@@ -168,6 +169,14 @@ def repetition_evidence(figures: Sequence[float], within: Sequence[float],
                     Unit.REPETITIONS, one_within)
 
 
+def single_run_evidence(value: float) -> Evidence | None:
+    """One figure with no noise of its own worth counting (a standalone timing of thousands of
+    iterations): all its uncertainty is the run-to-run spread a comparison adds."""
+    if value <= 0.0 or not math.isfinite(value):
+        return None
+    return Evidence(value, math.log(value), 0.0, 1e6, 1, Unit.RUN, 0.0)
+
+
 # --- a comparison ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Verdict:
@@ -219,15 +228,13 @@ def compare(a: Evidence | None, b: Evidence | None, *, higher_is_better: bool = 
         return undecided(f"no evidence on {missing}: a level needs a per-second series "
                          f"(at least {MIN_SECONDS} steady seconds) or 2 repetitions",
                          threshold=threshold, higher_is_better=higher_is_better, ratio=ratio)
-    d = a.log_mean - b.log_mean
-    run_terms = sum(spread.variance for e in (a, b) if e.single_run)
-    variance = a.variance + b.variance + run_terms
-    df = _welch_df(((a.variance, a.df), (b.variance, b.df)), variance)
-    se = math.sqrt(variance)
+    lr = log_ratio([a], [b], spread)
+    d, se, df = lr.d, lr.se, lr.df
     t = _t_quantile(0.5 + confidence / 2.0, df)
     band = math.log1p(threshold)
     low, high = d - t * se, d + t * se
     p = _p_beyond(d, se, df, band)
+    run_terms = lr.run_variance
     unit = a.unit.value if a.unit is b.unit else f"{a.unit.value}/{b.unit.value}"
     verdict = Verdict(_outcome(low, high, band, higher_is_better), math.exp(d), math.exp(low),
                       math.exp(high), d, se, df, p, p, threshold, higher_is_better, a.n, b.n,
@@ -236,6 +243,45 @@ def compare(a: Evidence | None, b: Evidence | None, *, higher_is_better: bool = 
     if verdict.outcome is Outcome.UNDECIDED:
         verdict = replace(verdict, decide=what_would_decide(verdict, a, b))
     return verdict
+
+
+@dataclass(frozen=True)
+class LogRatio:
+    """ln(prod numerators / prod denominators) with its standard error and df."""
+
+    d: float
+    se: float
+    df: float
+    run_variance: float       # the run-to-run terms inside se^2
+    per_run: float            # sum over the sides of sigma_run^2 + one repetition's within
+
+
+def log_ratio(numerators: Sequence[Evidence], denominators: Sequence[Evidence],
+              spread: RunSpread) -> LogRatio:
+    """The arithmetic of every comparison: logs subtract, variances add (each single
+    repetition adds sigma_run^2), Welch-Satterthwaite df. A claim comparing a ratio of two
+    ratios (four sides) uses it as a verdict does with two."""
+    sides = [*numerators, *denominators]
+    d = math.fsum(e.log_mean for e in numerators) - math.fsum(e.log_mean for e in denominators)
+    run_variance = spread.variance * sum(1 for e in sides if e.single_run)
+    variance = math.fsum(e.variance for e in sides) + run_variance
+    df = _welch_df([(e.variance, e.df) for e in sides], variance)
+    per_run = math.fsum(_one_repetition(e, spread) for e in sides)
+    return LogRatio(d, math.sqrt(variance), df, run_variance, per_run)
+
+
+def _one_repetition(e: Evidence, spread: RunSpread) -> float:
+    """The variance one repetition of this side adds: as observed between the repetitions,
+    or, for a single one, the run-to-run spread plus its window's own variance."""
+    if e.unit is Unit.REPETITIONS:
+        return e.variance * e.n
+    return spread.variance + e.within
+
+
+def interval_of(ratio: LogRatio, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The interval of e^d at `confidence`."""
+    t = _t_quantile(0.5 + confidence / 2.0, ratio.df)
+    return math.exp(ratio.d - t * ratio.se), math.exp(ratio.d + t * ratio.se)
 
 
 def _welch_df(parts: Sequence[tuple[float, float]], total: float) -> float:
@@ -316,8 +362,9 @@ def what_would_decide(v: Verdict, a: Evidence, b: Evidence) -> str:
         if factor <= 20:
             return f"levels of about {seconds + 2} s (steady windows of {seconds} s) would " \
                    f"{target} the ±{_pct(v.threshold)} threshold"
-    reps = _repetitions_needed(needed, a, b, v.spread.variance if v.spread else
-                               max(run_terms / 2.0, 0.0), v.confidence)
+    spread = v.spread or RunSpread(0.0, False, "")
+    reps = repetitions_to_decide(needed, _one_repetition(a, spread) + _one_repetition(b, spread),
+                                 v.confidence)
     if reps is None:
         return (f"more than {MAX_REPETITIONS_ADVISED} repetitions a side would be needed to "
                 f"{target} the ±{_pct(v.threshold)} threshold")
@@ -325,13 +372,14 @@ def what_would_decide(v: Verdict, a: Evidence, b: Evidence) -> str:
            f"±{_pct(v.threshold)} threshold"
 
 
-def _repetitions_needed(needed: float, a: Evidence, b: Evidence, run_variance: float,
-                        confidence: float) -> int | None:
-    """Smallest r with t(2r - 2) * sqrt(2 (sigma_run^2 + within) / r) <= needed."""
-    per_run = run_variance + (a.within + b.within) / 2.0
+def repetitions_to_decide(needed: float, per_run: float,
+                          confidence: float = CONFIDENCE) -> int | None:
+    """Smallest r a side with t(2r - 2) sqrt(per_run / r) <= needed: `per_run` is the
+    variance one repetition of every side adds (sigma_run^2 + its within-level variance,
+    summed over the sides); None beyond MAX_REPETITIONS_ADVISED."""
     for r in range(2, MAX_REPETITIONS_ADVISED + 1):
         t = _t_quantile(0.5 + confidence / 2.0, 2 * r - 2)
-        if t * math.sqrt(2.0 * per_run / r) <= needed:
+        if t * math.sqrt(per_run / r) <= needed:
             return r
     return None
 

@@ -313,6 +313,15 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
                 workloads: list[str] | None, dry_run: bool, out: Path | None,
                 resume: int | None = None, hosts_file: Path | None = None,
                 keep_remote: bool = False) -> int:
+    return run_suite(console, suite_path, stacks, workloads, dry_run, out, resume, hosts_file,
+                     keep_remote)[0]
+
+
+def run_suite(console: Console, suite_path: Path | None, stacks: list[str] | None,
+              workloads: list[str] | None, dry_run: bool, out: Path | None,
+              resume: int | None = None, hosts_file: Path | None = None,
+              keep_remote: bool = False) -> tuple[int, int | None]:
+    """Run (or plan) a suite: (the exit code, the stored run's id; None for a dry run)."""
     selection = Selection(tuple(stacks or ()), tuple(workloads or ()))
     store: Store | None = None
     if resume is not None:
@@ -337,7 +346,7 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
     if hosts is not None:
         console.print(Text(hosts_line(suite, hosts)))
     if dry_run:
-        return 0
+        return 0, None
     _stop_signals_as_interrupt()
     assert store is not None  # opened above
     tracker = EtaTracker(plan_slots(plan))
@@ -374,10 +383,10 @@ def run_command(console: Console, suite_path: Path | None, stacks: list[str] | N
             raise
     try:
         if stopped_by:
-            return _interrupted(console, store, runner.run_id, out, stopped_by)
-        return _finish(console, store, runner.run_id, out)
+            return _interrupted(console, store, runner.run_id, out, stopped_by), runner.run_id
+        return _finish(console, store, runner.run_id, out), runner.run_id
     except KeyboardInterrupt as exc:  # stopped while writing the report: 'stackbench report'
-        return 128 + _signal_number(exc)
+        return 128 + _signal_number(exc), runner.run_id
 
 
 def _interrupted(console: Console, store: Store, run_id: int, out: Path | None,

@@ -1,12 +1,15 @@
 """stackbench.analysis.claims and claimtable on hand-made runs with hand-computed figures."""
 
 import dataclasses
+import functools
 import math
 import random
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
+from hdrh.histogram import HdrHistogram
 
 from stackbench.analysis import claimtable
 from stackbench.analysis.claims import (
@@ -26,6 +29,7 @@ from stackbench.analysis.claims import (
 from stackbench.config.claims import Claim, claims_from_data, parse_claims
 from stackbench.config.suite import parse_suite
 from stackbench.store.records import (
+    CalibrationRow,
     CaseRecord,
     PlacementSettings,
     RunRecord,
@@ -84,7 +88,7 @@ def level(case_id: int, value: float, rps: float, rep: int = 0, *,
           index: int | None = None) -> LevelRow:
     latency = {k: v * 1000.0 for k, v in (latency_ms or {"mean": 5.0, "p99": 9.0}).items()}
     errs = errors or {}
-    return LevelRow(
+    return LevelRow(timeseries=seconds(rps, latency),
         id=0, case_id=case_id, level_index=int(value) if index is None else index,
         level_value=float(value), repetition=rep, driver="native", mode="closed",
         keepalive="on", started_at=0.0, duration_s=duration_s, completed=completed,
@@ -92,10 +96,38 @@ def level(case_id: int, value: float, rps: float, rep: int = 0, *,
         usage=usage or {}, flags=tuple(flags), status=status, command="")
 
 
+SECONDS = 12  # a 12-s level: its first 2 s dropped, a 10-s steady window
+WOBBLE = (-2, 0, 2, -1, 1)  # ±1% per second, mean 0 over every 5 s
+
+
+def seconds(rps: float, latency_us: dict[str, float]) -> tuple[dict[str, Any], ...]:
+    """A native loader's per-second series around `rps` (the 10-s window's mean is exactly
+    rps) with each second's histogram (p50 at the level's mean latency, p99 at its p99), so a
+    single repetition carries evidence as a real one does."""
+    p50 = int(latency_us.get("p50", latency_us.get("mean", 5000.0)))
+    p99 = int(latency_us.get("p99", p50))
+    shown = _histogram(p50, p99)
+    return tuple({"t_s": float(i), "completed": rps * (1 + 0.005 * WOBBLE[i % 5]),
+                  "errors": 0.0, "duration_s": 1.0, "p50_us": float(p50), "p99_us": float(p99),
+                  "histogram": shown} for i in range(SECONDS))
+
+
+@functools.cache
+def _histogram(p50: int, p99: int) -> str:
+    h = HdrHistogram(1, 60_000_000, 3)
+    h.record_value(max(p50, 1), 98)
+    h.record_value(max(p99, 1), 2)
+    encoded = h.encode()
+    return encoded.decode() if isinstance(encoded, bytes) else str(encoded)
+
+
 class RunBuilder:
     """Cases and levels of a run; `facts()` gives the matching plan facts."""
 
-    def __init__(self) -> None:
+    def __init__(self, calibrated: float | None = 0.001) -> None:
+        # The band logic is tested on a quiet, calibrated machine (0.1% run-to-run spread);
+        # calibrated=None leaves the assumed 5%, as on a machine never calibrated.
+        self.calibrated = calibrated
         self.cases: list[CaseRow] = []
         self.levels: list[LevelRow] = []
         self.scripts: list[ScriptRow] = []
@@ -120,7 +152,12 @@ class RunBuilder:
         run = RunRow(id=1, suite_name="s", suite_path="s.toml", suite_text="",
                      settings=settings(), environment={}, started_at=0.0, finished_at=1.0,
                      status="complete")
-        return RunData(run, self.cases, self.levels, self.verifications, self.scripts)
+        calibration = None if self.calibrated is None else CalibrationRow(
+            id=1, machine="?/?/?", at=0.0, run_id=1, stack="go", workload="hello",
+            level_value=50.0, figures=(1.0, 1.0, 1.0), within_variance=0.0,
+            sigma=self.calibrated, sigma_used=self.calibrated)
+        return RunData(run, self.cases, self.levels, self.verifications, self.scripts,
+                       calibration)
 
     def facts(self, **kw: Any) -> Facts:
         stacks = tuple(StackFacts(s, True) for s in dict.fromkeys(c.stack for c in self.cases))
@@ -152,8 +189,11 @@ def test_order_confirmed_when_every_pair_is_in_order():
         run.curve(stack, "hello", {25: rps})
     result = one(make_claim(ORDER), run)
     assert result.status is ClaimStatus.CONFIRMED
-    assert [(m.label, m.value) for m in result.ours] == [
-        ("a hello @25", 300.0), ("b hello @25", 200.0), ("c hello @25", 100.0)]
+    # each figure, then each pair's ratio, with the interval the verdicts procedure gives
+    assert [m.label for m in result.ours] == ["a hello @25", "b hello @25", "c hello @25",
+                                              "a / b on hello @25", "b / c on hello @25"]
+    assert [m.value for m in result.ours] == pytest.approx([300.0, 200.0, 100.0, 1.5, 2.0])
+    assert all(m.low is not None and m.low < m.value < m.high for m in result.ours)
 
 
 def test_order_refuted_when_a_pair_is_reversed_and_names_it():
@@ -162,7 +202,8 @@ def test_order_refuted_when_a_pair_is_reversed_and_names_it():
         run.curve(stack, "hello", {25: rps})
     result = one(make_claim(ORDER), run)
     assert result.status is ClaimStatus.REFUTED
-    assert result.why == "b / c on hello @25 is 0.50×, outside ≥ 1.00× (1 of 2 points)"
+    assert result.why == ("b / c on hello @25 is 0.50× (0.50–0.50), outside ≥ 1.00× "
+                          "(1 of 2 points)")
 
 
 def test_order_groups_compare_every_member_with_the_next_group():
@@ -177,14 +218,17 @@ def test_order_groups_compare_every_member_with_the_next_group():
     assert one(make_claim(test), run).status is ClaimStatus.REFUTED
 
 
-def test_order_within_run_to_run_spread_is_untestable_not_refuted():
+def test_order_within_run_to_run_spread_is_not_enough_evidence_not_refuted():
     run = RunBuilder()
     run.curve("a", "hello", {25: [100.0, 130.0, 90.0, 125.0, 95.0]})
     run.curve("b", "hello", {25: [110.0, 95.0, 120.0, 100.0, 105.0]})
     run.curve("c", "hello", {25: [10.0, 11.0, 9.0, 10.0, 10.5]})
     result = one(make_claim(ORDER), run)
-    assert result.status is ClaimStatus.UNTESTABLE
-    assert result.why.startswith("within our run-to-run spread: a / b on hello @25")
+    assert result.status is ClaimStatus.UNDECIDED
+    assert result.why.startswith("not enough evidence: a / b on hello @25 is 1.01× (0.82–1.24)"
+                                 ", straddling ≥ 1.00×; ")
+    assert result.why.endswith("repetitions a side would be needed to decide it") or \
+        "repetitions a side (repeat = " in result.why
 
 
 def test_order_with_a_failed_case_is_untestable_with_its_reason():
@@ -195,7 +239,7 @@ def test_order_with_a_failed_case_is_untestable_with_its_reason():
     result = one(make_claim(ORDER), run)
     assert result.status is ClaimStatus.UNTESTABLE
     assert result.why == ("c failed on hello: the server crashed; where measured: a / b on "
-                          "hello @25 is 0.75×, outside ≥ 1.00×")
+                          "hello @25 is 0.75× (0.74–0.76), outside ≥ 1.00×")
 
 
 def test_failed_verification_makes_the_claim_untestable():
@@ -240,8 +284,8 @@ def two_stacks(a: dict[float, Any], b: dict[float, Any]) -> RunBuilder:
     ("less", {"threshold": 0.5}, 80.0, ClaimStatus.REFUTED),
     # near 1.36 with tolerance 0.25: band 1.088..1.70
     ("near", {"article": 1.36, "tolerance": 0.25}, 110.0, ClaimStatus.CONFIRMED),
-    ("near", {"article": 1.36, "tolerance": 0.25}, 171.0, ClaimStatus.REFUTED),
-    ("near", {"article": 1.36, "tolerance": 0.25}, 108.0, ClaimStatus.REFUTED),
+    ("near", {"article": 1.36, "tolerance": 0.25}, 175.0, ClaimStatus.REFUTED),
+    ("near", {"article": 1.36, "tolerance": 0.25}, 106.0, ClaimStatus.REFUTED),
 ])
 def test_ratio_bands(expect, extra, a, status):
     run = two_stacks({25: a}, {25: 100.0})
@@ -257,7 +301,7 @@ def test_ratio_over_all_levels_reads_every_level_and_refutes_on_one():
     assert [m.label for m in result.ours] == ["a / b on w @300", "a / b on w @500",
                                               "a / b on w @700"]
     assert result.status is ClaimStatus.REFUTED
-    assert result.why == "a / b on w @700 is 0.90×, outside ≥ 1.00× (1 of 3 points)"
+    assert result.why == "a / b on w @700 is 0.90× (0.89–0.91), outside ≥ 1.00× (1 of 3 points)"
 
 
 def test_ratio_interval_decides_only_when_it_clears_the_bound():
@@ -267,7 +311,7 @@ def test_ratio_interval_decides_only_when_it_clears_the_bound():
     m = result.ours[0]
     assert m.low is not None and m.high is not None and 1.0 < m.low <= m.value <= m.high
     noisy = two_stacks({25: [90.0, 130.0, 100.0, 125.0]}, {25: [100.0, 110.0, 95.0, 120.0]})
-    assert one(make_claim(ratio_test("greater")), noisy).status is ClaimStatus.UNTESTABLE
+    assert one(make_claim(ratio_test("greater")), noisy).status is ClaimStatus.UNDECIDED
 
 
 def test_ratio_of_a_stack_at_two_levels():
@@ -312,7 +356,8 @@ def test_ratio_with_a_metric_per_side():
     usage = {"node": {"cpu_percent": 80.0}, "mariadb": {"cpu_percent": 16.0},
              "loader": {"cpu_percent": 40.0}}
     run = RunBuilder()
-    run.curve("a", "w", {20: 100.0}, usage=usage)
+    # CPU has no per-second series: only repetitions give it evidence
+    run.curve("a", "w", {20: [100.0, 100.0]}, usage=usage)
     result = one(make_claim(test), run)
     assert result.ours[0].value == pytest.approx(5.0)
     assert result.ours[0].label == "a w @20: server_cpu / service_cpu"
@@ -468,7 +513,8 @@ def test_flat_shape_by_hand():
     run.curve("node", "w", {20: 119.0, 200: 114.0})
     result = one(make_claim(test), run)
     assert result.status is ClaimStatus.CONFIRMED
-    spreads = [m.value for m in result.ours if m.label.endswith("spread")]
+    spreads = [m.value for m in result.ours
+               if m.label.endswith("spread (largest / smallest)")]
     assert spreads == pytest.approx([1173 / 1146, 119 / 114])
     run = RunBuilder()
     run.curve("php", "w", {20: 460.0, 200: 584.0})  # 1.27x
@@ -481,8 +527,9 @@ def test_proportional_shape_divides_by_the_level():
             "from_level": 20, "to_level": 200, "expect": "proportional", "tolerance": 0.2}
     run = RunBuilder()
     cid = run.case("php", "w")
-    run.levels += [level(cid, 20, 1.0, latency_ms={"mean": 17.0}),
-                   level(cid, 200, 1.0, latency_ms={"mean": 174.0})]
+    # a mean latency has no per-second series: two repetitions give it evidence
+    run.levels += [level(cid, 20, 1.0, rep, latency_ms={"mean": 17.0}) for rep in (0, 1)]
+    run.levels += [level(cid, 200, 1.0, rep, latency_ms={"mean": 174.0}) for rep in (0, 1)]
     result = one(make_claim(test), run)
     # 17/20 = 0.85, 174/200 = 0.87 per client: spread 1.0235
     assert result.ours[-1].value == pytest.approx(0.87 / 0.85)
@@ -755,7 +802,7 @@ def test_claim_table_rows_show_both_figures():
     assert status == "confirmed" and why.startswith("ours is 1.50×, within 1.09–1.70×")
     lines = claimtable.as_text([result])
     assert lines[0] == "[confirmed] c: a claim"
-    assert lines[-1] == "1 confirmed, 0 refuted, 0 untestable"
+    assert lines[-1] == "1 confirmed, 0 refuted, 0 not enough evidence, 0 untestable"
 
 
 def test_claim_table_without_article_figures_shows_the_expectation():
@@ -831,3 +878,30 @@ def test_every_claims_file_evaluates_on_a_synthetic_run(path):
     decided = [r for r in results if r.status is not ClaimStatus.UNTESTABLE]
     assert len(decided) >= len(results) // 2, [(r.claim.id, r.why) for r in results]
     assert all(math.isfinite(m.value) for r in results for m in r.ours if m.value is not None)
+
+
+# --- decided only by the verdicts procedure ---------------------------------------------------
+def test_an_uncalibrated_single_repetition_does_not_decide_a_near_band():
+    """On a machine never calibrated the assumed 5% run-to-run spread widens a single
+    repetition's ratio to about ±14%: 1.40× against a band 1.09–1.70× is decided, 1.65× is
+    not, and says what would decide it."""
+    for a, status in ((140.0, ClaimStatus.CONFIRMED), (165.0, ClaimStatus.UNDECIDED)):
+        run = RunBuilder(calibrated=None)
+        run.curve("a", "w", {25: a})
+        run.curve("b", "w", {25: 100.0})
+        result = one(make_claim(ratio_test("near", article=1.36, tolerance=0.25)), run)
+        assert result.status is status, result.why
+    assert "repetitions a side" in result.why and result.ours[0].low is not None
+
+
+def test_a_level_without_a_series_needs_repetitions():
+    run = RunBuilder()
+    for stack, rps in (("a", 300.0), ("b", 100.0)):
+        cid = run.case(stack, "w")
+        run.levels.append(msgspec.structs.replace(level(cid, 25, rps), timeseries=None,
+                                                  driver="ab"))
+    result = one(make_claim(ratio_test("greater")), run)
+    assert result.status is ClaimStatus.UNDECIDED
+    assert result.why == ("not enough evidence: a / b on w @25 is 3.00×, but one repetition of "
+                          "a level without a per-second series has no interval (repeat = 2 or "
+                          "more would give one)")
