@@ -207,7 +207,7 @@ impl<E: Io> Worker<E> {
             })
         });
         for index in 0..self.conns.len() {
-            self.io.close(&mut self.conns[index]);
+            self.io.close(&mut self.conns[index], index);
         }
         ThreadResult {
             recorded: self.rec.finish(),
@@ -555,7 +555,7 @@ impl<E: Io> Worker<E> {
         if conn.phase == Phase::Open {
             self.rec.closed();
         }
-        self.io.close(conn);
+        self.io.close(conn, index);
         conn.drop_socket(self.req.len());
         let sampled = self.responses.is_multiple_of(self.cfg.expect.check_every);
         conn.check.begin(sampled);

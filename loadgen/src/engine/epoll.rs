@@ -99,7 +99,7 @@ impl Io for Epoll {
         Ok(())
     }
 
-    fn close(&mut self, conn: &mut Conn) {
+    fn close(&mut self, conn: &mut Conn, _index: usize) {
         conn.stream = None; // closing the socket also removes it from the epoll set
     }
 

@@ -64,8 +64,8 @@ pub trait Io: Sized {
         index: usize,
         req: &RenderedRequest,
     ) -> Result<(), ErrorClass>;
-    /// Closes the slot's socket (if any); the worker then resets the slot.
-    fn close(&mut self, conn: &mut Conn);
+    /// Closes slot `index`'s socket (if any); the worker then resets the slot.
+    fn close(&mut self, conn: &mut Conn, index: usize);
     /// One loop turn: waits for events until `wake` (not at all when `busy`) and hands them
     /// to the worker.
     fn turn(worker: &mut Worker<Self>, wake: Instant, busy: bool) -> io::Result<()>;

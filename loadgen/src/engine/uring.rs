@@ -79,6 +79,7 @@ pub fn probe() -> io::Result<()> {
         opcode::Send::CODE,
         opcode::RecvMulti::CODE,
         opcode::Close::CODE,
+        opcode::Shutdown::CODE,
         opcode::AsyncCancel::CODE,
     ];
     if !needed.iter().all(|code| probe.is_supported(*code)) {
@@ -194,21 +195,29 @@ impl Io for Uring {
         Ok(())
     }
 
-    fn close(&mut self, conn: &mut Conn) {
+    fn close(&mut self, conn: &mut Conn, index: usize) {
         let Some(stream) = conn.stream.take() else {
             return;
         };
+        // Operations in flight hold the socket open, so they must end before the close
+        // releases it. An open socket is shut down: that completes its receive (EOF) and any
+        // blocked send. Cancelling instead would scan every armed request of the ring (the
+        // kernel keeps them in a list): quadratic when thousands of connections close. A
+        // connect in progress is cancelled (shutdown does not end it). The hard link runs
+        // the close whatever the first step returns.
         let fd = stream.into_raw_fd();
-        // Operations in flight hold the socket open: cancel them, then close. The hard link
-        // runs the close even when there was nothing to cancel.
-        let cancel = opcode::AsyncCancel2::new(CancelBuilder::fd(Fd(fd)).all())
-            .build()
-            .flags(squeue::Flags::IO_HARDLINK)
-            .user_data(user_data(OTHER, 0, 0));
+        let first = match conn.phase {
+            Phase::Open => opcode::Shutdown::new(Fd(fd), libc::SHUT_RDWR).build(),
+            _ => opcode::AsyncCancel::new(user_data(CONNECT, index, conn.generation)).build(),
+        };
+        self.push(
+            &first
+                .flags(squeue::Flags::IO_HARDLINK)
+                .user_data(user_data(OTHER, 0, 0)),
+        );
         let close = opcode::Close::new(Fd(fd))
             .build()
             .user_data(user_data(OTHER, 0, 0));
-        self.push(&cancel);
         self.push(&close);
     }
 
@@ -271,17 +280,29 @@ impl Uring {
 }
 
 impl Drop for Uring {
-    /// Operations still in the ring may point at the request bytes and the buffers: cancel
-    /// them and wait for their last completions before that memory is freed.
+    /// Operations still in the ring may point at the request bytes and the buffers: wait for
+    /// their last completions before that memory is freed. The sockets were shut down, so
+    /// they end on their own; a cancel of everything left (which scans the ring's requests
+    /// once per request cancelled) is the fallback.
     fn drop(&mut self) {
-        let cancel = opcode::AsyncCancel2::new(CancelBuilder::any())
-            .build()
-            .user_data(user_data(OTHER, 0, 0));
-        self.push(&cancel);
-        let deadline = Instant::now() + DRAIN_LIMIT;
+        self.drain(Instant::now() + DRAIN_LIMIT / 4);
+        if self.in_flight > 0 {
+            let cancel = opcode::AsyncCancel2::new(CancelBuilder::any())
+                .build()
+                .user_data(user_data(OTHER, 0, 0));
+            self.push(&cancel);
+            self.drain(Instant::now() + DRAIN_LIMIT);
+        }
+        let _ = self.ring.submitter().unregister_buf_ring(BUFFER_GROUP);
+    }
+}
+
+impl Uring {
+    /// Submits and reaps until no operation is left in the ring or `deadline` passed.
+    fn drain(&mut self, deadline: Instant) {
         while self.in_flight > 0 && Instant::now() < deadline {
             if self.enter(Duration::from_millis(10)).is_err() {
-                break;
+                return;
             }
             let finished = self
                 .ring
@@ -290,7 +311,6 @@ impl Drop for Uring {
                 .count();
             self.in_flight -= finished;
         }
-        let _ = self.ring.submitter().unregister_buf_ring(BUFFER_GROUP);
     }
 }
 
