@@ -12,7 +12,7 @@ per loader CPU-second, p50/p99 as each tool reports them. Then the issue's goals
 server that stops 1 s every 5 s (truth p90 ~ 500 ms, p99 ~ 950 ms) measured by both engines.
 
     python3 loadgen/bench/bench.py [--seconds 5] [--rounds 3] [--server-core 0] [--loader-core 1]
-    python3 loadgen/bench/bench.py --memory 8000,50000   # bytes per connection (see README)
+    python3 loadgen/bench/bench.py --memory 8000,18000   # bytes per connection (see README)
 
 Needs nginx, wrk, ab (apache2-utils), taskset and a release build of stackbench-load
 (built with cargo if missing, or $STACKBENCH_LOAD). Load goes to loopback only.
@@ -426,18 +426,19 @@ def run_memory(url: str, counts: list[int], args, loader: str) -> None:
     """Peak RSS of each loader holding N keep-alive connections; bytes per connection is the
     growth over c=100 divided by the extra connections (the fixed part excluded)."""
     tools = ("wrk", *(f"stackbench-load/{e}" for e in ENGINES))
+    # Beyond the listen backlog, connects wait for SYN retransmits (1 s, 3 s, 7 s ...): give
+    # them time, and the requests a timeout as long, so every connection is up and used.
+    seconds = max(args.seconds, 15)
+    timeout = {"wrk": ["--timeout", f"{seconds}s"]}
     base = {}
     print("| connections | loader | requests/s | peak RSS MiB | bytes per connection |")
     print("|---:|---|---:|---:|---:|")
     for conns in [100, *counts]:
         for tool in tools:
             cell = ("memory", conns, True, None)
-            row = measure(
-                commands(tool, url, cell, args.seconds, loader),
-                tool,
-                args.loader_core,
-                args.seconds,
-            )
+            cmd = commands(tool, url, cell, seconds, loader)
+            cmd[-1:-1] = timeout.get(tool, ["--timeout", f"{seconds}s"])
+            row = measure(cmd, tool, args.loader_core, seconds)
             if conns == 100:
                 base[tool] = row["rss"]
                 continue

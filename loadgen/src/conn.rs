@@ -88,3 +88,17 @@ impl Conn {
         self.write_pending = self.inflight.len() * request_len;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The slot (304 bytes, plus a 16-byte in-flight deque per pipelined request on the heap)
+    /// is all a connection costs in user space on the epoll engine, and all but the shared
+    /// buffer pool on io_uring (README "Memory per connection"): keep it from growing unnoticed.
+    #[test]
+    fn a_connection_slot_stays_small() {
+        let size = std::mem::size_of::<Conn>();
+        assert!(size <= 320, "Conn is {size} bytes");
+    }
+}
