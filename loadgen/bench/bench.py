@@ -1,44 +1,65 @@
 #!/usr/bin/env python3
-"""Benchmark stackbench-load against wrk and ab (a script, not a test).
+"""Benchmark stackbench-load (both engines) against wrk and ab (a script, not a test).
 
 nginx (master + one worker) serves a small static body from a private temp prefix on a free
-loopback port, pinned to core 0; each loader runs in turn pinned to core 1 with the same
-connections and duration. For every cell it prints requests/s, the loader's CPU seconds
-(getrusage of the child), requests per loader CPU-second, and p50/p99 as each tool reports them.
+loopback port, pinned to core 0; each loader runs in turn pinned to core 1 (one thread) with
+the same connections and duration. Cells: keep-alive c=100, no keep-alive c=100, keep-alive
+c=8000, and open loop at a fixed rate (stackbench-load only: wrk and ab have none). Every cell
+runs in 3 rounds, the tools' order alternating between rounds; the table shows each figure's
+median: requests/s, the loader's CPU seconds and peak RSS (getrusage of the child), requests
+per loader CPU-second, p50/p99 as each tool reports them. Then the issue's goals as ratios
+(the performance targets live here, never in timed tests), and the open-loop stall check: a
+server that stops 1 s every 5 s (truth p90 ~ 500 ms, p99 ~ 950 ms) measured by both engines.
 
-    python3 loadgen/bench/bench.py [--seconds 5] [--server-core 0] [--loader-core 1]
+    python3 loadgen/bench/bench.py [--seconds 5] [--rounds 3] [--server-core 0] [--loader-core 1]
+    python3 loadgen/bench/bench.py --memory 8000,18000   # bytes per connection (see README)
 
 Needs nginx, wrk, ab (apache2-utils), taskset and a release build of stackbench-load
-(built with cargo if missing, or $STACKBENCH_LOAD).
+(built with cargo if missing, or $STACKBENCH_LOAD). Load goes to loopback only.
 """
 
 import argparse
 import http.client
 import json
+import math
 import os
 import re
 import resource
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 CRATE = Path(__file__).resolve().parent.parent
 BODY = b"Hello World"
-KEEPALIVE_CELLS = [25, 100, 1000]
-CLOSE_CELLS = [25, 100]
+ENGINES = ("uring", "epoll")
+TOOLS = ("wrk", "ab", *(f"stackbench-load/{e}" for e in ENGINES))
+OPEN_RATE = 20000
+# (label, connections, keep-alive, open-loop rate or None)
+CELLS = [
+    ("keep-alive c=100", 100, True, None),
+    ("no keep-alive c=100", 100, False, None),
+    ("keep-alive c=8000", 8000, True, None),
+    (f"open loop {OPEN_RATE}/s c=100", 100, True, OPEN_RATE),
+]
+# The issue's goals (#25), checked on the medians.
+GOAL_KEEPALIVE_PER_CPU_VS_WRK = 1.5
+GOAL_CLOSE_PER_CPU_VS_AB = 1.3
+GOAL_STALL_AGREEMENT = 0.05
 
 NGINX_CONF = """
 worker_processes 1;
 daemon off;
 pid {prefix}/nginx.pid;
 error_log {prefix}/error.log warn;
-worker_rlimit_nofile 65536;
-events {{ worker_connections 16384; }}
+worker_rlimit_nofile 131072;
+events {{ worker_connections 65536; }}
 http {{
   access_log off;
   keepalive_requests 100000000;
@@ -119,8 +140,20 @@ def stop(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def run_measured(cmd: list[str], core: int, limit_s: float) -> tuple[str, float]:
-    """Runs cmd pinned to `core`; returns (stdout, user+sys CPU seconds of the child)."""
+def peak_rss_mib(pid: int) -> float:
+    """The process's resident high-water mark (VmHWM). Not ru_maxrss: that one keeps the
+    pre-exec high-water mark of the forked Python child."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return math.nan
+    match = re.search(r"^VmHWM:\s+(\d+) kB", status, re.M)
+    return int(match.group(1)) / 1024 if match else math.nan
+
+
+def run_measured(cmd: list[str], core: int, limit_s: float) -> tuple[str, float, float]:
+    """Runs cmd pinned to `core` (taskset execs it: same pid); returns (stdout, user+sys CPU
+    seconds, peak RSS in MiB, sampled every 20 ms until it exits)."""
     proc = subprocess.Popen(
         ["taskset", "-c", str(core), *cmd],
         stdout=subprocess.PIPE,
@@ -129,17 +162,21 @@ def run_measured(cmd: list[str], core: int, limit_s: float) -> tuple[str, float]
     )
     deadline = time.monotonic() + limit_s
     output = b""
+    rss = math.nan
     os.set_blocking(proc.stdout.fileno(), False)
     while True:
         chunk = proc.stdout.read()
         if chunk:
             output += chunk
+        sampled = peak_rss_mib(proc.pid)
+        if not math.isnan(sampled):
+            rss = sampled  # the last sample before the exit (a zombie has no VmHWM)
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             rest = proc.stdout.read()
             output += rest or b""
             proc.returncode = os.waitstatus_to_exitcode(status)
-            return output.decode(errors="replace"), usage.ru_utime + usage.ru_stime
+            return output.decode(errors="replace"), usage.ru_utime + usage.ru_stime, rss
         if time.monotonic() > deadline:
             os.killpg(proc.pid, signal.SIGKILL)
         time.sleep(0.02)
@@ -149,110 +186,312 @@ def ms(value: str, unit: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
-def parse_wrk(out: str) -> tuple[float, float, float]:
+def parse_wrk(out: str) -> dict:
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     pct = {
         m[0]: ms(m[1], m[2]) for m in re.findall(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
     }
-    return rps, pct.get("50", float("nan")), pct.get("99", float("nan"))
+    return {"rps": rps, "p50": pct.get("50", math.nan), "p99": pct.get("99", math.nan)}
 
 
-def parse_ab(out: str) -> tuple[float, float, float]:
+def parse_ab(out: str) -> dict:
     rps = float(re.search(r"Requests per second:\s+([\d.]+)", out).group(1))
     pct = dict(re.findall(r"^\s+(50|99)%\s+(\d+)", out, re.M))
-    return rps, float(pct.get("50", "nan")), float(pct.get("99", "nan"))
+    return {"rps": rps, "p50": float(pct.get("50", "nan")), "p99": float(pct.get("99", "nan"))}
 
 
-def parse_stackbench(out: str) -> tuple[float, float, float]:
+def parse_stackbench(out: str) -> dict:
     doc = json.loads(out[out.index("{") :])
     lat = doc["latency_us"]
-    return doc["throughput"]["requests_per_s"], lat["p50"] / 1000, lat["p99"] / 1000
+    late = doc["open_loop"]["waited"] if doc.get("open_loop") else math.nan
+    return {
+        "rps": doc["throughput"]["requests_per_s"],
+        "p50": lat["p50"] / 1000,
+        "p90": lat["p90"] / 1000,
+        "p99": lat["p99"] / 1000,
+        "late": late,
+        "engine": doc["tool"]["engine"],
+    }
 
 
-def commands(
-    tool: str, url: str, conns: int, keepalive: bool, seconds: int, loader: str
-) -> list[str]:
+def commands(tool: str, url: str, cell: tuple, seconds: int, loader: str) -> list[str] | None:
+    _, conns, keepalive, rate = cell
     if tool == "wrk":
         close = [] if keepalive else ["-H", "Connection: close"]
-        return ["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "--latency", *close, url]
+        return (
+            None
+            if rate
+            else ["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "--latency", *close, url]
+        )
     if tool == "ab":
-        return [
-            "ab",
-            "-q",
-            "-r",
-            *(["-k"] if keepalive else []),
-            "-c",
-            str(conns),
-            "-t",
-            str(seconds),
-            "-n",
-            "100000000",
-            url,
-        ]
+        if rate:
+            return None
+        ka = ["-k"] if keepalive else []
+        return ["ab", "-q", "-r", *ka, "-c", str(conns), "-t", str(seconds), "-n", "100000000", url]
+    engine = tool.split("/")[1]
     close = [] if keepalive else ["--no-keepalive"]
-    return [loader, "-t", "1", "-c", str(conns), "-d", f"{seconds}s", "--json", *close, url]
+    open_loop = ["-R", str(rate)] if rate else []
+    return [
+        loader,
+        "--engine",
+        engine,
+        "-t",
+        "1",
+        "-c",
+        str(conns),
+        "-d",
+        f"{seconds}s",
+        *open_loop,
+        "--json",
+        *close,
+        url,
+    ]
 
 
-PARSERS = {"wrk": parse_wrk, "ab": parse_ab, "stackbench-load": parse_stackbench}
+PARSERS = {"wrk": parse_wrk, "ab": parse_ab}
+
+
+def measure(cmd: list[str], tool: str, core: int, seconds: int) -> dict:
+    out, cpu, rss = run_measured(cmd, core, seconds + 30)
+    try:
+        row = PARSERS.get(tool, parse_stackbench)(out)
+    except (AttributeError, ValueError, KeyError):
+        print(f"could not parse {tool} output:\n{out}", file=sys.stderr)
+        row = {"rps": math.nan, "p50": math.nan, "p99": math.nan}
+    row.update(cpu=cpu, rss=rss, per_cpu=row["rps"] * seconds / cpu if cpu else math.nan)
+    return row
+
+
+def median_row(rows: list[dict]) -> dict:
+    keys = {k for r in rows for k, v in r.items() if isinstance(v, (int, float))}
+    out = {k: statistics.median(r.get(k, math.nan) for r in rows) for k in keys}
+    out["range"] = (min(r["per_cpu"] for r in rows), max(r["per_cpu"] for r in rows))
+    return out
+
+
+def run_cells(url: str, args, loader: str) -> dict:
+    """Every (cell, tool) `args.rounds` times, the tools' order alternating between rounds."""
+    results: dict = {}
+    for round_ in range(args.rounds):
+        for cell in CELLS:
+            order = TOOLS if round_ % 2 == 0 else tuple(reversed(TOOLS))
+            for tool in order:
+                cmd = commands(tool, url, cell, args.seconds, loader)
+                if cmd is None:
+                    continue
+                row = measure(cmd, tool, args.loader_core, args.seconds)
+                results.setdefault((cell[0], tool), []).append(row)
+                print(
+                    f"  round {round_ + 1} {cell[0]} {tool}: {row['rps']:.0f} req/s, "
+                    f"cpu {row['cpu']:.2f}s, rss {row['rss']:.1f} MiB",
+                    file=sys.stderr,
+                )
+    return {key: median_row(rows) for key, rows in results.items()}
+
+
+def print_table(medians: dict, rounds: int) -> None:
+    print(f"Medians of {rounds} rounds (requests per CPU-s: min-max over the rounds).\n")
+    print(
+        "| cell | loader | requests/s | loader CPU s | requests per loader CPU-s | peak RSS MiB "
+        "| p50 ms | p99 ms | late sends |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for cell in CELLS:
+        for tool in TOOLS:
+            m = medians.get((cell[0], tool))
+            if m is None:
+                continue
+            lo, hi = m["range"]
+            late = "" if math.isnan(m.get("late", math.nan)) else f"{m['late']:,.0f}"
+            print(
+                f"| {cell[0]} | {tool} | {m['rps']:,.0f} | {m['cpu']:.2f} "
+                f"| {m['per_cpu']:,.0f} ({lo:,.0f}-{hi:,.0f}) | {m['rss']:.1f} "
+                f"| {m['p50']:.2f} | {m['p99']:.2f} | {late} |"
+            )
+
+
+def verdict(ratio: float, goal: float, more_is_better: bool = True) -> str:
+    met = ratio >= goal if more_is_better else ratio <= goal
+    sign = ">=" if more_is_better else "<="
+    return f"{ratio:.2f}x (goal {sign} {goal}x): {'met' if met else 'NOT met'}"
+
+
+def print_goals(medians: dict, stall: dict | None) -> None:
+    sb = "stackbench-load/uring"
+    ka, close, many = (c[0] for c in CELLS[:3])
+    print("\nGoals (issue #25), stackbench-load on io_uring:")
+    per_cpu = medians[(ka, sb)]["per_cpu"] / medians[(ka, "wrk")]["per_cpu"]
+    goal = verdict(per_cpu, GOAL_KEEPALIVE_PER_CPU_VS_WRK)
+    print(f"- keep-alive c=100, requests per loader CPU-s vs wrk: {goal}")
+    per_cpu = medians[(close, sb)]["per_cpu"] / medians[(close, "ab")]["per_cpu"]
+    goal = verdict(per_cpu, GOAL_CLOSE_PER_CPU_VS_AB)
+    print(f"- no keep-alive c=100, requests per loader CPU-s vs ab: {goal}")
+    rps = medians[(many, sb)]["rps"] / medians[(many, "wrk")]["rps"]
+    rss = medians[(many, sb)]["rss"] / medians[(many, "wrk")]["rss"]
+    print(f"- 8,000 connections, requests/s vs wrk: {verdict(rps, 1.0)}")
+    print(f"- 8,000 connections, peak RSS vs wrk: {verdict(rss, 1.0, more_is_better=False)}")
+    if stall:
+        for q in ("p90", "p99"):
+            u, e = stall["uring"][q], stall["epoll"][q]
+            gap = abs(u - e) / max(u, e)
+            ok = "met" if gap <= GOAL_STALL_AGREEMENT else "NOT met"
+            print(
+                f"- open-loop stall, {q}: uring {u:.0f} ms, epoll {e:.0f} ms, differ by "
+                f"{gap:.1%} (goal <= {GOAL_STALL_AGREEMENT:.0%}): {ok}"
+            )
+
+
+STALL_PERIOD, STALL_LENGTH = 5.0, 1.0
+STALL_RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+
+def serve_stalling(listener: socket.socket, origin: float, stop: threading.Event) -> None:
+    """Answers every request with 200 "ok", except during the last STALL_LENGTH seconds of
+    every STALL_PERIOD: requests arriving then are answered when the stall ends."""
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            pending = b""
+            while not stop.is_set():
+                try:
+                    data = conn.recv(65536)
+                except OSError:
+                    return
+                if not data:
+                    return
+                pending += data
+                while b"\r\n\r\n" in pending:
+                    _, pending = pending.split(b"\r\n\r\n", 1)
+                    phase = (time.monotonic() - origin) % STALL_PERIOD
+                    if phase >= STALL_PERIOD - STALL_LENGTH:
+                        time.sleep(STALL_PERIOD - phase)
+                    conn.sendall(STALL_RESPONSE)
+
+    listener.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            continue
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+
+def run_stall(args, loader: str) -> dict:
+    """The open-loop stall check on both engines (medians of the rounds), 200/s for 10 s."""
+    rows: dict = {e: [] for e in ENGINES}
+    for round_ in range(args.rounds):
+        for engine in ENGINES if round_ % 2 == 0 else tuple(reversed(ENGINES)):
+            with socket.socket() as listener:
+                listener.bind(("127.0.0.1", 0))
+                listener.listen(1024)
+                url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+                stop = threading.Event()
+                server = threading.Thread(
+                    target=serve_stalling, args=(listener, time.monotonic(), stop), daemon=True
+                )
+                server.start()
+                cmd = [
+                    loader,
+                    "--engine",
+                    engine,
+                    "-t",
+                    "1",
+                    "-R",
+                    "200",
+                    "-c",
+                    "400",
+                    "-d",
+                    "10s",
+                    "--json",
+                    url,
+                ]
+                out, _, _ = run_measured(cmd, args.loader_core, 40)
+                stop.set()
+                server.join()
+            row = parse_stackbench(out)
+            rows[engine].append(row)
+            print(
+                f"  stall round {round_ + 1} {engine}: p90 {row['p90']:.0f} ms, "
+                f"p99 {row['p99']:.0f} ms",
+                file=sys.stderr,
+            )
+    return {
+        e: {q: statistics.median(r[q] for r in rs) for q in ("p90", "p99")}
+        for e, rs in rows.items()
+    }
+
+
+def run_memory(url: str, counts: list[int], args, loader: str) -> None:
+    """Peak RSS of each loader holding N keep-alive connections; bytes per connection is the
+    growth over c=100 divided by the extra connections (the fixed part excluded)."""
+    tools = ("wrk", *(f"stackbench-load/{e}" for e in ENGINES))
+    # Beyond the listen backlog, connects wait for SYN retransmits (1 s, 3 s, 7 s ...): give
+    # them time, and the requests a timeout as long, so every connection is up and used.
+    seconds = max(args.seconds, 15)
+    timeout = {"wrk": ["--timeout", f"{seconds}s"]}
+    base = {}
+    print("| connections | loader | requests/s | peak RSS MiB | bytes per connection |")
+    print("|---:|---|---:|---:|---:|")
+    for conns in [100, *counts]:
+        for tool in tools:
+            cell = ("memory", conns, True, None)
+            cmd = commands(tool, url, cell, seconds, loader)
+            cmd[-1:-1] = timeout.get(tool, ["--timeout", f"{seconds}s"])
+            row = measure(cmd, tool, args.loader_core, seconds)
+            if conns == 100:
+                base[tool] = row["rss"]
+                continue
+            per_conn = (row["rss"] - base[tool]) * 1024 * 1024 / (conns - 100)
+            print(
+                f"| {conns:,} | {tool} | {row['rps']:,.0f} | {row['rss']:.1f} | {per_conn:,.0f} |"
+            )
+
+
+def machine() -> str:
+    cpu = "?"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    return f"{cpu}, nproc {os.cpu_count()}, kernel {os.uname().release}"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=5, help="duration of each cell (default 5)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per cell (default 3)")
     parser.add_argument("--server-core", type=int, default=0)
     parser.add_argument("--loader-core", type=int, default=1)
+    parser.add_argument("--no-stall", action="store_true", help="skip the open-loop stall check")
+    parser.add_argument(
+        "--memory", help="instead: peak RSS at these connection counts, e.g. 8000,50000"
+    )
     args = parser.parse_args()
     for tool in ("nginx", "wrk", "ab", "taskset"):
         if not (shutil.which(tool) or Path(f"/usr/sbin/{tool}").exists()):
             raise SystemExit(f"{tool} not found: install it (scripts/install-system.sh)")
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # inherited by the loaders
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:  # root may raise the hard limit (50,000 connections); otherwise use what there is
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(hard, 131072), max(hard, 131072)))
+    except (ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # inherited by the loaders
     loader = loader_binary()
-    cells = [(True, c) for c in KEEPALIVE_CELLS] + [(False, c) for c in CLOSE_CELLS]
-    rows = []
+    print(f"Machine: {machine()}\n")
     with tempfile.TemporaryDirectory(prefix="stackbench-bench-") as tmp:
         port = free_port()
         nginx = start_nginx(Path(tmp), port, args.server_core)
         url = f"http://127.0.0.1:{port}/hello"
         try:
-            for keepalive, conns in cells:
-                for tool in ("wrk", "ab", "stackbench-load"):
-                    cmd = commands(tool, url, conns, keepalive, args.seconds, loader)
-                    out, cpu = run_measured(cmd, args.loader_core, args.seconds + 30)
-                    try:
-                        rps, p50, p99 = PARSERS[tool](out)
-                    except (AttributeError, ValueError, KeyError):
-                        print(f"could not parse {tool} output:\n{out}", file=sys.stderr)
-                        rps, p50, p99 = float("nan"), float("nan"), float("nan")
-                    rows.append(
-                        (
-                            "on" if keepalive else "off",
-                            conns,
-                            tool,
-                            rps,
-                            cpu,
-                            rps * args.seconds / cpu if cpu else float("nan"),
-                            p50,
-                            p99,
-                        )
-                    )
-                    print(
-                        f"  keepalive={rows[-1][0]} c={conns} {tool}: {rps:.0f} req/s, "
-                        f"cpu {cpu:.2f}s",
-                        file=sys.stderr,
-                    )
+            if args.memory:
+                run_memory(url, [int(n) for n in args.memory.split(",")], args, loader)
+                return 0
+            medians = run_cells(url, args, loader)
         finally:
             stop(nginx)
-    print(
-        "| keep-alive | c | loader | requests/s | loader CPU s | requests per loader CPU-s "
-        "| p50 ms | p99 ms |"
-    )
-    print("|---|---|---|---:|---:|---:|---:|---:|")
-    for ka, conns, tool, rps, cpu, per_cpu, p50, p99 in rows:
-        print(
-            f"| {ka} | {conns} | {tool} | {rps:,.0f} | {cpu:.2f} | {per_cpu:,.0f} "
-            f"| {p50:.2f} | {p99:.2f} |"
-        )
+    stall = None if args.no_stall else run_stall(args, loader)
+    print_table(medians, args.rounds)
+    print_goals(medians, stall)
     return 0
 
 

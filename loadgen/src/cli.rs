@@ -1,6 +1,6 @@
 //! Command line → frozen `Config`. Every rejection names the flag at fault (exit code 2).
 
-use crate::config::{Config, Expect, KeepAlive, LoadMode, OutputFormat, Target};
+use crate::config::{Config, EngineChoice, Expect, KeepAlive, LoadMode, OutputFormat, Target};
 use clap::Parser;
 use std::fmt;
 use std::net::ToSocketAddrs;
@@ -63,9 +63,29 @@ pub struct Args {
     /// Check the body of one response in N (1 = every response)
     #[arg(long = "check-every", default_value_t = 1)]
     pub check_every: u64,
-    /// Print one JSON document (schema stackbench-load/1) instead of the human summary
+    /// I/O engine: io_uring where the kernel allows it (auto), or force epoll or uring
+    #[arg(long = "engine", value_enum, default_value_t = EngineArg::Auto)]
+    pub engine: EngineArg,
+    /// Print one JSON document (schema stackbench-load/3) instead of the human summary
     #[arg(long = "json")]
     pub json: bool,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineArg {
+    Auto,
+    Epoll,
+    Uring,
+}
+
+impl From<EngineArg> for EngineChoice {
+    fn from(arg: EngineArg) -> EngineChoice {
+        match arg {
+            EngineArg::Auto => EngineChoice::Auto,
+            EngineArg::Epoll => EngineChoice::Epoll,
+            EngineArg::Uring => EngineChoice::Uring,
+        }
+    }
 }
 
 /// A rejected command line: which flag, and why.
@@ -345,6 +365,7 @@ impl Args {
             timeout,
             warmup,
             expect,
+            engine: self.engine.into(),
             output: if self.json {
                 OutputFormat::Json
             } else {

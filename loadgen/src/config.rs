@@ -20,6 +20,15 @@ pub enum KeepAlive {
     Off,
 }
 
+/// The I/O engine asked for on the command line (`--engine`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineChoice {
+    /// io_uring where the kernel allows it, epoll otherwise.
+    Auto,
+    Epoll,
+    Uring,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputFormat {
     Human,
@@ -81,6 +90,7 @@ pub struct Config {
     pub timeout: Duration,
     pub warmup: Duration,
     pub expect: Expect,
+    pub engine: EngineChoice,
     pub output: OutputFormat,
 }
 

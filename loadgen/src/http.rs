@@ -1,6 +1,6 @@
 //! Incremental HTTP/1.1 response parser: headers via `httparse`, our own body framing
 //! (Content-Length, chunked, until-close). It never copies or allocates: body bytes are
-//! handed to a `BodySink` as they pass through the connection's buffer.
+//! handed to a `BodySink` as they pass through the buffer they arrived in.
 
 /// Receives body bytes (after de-chunking) for checking.
 pub trait BodySink {
@@ -413,52 +413,62 @@ impl BodySink for Collect {
     }
 }
 
-/// Feeds `pieces` to a parser the way the worker's read loop does (unconsumed bytes are kept
-/// and offered again with the next piece; after each response the parser is reset), then ends
-/// the stream as a peer close would. For the tests and the fuzz target: unlike the worker it
-/// allocates. Panics when the parser breaks its contract: consuming more than it was given,
-/// or completing a response without consuming a byte.
+/// The bytes of one connection that the parser has not consumed yet: only ever a response
+/// head (or chunk-size line) split across reads. Both engines parse straight from the buffer
+/// the bytes arrived in (a per-thread buffer, or an io_uring provided buffer) and keep only
+/// such a tail here, so a connection between responses holds no read buffer at all.
+#[derive(Debug, Default)]
+pub struct Carry(Vec<u8>);
+
+impl Carry {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Offers the kept bytes followed by `data` to `parse`, which returns how many bytes it
+    /// consumed (it stops where a response needs more), or `None` when the connection ended
+    /// (the rest is dropped). Keeps what was not consumed; returns false when it ended.
+    pub fn feed(&mut self, data: &[u8], parse: impl FnOnce(&[u8]) -> Option<usize>) -> bool {
+        let consumed = if self.0.is_empty() {
+            let consumed = parse(data);
+            if let Some(used) = consumed {
+                self.0.extend_from_slice(&data[used..]);
+            }
+            consumed
+        } else {
+            self.0.extend_from_slice(data);
+            let consumed = parse(&self.0);
+            if let Some(used) = consumed {
+                self.0.drain(..used);
+            }
+            consumed
+        };
+        if self.0.is_empty() {
+            self.0 = Vec::new(); // an idle connection keeps no allocation
+        }
+        consumed.is_some()
+    }
+}
+
+/// Feeds `pieces` to a parser the way the worker's read path does (through a [`Carry`]: the
+/// unconsumed tail is kept and offered again with the next piece; after each response the
+/// parser is reset), then ends the stream as a peer close would. For the tests and the fuzz
+/// target: unlike the worker it allocates. Panics when the parser breaks its contract:
+/// consuming more than it was given, or completing a response without consuming a byte.
 pub fn replay<'a>(pieces: impl IntoIterator<Item = &'a [u8]>, head_request: bool) -> Replay {
     let mut parser = ResponseParser::default();
     let mut sink = Collect::default();
-    let mut buf: Vec<u8> = Vec::new();
+    let mut carry = Carry::default();
     let mut out = Replay::default();
     for piece in pieces {
-        buf.extend_from_slice(piece);
-        while !buf.is_empty() {
-            let step = match parser.advance(&buf, head_request, &mut sink) {
-                Ok(step) => step,
-                Err(e) => {
-                    out.error = Some(e);
-                    out.unconsumed = buf.len();
-                    return out;
-                }
-            };
-            match step {
-                Step::NeedMore { consumed } => {
-                    assert!(
-                        consumed <= buf.len(),
-                        "consumed {consumed} of {}",
-                        buf.len()
-                    );
-                    buf.drain(..consumed);
-                    break;
-                }
-                Step::Done { consumed } => {
-                    assert!(
-                        (1..=buf.len()).contains(&consumed),
-                        "response done after consuming {consumed} of {}",
-                        buf.len()
-                    );
-                    buf.drain(..consumed);
-                    out.responses.push(Replayed {
-                        status: parser.head().status,
-                        close: parser.head().close,
-                        body: std::mem::take(&mut sink.0),
-                    });
-                    parser.reset();
-                }
-            }
+        let parse =
+            |bytes: &[u8]| replay_piece(bytes, head_request, &mut parser, &mut sink, &mut out);
+        if !carry.feed(piece, parse) {
+            return out;
         }
     }
     if parser.ends_at_eof() {
@@ -468,10 +478,57 @@ pub fn replay<'a>(pieces: impl IntoIterator<Item = &'a [u8]>, head_request: bool
             body: std::mem::take(&mut sink.0),
         });
     } else {
-        out.truncated = !buf.is_empty() || parser.in_body();
+        out.truncated = !carry.is_empty() || parser.in_body();
     }
-    out.unconsumed = buf.len();
+    out.unconsumed = carry.len();
     out
+}
+
+/// Parses what `bytes` holds; `None` after a protocol error (recorded in `out`).
+fn replay_piece(
+    bytes: &[u8],
+    head_request: bool,
+    parser: &mut ResponseParser,
+    sink: &mut Collect,
+    out: &mut Replay,
+) -> Option<usize> {
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let rest = &bytes[pos..];
+        let step = match parser.advance(rest, head_request, sink) {
+            Ok(step) => step,
+            Err(e) => {
+                out.error = Some(e);
+                out.unconsumed = rest.len();
+                return None;
+            }
+        };
+        match step {
+            Step::NeedMore { consumed } => {
+                assert!(
+                    consumed <= rest.len(),
+                    "consumed {consumed} of {}",
+                    rest.len()
+                );
+                return Some(pos + consumed);
+            }
+            Step::Done { consumed } => {
+                assert!(
+                    (1..=rest.len()).contains(&consumed),
+                    "response done after consuming {consumed} of {}",
+                    rest.len()
+                );
+                pos += consumed;
+                out.responses.push(Replayed {
+                    status: parser.head().status,
+                    close: parser.head().close,
+                    body: std::mem::take(&mut sink.0),
+                });
+                parser.reset();
+            }
+        }
+    }
+    Some(pos)
 }
 
 #[cfg(test)]

@@ -12,13 +12,15 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
 
-pub const SCHEMA: &str = "stackbench-load/2";
+pub const SCHEMA: &str = "stackbench-load/3";
 pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 
 #[derive(Serialize)]
 struct Tool {
     name: &'static str,
     version: &'static str,
+    /// The I/O engine that ran: "uring" or "epoll".
+    engine: &'static str,
 }
 
 #[derive(Serialize)]
@@ -291,7 +293,7 @@ fn series_json(r: &RunResult) -> Vec<SeriesJson> {
         })
 }
 
-/// The JSON document (schema `stackbench-load/2`).
+/// The JSON document (schema `stackbench-load/3`).
 pub fn json(r: &RunResult) -> Value {
     let rec = &r.recorded;
     let secs = r.duration.as_secs_f64();
@@ -305,6 +307,7 @@ pub fn json(r: &RunResult) -> Value {
         tool: Tool {
             name: "stackbench-load",
             version: env!("CARGO_PKG_VERSION"),
+            engine: r.engine.key(),
         },
         config: config_json(r),
         duration_s: secs,
@@ -390,11 +393,12 @@ fn describe_run(r: &RunResult) -> String {
     let mut out = format!("Running {what} test @ {}\n", c.target.url);
     let _ = writeln!(
         out,
-        "  {} threads and {} connections, {mode}, {keepalive}, pipeline {}, timeout {}ms",
+        "  {} threads and {} connections, {mode}, {keepalive}, pipeline {}, timeout {}ms, engine {}",
         c.threads,
         c.connections,
         c.pipeline,
-        c.timeout.as_millis()
+        c.timeout.as_millis(),
+        r.engine.key()
     );
     out
 }

@@ -2,6 +2,9 @@
 //! them together, merges their recordings.
 
 use crate::config::{Config, LoadMode};
+use crate::engine::epoll::Epoll;
+use crate::engine::uring::Uring;
+use crate::engine::{self, Engine};
 use crate::errors::ErrorClass;
 use crate::recorder::Recorded;
 use crate::request::RenderedRequest;
@@ -13,7 +16,7 @@ use std::sync::{Arc, Barrier, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// File descriptors the loader needs besides its connections (std streams, epoll, timerfd ...).
+/// File descriptors the loader needs besides its connections (std streams, epoll or io_uring, timerfd ...).
 const FD_RESERVE: u64 = 32;
 /// An open loop that leaves more than this share of its schedule unsent is "not sustained".
 const UNSUSTAINED_SHARE: f64 = 0.01;
@@ -31,6 +34,8 @@ pub struct OpenLoopResult {
 
 pub struct RunResult {
     pub config: Config,
+    /// The I/O engine that ran.
+    pub engine: Engine,
     /// Recorded phase, measured.
     pub duration: Duration,
     pub recorded: Recorded,
@@ -104,8 +109,22 @@ fn check_nofile(config: &Config, warnings: &mut Vec<String>) -> NofileLimit {
     limit
 }
 
+/// One thread's worker on the chosen engine.
+fn work(
+    engine: Engine,
+    cfg: Arc<Config>,
+    request: Arc<RenderedRequest>,
+    plan: Plan,
+) -> std::io::Result<ThreadResult> {
+    match engine {
+        Engine::Epoll => Worker::<Epoll>::new(cfg, request, plan)?.run(),
+        Engine::Uring => Worker::<Uring>::new(cfg, request, plan)?.run(),
+    }
+}
+
 /// Runs the load test described by `config`.
 pub fn run(config: &Config) -> Result<RunResult, RunError> {
+    let engine = engine::resolve(config.engine).map_err(RunError)?;
     let mut warnings = Vec::new();
     let nofile = check_nofile(config, &mut warnings);
     let cfg = Arc::new(config.clone());
@@ -125,7 +144,7 @@ pub fn run(config: &Config) -> Result<RunResult, RunError> {
                     barrier.wait();
                     let origin = *origin.get_or_init(Instant::now);
                     let plan = plan_for(&cfg, index, origin, budget);
-                    Worker::new(cfg, request, plan)?.run()
+                    work(engine, cfg, request, plan)
                 })
                 .map_err(|e| RunError(format!("cannot start load thread: {e}")))
         })
@@ -158,6 +177,7 @@ pub fn run(config: &Config) -> Result<RunResult, RunError> {
     connection_warnings(config, &recorded, &mut warnings);
     Ok(RunResult {
         config: config.clone(),
+        engine,
         duration,
         recorded,
         open_loop,

@@ -1,33 +1,21 @@
-//! One thread's event loop: a mio poll over its share of the connections, a timerfd for
-//! schedule/timeouts, and the per-connection state machine
-//! (idle → connecting → open → reading responses → reuse, reconnect or fail).
+//! One thread's load loop: the per-connection state machine (idle → connecting → open →
+//! reading responses → reuse, reconnect or fail), the open-loop dispatch, timeouts and
+//! back-off. The I/O under it is an engine (`engine::Io`: epoll or io_uring), so both engines
+//! share every decision and differ only in how bytes move.
 
 use crate::backoff::RetryQueue;
 use crate::config::{Config, KeepAlive};
-use crate::conn::{Conn, Phase};
-use crate::errors::{classify_connect, classify_read, classify_write, ErrorClass};
+use crate::conn::{Conn, Phase, MAX_HEAD};
+use crate::engine::Io;
+use crate::errors::{classify_connect, ErrorClass};
 use crate::http::Step;
 use crate::recorder::{Recorded, Recorder};
 use crate::request::RenderedRequest;
 use crate::schedule::Schedule;
-use crate::sys::Timer;
-use mio::net::TcpStream;
-use mio::{Events, Interest, Poll, Token};
-use std::io::{self, ErrorKind, Read, Write};
+use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-const TIMER: Token = Token(usize::MAX);
-const EVENTS: usize = 1024;
-
-fn token(index: usize, generation: u32) -> Token {
-    Token(((generation as usize) << 32) | index)
-}
-
-fn untoken(token: Token) -> (usize, u32) {
-    (token.0 & 0xffff_ffff, (token.0 >> 32) as u32)
-}
 
 /// Requests left for `-n`, shared by all threads.
 pub struct Budget(AtomicU64);
@@ -91,14 +79,6 @@ impl Unanswered {
     }
 }
 
-#[derive(Clone, Copy)]
-struct Readiness {
-    readable: bool,
-    writable: bool,
-    /// The peer closed its side (or the socket errored): read on until EOF.
-    peer_closed: bool,
-}
-
 enum Loop {
     Closed {
         budget: Option<Arc<Budget>>,
@@ -113,12 +93,11 @@ enum Loop {
     },
 }
 
-pub struct Worker {
+pub struct Worker<E: Io> {
     cfg: Arc<Config>,
     req: Arc<RenderedRequest>,
-    poll: Poll,
-    timer: Timer,
-    conns: Vec<Conn>,
+    pub(crate) io: E,
+    pub(crate) conns: Vec<Conn>,
     rec: Recorder,
     mode: Loop,
     /// Connections that failed and need a refill (closed loop) or to be offered again (open loop).
@@ -134,8 +113,8 @@ pub struct Worker {
     responses: u64,
 }
 
-impl Worker {
-    pub fn new(cfg: Arc<Config>, req: Arc<RenderedRequest>, plan: Plan) -> io::Result<Worker> {
+impl<E: Io> Worker<E> {
+    pub fn new(cfg: Arc<Config>, req: Arc<RenderedRequest>, plan: Plan) -> io::Result<Self> {
         let expect = Arc::new(cfg.expect.clone());
         let mut conns: Vec<Conn> = (0..plan.connections)
             .map(|_| Conn::new(cfg.pipeline, expect.clone()))
@@ -167,8 +146,7 @@ impl Worker {
         let now = Instant::now();
         Ok(Worker {
             rec: Recorder::new(plan.record_start, cfg.histogram_highest_us()),
-            poll: Poll::new()?,
-            timer: Timer::new()?,
+            io: E::new(plan.connections, cfg.target.addr, req.clone())?,
             conns,
             mode,
             deferred,
@@ -186,10 +164,6 @@ impl Worker {
     }
 
     pub fn run(mut self) -> io::Result<ThreadResult> {
-        let mut events = Events::with_capacity(EVENTS);
-        self.poll
-            .registry()
-            .register(&mut self.timer, TIMER, Interest::READABLE)?;
         loop {
             let now = Instant::now();
             if self.finished(now) {
@@ -203,36 +177,18 @@ impl Worker {
             self.service_retries(now);
             self.dispatch(now);
             let wake = self.next_wake(now);
-            self.timer.arm(wake, now)?;
-            let timeout = (!self.deferred.is_empty()).then_some(Duration::ZERO);
-            match self.poll.poll(&mut events, timeout) {
-                Ok(()) => {}
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-            let now = Instant::now();
-            for event in events.iter() {
-                if event.token() == TIMER {
-                    self.timer.fired();
-                    continue;
-                }
-                let (index, generation) = untoken(event.token());
-                if self
-                    .conns
-                    .get(index)
-                    .is_none_or(|c| c.generation != generation)
-                {
-                    continue; // event for a socket already replaced
-                }
-                let readiness = Readiness {
-                    readable: event.is_readable() || event.is_read_closed() || event.is_error(),
-                    writable: event.is_writable() || event.is_error(),
-                    peer_closed: event.is_read_closed() || event.is_error(),
-                };
-                self.on_event(index, readiness, now);
-            }
+            // Deferred connections are served on the next pass without waiting.
+            let busy = !self.deferred.is_empty();
+            E::turn(&mut self, wake, busy)?;
         }
         Ok(self.finish())
+    }
+
+    /// Events for a socket that was replaced since are dropped.
+    pub(crate) fn is_current(&self, index: usize, generation: u32) -> bool {
+        self.conns
+            .get(index)
+            .is_some_and(|c| c.generation == generation)
     }
 
     fn finish(mut self) -> ThreadResult {
@@ -250,7 +206,9 @@ impl Worker {
                 oldest,
             })
         });
-        self.conns.clear(); // closes every socket
+        for index in 0..self.conns.len() {
+            self.io.close(&mut self.conns[index], index);
+        }
         ThreadResult {
             recorded: self.rec.finish(),
             slots,
@@ -430,58 +388,18 @@ impl Worker {
         // Connect time starts at this very call: many connects in one loop pass take a while.
         let since = Instant::now();
         let conn = &mut self.conns[index];
-        let result = TcpStream::connect(self.cfg.target.addr).and_then(|mut stream| {
-            let interest = Interest::READABLE | Interest::WRITABLE;
-            self.poll
-                .registry()
-                .register(&mut stream, token(index, conn.generation), interest)?;
-            Ok(stream)
-        });
-        match result {
-            Ok(stream) => {
-                conn.stream = Some(stream);
-                conn.phase = Phase::Connecting { since };
-            }
+        match self.io.connect(conn, index) {
+            Ok(()) => conn.phase = Phase::Connecting { since },
             Err(e) => self.fail(index, classify_connect(&e), now),
         }
     }
 
-    fn on_event(&mut self, index: usize, readiness: Readiness, now: Instant) {
-        let mut writable = readiness.writable;
-        if let Phase::Connecting { since } = self.conns[index].phase {
-            if !self.finish_connect(index, since, now) {
-                return;
-            }
-            writable = true;
-        }
-        if self.conns[index].phase != Phase::Open {
-            return;
-        }
-        if writable && self.conns[index].write_pending > 0 && !self.flush(index) {
-            return;
-        }
-        if readiness.readable {
-            self.read(index, readiness.peer_closed, now);
-        }
-    }
-
-    /// Returns true when the connection is now established.
-    fn finish_connect(&mut self, index: usize, since: Instant, now: Instant) -> bool {
+    /// The engine saw the connect succeed: the connection is open.
+    pub(crate) fn connected(&mut self, index: usize, now: Instant) {
         let conn = &mut self.conns[index];
-        let stream = conn.stream.as_ref().expect("connecting slot has a socket");
-        let status = match stream.take_error() {
-            Ok(Some(e)) | Err(e) => Err(e),
-            Ok(None) => stream.peer_addr().map(|_| ()),
+        let Phase::Connecting { since } = conn.phase else {
+            return;
         };
-        match status {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::NotConnected => return false, // still in progress
-            Err(e) => {
-                self.fail(index, classify_connect(&e), now);
-                return false;
-            }
-        }
-        let _ = stream.set_nodelay(true);
         conn.phase = Phase::Open;
         conn.backoff.on_success();
         // Closed loop with keep-alive: like wrk, a request's latency starts when it can be
@@ -497,112 +415,64 @@ impl Worker {
             }
         }
         self.rec.connected(since, now);
-        true
     }
 
-    /// Writes what is owed; false if the connection failed.
-    fn flush(&mut self, index: usize) -> bool {
-        let conn = &mut self.conns[index];
-        let Some(stream) = conn.stream.as_mut() else {
-            return true;
-        };
-        let mut failure = None;
-        while conn.write_pending > 0 {
-            let slice = self.req.pending_slice(conn.write_pending);
-            match stream.write(slice) {
-                Ok(0) => failure = Some(ErrorClass::Write),
-                Ok(n) => {
-                    conn.write_pending -= n;
-                    if n < slice.len() {
-                        break; // socket buffer full: wait for the writable edge
-                    }
-                    continue;
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => failure = Some(classify_write(&e)),
-            }
-            break;
-        }
-        match failure {
-            Some(class) => {
+    /// Writes (or queues) what is owed; false if the connection failed.
+    pub(crate) fn flush(&mut self, index: usize) -> bool {
+        match self.io.flush(&mut self.conns[index], index, &self.req) {
+            Ok(()) => true,
+            Err(class) => {
                 self.fail(index, class, Instant::now());
                 false
             }
-            None => true,
         }
     }
 
-    /// Reads until the socket is drained. With edge-triggered readiness a short read proves the
-    /// socket empty, unless the peer already closed (then no new edge would announce the EOF).
-    fn read(&mut self, index: usize, peer_closed: bool, now: Instant) {
-        loop {
-            let conn = &mut self.conns[index];
-            if conn.end == conn.buf.len() {
-                if conn.start == 0 {
-                    // A response head larger than the whole buffer.
-                    self.fail(index, ErrorClass::Protocol, now);
-                    return;
-                }
-                conn.compact();
-            }
-            let space = conn.buf.len() - conn.end;
-            let stream = conn.stream.as_mut().expect("open connection has a socket");
-            match stream.read(&mut conn.buf[conn.end..]) {
-                Ok(0) => return self.on_eof(index, now),
-                Ok(n) => {
-                    conn.end += n;
-                    self.rec.bytes_read(n, now);
-                    if !self.process(index, now) {
-                        return;
-                    }
-                    if n < space && !peer_closed {
-                        return; // short read: drained, the next edge will come
-                    }
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return self.fail(index, classify_read(&e), now),
-            }
+    /// Bytes arrived on an open connection: parses every response they complete and keeps an
+    /// unfinished head. False if the connection was closed meanwhile.
+    pub(crate) fn ingest(&mut self, index: usize, data: &[u8], now: Instant) -> bool {
+        self.rec.bytes_read(data.len(), now);
+        let mut carry = std::mem::take(&mut self.conns[index].carry);
+        if !carry.feed(data, |bytes| self.process(index, bytes, now)) {
+            return false;
         }
+        if carry.len() >= MAX_HEAD {
+            self.fail(index, ErrorClass::Protocol, now); // a response head larger than we keep
+            return false;
+        }
+        self.conns[index].carry = carry;
+        true
     }
 
-    /// Parses buffered responses; false if the connection was closed meanwhile.
-    fn process(&mut self, index: usize, now: Instant) -> bool {
+    /// Parses the responses in `bytes`: how many bytes were consumed, or `None` if the
+    /// connection was closed meanwhile.
+    fn process(&mut self, index: usize, bytes: &[u8], now: Instant) -> Option<usize> {
         let head_request = self.cfg.is_head();
-        loop {
+        let mut pos = 0;
+        while pos < bytes.len() {
             let conn = &mut self.conns[index];
-            if conn.start == conn.end {
-                conn.start = 0;
-                conn.end = 0;
-                return true;
-            }
             if conn.inflight.is_empty() {
                 self.fail(index, ErrorClass::Protocol, now); // bytes nobody asked for
-                return false;
+                return None;
             }
-            let step = conn.parser.advance(
-                &conn.buf[conn.start..conn.end],
-                head_request,
-                &mut conn.check,
-            );
-            match step {
+            match conn
+                .parser
+                .advance(&bytes[pos..], head_request, &mut conn.check)
+            {
                 Err(_) => {
                     self.fail(index, ErrorClass::Protocol, now);
-                    return false;
+                    return None;
                 }
-                Ok(Step::NeedMore { consumed }) => {
-                    conn.start += consumed;
-                    return true;
-                }
+                Ok(Step::NeedMore { consumed }) => return Some(pos + consumed),
                 Ok(Step::Done { consumed }) => {
-                    conn.start += consumed;
+                    pos += consumed;
                     if !self.complete(index, now, false) {
-                        return false;
+                        return None;
                     }
                 }
             }
         }
+        Some(pos)
     }
 
     fn sampled(&mut self) -> bool {
@@ -644,7 +514,8 @@ impl Worker {
         reuse && self.conns[index].phase == Phase::Open
     }
 
-    fn on_eof(&mut self, index: usize, now: Instant) {
+    /// The peer closed its side.
+    pub(crate) fn on_eof(&mut self, index: usize, now: Instant) {
         let conn = &self.conns[index];
         if !conn.inflight.is_empty() && conn.parser.ends_at_eof() {
             self.complete(index, now, true);
@@ -658,7 +529,7 @@ impl Worker {
     /// Every request on the connection failed with `class`; the socket is replaced, after a
     /// back-off when the failure was the connect itself (refused, unreachable, out of ports or
     /// file descriptors, or timed out before the connection was established).
-    fn fail(&mut self, index: usize, class: ErrorClass, now: Instant) {
+    pub(crate) fn fail(&mut self, index: usize, class: ErrorClass, now: Instant) {
         let conn = &mut self.conns[index];
         let connect_failed = conn.phase != Phase::Open;
         let failed = conn.inflight.len();
@@ -684,6 +555,7 @@ impl Worker {
         if conn.phase == Phase::Open {
             self.rec.closed();
         }
+        self.io.close(conn, index);
         conn.drop_socket(self.req.len());
         let sampled = self.responses.is_multiple_of(self.cfg.expect.check_every);
         conn.check.begin(sampled);

@@ -36,30 +36,44 @@ fn bad_command_lines_exit_2_naming_the_flag() {
     }
 }
 
+const ENGINES: [&str; 2] = ["epoll", "uring"];
+
 #[test]
 fn errors_are_data_not_failures() {
-    let addr = common::closed_port();
-    let (code, stdout, stderr) = stackbench_load(&[
-        "-d",
-        "200ms",
-        "-c",
-        "1",
-        "--json",
-        &format!("http://{addr}/"),
-    ]);
+    let url = format!("http://{}/", common::closed_port());
+    for engine in ENGINES {
+        let args = ["-d", "200ms", "-c", "1", "--engine", engine, "--json", &url];
+        let (code, stdout, stderr) = stackbench_load(&args);
+        assert_eq!(code, 0, "{stderr}");
+        let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+        assert!(doc["errors"]["refused"].as_u64().unwrap() > 0);
+        assert_eq!(doc["tool"]["engine"], engine);
+    }
+}
+
+#[test]
+fn the_default_engine_is_one_that_runs() {
+    let url = format!("http://{}/", common::closed_port());
+    let (code, stdout, stderr) = stackbench_load(&["-d", "100ms", "-c", "1", "--json", &url]);
     assert_eq!(code, 0, "{stderr}");
     let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
-    assert!(doc["errors"]["refused"].as_u64().unwrap() > 0);
+    assert!(ENGINES.contains(&doc["tool"]["engine"].as_str().unwrap()));
 }
 
 #[test]
 fn too_many_files_is_counted_and_reported() {
+    for engine in ENGINES {
+        too_many_files_on(engine);
+    }
+}
+
+fn too_many_files_on(engine: &str) {
     let server = common::TestServer::start(common::Behavior::Fixed {
         status: 200,
         body: "ok",
     });
     let script = format!(
-        "ulimit -n 64 && exec {} -d 300ms -c 200 -t 1 --json {}",
+        "ulimit -n 64 && exec {} -d 300ms -c 200 -t 1 --engine {engine} --json {}",
         env!("CARGO_BIN_EXE_stackbench-load"),
         server.url("/")
     );

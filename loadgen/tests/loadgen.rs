@@ -1,4 +1,5 @@
-//! End-to-end tests of the loader against the small servers in `common`.
+//! End-to-end tests of the loader against the small servers in `common`. Every test runs on
+//! both I/O engines (modules `epoll` and `uring` at the end).
 
 mod common;
 
@@ -10,8 +11,9 @@ use stackbench_load::RunResult;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-fn load(args: &[&str]) -> RunResult {
-    let mut argv = vec!["stackbench-load"];
+/// Runs the loader in-process on engine `e` ("epoll" or "uring").
+fn load(e: &str, args: &[&str]) -> RunResult {
+    let mut argv = vec!["stackbench-load", "--engine", e];
     argv.extend_from_slice(args);
     let config = config_from_args(argv).expect("valid command line");
     stackbench_load::run(&config).expect("the run happens")
@@ -28,21 +30,23 @@ fn errors(r: &RunResult, class: ErrorClass) -> u64 {
     r.recorded.errors.get(class)
 }
 
-#[test]
-fn exact_request_count_with_n() {
+fn exact_request_count_with_n(e: &str) {
     let server = hello();
     let url = server.url("/hello");
-    let r = load(&[
-        "-n",
-        "1000",
-        "-c",
-        "8",
-        "-t",
-        "2",
-        "--expect-body",
-        "Hello World",
-        &url,
-    ]);
+    let r = load(
+        e,
+        &[
+            "-n",
+            "1000",
+            "-c",
+            "8",
+            "-t",
+            "2",
+            "--expect-body",
+            "Hello World",
+            &url,
+        ],
+    );
     let counts = &r.recorded.counts;
     assert_eq!(
         (counts.sent, counts.completed, counts.ok),
@@ -54,12 +58,11 @@ fn exact_request_count_with_n() {
     assert_eq!(server.accepts(), 8, "keep-alive: one connection each");
 }
 
-#[test]
-fn no_keepalive_opens_one_connection_per_request() {
+fn no_keepalive_opens_one_connection_per_request(e: &str) {
     let server = hello();
     let url = server.url("/hello");
     // The test server ignores `Connection: close`, so only the client's own close counts.
-    let r = load(&["-n", "300", "-c", "4", "--no-keepalive", &url]);
+    let r = load(e, &["-n", "300", "-c", "4", "--no-keepalive", &url]);
     assert_eq!(r.recorded.counts.completed, 300);
     assert_eq!(server.accepts(), 300);
     assert_eq!(r.recorded.connect.len(), 300, "every connect is reported");
@@ -67,11 +70,13 @@ fn no_keepalive_opens_one_connection_per_request() {
     assert!(r.recorded.latency.value_at_quantile(0.5) >= connect_p50 / 2);
 }
 
-#[test]
-fn pipelining_keeps_several_requests_in_flight() {
+fn pipelining_keeps_several_requests_in_flight(e: &str) {
     let server = hello();
     let url = server.url("/hello");
-    let r = load(&["-n", "2000", "-c", "2", "-t", "1", "--pipeline", "8", &url]);
+    let r = load(
+        e,
+        &["-n", "2000", "-c", "2", "-t", "1", "--pipeline", "8", &url],
+    );
     assert_eq!(r.recorded.counts.completed, 2000);
     assert_eq!(r.recorded.errors.total(), 0);
     assert_eq!(server.requests(), 2000);
@@ -81,29 +86,34 @@ fn pipelining_keeps_several_requests_in_flight() {
     );
 }
 
-#[test]
-fn chunked_and_content_length_bodies_are_checked() {
+fn chunked_and_content_length_bodies_are_checked(e: &str) {
     let chunked = TestServer::start(Behavior::Chunked(&["Hello", " ", "World"]));
     let url = chunked.url("/");
     let sha = "a591a6d40bf420404a011733cfb7b190d62c65bf0bcda32b57b277d9ad9f146e"; // sha256("Hello World")
-    let ok = load(&[
-        "-n",
-        "200",
-        "-c",
-        "2",
-        "--expect-body",
-        "Hello World",
-        "--expect-sha256",
-        sha,
-        "--expect-length",
-        "11",
-        &url,
-    ]);
+    let ok = load(
+        e,
+        &[
+            "-n",
+            "200",
+            "-c",
+            "2",
+            "--expect-body",
+            "Hello World",
+            "--expect-sha256",
+            sha,
+            "--expect-length",
+            "11",
+            &url,
+        ],
+    );
     assert_eq!(
         (ok.recorded.counts.completed, ok.recorded.counts.ok),
         (200, 200)
     );
-    let bad = load(&["-n", "200", "-c", "2", "--expect-body", "Hello Worle", &url]);
+    let bad = load(
+        e,
+        &["-n", "200", "-c", "2", "--expect-body", "Hello Worle", &url],
+    );
     assert_eq!(errors(&bad, ErrorClass::BodyMismatch), 200);
     assert_eq!(
         bad.recorded.counts.completed, 200,
@@ -112,19 +122,22 @@ fn chunked_and_content_length_bodies_are_checked() {
 
     let fixed = hello();
     let url = fixed.url("/");
-    let short = load(&["-n", "100", "-c", "2", "--expect-length", "12", &url]);
+    let short = load(e, &["-n", "100", "-c", "2", "--expect-length", "12", &url]);
     assert_eq!(errors(&short, ErrorClass::BodyMismatch), 100);
-    let sampled = load(&[
-        "-n",
-        "100",
-        "-c",
-        "1",
-        "--expect-body",
-        "nope",
-        "--check-every",
-        "10",
-        &url,
-    ]);
+    let sampled = load(
+        e,
+        &[
+            "-n",
+            "100",
+            "-c",
+            "1",
+            "--expect-body",
+            "nope",
+            "--check-every",
+            "10",
+            &url,
+        ],
+    );
     assert_eq!(
         errors(&sampled, ErrorClass::BodyMismatch),
         10,
@@ -132,28 +145,29 @@ fn chunked_and_content_length_bodies_are_checked() {
     );
 }
 
-#[test]
-fn status_errors_are_counted() {
+fn status_errors_are_counted(e: &str) {
     let server = TestServer::start(Behavior::Fixed {
         status: 500,
         body: "boom",
     });
     let url = server.url("/");
-    let r = load(&["-n", "100", "-c", "2", &url]);
+    let r = load(e, &["-n", "100", "-c", "2", &url]);
     assert_eq!(errors(&r, ErrorClass::Status), 100);
     assert_eq!(
         (r.recorded.counts.completed, r.recorded.counts.ok),
         (100, 0)
     );
-    let r = load(&["-n", "100", "-c", "2", "--expect-status", "500", &url]);
+    let r = load(e, &["-n", "100", "-c", "2", "--expect-status", "500", &url]);
     assert_eq!(r.recorded.counts.ok, 100);
 }
 
-#[test]
-fn silent_server_times_out_and_connections_are_replaced() {
+fn silent_server_times_out_and_connections_are_replaced(e: &str) {
     let server = TestServer::start(Behavior::Silent);
     let url = server.url("/");
-    let r = load(&["-d", "1s", "-c", "2", "-t", "1", "--timeout", "200ms", &url]);
+    let r = load(
+        e,
+        &["-d", "1s", "-c", "2", "-t", "1", "--timeout", "200ms", &url],
+    );
     let timeouts = errors(&r, ErrorClass::Timeout);
     assert!(
         (6..=12).contains(&timeouts),
@@ -166,15 +180,14 @@ fn silent_server_times_out_and_connections_are_replaced() {
     );
 }
 
-#[test]
-fn refused_connections_are_counted() {
+fn refused_connections_are_counted(e: &str) {
     let addr = closed_port();
     let url = format!("http://{addr}/");
-    let r = load(&["-d", "300ms", "-c", "2", &url]);
+    let r = load(e, &["-d", "300ms", "-c", "2", &url]);
     assert!(errors(&r, ErrorClass::Refused) > 0);
     assert_eq!(r.recorded.errors.total(), errors(&r, ErrorClass::Refused));
     assert_eq!(r.recorded.counts.completed, 0);
-    let r = load(&["-n", "50", "-c", "2", &url]);
+    let r = load(e, &["-n", "50", "-c", "2", &url]);
     assert_eq!(
         errors(&r, ErrorClass::Refused),
         50,
@@ -182,13 +195,12 @@ fn refused_connections_are_counted() {
     );
 }
 
-#[test]
-fn refused_connects_back_off_instead_of_spinning() {
+fn refused_connects_back_off_instead_of_spinning(e: &str) {
     // A busy loop makes tens of thousands of connect attempts per second against a refused
     // port; with the back-off (1 ms doubling to 100 ms per connection) each of the 4
     // connections makes about 8 attempts in its first 130 ms and then 10 per second.
     let url = format!("http://{}/", closed_port());
-    let r = load(&["-d", "1s", "-c", "4", "-t", "1", &url]);
+    let r = load(e, &["-d", "1s", "-c", "4", "-t", "1", &url]);
     let attempts = errors(&r, ErrorClass::Refused);
     assert!(
         (20..200).contains(&attempts),
@@ -206,8 +218,7 @@ fn refused_connects_back_off_instead_of_spinning() {
     );
 }
 
-#[test]
-fn connections_recover_once_the_server_is_back() {
+fn connections_recover_once_the_server_is_back(e: &str) {
     // The server appears 400 ms into the run: every connection in back-off finds it within
     // its capped wait (100 ms) and then runs normally.
     let port = ReservedPort::new();
@@ -220,7 +231,7 @@ fn connections_recover_once_the_server_is_back() {
                 body: "ok",
             })
         });
-        let r = load(&["-d", "1s", "-c", "4", "-t", "1", &url]);
+        let r = load(e, &["-d", "1s", "-c", "4", "-t", "1", &url]);
         assert!(
             errors(&r, ErrorClass::Refused) > 0,
             "the port refused first"
@@ -236,10 +247,9 @@ fn connections_recover_once_the_server_is_back() {
     assert_eq!(server.accepts(), 4, "one keep-alive connection per slot");
 }
 
-#[test]
-fn close_mid_response_is_a_read_error() {
+fn close_mid_response_is_a_read_error(e: &str) {
     let server = TestServer::start(Behavior::CloseMidResponse);
-    let r = load(&["-n", "50", "-c", "2", &server.url("/")]);
+    let r = load(e, &["-n", "50", "-c", "2", &server.url("/")]);
     eprintln!("{}", report::human(&r));
     assert_eq!(
         errors(&r, ErrorClass::Read) + errors(&r, ErrorClass::Reset),
@@ -248,67 +258,72 @@ fn close_mid_response_is_a_read_error() {
     assert_eq!(r.recorded.counts.completed, 0);
 }
 
-#[test]
-fn malformed_responses_are_protocol_errors() {
+fn malformed_responses_are_protocol_errors(e: &str) {
     let server = TestServer::start(Behavior::Malformed);
-    let r = load(&["-n", "50", "-c", "2", &server.url("/")]);
+    let r = load(e, &["-n", "50", "-c", "2", &server.url("/")]);
     assert_eq!(errors(&r, ErrorClass::Protocol), 50);
 }
 
-#[test]
-fn warmup_is_not_recorded() {
+fn warmup_is_not_recorded(e: &str) {
     let server = hello();
-    let r = load(&[
-        "-d",
-        "500ms",
-        "--warmup",
-        "300ms",
-        "-c",
-        "2",
-        "-R",
-        "400",
-        &server.url("/"),
-    ]);
+    let r = load(
+        e,
+        &[
+            "-d",
+            "500ms",
+            "--warmup",
+            "300ms",
+            "-c",
+            "2",
+            "-R",
+            "400",
+            &server.url("/"),
+        ],
+    );
     // 400/s over 0.5 s recorded; the 120 warm-up requests reached the server but not the counts.
     assert_eq!(r.open_loop.as_ref().unwrap().scheduled, 200);
     assert_eq!(r.recorded.counts.completed, 200);
     assert_eq!(server.requests(), 320);
 }
 
-#[test]
-fn open_loop_follows_the_schedule() {
+fn open_loop_follows_the_schedule(e: &str) {
     let server = hello();
-    let r = load(&[
-        "-R",
-        "500",
-        "-d",
-        "1s",
-        "-c",
-        "4",
-        "-t",
-        "2",
-        &server.url("/"),
-    ]);
+    let r = load(
+        e,
+        &[
+            "-R",
+            "500",
+            "-d",
+            "1s",
+            "-c",
+            "4",
+            "-t",
+            "2",
+            &server.url("/"),
+        ],
+    );
     let open = r.open_loop.as_ref().unwrap();
     assert_eq!((open.scheduled, open.unsent), (500, 0));
     assert!(open.sustained);
     assert_eq!(r.recorded.counts.completed, 500);
 }
 
-#[test]
-fn unsustainable_rate_is_reported() {
+fn unsustainable_rate_is_reported(e: &str) {
     let server = TestServer::start(Behavior::Slow(Duration::from_millis(50)));
-    let r = load(&[
-        "-R",
-        "200",
-        "-d",
-        "1s",
-        "-c",
-        "2",
-        "-t",
-        "1",
-        &server.url("/"),
-    ]);
+    let r = load(
+        e,
+        &[
+            "-R",
+            "200",
+            "-d",
+            "1s",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            &server.url("/"),
+        ],
+    );
     let open = r.open_loop.as_ref().unwrap();
     assert!(!open.sustained, "2 connections x 20/s cannot carry 200/s");
     assert!(open.unsent > 100);
@@ -319,8 +334,7 @@ fn unsustainable_rate_is_reported() {
 /// The classic coordinated-omission demonstration: a server that stops for 1 s every 2 s.
 /// The closed loop only has its few stuck connections' requests in the stall and under-reports;
 /// the open loop charges every request scheduled during the stall.
-#[test]
-fn open_loop_sees_the_stall_that_closed_loop_hides() {
+fn open_loop_sees_the_stall_that_closed_loop_hides(e: &str) {
     let stall = || {
         TestServer::start(Behavior::Stall {
             period: Duration::from_millis(2000),
@@ -328,19 +342,25 @@ fn open_loop_sees_the_stall_that_closed_loop_hides() {
         })
     };
     let closed_server = stall();
-    let closed = load(&["-d", "3s", "-c", "4", "-t", "1", &closed_server.url("/")]);
+    let closed = load(
+        e,
+        &["-d", "3s", "-c", "4", "-t", "1", &closed_server.url("/")],
+    );
     let open_server = stall();
-    let open = load(&[
-        "-R",
-        "400",
-        "-d",
-        "3s",
-        "-c",
-        "20",
-        "-t",
-        "1",
-        &open_server.url("/"),
-    ]);
+    let open = load(
+        e,
+        &[
+            "-R",
+            "400",
+            "-d",
+            "3s",
+            "-c",
+            "20",
+            "-t",
+            "1",
+            &open_server.url("/"),
+        ],
+    );
 
     let closed_stats = Stats::of(&closed.recorded.latency);
     let open_stats = Stats::of(&open.recorded.latency);
@@ -368,20 +388,23 @@ fn open_loop_sees_the_stall_that_closed_loop_hides() {
     assert!(open.open_loop.as_ref().unwrap().sustained);
 }
 
-#[test]
-fn json_document_has_the_contract_fields() {
+fn json_document_has_the_contract_fields(e: &str) {
     let server = hello();
-    let r = load(&[
-        "-n",
-        "300",
-        "-c",
-        "3",
-        "--expect-status",
-        "200",
-        &server.url("/"),
-    ]);
+    let r = load(
+        e,
+        &[
+            "-n",
+            "300",
+            "-c",
+            "3",
+            "--expect-status",
+            "200",
+            &server.url("/"),
+        ],
+    );
     let doc = report::json(&r);
-    assert_eq!(doc["schema"], "stackbench-load/2");
+    assert_eq!(doc["schema"], "stackbench-load/3");
+    assert_eq!(doc["tool"]["engine"], e);
     assert_eq!(doc["config"]["mode"], "closed");
     assert_eq!(doc["config"]["keepalive"], "on");
     assert_eq!(doc["config"]["expect"]["status"], 200);
@@ -399,10 +422,9 @@ fn json_document_has_the_contract_fields() {
     assert!(report::human(&r).contains("Requests/sec:"));
 }
 
-#[test]
-fn timeseries_has_per_second_latency_and_marks_the_partial_last_second() {
+fn timeseries_has_per_second_latency_and_marks_the_partial_last_second(e: &str) {
     let server = hello();
-    let r = load(&["-d", "1500ms", "-c", "2", "-t", "1", &server.url("/")]);
+    let r = load(e, &["-d", "1500ms", "-c", "2", "-t", "1", &server.url("/")]);
     let doc = report::json(&r);
     let series = doc["timeseries"].as_array().unwrap();
     // 1.5 s touch two seconds; a loaded machine may stop the threads a little late.
@@ -441,22 +463,24 @@ fn timeseries_has_per_second_latency_and_marks_the_partial_last_second() {
         .all(|p| p["histogram"].as_str().unwrap().starts_with("HISTF")));
 }
 
-#[test]
-fn requests_left_unanswered_at_the_end_are_reported_with_their_age() {
+fn requests_left_unanswered_at_the_end_are_reported_with_their_age(e: &str) {
     // A closed loop drops the requests in flight when the duration ends; a starved connection
     // must still show up, as a count and an age, not vanish from the figures.
     let server = TestServer::start(Behavior::Silent);
-    let r = load(&[
-        "-c",
-        "3",
-        "-t",
-        "1",
-        "-d",
-        "600ms",
-        "--timeout",
-        "10s",
-        &server.url("/"),
-    ]);
+    let r = load(
+        e,
+        &[
+            "-c",
+            "3",
+            "-t",
+            "1",
+            "-d",
+            "600ms",
+            "--timeout",
+            "10s",
+            &server.url("/"),
+        ],
+    );
     assert_eq!(r.recorded.counts.completed, 0);
     assert_eq!(r.unanswered.count, 3);
     assert!(
@@ -465,3 +489,36 @@ fn requests_left_unanswered_at_the_end_are_reported_with_their_age() {
         r.unanswered
     );
 }
+
+/// Generates one test per engine for each scenario above.
+macro_rules! on_both_engines {
+    ($($name:ident),* $(,)?) => {
+        mod epoll {
+            $(#[test] fn $name() { super::$name("epoll") })*
+        }
+        mod uring {
+            $(#[test] fn $name() { super::$name("uring") })*
+        }
+    };
+}
+
+on_both_engines!(
+    exact_request_count_with_n,
+    no_keepalive_opens_one_connection_per_request,
+    pipelining_keeps_several_requests_in_flight,
+    chunked_and_content_length_bodies_are_checked,
+    status_errors_are_counted,
+    silent_server_times_out_and_connections_are_replaced,
+    refused_connections_are_counted,
+    refused_connects_back_off_instead_of_spinning,
+    connections_recover_once_the_server_is_back,
+    close_mid_response_is_a_read_error,
+    malformed_responses_are_protocol_errors,
+    warmup_is_not_recorded,
+    open_loop_follows_the_schedule,
+    unsustainable_rate_is_reported,
+    open_loop_sees_the_stall_that_closed_loop_hides,
+    json_document_has_the_contract_fields,
+    timeseries_has_per_second_latency_and_marks_the_partial_last_second,
+    requests_left_unanswered_at_the_end_are_reported_with_their_age,
+);

@@ -1,5 +1,5 @@
-//! Fuzz target for the loader's HTTP response parser, driven as the worker's read loop drives
-//! it (`http::replay`). The first byte picks HEAD or not and the piece size; the rest is the
+//! Fuzz target for the loader's HTTP response parser, driven as the worker's read path drives
+//! it on both engines (`http::replay`, through the same `Carry` that keeps a split head). The first byte picks HEAD or not and the piece size; the rest is the
 //! byte stream. It must never panic (overflow checks are on), the parser must keep its
 //! contract (checked inside `replay`), and the outcome must not depend on how the socket
 //! split the stream.

@@ -1,0 +1,397 @@
+//! The io_uring engine: every socket operation is a ring entry and each loop turn is one
+//! `io_uring_enter` that submits what the turn queued and waits for completions (with the
+//! wake-up time as its timeout, so no timer is needed). Connect, send and close go through the
+//! ring; receiving is one multishot recv per connection that takes buffers from a ring shared
+//! by the thread's connections (`bufring`), so an idle connection holds no read buffer.
+//! Sends point at the pre-rendered request bytes (no copy).
+
+use super::bufring::BufRing;
+use super::Io;
+use crate::conn::{Conn, Phase};
+use crate::errors::{classify_connect, classify_read, classify_write, ErrorClass};
+use crate::request::RenderedRequest;
+use crate::worker::Worker;
+use io_uring::types::{CancelBuilder, Fd, SubmitArgs, Timespec};
+use io_uring::{cqueue, opcode, squeue, IoUring, Probe};
+use mio::net::TcpStream;
+use socket2::{Domain, SockAddr, Socket, Type};
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, IntoRawFd};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Operation kinds in the top bits of the low word of `user_data`.
+const CONNECT: u64 = 0;
+const SEND: u64 = 1;
+const RECV: u64 = 2;
+/// Cancels and closes: their results need no action.
+const OTHER: u64 = 3;
+const BUFFER_GROUP: u16 = 0;
+/// One page per receive buffer: a buffer the kernel filled costs one page of memory.
+const BUFFER_SIZE: u32 = 4096;
+/// How long dropping the engine waits for the ring to let go of its memory.
+const DRAIN_LIMIT: Duration = Duration::from_secs(1);
+
+fn user_data(op: u64, index: usize, generation: u32) -> u64 {
+    (u64::from(generation) << 32) | (op << 30) | index as u64
+}
+
+fn decode(user_data: u64) -> (u64, usize, u32) {
+    let low = user_data & 0xffff_ffff;
+    (
+        (low >> 30),
+        (low & 0x3fff_ffff) as usize,
+        (user_data >> 32) as u32,
+    )
+}
+
+fn os_error(result: i32) -> io::Error {
+    io::Error::from_raw_os_error(-result)
+}
+
+pub struct Uring {
+    ring: IoUring,
+    buffers: BufRing,
+    target: SockAddr,
+    /// Sends point into the request bytes: they must outlive every operation in the ring.
+    _request: Arc<RenderedRequest>,
+    /// Operations whose last completion has not arrived (drained before the memory goes).
+    in_flight: usize,
+    completions: Vec<(u64, i32, u32)>,
+}
+
+/// Can this process use the io_uring engine? ENOSYS without io_uring, EPERM when a seccomp
+/// filter or `kernel.io_uring_disabled` refuses it, Unsupported on kernels before 6.0
+/// (multishot receive).
+pub fn probe() -> io::Result<()> {
+    if !kernel_at_least(6, 0) {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "multishot receive needs Linux 6.0",
+        ));
+    }
+    let ring = IoUring::new(8)?;
+    let mut probe = Probe::new();
+    ring.submitter().register_probe(&mut probe)?;
+    let needed = [
+        opcode::Connect::CODE,
+        opcode::Send::CODE,
+        opcode::RecvMulti::CODE,
+        opcode::Close::CODE,
+        opcode::Shutdown::CODE,
+        opcode::AsyncCancel::CODE,
+    ];
+    if !needed.iter().all(|code| probe.is_supported(*code)) {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "the kernel lacks an io_uring operation the engine needs",
+        ));
+    }
+    drop(BufRing::new(
+        &ring.submitter(),
+        1,
+        BUFFER_SIZE,
+        BUFFER_GROUP,
+    )?);
+    Ok(())
+}
+
+fn kernel_at_least(major: u32, minor: u32) -> bool {
+    // SAFETY: utsname is plain data; uname fills it.
+    let mut name: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to a utsname struct.
+    if unsafe { libc::uname(&mut name) } != 0 {
+        return false;
+    }
+    let release: String = name
+        .release
+        .iter()
+        .take_while(|c| **c != 0)
+        .map(|c| *c as u8 as char)
+        .collect();
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let found = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    found >= (major, minor)
+}
+
+/// A ring sized for `connections`: a deferred, single-issuer ring where the kernel has it
+/// (completions are then posted only when the loop asks), a plain one otherwise.
+fn build_ring(connections: usize) -> io::Result<IoUring> {
+    let entries = (connections * 2).next_power_of_two().clamp(64, 4096) as u32;
+    let mut builder = IoUring::builder();
+    builder.setup_cqsize(entries * 4);
+    let tuned = builder
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(entries);
+    tuned.or_else(|_| IoUring::builder().setup_cqsize(entries * 4).build(entries))
+}
+
+impl Io for Uring {
+    fn new(
+        connections: usize,
+        target: SocketAddr,
+        request: Arc<RenderedRequest>,
+    ) -> io::Result<Self> {
+        let ring = build_ring(connections)?;
+        // Enough buffers for every connection of the thread to receive in the same turn, up to
+        // 4096 (16 MiB of address space, resident only once used).
+        let count = connections.next_power_of_two().clamp(64, 4096) as u16;
+        let buffers = BufRing::new(&ring.submitter(), count, BUFFER_SIZE, BUFFER_GROUP)?;
+        Ok(Uring {
+            ring,
+            buffers,
+            target: SockAddr::from(target),
+            _request: request,
+            in_flight: 0,
+            completions: Vec::new(),
+        })
+    }
+
+    fn connect(&mut self, conn: &mut Conn, index: usize) -> io::Result<()> {
+        // A blocking socket: io_uring waits for it itself and never blocks the thread.
+        let socket = Socket::new(
+            Domain::for_address(self.target.as_socket().expect("an IP target")),
+            Type::STREAM.cloexec(),
+            None,
+        )?;
+        socket.set_tcp_nodelay(true)?;
+        let entry = opcode::Connect::new(
+            Fd(socket.as_raw_fd()),
+            self.target.as_ptr().cast(),
+            self.target.len(),
+        )
+        .build()
+        .user_data(user_data(CONNECT, index, conn.generation));
+        // Held as a mio stream only to own the descriptor: this engine does no I/O through it.
+        conn.stream = Some(TcpStream::from_std(socket.into()));
+        self.push(&entry);
+        Ok(())
+    }
+
+    fn flush(
+        &mut self,
+        conn: &mut Conn,
+        index: usize,
+        req: &RenderedRequest,
+    ) -> Result<(), ErrorClass> {
+        // One send at a time per socket keeps the bytes in order; its completion sends the rest.
+        if conn.sending || conn.write_pending == 0 || conn.phase != Phase::Open {
+            return Ok(());
+        }
+        let Some(stream) = conn.stream.as_ref() else {
+            return Ok(());
+        };
+        let slice = req.pending_slice(conn.write_pending);
+        let entry = opcode::Send::new(Fd(stream.as_raw_fd()), slice.as_ptr(), slice.len() as u32)
+            .flags(libc::MSG_NOSIGNAL)
+            .build()
+            .user_data(user_data(SEND, index, conn.generation));
+        self.push(&entry);
+        conn.sending = true;
+        Ok(())
+    }
+
+    fn close(&mut self, conn: &mut Conn, index: usize) {
+        let Some(stream) = conn.stream.take() else {
+            return;
+        };
+        // Operations in flight hold the socket open, so they must end before the close
+        // releases it. An open socket is shut down: that completes its receive (EOF) and any
+        // blocked send. Cancelling instead would scan every armed request of the ring (the
+        // kernel keeps them in a list): quadratic when thousands of connections close. A
+        // connect in progress is cancelled (shutdown does not end it). The hard link runs
+        // the close whatever the first step returns.
+        let fd = stream.into_raw_fd();
+        let first = match conn.phase {
+            Phase::Open => opcode::Shutdown::new(Fd(fd), libc::SHUT_RDWR).build(),
+            _ => opcode::AsyncCancel::new(user_data(CONNECT, index, conn.generation)).build(),
+        };
+        self.push(
+            &first
+                .flags(squeue::Flags::IO_HARDLINK)
+                .user_data(user_data(OTHER, 0, 0)),
+        );
+        let close = opcode::Close::new(Fd(fd))
+            .build()
+            .user_data(user_data(OTHER, 0, 0));
+        self.push(&close);
+    }
+
+    fn turn(w: &mut Worker<Self>, wake: Instant, busy: bool) -> io::Result<()> {
+        let wait = if busy {
+            Duration::ZERO
+        } else {
+            wake.saturating_duration_since(Instant::now())
+        };
+        w.io.enter(wait)?;
+        let mut completions = std::mem::take(&mut w.io.completions);
+        completions.extend(
+            w.io.ring
+                .completion()
+                .map(|c| (c.user_data(), c.result(), c.flags())),
+        );
+        let now = Instant::now();
+        for &(data, result, flags) in &completions {
+            on_completion(w, data, result, flags, now);
+        }
+        completions.clear();
+        w.io.completions = completions;
+        Ok(())
+    }
+}
+
+impl Uring {
+    /// Queues an operation, submitting first when the queue is full.
+    fn push(&mut self, entry: &squeue::Entry) {
+        // SAFETY: every pointer in our entries (request bytes, target address, buffer ring)
+        // stays valid until the ring is drained in `drop`.
+        let pushed = unsafe { self.ring.submission().push(entry) };
+        if pushed.is_err() {
+            let _ = self.ring.submit();
+            // SAFETY: as above.
+            unsafe { self.ring.submission().push(entry) }
+                .expect("the submission queue has room after a submit");
+        }
+        self.in_flight += 1;
+    }
+
+    /// Submits the turn's operations and waits up to `wait` for at least one completion: one
+    /// system call per loop turn.
+    fn enter(&mut self, wait: Duration) -> io::Result<()> {
+        let timeout = Timespec::from(wait);
+        let args = SubmitArgs::new().timespec(&timeout);
+        match self.ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Drop for Uring {
+    /// Operations still in the ring may point at the request bytes and the buffers: wait for
+    /// their last completions before that memory is freed. The sockets were shut down, so
+    /// they end on their own; a cancel of everything left (which scans the ring's requests
+    /// once per request cancelled) is the fallback.
+    fn drop(&mut self) {
+        self.drain(Instant::now() + DRAIN_LIMIT / 4);
+        if self.in_flight > 0 {
+            let cancel = opcode::AsyncCancel2::new(CancelBuilder::any())
+                .build()
+                .user_data(user_data(OTHER, 0, 0));
+            self.push(&cancel);
+            self.drain(Instant::now() + DRAIN_LIMIT);
+        }
+        let _ = self.ring.submitter().unregister_buf_ring(BUFFER_GROUP);
+    }
+}
+
+impl Uring {
+    /// Submits and reaps until no operation is left in the ring or `deadline` passed.
+    fn drain(&mut self, deadline: Instant) {
+        while self.in_flight > 0 && Instant::now() < deadline {
+            if self.enter(Duration::from_millis(10)).is_err() {
+                return;
+            }
+            let finished = self
+                .ring
+                .completion()
+                .filter(|c| !cqueue::more(c.flags()))
+                .count();
+            self.in_flight -= finished;
+        }
+    }
+}
+
+fn on_completion(w: &mut Worker<Uring>, data: u64, result: i32, flags: u32, now: Instant) {
+    if !cqueue::more(flags) {
+        w.io.in_flight -= 1;
+    }
+    let (op, index, generation) = decode(data);
+    let buffer = cqueue::buffer_select(flags);
+    if op == OTHER || !w.is_current(index, generation) {
+        // A late completion for a socket already closed: only its buffer matters.
+        if let Some(id) = buffer {
+            w.io.buffers.give_back(id);
+        }
+        return;
+    }
+    match op {
+        CONNECT => on_connect(w, index, result, now),
+        SEND => on_send(w, index, result, now),
+        _ => on_recv(w, index, result, flags, buffer, now),
+    }
+}
+
+fn on_connect(w: &mut Worker<Uring>, index: usize, result: i32, now: Instant) {
+    if result < 0 {
+        return w.fail(index, classify_connect(&os_error(result)), now);
+    }
+    w.connected(index, now);
+    arm_recv(w, index);
+    w.flush(index);
+}
+
+fn on_send(w: &mut Worker<Uring>, index: usize, result: i32, now: Instant) {
+    w.conns[index].sending = false;
+    match result {
+        r if r < 0 => w.fail(index, classify_write(&os_error(r)), now),
+        0 => w.fail(index, ErrorClass::Write, now),
+        sent => {
+            w.conns[index].write_pending -= sent as usize;
+            w.flush(index);
+        }
+    }
+}
+
+fn on_recv(
+    w: &mut Worker<Uring>,
+    index: usize,
+    result: i32,
+    flags: u32,
+    buffer: Option<u16>,
+    now: Instant,
+) {
+    if result > 0 {
+        let id = buffer.expect("a receive with bytes names its buffer");
+        // SAFETY: the completion handed us buffer `id`; it goes back right after parsing.
+        let data = unsafe { w.io.buffers.data(id, result as usize) };
+        let open = w.ingest(index, data, now);
+        w.io.buffers.give_back(id);
+        if open && !cqueue::more(flags) {
+            arm_recv(w, index); // the kernel ended the multishot (e.g. a full completion queue)
+        }
+        return;
+    }
+    if let Some(id) = buffer {
+        w.io.buffers.give_back(id);
+    }
+    match result {
+        0 => w.on_eof(index, now),
+        r if -r == libc::ENOBUFS => arm_recv(w, index), // every buffer was busy: they are back now
+        r => w.fail(index, classify_read(&os_error(r)), now),
+    }
+}
+
+/// One multishot receive per open connection: it stays armed across responses.
+fn arm_recv(w: &mut Worker<Uring>, index: usize) {
+    let conn = &w.conns[index];
+    let Some(stream) = conn.stream.as_ref() else {
+        return;
+    };
+    let entry = opcode::RecvMulti::new(Fd(stream.as_raw_fd()), BUFFER_GROUP)
+        .build()
+        .user_data(user_data(RECV, index, conn.generation));
+    w.io.push(&entry);
+}
