@@ -1,6 +1,7 @@
 """The command line: parses arguments and calls the pipeline stages, nothing more."""
 
 import datetime
+import re
 import resource
 import sys
 import traceback
@@ -118,11 +119,39 @@ def script(stack: str, workload: str, query: str | None, iterations: int,
                    "else the suite's [hosts] or hosts_file.")
 @click.option("--keep", is_flag=True,
               help="Multi-host runs: leave each host's run directory (logs, configs) there.")
+@click.option("--until-decided", is_flag=True,
+              help="After the plan, repeat the levels of undecided comparisons (fresh starts, "
+                   "most decisions per second first) until every one is decided or --budget "
+                   "is spent.")
+@click.option("--budget", metavar="DURATION",
+              help="With --until-decided: the most time the added rounds may take (e.g. 20m, "
+                   "90s, 1h; default 20m).")
 def run(suite: Path | None, stack_list: str | None, workload_list: str | None, dry_run: bool,
-        out: Path | None, resume: int | None, hosts_file: Path | None, keep: bool) -> None:
+        out: Path | None, resume: int | None, hosts_file: Path | None, keep: bool,
+        until_decided: bool, budget: str | None) -> None:
     """Run SUITE (default: suites/quick.toml): every stack x workload x load level."""
+    if budget is not None and not until_decided:
+        raise InputError("--budget: it limits --until-decided; add --until-decided, or leave "
+                         "--budget out")
+    budget_s = parse_duration(budget or DEFAULT_BUDGET, "--budget") if until_decided else None
     sys.exit(run_command(console, suite, _csv(stack_list), _csv(workload_list), dry_run, out,
-                         resume, hosts_file, keep))
+                         resume, hosts_file, keep, budget_s))
+
+
+DEFAULT_BUDGET = "20m"
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|min|h)?$")
+
+
+def parse_duration(text: str, flag: str) -> float:
+    """'20m' -> 1200.0; seconds by default; at most a day, at least 10 s."""
+    match = _DURATION.match(text.strip())
+    if not match:
+        raise InputError(f"{flag} {text!r}: expected a duration such as 90s, 20m or 1h")
+    unit = {"s": 1, None: 1, "m": 60, "min": 60, "h": 3600}[match.group(2)]
+    seconds = float(match.group(1)) * unit
+    if not 10 <= seconds <= 86_400:
+        raise InputError(f"{flag} {text!r}: give between 10 s and 24 h")
+    return seconds
 
 
 def _formats(values: tuple[str, ...]) -> tuple[str, ...] | None:

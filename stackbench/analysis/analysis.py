@@ -22,7 +22,16 @@ from stackbench.analysis import stats
 from stackbench.analysis.calibration import spread_of
 from stackbench.analysis.levelsteady import LevelSteadyAggregate, aggregate_steady
 from stackbench.analysis.stats import Breakpoint, Estimate, LevelAggregate
-from stackbench.analysis.verdicts import RunSpread, Verdict, assumed_spread, compare, holm
+from stackbench.analysis.verdicts import (
+    ALPHA,
+    CONFIDENCE,
+    THROUGHPUT_THRESHOLD,
+    RunSpread,
+    Verdict,
+    assumed_spread,
+    compare,
+    holm,
+)
 from stackbench.config.slo import evaluate_slo
 from stackbench.config.suite import Slo
 from stackbench.store.records import LevelFlag
@@ -101,6 +110,8 @@ class Analysis:
     failed_verifications: list[VerificationRow]
     settings: dict[str, Any] = field(default_factory=dict)
     spread: RunSpread = field(default_factory=assumed_spread)
+    # The verdicts' confidence: 95%, or 1 - 0.05 / looks for a run --until-decided
+    confidence: float = CONFIDENCE
 
     @property
     def search(self) -> bool:
@@ -118,10 +129,11 @@ def analyse(data: RunData, resamples: int = stats.DEFAULT_RESAMPLES,
     the calibration of the run's machine (stackbench calibrate), else the assumed default."""
     spread = spread or spread_of(data.calibration)
     settings: dict[str, Any] = msgspec.to_builtins(data.run.settings)
+    confidence = decision_confidence(data.run.settings.decision_looks)
     slo = stats.slo_from_settings(settings.get("slo"))
     failures = _verification_failures(data.verifications)
     labels = list(dict.fromkeys(c.label for c in data.cases))
-    workloads = [_workload(data, label, slo, failures, resamples, seed, spread)
+    workloads = [_workload(data, label, slo, failures, resamples, seed, spread, confidence)
                  for label in labels]
     repeat = int(settings.get("repeat") or max((r.repetition + 1 for r in data.levels),
                                                default=1))
@@ -131,7 +143,13 @@ def analyse(data: RunData, resamples: int = stats.DEFAULT_RESAMPLES,
         data=data, slo=slo, level_kind=mode, repeat=repeat, workloads=workloads,
         stacks=list(dict.fromkeys(c.stack for c in data.cases)),
         failed_verifications=[v for v in data.verifications if not v.ok], settings=settings,
-        spread=spread)
+        spread=spread, confidence=confidence)
+
+
+def decision_confidence(looks: int) -> float:
+    """Each look at the data of a run --until-decided spends alpha / looks (Bonferroni over
+    the most looks the run may take), so that its false-winner rate stays at alpha."""
+    return 1.0 - ALPHA / max(looks, 1)
 
 
 def _verification_failures(rows: list[VerificationRow]) -> dict[tuple[str, str], list[str]]:
@@ -144,7 +162,7 @@ def _verification_failures(rows: list[VerificationRow]) -> dict[tuple[str, str],
 
 def _workload(data: RunData, label: str, slo: Slo | None,
               failures: dict[tuple[str, str], list[str]], resamples: int,
-              seed: int, spread: RunSpread) -> WorkloadView:
+              seed: int, spread: RunSpread, confidence: float) -> WorkloadView:
     views = []
     for case in (c for c in data.cases if c.label == label):
         rows = data.levels_of(case.id)
@@ -157,13 +175,14 @@ def _workload(data: RunData, label: str, slo: Slo | None,
         views.append(CaseView(case, rows, aggs, stats.case_breakpoint(aggs), fails, steady))
     measured = [v for v in views if v.rows]
     values = sorted({a.level_value for v in measured for a in v.aggregates})
-    rankings = _judged([_rank(measured, value, spread) for value in values])
+    rankings = _judged([_rank(measured, value, spread, confidence) for value in values])
     workload = next(c.workload for c in data.cases if c.label == label)
     return WorkloadView(label, workload, measured, [v for v in views if not v.rows], values,
                         rankings)
 
 
-def _rank(cases: list[CaseView], level_value: float, spread: RunSpread) -> LevelRanking:
+def _rank(cases: list[CaseView], level_value: float, spread: RunSpread,
+          confidence: float) -> LevelRanking:
     ranked: list[tuple[str, LevelAggregate]] = []
     excluded = []
     for view in cases:
@@ -180,7 +199,7 @@ def _rank(cases: list[CaseView], level_value: float, spread: RunSpread) -> Level
         else:
             ranked.append((view.stack, agg))
     ranked.sort(key=lambda c: c[1].throughput.value, reverse=True)
-    rungs = ladder([agg.throughput for _, agg in ranked], spread)
+    rungs = ladder([agg.throughput for _, agg in ranked], spread, confidence=confidence)
     entries = [RankEntry(stack, agg.throughput, best, agg.flags, above)
                for (stack, agg), (best, above) in zip(ranked, rungs, strict=True)]
     return LevelRanking(level_value, entries, excluded)
@@ -190,14 +209,14 @@ Rung = tuple[Verdict | None, Verdict | None]
 
 
 def ladder(figures: list[Estimate], spread: RunSpread, *, higher_is_better: bool = True,
-           threshold: float | None = None) -> list[Rung]:
+           threshold: float | None = None, confidence: float = CONFIDENCE) -> list[Rung]:
     """For figures sorted best first: each one's (best against it, the one above against
     it); None for the best, and for the one above when that is the best."""
     out: list[Rung] = [(None, None)] if figures else []
     for i in range(1, len(figures)):
         def against(other: Estimate, i: int = i) -> Verdict:
             return compare_figures(other, figures[i], spread, higher_is_better=higher_is_better,
-                                   threshold=threshold)
+                                   threshold=threshold, confidence=confidence)
         out.append((against(figures[0]), against(figures[i - 1]) if i >= 2 else None))
     return out
 
@@ -211,11 +230,12 @@ def holm_rungs(ladders: list[list[Rung]]) -> list[list[Rung]]:
 
 
 def compare_figures(a: Estimate, b: Estimate, spread: RunSpread, *,
-                    higher_is_better: bool = True, threshold: float | None = None) -> Verdict:
+                    higher_is_better: bool = True, threshold: float | None = None,
+                    confidence: float = CONFIDENCE) -> Verdict:
     """a against b from the evidence their estimates carry (one family of one: see holm)."""
-    kwargs = {} if threshold is None else {"threshold": threshold}
     verdict = compare(a.evidence, b.evidence, higher_is_better=higher_is_better,
-                      spread=spread, **kwargs)
+                      spread=spread, confidence=confidence,
+                      threshold=THROUGHPUT_THRESHOLD if threshold is None else threshold)
     if verdict.ratio is None and b.value > 0:
         verdict = replace(verdict, ratio=a.value / b.value)
     return verdict

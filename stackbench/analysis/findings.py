@@ -18,7 +18,7 @@ from stackbench.analysis.analysis import (
 from stackbench.analysis.levelsteady import SOURCE_WINDOW
 from stackbench.analysis.stats import NO_COMPLETED, LevelAggregate
 from stackbench.analysis.steady import SteadyClass
-from stackbench.analysis.wording import RULE, SYMBOL, sentence
+from stackbench.analysis.wording import RULE, SYMBOL, assumed, sentence
 from stackbench.config.slo import percentile_key
 from stackbench.store.records import LevelFlag
 
@@ -113,12 +113,14 @@ def ranking_text(a: Analysis, r: LevelRanking) -> str:
     said = []
     for i, e in enumerate(entries):
         if e.vs_best is not None:
-            said.append(sentence(e.vs_best, entries[0].stack, e.stack, "req/s"))
+            said.append(sentence(e.vs_best, entries[0].stack, e.stack, "req/s", False))
         if e.vs_above is not None:
-            said.append(sentence(e.vs_above, entries[i - 1].stack, e.stack, "req/s"))
+            said.append(sentence(e.vs_above, entries[i - 1].stack, e.stack, "req/s", False))
+    note = next((assumed(e.vs_best) for e in entries
+                 if e.vs_best is not None and assumed(e.vs_best)), "")
     excluded = "; ".join(f"{stack}: {why}" for stack, why in r.excluded)
     text = f"at {_level_name(a, r.level_value)}: {chain or 'no valid result'}"
-    text += f". {'; '.join(said)}" if said else ""
+    text += f". {'; '.join(said)}{note}" if said else ""
     return text + (f" [not ranked — {excluded}]" if excluded else "")
 
 
@@ -241,6 +243,8 @@ def _steady_findings(a: Analysis, w: WorkloadView, c: CaseView) -> list[Finding]
             elif r.source != SOURCE_WINDOW:
                 out.append(Finding("warn", w.label, f"{where}{tag}: {state.message}; the "
                                    "whole-level figures are shown instead"))
+            elif not state.steady_shown:  # the window's figures, but not a shown steady state
+                out.append(Finding("warn", w.label, f"{where}{tag}: {state.message}"))
             elif state.steady_class is SteadyClass.FLAT:
                 flat.append(fmt.level(st.level_value) + tag)
             else:

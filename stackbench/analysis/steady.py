@@ -30,7 +30,13 @@ adapted from in-process iteration times to per-second throughput (higher is bett
    significant and moves the throughput by more than the tolerance across the window, the
    window's start moves one second later. The seconds so trimmed count as an earlier level
    when they are at least a segment (3 s) long.
-6. The window must cover at least MIN_WINDOW_S and a third of the level, else the level has no
+6. Steadiness is shown, not assumed: the window's fitted change (the same AR(1)-adjusted
+   linear fit) must be shown within STEADY_TOLERANCE, i.e. |change| plus its one-sided 95%
+   margin at most the tolerance (an equivalence test). A window that neither drifts
+   significantly nor shows that bound (a short or noisy window: a 10% decline over 12 s cannot
+   be told from noise) keeps its figures but says "steadiness not shown", with the level length
+   that would show it (`steady_shown`, `message`).
+7. The window must cover at least MIN_WINDOW_S and a third of the level, else the level has no
    steady state (Barrett et al.: changes within the last part of the run), and the message says
    that a longer level is the fix. Otherwise the class is, as in the paper: flat (no other
    level before the window), slowdown (some earlier level was higher: steady after a fall),
@@ -74,6 +80,11 @@ DRIFT_ALPHA = 0.01
 # score best (98.8% of all series right); 10 keeps the lower end, the more sensitive to short
 # levels, of that plateau.
 PENALTY_PER_LOG_N = 10.0
+# A steady window's fitted change across it must be shown within this (both ways, 95%): looser
+# than the 2% that merges segments, because a 10-s window of 1% per-second noise can show no
+# better than about +-2.5%; tighter would call every short level unsteady, looser would let a
+# 10% decline pass as steady.
+STEADY_TOLERANCE = 0.05
 
 
 class SteadyClass(enum.Enum):
@@ -113,6 +124,11 @@ class SteadyState:
     floor_s: int                   # seconds always dropped at the start
     seconds: int                   # length of the series
     message: str
+    # Steadiness shown (item 6 above): the window's fitted change is within STEADY_TOLERANCE
+    # with 95% confidence; False also when there is no window.
+    steady_shown: bool = False
+    change: float | None = None        # the window's fitted relative change
+    change_bound: float | None = None  # |change| + its one-sided 95% margin (None: unknown)
 
     @property
     def has_steady_state(self) -> bool:
@@ -182,9 +198,13 @@ def detect_steady_state(per_second: Values,
     steady_class = _classify(earlier, segments[-1].median, tolerance)
     warmup_s = {SteadyClass.FLAT: 0, SteadyClass.WARMUP: start}.get(steady_class)
     kept = tuple(t for t in transients if t[0] >= start)
+    shown = steadiness(values[start:end])
+    message = _message(steady_class, start, end, earlier, steady_mean)
+    if not shown.shown:
+        message += f"; {shown.why(n - (end - start))}"
     return SteadyState(steady_class, start, end, steady_mean, warmup_s, changepoints,
-                       tuple(segments), kept, floor, n,
-                       _message(steady_class, start, end, earlier, steady_mean))
+                       tuple(segments), kept, floor, n, message, shown.shown, shown.change,
+                       shown.bound)
 
 
 def _segment(values: FloatArray, floor: int, penalty_per_log_n: float) -> list[Segment]:
@@ -264,6 +284,45 @@ def _window_start(segments: Sequence[Segment], tolerance: float
 class Drift:
     change: float        # fitted relative change from the first to the last second
     significant: bool    # the slope differs from 0 at DRIFT_ALPHA (AR(1)-adjusted)
+    se: float | None = None  # standard error of `change` (None: too short or too correlated)
+    df: float = 0.0
+
+
+@dataclass(frozen=True)
+class Steadiness:
+    """Whether a window's fitted change is shown within STEADY_TOLERANCE."""
+
+    shown: bool
+    change: float
+    bound: float | None   # |change| + t(0.95, df) * se; None when it cannot be estimated
+    seconds: int
+    tolerance: float
+
+    def why(self, outside_window: int) -> str:
+        """'steadiness not shown: ...' with the level length that would show it."""
+        if self.bound is None:
+            return (f"steadiness not shown: the {self.seconds}-s window is too short or too "
+                    f"autocorrelated to bound its change (fitted {self.change:+.1%}); "
+                    f"{_longer_level(self.seconds + outside_window)}")
+        margin = self.bound - abs(self.change)
+        head = (f"steadiness not shown: throughput changes {self.change:+.1%} across the "
+                f"{self.seconds}-s window (95% bound {self.bound:.1%}, tolerance "
+                f"±{self.tolerance:.0%})")
+        room = self.tolerance - abs(self.change)
+        if room <= 0.2 * self.tolerance or margin <= 0:
+            return head + "; a longer level would show whether it settles"
+        # the margin shrinks as 1 / sqrt(seconds) (the slope's standard error over n seconds)
+        seconds = math.ceil(self.seconds * (margin / room) ** 2) + outside_window
+        return head + f"; a level of about {seconds} s would show it"
+
+
+def steadiness(window: FloatArray, tolerance: float = STEADY_TOLERANCE) -> Steadiness:
+    """The window's fitted change, shown within `tolerance` or not (one-sided 95% bound)."""
+    drift = _drift(window)
+    if drift.se is None:
+        return Steadiness(False, drift.change, None, len(window), tolerance)
+    bound = abs(drift.change) + float(scipy_stats.t.ppf(0.95, drift.df)) * drift.se
+    return Steadiness(bound <= tolerance, drift.change, bound, len(window), tolerance)
 
 
 def _drift(window: FloatArray) -> Drift:
@@ -274,7 +333,9 @@ def _drift(window: FloatArray) -> Drift:
     in plain noise."""
     n = len(window)
     center = float(np.mean(window))
-    if center == 0.0 or n < 4 or float(np.ptp(window)) == 0.0:
+    if center != 0.0 and n >= 4 and float(np.ptp(window)) == 0.0:
+        return Drift(0.0, False, 0.0, 1e6)  # a constant series: exactly no change
+    if center == 0.0 or n < 4:
         return Drift(0.0, False)
     fit = scipy_stats.linregress(np.arange(n, dtype=np.float64), window / center)
     change = float(fit.slope) * (n - 1)
@@ -282,12 +343,13 @@ def _drift(window: FloatArray) -> Drift:
     r1 = _lag1_autocorrelation(residuals)
     effective = n * (1.0 - r1) / (1.0 + r1)
     if fit.stderr == 0.0:  # an exact line: no noise to doubt it
-        return Drift(change, True)
+        return Drift(change, True, 0.0, 1e6)
     if effective <= 3.0:  # too autocorrelated to tell a trend from a slow wander
         return Drift(change, False)
     stderr = float(fit.stderr) * math.sqrt((n - 2) / (effective - 2))
     critical = float(scipy_stats.t.ppf(1.0 - DRIFT_ALPHA / 2.0, effective - 2))
-    return Drift(change, abs(float(fit.slope)) / stderr > critical)
+    return Drift(change, abs(float(fit.slope)) / stderr > critical, stderr * (n - 1),
+                 effective - 2)
 
 
 def _lag1_autocorrelation(residuals: FloatArray) -> float:

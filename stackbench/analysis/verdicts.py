@@ -124,11 +124,16 @@ def lag1_autocorrelation(values: Sequence[float] | np.ndarray) -> float:
     return float(np.sum(centred[1:] * centred[:-1])) / denominator
 
 
+def corrected_autocorrelation(n: int, r1: float) -> float:
+    """clip(r1 + (1 + 4 r1) / n, 0, 0.9): the lag-1 estimate is biased low by about
+    (1 + 4 r1) / n in short series, and a negative one would flatter."""
+    return min(max(r1 + (1.0 + 4.0 * r1) / n, 0.0), MAX_AUTOCORRELATION)
+
+
 def effective_size(n: int, r1: float) -> float:
-    """n (1 - r) / (1 + r) with r = clip(r1 + (1 + 4 r1) / n, 0, 0.9): the lag-1 estimate is
-    biased low by about (1 + 4 r1) / n in short series, and a negative one would flatter."""
-    corrected = min(max(r1 + (1.0 + 4.0 * r1) / n, 0.0), MAX_AUTOCORRELATION)
-    return n * (1.0 - corrected) / (1.0 + corrected)
+    """n (1 - r) / (1 + r), r the corrected lag-1 autocorrelation."""
+    r = corrected_autocorrelation(n, r1)
+    return n * (1.0 - r) / (1.0 + r)
 
 
 def series_evidence(per_second: Sequence[float] | np.ndarray, shown: float | None = None
@@ -145,10 +150,18 @@ def series_evidence(per_second: Sequence[float] | np.ndarray, shown: float | Non
     if mean <= 0.0 or value <= 0.0:
         return None
     relative = x / mean
-    n_eff = effective_size(len(x), lag1_autocorrelation(relative))
+    r = corrected_autocorrelation(len(x), lag1_autocorrelation(relative))
+    n_eff = len(x) * (1.0 - r) / (1.0 + r)
     variance = float(np.var(relative, ddof=1)) / n_eff
-    return Evidence(value, math.log(value), variance, max(n_eff - 1.0, 1.0), len(x),
+    return Evidence(value, math.log(value), variance, variance_df(len(x), r), len(x),
                     Unit.SECONDS, variance)
+
+
+def variance_df(n: int, r: float) -> float:
+    """Degrees of freedom of the sample variance of an AR(1) series: n (1 - r^2) / (1 + r^2)
+    - 1 (Bartlett 1946: the variance's own effective size, larger than the mean's n_eff); at
+    least 1."""
+    return max(n * (1.0 - r * r) / (1.0 + r * r) - 1.0, 1.0)
 
 
 def repetition_evidence(figures: Sequence[float], within: Sequence[float],
@@ -202,6 +215,9 @@ class Verdict:
     decide: str | None        # UNDECIDED: what would decide it
     confidence: float = CONFIDENCE
     alpha: float = ALPHA
+    # UNDECIDED: the repetitions a side that would decide it if the ratio stayed (None: more
+    # than MAX_REPETITIONS_ADVISED, or it sits at the threshold); run --until-decided reads it
+    repetitions_needed: int | None = None
 
     @property
     def a_better(self) -> bool | None:
@@ -241,7 +257,8 @@ def compare(a: Evidence | None, b: Evidence | None, *, higher_is_better: bool = 
                       unit, spread if run_terms else None, math.exp(band + t * se), None,
                       confidence, round(1.0 - confidence, 12))
     if verdict.outcome is Outcome.UNDECIDED:
-        verdict = replace(verdict, decide=what_would_decide(verdict, a, b))
+        text, reps = what_would_decide(verdict, a, b)
+        verdict = replace(verdict, decide=text, repetitions_needed=reps)
     return verdict
 
 
@@ -341,7 +358,7 @@ def holm_adjust(p_values: Sequence[float]) -> list[float]:
 
 
 # --- what would decide -----------------------------------------------------------------------
-def what_would_decide(v: Verdict, a: Evidence, b: Evidence) -> str:
+def what_would_decide(v: Verdict, a: Evidence, b: Evidence) -> tuple[str, int | None]:
     """The measurement that would decide an undecided comparison, if the ratio stayed the
     same: the level length (single repetitions, while the run-to-run term leaves room) or the
     repetitions per side (from the same within-level and run-to-run variances)."""
@@ -352,7 +369,10 @@ def what_would_decide(v: Verdict, a: Evidence, b: Evidence) -> str:
     t = _t_quantile(0.5 + v.confidence / 2.0, max(v.df, 1.0))
     if needed < 0.1 * band:
         return (f"the ratio sits at the ±{_pct(v.threshold)} threshold: no practical amount of "
-                "measurement decides it")
+                "measurement decides it"), None
+    spread = v.spread or RunSpread(0.0, False, "")
+    reps = repetitions_to_decide(needed, _one_repetition(a, spread) + _one_repetition(b, spread),
+                                 v.confidence)
     run_terms = v.se ** 2 - a.variance - b.variance
     within = a.variance + b.variance
     room = (needed / t) ** 2 - run_terms
@@ -360,16 +380,13 @@ def what_would_decide(v: Verdict, a: Evidence, b: Evidence) -> str:
         factor = within / room
         seconds = math.ceil(max(a.n, b.n) * factor)
         if factor <= 20:
-            return f"levels of about {seconds + 2} s (steady windows of {seconds} s) would " \
-                   f"{target} the ±{_pct(v.threshold)} threshold"
-    spread = v.spread or RunSpread(0.0, False, "")
-    reps = repetitions_to_decide(needed, _one_repetition(a, spread) + _one_repetition(b, spread),
-                                 v.confidence)
+            return (f"levels of about {seconds + 2} s (steady windows of {seconds} s) would "
+                    f"{target} the ±{_pct(v.threshold)} threshold"), reps
     if reps is None:
         return (f"more than {MAX_REPETITIONS_ADVISED} repetitions a side would be needed to "
-                f"{target} the ±{_pct(v.threshold)} threshold")
-    return f"{reps} repetitions a side (`repeat = {reps}`) would {target} the " \
-           f"±{_pct(v.threshold)} threshold"
+                f"{target} the ±{_pct(v.threshold)} threshold"), None
+    return (f"{reps} repetitions a side (`repeat = {reps}`) would {target} the "
+            f"±{_pct(v.threshold)} threshold"), reps
 
 
 def repetitions_to_decide(needed: float, per_run: float,

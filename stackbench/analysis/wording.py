@@ -20,6 +20,11 @@ RULE = ("Verdicts: 'faster'/'slower' when the 95% interval of the ratio lies who
         "what would decide it.")
 
 
+FIGURES_NOTE = ("Each figure is the steady window's (one repetition) or the geometric mean of "
+                "the repetitions' (several), with its 95% interval in brackets (– means not "
+                "measured).")
+
+
 def interval(v: Verdict) -> str:
     """'8.02× (95% 7.41–8.68×)', or the bare ratio when there is no interval."""
     if v.ratio is None:
@@ -40,9 +45,10 @@ def cell(v: Verdict | None) -> str:
     return f"{SHORT[v.outcome]} {_ratio(v.ratio)}{bounds}"
 
 
-def sentence(v: Verdict, a: str, b: str, what: str) -> str:
+def sentence(v: Verdict, a: str, b: str, what: str, say_assumed: bool = True) -> str:
     """The verdict of a against b on `what` ('req/s', 'p99') as one sentence. The ratio is
-    always of the figures, a / b."""
+    always of the figures, a / b. `say_assumed` False: the caller says once, for a block of
+    verdicts, that the run-to-run spread was assumed."""
     band = f"±{v.threshold:.0%}"
     shown = f"{a}'s {what} is {interval(v)} {b}'s"
     if v.outcome in (Outcome.FASTER, Outcome.SLOWER):
@@ -58,7 +64,7 @@ def sentence(v: Verdict, a: str, b: str, what: str) -> str:
             text += f"; this design resolves ratios beyond {_ratio(v.resolvable)}"
         if v.decide:
             text += f"; {v.decide}"
-    return text + assumed(v)
+    return text + (assumed(v) if say_assumed else "")
 
 
 def assumed(v: Verdict) -> str:

@@ -8,18 +8,20 @@ Ctrl-C, 143 SIGTERM, 129 SIGHUP): what was measured is kept and reported, and
 """
 
 import contextlib
+import random
 import signal
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from stackbench.analysis.analysis import Analysis, analyse
+from stackbench.analysis.analysis import Analysis, analyse, decision_confidence
 from stackbench.analysis.gate import slo_breaches, slo_rule
+from stackbench.analysis.undecided import LevelKey, Undecided, next_round, undecided
 from stackbench.commands.claims import (
     plan_readiness,
     print_claims,
@@ -37,7 +39,8 @@ from stackbench.commands.resultsdir import (
 from stackbench.config.hosts import HostsFile
 from stackbench.config.paths import DEFAULT_SUITE
 from stackbench.config.placement import format_cpus
-from stackbench.config.plan import Plan, build_plan
+from stackbench.config.plan import Level, Plan, Round, build_plan
+from stackbench.config.status import StackEntry
 from stackbench.config.suite import Suite, parse_suite, resolve_hosts
 from stackbench.engine.outcome import RunOutcome, run_outcome
 from stackbench.engine.resume import Selection, check_resumable, check_same_request, resume_suite
@@ -50,7 +53,7 @@ from stackbench.lab.stack import PlannedParams, planned_params
 from stackbench.report import write_all
 from stackbench.report.terminal import level_line, print_run
 from stackbench.report.termtable import Cell, Col, print_notes, print_table, print_wrapped
-from stackbench.store.store import DISK_FULL_ERRNOS, Store
+from stackbench.store.store import DISK_FULL_ERRNOS, RunData, Store
 
 
 def print_plan(console: Console, plan: Plan, params: Sequence[PlannedParams] = (),
@@ -312,16 +315,19 @@ def hosts_line(suite: Suite, hosts: HostsFile) -> str:
 def run_command(console: Console, suite_path: Path | None, stacks: list[str] | None,
                 workloads: list[str] | None, dry_run: bool, out: Path | None,
                 resume: int | None = None, hosts_file: Path | None = None,
-                keep_remote: bool = False) -> int:
+                keep_remote: bool = False, until_decided_s: float | None = None) -> int:
     return run_suite(console, suite_path, stacks, workloads, dry_run, out, resume, hosts_file,
-                     keep_remote)[0]
+                     keep_remote, until_decided_s)[0]
 
 
 def run_suite(console: Console, suite_path: Path | None, stacks: list[str] | None,
               workloads: list[str] | None, dry_run: bool, out: Path | None,
               resume: int | None = None, hosts_file: Path | None = None,
-              keep_remote: bool = False) -> tuple[int, int | None]:
-    """Run (or plan) a suite: (the exit code, the stored run's id; None for a dry run)."""
+              keep_remote: bool = False, until_decided_s: float | None = None
+              ) -> tuple[int, int | None]:
+    """Run (or plan) a suite: (the exit code, the stored run's id; None for a dry run).
+    `until_decided_s`: then keep repeating the levels of undecided comparisons for at most
+    that many seconds (run --until-decided --budget)."""
     selection = Selection(tuple(stacks or ()), tuple(workloads or ()))
     store: Store | None = None
     if resume is not None:
@@ -345,10 +351,43 @@ def run_suite(console: Console, suite_path: Path | None, stacks: list[str] | Non
     print_readiness(console, readiness)
     if hosts is not None:
         console.print(Text(hosts_line(suite, hosts)))
+    if until_decided_s is not None:
+        print_wrapped(console, until_decided_note(until_decided_s), indent=2)
     if dry_run:
         return 0, None
     _stop_signals_as_interrupt()
     assert store is not None  # opened above
+    looks = MAX_LOOKS if until_decided_s is not None else 1
+    run_id, stopped_by = _execute(console, plan, inventory, store, out,
+                                  Execution(selection, resume, hosts, keep_remote, looks))
+    if until_decided_s is not None and not stopped_by:
+        stopped_by = _until_decided(console, plan, inventory, store, out, run_id,
+                                    Execution(selection, run_id, hosts, keep_remote, looks),
+                                    until_decided_s)
+    try:
+        if stopped_by:
+            return _interrupted(console, store, run_id, out, stopped_by), run_id
+        return _finish(console, store, run_id, out), run_id
+    except KeyboardInterrupt as exc:  # stopped while writing the report: 'stackbench report'
+        return 128 + _signal_number(exc), run_id
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How a plan is executed: the selection, the run it continues (resume), the hosts."""
+
+    selection: Selection
+    resume: int | None
+    hosts: HostsFile | None
+    keep_remote: bool
+    looks: int
+
+
+def _execute(console: Console, plan: Plan, inventory: dict[str, StackEntry], store: Store,
+             out: Path | None, how: Execution) -> tuple[int, int]:
+    """Run the plan with the live progress line: (the run's id, the signal that stopped it,
+    0 when none did)."""
+    suite = plan.suite
     tracker = EtaTracker(plan_slots(plan))
     # Redrawn twice a second from the tracker; transient, and silent when not a terminal.
     live = Live(console=console, refresh_per_second=2, transient=True,
@@ -367,8 +406,8 @@ def run_suite(console: Console, suite_path: Path | None, stacks: list[str] | Non
             live.console.print(Text(text, style="dim"))
 
         runner = Runner(plan, inventory, store, results_dir(out),
-                        RunnerProgress(message, level_done), selection, resume, hosts,
-                        keep_remote)
+                        RunnerProgress(message, level_done), how.selection, how.resume,
+                        how.hosts, how.keep_remote, decision_looks=how.looks)
         stopped_by = 0
         try:
             runner.execute()
@@ -381,12 +420,88 @@ def run_suite(console: Console, suite_path: Path | None, stacks: list[str] | Non
             if runner.run_id:
                 _report_despite(console, store, runner.run_id, out)
             raise
-    try:
+    return runner.run_id, stopped_by
+
+
+# --- run --until-decided ------------------------------------------------------------------------
+MAX_LOOKS = 6  # the first analysis and at most five added rounds: alpha / 6 per look
+
+
+def until_decided_note(budget_s: float) -> str:
+    return (f"until decided: after the plan, the levels of undecided comparisons are repeated "
+            f"(most decisions per second first, each on a fresh start) for at most "
+            f"{budget_s / 60:g} min and {MAX_LOOKS - 1} rounds; with up to {MAX_LOOKS} looks at "
+            f"the data every verdict uses alpha / {MAX_LOOKS} (95% becomes "
+            f"{decision_confidence(MAX_LOOKS):.1%} intervals), so the false-winner rate stays "
+            "at 5% despite the repeated looks")
+
+
+def _until_decided(console: Console, plan: Plan, inventory: dict[str, StackEntry],
+                   store: Store, out: Path | None, run_id: int, how: Execution,
+                   budget_s: float) -> int:
+    """Add rounds of the levels whose comparisons are undecided until none is, the budget is
+    spent or the looks are used up; the signal that stopped it (0: none)."""
+    started = time.monotonic()
+    for look in range(2, how.looks + 1):
+        data = store.load_run(run_id)
+        found = undecided(analyse(data))
+        if found.done:
+            console.print(Text("until decided: every comparison that measurement can decide "
+                               "is decided" + _hopeless(found)))
+            return 0
+        remaining = budget_s - (time.monotonic() - started)
+        chosen = next_round(found, lambda k: _level_seconds(plan, k), remaining)
+        if not chosen:
+            console.print(Text(f"until decided: the budget ({budget_s / 60:g} min) is spent; "
+                               f"{len(found.decidable)} level(s) still in undecided "
+                               "comparisons" + _hopeless(found)))
+            return 0
+        extension = extension_plan(plan, data, chosen)
+        for case in data.cases:
+            if any(k.stack == case.stack and k.label == case.label for k in chosen):
+                store.set_case_status(case.id, "pending", case.reason)
+        seconds = sum(_level_seconds(plan, k) for k in chosen)
+        console.print(Text(f"until decided: look {look} of {how.looks}: repeating "
+                           f"{len(chosen)} level(s) of undecided comparisons (about "
+                           f"{seconds:.0f} s of load)", style="bold"))
+        _, stopped_by = _execute(console, extension, inventory, store, out, how)
         if stopped_by:
-            return _interrupted(console, store, runner.run_id, out, stopped_by), runner.run_id
-        return _finish(console, store, runner.run_id, out), runner.run_id
-    except KeyboardInterrupt as exc:  # stopped while writing the report: 'stackbench report'
-        return 128 + _signal_number(exc), runner.run_id
+            return stopped_by
+    console.print(Text(f"until decided: the {how.looks} looks are used up"))
+    return 0
+
+
+def _hopeless(found: Undecided) -> str:
+    return (f"; {found.hopeless} comparison(s) sit too close to the threshold for more "
+            "measurement to decide them" if found.hopeless else "")
+
+
+def _level_seconds(plan: Plan, key: LevelKey) -> float:
+    load = plan.suite.load_for(key.label)
+    return (load.duration_s or 0.0) + load.warmup_s + load.pause_s
+
+
+def extension_plan(plan: Plan, data: RunData, chosen: Sequence[LevelKey]) -> Plan:
+    """One more repetition of each chosen level, in one round on fresh starts."""
+    cases = {(c.stack, c.label): c.id for c in data.cases}
+    stacks = []
+    for st in plan.stacks:
+        picked = []
+        for case in st.cases:
+            levels = tuple(
+                Level(lv.index, lv.value, 1 + max(
+                    (r.repetition for r in data.levels
+                     if r.case_id == cases.get((st.name, case.spec.label))
+                     and r.level_index == lv.index), default=-1))
+                for lv in dict((lv.index, lv) for lv in case.levels).values()
+                if LevelKey(st.name, case.spec.label, lv.value) in chosen)
+            if levels:
+                picked.append(replace(case, levels=levels))
+        if picked:
+            stacks.append(replace(st, cases=tuple(picked)))
+    order = list(stacks)
+    random.Random(f"{plan.suite.name}:{data.run.id}:{len(data.levels)}").shuffle(order)
+    return Plan(plan.suite, tuple(stacks), (Round(None, tuple(order)),))
 
 
 def _interrupted(console: Console, store: Store, run_id: int, out: Path | None,

@@ -59,6 +59,8 @@ class Round:
 class Plan:
     suite: Suite
     stacks: tuple[PlannedStack, ...]
+    # An extension of a stored run (run --until-decided): its one round, the levels given
+    fixed_rounds: tuple[Round, ...] | None = None
 
     @property
     def interleaved(self) -> bool:
@@ -71,6 +73,8 @@ class Plan:
     def rounds(self) -> tuple[Round, ...]:
         """The order the runner follows. The shuffle is seeded by the suite's name, so a dry
         run shows the order the run will take and a resumed run keeps it."""
+        if self.fixed_rounds is not None:
+            return self.fixed_rounds
         if not self.interleaved:
             return (Round(None, self.stacks),)
         rng = random.Random(f"{self.suite.name}:{self.suite.load.repeat}")

@@ -115,7 +115,8 @@ class Runner:
                  out_dir: Path, progress: Progress | None = None,
                  selection: Selection | None = None, resume: int | None = None,
                  hosts: HostsFile | None = None, keep_remote: bool = False,
-                 clock_offsets_for_tests: dict[str, float] | None = None) -> None:
+                 clock_offsets_for_tests: dict[str, float] | None = None,
+                 decision_looks: int = 1) -> None:
         self.plan = plan
         self.suite = plan.suite
         self.inventory = inventory
@@ -129,6 +130,7 @@ class Runner:
         self.keep_remote = keep_remote  # the agents leave their run directories
         self.clock_offsets_for_tests = clock_offsets_for_tests
         self.remote = RemoteHosts()
+        self.decision_looks = decision_looks  # run --until-decided: see RunSettings
 
     @property
     def logs_dir(self) -> Path:
@@ -179,7 +181,7 @@ class Runner:
         suite = self.suite
         return self.store.start_run(RunRecord(
             suite_name=suite.name, suite_path=str(suite.path.resolve()),
-            suite_text=suite.raw_text, settings=run_settings(suite),
+            suite_text=suite.raw_text, settings=run_settings(suite, self.decision_looks),
             environment=self._environment(), started_at=time.time(),
             owner_pid=owner.pid, owner_started_at=owner.started_at, owner_host=owner.host,
             scratch_dir=str(scratch), only_stacks=self.selection.stacks,

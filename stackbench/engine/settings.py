@@ -10,7 +10,7 @@ from stackbench.store.records import (
 )
 
 
-def run_settings(suite: Suite) -> RunSettings:
+def run_settings(suite: Suite, decision_looks: int = 1) -> RunSettings:
     s = suite.load
     slo, search, placement = suite.slo, suite.search, suite.placement
     return RunSettings(
@@ -39,4 +39,5 @@ def run_settings(suite: Suite) -> RunSettings:
                                     loader_hosts=placement.loader_hosts,
                                     services_host=placement.separate_services_host,
                                     memcached_on_network=placement.memcached_on_network),
+        decision_looks=decision_looks,
     )

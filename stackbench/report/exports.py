@@ -16,7 +16,7 @@ from stackbench.analysis import claimtable, fmt, stats
 from stackbench.analysis.analysis import Analysis
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
-from stackbench.analysis.wording import RULE
+from stackbench.analysis.wording import FIGURES_NOTE, RULE
 from stackbench.report import tables
 from stackbench.report.context import Context, build_context, memory_table
 from stackbench.report.glance import WorkloadGlance, glance
@@ -157,7 +157,7 @@ def _glance_md(g: WorkloadGlance) -> list[str]:
                          ", ".join(b.flags)])
     out = [f"### {g.label}", ""]
     if rows:
-        out += [md_table(TextTable(["figure", "stack", "median [95% CI]", "level", "% of best",
+        out += [md_table(TextTable(["figure", "stack", "figure [95%]", "level", "% of best",
                                     "flags"], rows)), ""]
     out += [f"- req/s ({g.throughput.where}): {g.throughput.verdict}",
             f"- p99 ({g.latency.where}): {g.latency.verdict}"]
@@ -186,8 +186,7 @@ def summary_md(a: Analysis, found: list[Finding], claims: Sequence[ClaimResult] 
            f"{_when(run.finished_at)}. Load: {a.settings.get('mode', '?')} loop over "
            f"{a.level_label}, driver {a.settings.get('driver', '?')}, keep-alive "
            f"{a.settings.get('keepalive', '?')}, {a.repeat} repetition(s) per level. "
-           f"SLO: {slo_text(a)}. Figures are medians over repetitions; [low–high] is the 95% "
-           "bootstrap confidence interval of the median; – means not measured.", "",
+           f"SLO: {slo_text(a)}. {FIGURES_NOTE} {a.spread.source.capitalize()}.", "",
            "## At a glance", "", "Throughput: each stack's best valid level; p99: at the "
            f"highest level every stack measured validly. {RULE}", ""]
     for g in glance(a):

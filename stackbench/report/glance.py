@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, CaseView, Rung, WorkloadView, holm_rungs, ladder
 from stackbench.analysis.stats import Estimate, LevelAggregate
-from stackbench.analysis.verdicts import PERCENTILE_THRESHOLD, Outcome, RunSpread, Verdict
-from stackbench.analysis.wording import interval, sentence
+from stackbench.analysis.verdicts import PERCENTILE_THRESHOLD, Outcome, Verdict
+from stackbench.analysis.wording import assumed, interval, sentence
 from stackbench.store.records import LevelFlag
 
 LATENCY_KEY = "p99"
@@ -100,11 +100,12 @@ def _latency_bars(w: WorkloadView, stacks: Sequence[str], level: float) -> list[
             for b in bars]
 
 
-def rungs(bars: Sequence[GlanceBar], higher_is_better: bool, spread: RunSpread) -> list[Rung]:
+def rungs(bars: Sequence[GlanceBar], higher_is_better: bool, a: Analysis) -> list[Rung]:
     """Each bar's verdicts (bars sorted best first): the best against it, the one above it
     against it. Latency verdicts are "lower is better" against the 5% threshold."""
-    return ladder([b.estimate for b in bars], spread, higher_is_better=higher_is_better,
-                  threshold=None if higher_is_better else PERCENTILE_THRESHOLD)
+    return ladder([b.estimate for b in bars], a.spread, higher_is_better=higher_is_better,
+                  threshold=None if higher_is_better else PERCENTILE_THRESHOLD,
+                  confidence=a.confidence)
 
 
 def decide(bars: Sequence[GlanceBar], what: str) -> tuple[str | None, str]:
@@ -118,18 +119,20 @@ def decide(bars: Sequence[GlanceBar], what: str) -> tuple[str | None, str]:
     caveat = "".join(f"; {b.stack} was loader-bound: its figure is a lower bound"
                      for b in bars if LevelFlag.LOADER_BOUND in b.flags)
     verdicts = [b.vs_best for b in bars[1:]]
+    note = next((assumed(v) for v in verdicts if v is not None and assumed(v)), "")
     if all(v is not None and v.outcome is Outcome.FASTER for v in verdicts):
         shown = "; ".join(f"{what} {interval(v)} {b.stack}'s" for b, v in
                           zip(bars[1:], verdicts, strict=True) if v is not None)
         return best.stack, f"{best.stack} is the best, shown faster than every other: " \
-                           f"{shown}" + caveat
+                           f"{shown}{caveat}{note}"
     said = []
     for i, b in enumerate(bars[1:], start=1):
         if b.vs_best is not None:
-            said.append(sentence(b.vs_best, best.stack, b.stack, what))
+            said.append(sentence(b.vs_best, best.stack, b.stack, what, say_assumed=False))
         if b.vs_above is not None:
-            said.append(sentence(b.vs_above, bars[i - 1].stack, b.stack, what))
-    return None, "no winner named: " + "; ".join(said) + caveat
+            said.append(sentence(b.vs_above, bars[i - 1].stack, b.stack, what,
+                                 say_assumed=False))
+    return None, "no winner named: " + "; ".join(said) + caveat + note
 
 
 def _level_name(a: Analysis, value: float) -> str:
@@ -185,8 +188,8 @@ def _metric(bars: list[GlanceBar], higher_is_better: bool, where: str, what: str
 def glance(a: Analysis) -> list[WorkloadGlance]:
     """Every workload's summary; the verdicts of all of them judged as one family."""
     found = [_bars(a, w) for w in a.workloads]
-    ladders = [rungs(b.throughput, True, a.spread) for b in found] + \
-              [rungs(b.latency, False, a.spread) for b in found]
+    ladders = [rungs(b.throughput, True, a) for b in found] + \
+              [rungs(b.latency, False, a) for b in found]
     judged = holm_rungs(ladders)
     out = []
     for i, b in enumerate(found):

@@ -18,7 +18,7 @@ from stackbench.analysis import claimtable, fmt
 from stackbench.analysis.analysis import Analysis, WorkloadView
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
-from stackbench.analysis.wording import RULE
+from stackbench.analysis.wording import FIGURES_NOTE, RULE
 from stackbench.report import tables
 from stackbench.report.charts import ChartItem
 from stackbench.report.colors import stack_color
@@ -179,6 +179,7 @@ def build_html(a: Analysis, found: list[Finding], glances: list[WorkloadGlance],
         claims=claimtable.claim_rows(claims), claim_header=claimtable.HEADER,
         claim_counts=claimtable.counts_sentence(claims),
         ranking_legend=RANKING_LEGEND, figures_legend=tables.FIGURES_LEGEND,
+        figures_note=FIGURES_NOTE, spread_note=a.spread.source.capitalize(),
         sections=[_section(a, w, found, charts.get(w.label, [])) for w in a.workloads],
         run_wide=_run_wide(a), environment=tables.environment(a), settings=tables.settings(a),
         # Our own files, inserted verbatim (escaping would break their quotes).

@@ -240,7 +240,8 @@ def _metric_lines(console: Console, a: Analysis, m: MetricGlance,
 
 def print_glance(console: Console, a: Analysis, glances: Sequence[WorkloadGlance]) -> None:
     console.print(Text("At a glance", style="bold underline"))
-    print_wrapped(console, f"Bars: median [95% CI] @level and % of the best. {RULE}",
+    print_wrapped(console, f"Bars: figure [95% interval] @level and % of the best. {RULE} "
+                   f"{a.spread.source.capitalize()}.",
                   indent=0, style="dim")
     for g in glances:
         console.print(Text(g.label, style="bold"))

@@ -116,6 +116,9 @@ class RunSettings(Record, frozen=True, kw_only=True):
     workload_levels: dict[str, tuple[float, ...]]
     workload_durations: dict[str, float]
     placement: PlacementSettings
+    # `run --until-decided`: the most looks at the data the run may take (its first analysis
+    # and every round added after it); each verdict uses alpha / decision_looks (1: a plain run)
+    decision_looks: int = 1
 
 
 # --- the stored records --------------------------------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 import synthetic_series as syn
 
 from stackbench.analysis import steady
-from stackbench.analysis.steady import SteadyClass, detect_steady_state
+from stackbench.analysis.steady import STEADY_TOLERANCE, SteadyClass, detect_steady_state
 
 LEVEL = syn.LEVEL
 SEEDS = range(8)
@@ -143,3 +143,36 @@ def test_rejects_values_that_are_not_measurements():
 def test_warmup_in_a_five_minute_level():
     s = detect_steady_state(syn.ramp_then_plateau(300, 40, 0.02, seed=7).tolist())
     assert s.steady_class is SteadyClass.WARMUP and abs(s.warmup_s - 40) <= 2
+
+
+# --- steadiness shown, not assumed -----------------------------------------------------------
+def test_a_quiet_flat_level_shows_its_steadiness():
+    state = detect_steady_state(syn.flat(30, 0.01, seed=3))
+    assert state.steady_shown and state.change_bound is not None
+    assert state.change_bound <= STEADY_TOLERANCE
+    assert "steadiness not shown" not in state.message
+
+
+def test_a_10_percent_decline_inside_a_12_s_level_is_never_called_steady():
+    """The quick run's go sha256?n=1 @300 fell 10.6% across its window and was classed flat:
+    a short window that cannot bound its change says so, with the level that would."""
+    shown = 0
+    for seed in range(40):
+        state = detect_steady_state(syn.decline(12, 0.10, 0.01, seed))
+        if state.steady_shown:  # only a window short enough to really change < 5% across it
+            shown += 1
+            assert 0.10 * (state.window_seconds - 1) / 11 <= STEADY_TOLERANCE, state.message
+        elif state.has_steady_state:
+            assert "steadiness not shown" in state.message
+            assert "would show" in state.message or "settles" in state.message
+    assert shown <= 4  # the whole 10-s window (an 8% change) is never shown steady
+
+
+def test_steadiness_names_the_level_length_that_would_show_it():
+    s = steady.Steadiness(False, 0.01, 0.08, 10, 0.05)
+    # margin 0.07 must shrink to the 0.04 of room left: (0.07 / 0.04)^2 * 10 s, + 2 s outside
+    assert s.why(2).endswith(f"a level of about {math.ceil(10 * (0.07 / 0.04) ** 2) + 2} s "
+                             "would show it")
+    assert "settles" in steady.Steadiness(False, 0.045, 0.09, 10, 0.05).why(2)
+    assert "too short or too autocorrelated" in steady.Steadiness(False, 0.0, None, 6,
+                                                                  0.05).why(2)

@@ -110,7 +110,8 @@ def test_decide_edge_cases():
     verdict = compare_figures(best, other, assumed_spread())
     bars = [_bar("a", 3000, ["loader-bound"]), _bar("b", 1000, vs_best=verdict)]
     winner, text = decide(bars, "req/s")
-    assert winner == "a" and text.endswith("; a was loader-bound: its figure is a lower bound")
+    assert winner == "a" and text.endswith("; a was loader-bound: its figure is a lower bound"
+                                           " (run-to-run spread assumed 5%: not calibrated)")
 
 
 def test_not_ranked_stacks_are_named_with_why():
