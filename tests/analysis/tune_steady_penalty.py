@@ -15,6 +15,7 @@ import numpy as np
 import synthetic_series as syn
 
 from stackbench.analysis.steady import (
+    STEADY_TOLERANCE,
     SteadyClass,
     SteadyState,
     detect_steady_state,
@@ -73,6 +74,21 @@ def families() -> Iterator[tuple[str, Callable[[int], np.ndarray], Check]]:
     for n in (20, 30, 60):
         yield ("decline 20%", lambda s, n=n: syn.decline(n, 0.2, 0.01, s),
                is_class(SteadyClass.NO_STEADY_STATE))
+    # Short levels: right when no window straddling the change is shown steady (a flat class
+    # over both sides of a -10% step, or a window across which a 10% decline moves > 5%).
+    for n in (12, 20):
+        yield ("step down 10% mid-level", lambda s, n=n:
+               syn.step(n, n // 2, 1.0, 0.9, 0.01, s, phi=0.3), not_steady_across(n // 2))
+        yield ("decline 10% (12-20 s)", lambda s, n=n: syn.decline(n, 0.1, 0.01, s),
+               changes_at_most(0.1 / (n - 1), STEADY_TOLERANCE))
+
+
+def not_steady_across(at: int) -> Check:
+    return lambda s: not (s.steady_shown and s.window_start is not None and s.window_start < at)
+
+
+def changes_at_most(per_second: float, tolerance: float) -> Check:
+    return lambda s: not s.steady_shown or per_second * (s.window_seconds - 1) <= tolerance
 
 
 def score(factor: float) -> dict[str, tuple[int, int]]:

@@ -50,6 +50,28 @@ def test_dry_run_prints_the_plan_and_starts_nothing():
     assert "plan" in done.stdout and "load levels" in done.stdout
 
 
+def test_until_decided_flags_are_checked_and_planned(tmp_path):
+    alone = stackbench("run", "--dry-run", "--budget", "5m")
+    assert alone.returncode == 2
+    assert "--budget" in alone.stderr and "--until-decided" in alone.stderr
+    bad = stackbench("run", "--dry-run", "--until-decided", "--budget", "soon")
+    assert bad.returncode == 2 and "--budget 'soon'" in bad.stderr
+    done = stackbench("run", "--dry-run", "--until-decided", "--budget", "5m")
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert "until decided:" in said and "at most 5 min" in said and "alpha / 6" in said
+
+
+def test_a_calibration_suite_must_be_one_level_repeated(tmp_path):
+    suite = tmp_path / "cal.toml"
+    suite.write_text('name = "cal"\nstacks = ["go-nethttp", "node"]\nworkloads = ["hello"]\n'
+                     "[load]\nconnections = [50]\nduration_s = 5\n")
+    done = stackbench("calibrate", str(suite), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2
+    assert "not a calibration suite" in done.stderr and "'stacks' lists 2" in done.stderr
+    assert "repeat = 1" in done.stderr and not (tmp_path / "out").exists()
+
+
 def test_informational_commands_run():
     for command in ("stacks", "workloads", "doctor", "--version"):
         assert stackbench(command).returncode == 0, command

@@ -12,8 +12,11 @@ import psutil
 import pytest
 from conftest import FAKE_STACKS, have, native_loader_built
 
+from stackbench.analysis.undecided import LevelKey
+from stackbench.commands.run import extension_plan
 from stackbench.config.plan import build_plan
 from stackbench.config.suite import parse_suite
+from stackbench.engine.runner import Progress as RunnerProgress
 from stackbench.engine.runner import Runner
 from stackbench.store.store import Store
 
@@ -267,3 +270,72 @@ def test_a_jit_stack_gets_its_warm_up_pass_before_each_case(tmp_path, fake_inven
         assert w is not None and w.seconds == 1 and w.level_value == 2 and not w.failure
         assert w.completed > 0 and w.requests_per_s > 0
         assert [lv.level_value for lv in data.levels_of(case.id)] == [2, 4]  # not a level
+
+
+INTERLEAVED = """
+name = "interleaved"
+stacks = ["refserver", "refserver-b"]
+workloads = ["hello"]
+
+[variants.refserver-b]
+stack = "refserver"
+
+[load]
+driver = "native"
+connections = [2]
+duration_s = 1
+warmup_s = 0
+pause_s = 0
+timeout_s = 3
+repeat = 3
+
+[placement]
+server_cpus = "0"
+loader_cpus = "{loader}"
+"""
+
+
+@pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
+def test_repetitions_run_round_robin_each_on_a_fresh_start(tmp_path, fake_inventory):
+    """repeat = 3 over two copies of one stack: 3 rounds, each starting both afresh in the
+    plan's shuffled order; levels are stored in that order and every case ends ok."""
+    suite = parse_suite(suite_file(tmp_path, "native", INTERLEAVED))
+    plan = build_plan(suite, fake_inventory, None, None)
+    rounds = plan.rounds()
+    assert [r.repetition for r in rounds] == [0, 1, 2]
+    assert all({s.name for s in r.order} == {"refserver", "refserver-b"} for r in rounds)
+    messages: list[str] = []
+    store = Store(tmp_path / "s.sqlite")
+    run_id = Runner(plan, fake_inventory, store, tmp_path,
+                    RunnerProgress(message=messages.append)).execute()
+    data = store.load_run(run_id)
+    stacks = {c.id: c.stack for c in data.cases}
+    stored = [(stacks[lv.case_id], lv.repetition)
+              for lv in sorted(data.levels, key=lambda lv: lv.started_at)]
+    assert stored == [(s.name, r.repetition) for r in rounds for s in r.order]
+    assert all(c.status == "ok" for c in data.cases)
+    starts = [m for m in messages if m.endswith(": starting")]
+    assert len(starts) == 6  # a fresh start of each stack in each round
+    assert sum("round 2 of 3, a fresh start" in m for m in messages) == 2
+
+
+@pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
+def test_an_extension_adds_one_repetition_of_the_chosen_levels(tmp_path, fake_inventory):
+    """What run --until-decided does between looks: one more repetition of chosen levels of a
+    stored run, through resume, and the cases end ok again."""
+    text = INTERLEAVED.replace("repeat = 3", "repeat = 1")
+    suite = parse_suite(suite_file(tmp_path, "native", text))
+    plan = build_plan(suite, fake_inventory, None, None)
+    store = Store(tmp_path / "s.sqlite")
+    run_id = Runner(plan, fake_inventory, store, tmp_path).execute()
+    data = store.load_run(run_id)
+    chosen = [LevelKey("refserver-b", "hello", 2.0)]
+    extension = extension_plan(plan, data, chosen)
+    assert [(s.name, [(lv.index, lv.repetition) for c in s.cases for lv in c.levels])
+            for s in extension.stacks] == [("refserver-b", [(0, 1)])]
+    case = next(c for c in data.cases if c.stack == "refserver-b")
+    store.set_case_status(case.id, "pending", case.reason)
+    Runner(extension, fake_inventory, store, tmp_path, resume=run_id).execute()
+    after = store.load_run(run_id)
+    assert sorted(lv.repetition for lv in after.levels_of(case.id)) == [0, 1]
+    assert all(c.status == "ok" for c in after.cases) and after.run.status == "complete"
