@@ -52,6 +52,9 @@ def findings(a: Analysis) -> list[Finding]:
         out.append(Finding("error", None, f"{v.stack} failed verification of {v.workload} "
                            f"({v.checked} checked): {'; '.join(v.failures) or 'no detail'} "
                            "— not ranked"))
+    warned = a.data.run.environment.get("machine_warnings")
+    for text in warned if isinstance(warned, list) else []:
+        out.append(Finding("warn", None, f"the machine was busy when the run started: {text}"))
     for w in a.workloads:
         out += _ranking_findings(a, w)
         out += _slo_findings(a, w)

@@ -116,7 +116,7 @@ class Runner:
                  selection: Selection | None = None, resume: int | None = None,
                  hosts: HostsFile | None = None, keep_remote: bool = False,
                  clock_offsets_for_tests: dict[str, float] | None = None,
-                 decision_looks: int = 1) -> None:
+                 decision_looks: int = 1, machine_warnings: tuple[str, ...] = ()) -> None:
         self.plan = plan
         self.suite = plan.suite
         self.inventory = inventory
@@ -131,6 +131,7 @@ class Runner:
         self.clock_offsets_for_tests = clock_offsets_for_tests
         self.remote = RemoteHosts()
         self.decision_looks = decision_looks  # run --until-decided: see RunSettings
+        self.machine_warnings = machine_warnings  # doctor's, kept in the run's environment
 
     @property
     def logs_dir(self) -> Path:
@@ -189,6 +190,8 @@ class Runner:
 
     def _environment(self) -> dict[str, object]:
         snapshot: dict[str, object] = dict(environment.snapshot())
+        if self.machine_warnings:
+            snapshot["machine_warnings"] = list(self.machine_warnings)
         if self.remote.agents:
             snapshot["hosts"] = self.remote.facts()
         return snapshot
