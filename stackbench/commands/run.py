@@ -274,7 +274,9 @@ def _stop_signals_as_interrupt() -> None:
         _stop_requested.append(signum)
         raise Interrupted(signum)
 
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    # SIGINT too: Python's own KeyboardInterrupt is lost the same way when it lands in the
+    # at-fork hook (a load tool being spawned), and the run went on after a Ctrl-C.
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, handler)
 
 
