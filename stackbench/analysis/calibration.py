@@ -51,6 +51,20 @@ def estimate_spread(figures: Sequence[float], within: Sequence[float]) -> Spread
     return SpreadEstimate(sigma, used, k)
 
 
+def drift_warning(figures: Sequence[float]) -> str | None:
+    """The starts trend one way (Kendall's tau, p < 0.05): the machine changed during the
+    calibration (another job, throttling), so its spread is the change, not the noise."""
+    if len(figures) < MIN_STARTS + 1:
+        return None
+    tau, p = scipy_stats.kendalltau(range(len(figures)), figures)
+    if not p < 0.05:
+        return None
+    way = "fell" if tau < 0 else "rose"
+    return (f"the starts {way} steadily ({', '.join(f'{f:,.0f}' for f in figures)}): the "
+            "machine changed during the calibration (another job, CPU throttling); run "
+            "stackbench doctor, remove the cause and calibrate again")
+
+
 def spread_of(calibration: CalibrationRow | None) -> RunSpread:
     """The spread verdicts use for a run: its machine's latest calibration, else assumed."""
     if calibration is None:

@@ -9,7 +9,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from stackbench.analysis.calibration import MIN_STARTS, calibration_of, spread_of
+from stackbench.analysis.calibration import (
+    MIN_STARTS,
+    calibration_of,
+    drift_warning,
+    spread_of,
+)
 from stackbench.commands.resultsdir import open_existing_store
 from stackbench.commands.run import run_suite
 from stackbench.config.paths import SUITES_DIR
@@ -35,6 +40,9 @@ def calibrate_command(console: Console, suite_path: Path | None, out: Path | Non
     console.print(Text.assemble(("calibrated: ", "bold"), spread.source))
     console.print(Text(f"stored for machine {record.machine}; every verdict on this machine "
                        "uses it from now on, including reports rewritten from older runs"))
+    warning = drift_warning(record.figures)
+    if warning:
+        console.print(Text.assemble(("warning", "yellow"), f": {warning}"))
     return ExitCode.OK
 
 
