@@ -13,6 +13,7 @@ family is one workload: every best-against-other comparison of its rankings, sin
 takes one workload's rankings as one answer ("which stack is fastest at sha256?").
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -31,6 +32,7 @@ from stackbench.analysis.verdicts import (
     assumed_spread,
     compare,
     holm,
+    undecided,
 )
 from stackbench.config.slo import evaluate_slo
 from stackbench.config.suite import Slo
@@ -233,9 +235,13 @@ def compare_figures(a: Estimate, b: Estimate, spread: RunSpread, *,
                     higher_is_better: bool = True, threshold: float | None = None,
                     confidence: float = CONFIDENCE) -> Verdict:
     """a against b from the evidence their estimates carry (one family of one: see holm)."""
+    band = THROUGHPUT_THRESHOLD if threshold is None else threshold
+    caveat = a.caveat or b.caveat
+    if caveat:
+        return undecided(caveat, threshold=band, higher_is_better=higher_is_better,
+                         ratio=a.value / b.value if b.value else None)
     verdict = compare(a.evidence, b.evidence, higher_is_better=higher_is_better,
-                      spread=spread, confidence=confidence,
-                      threshold=THROUGHPUT_THRESHOLD if threshold is None else threshold)
+                      spread=spread, confidence=confidence, threshold=band)
     if verdict.ratio is None and b.value > 0:
         verdict = replace(verdict, ratio=a.value / b.value)
     return verdict
@@ -267,5 +273,17 @@ def steady_figures(agg: LevelAggregate, steady: LevelSteadyAggregate,
         throughput_cv = stats.cv(figures)
         flags = [f for f in flags if f != LevelFlag.NOISY]
         flags += [LevelFlag.NOISY] if stats.is_noisy(figures) else []
-    return replace(agg, throughput=steady.throughput, latency_us=latency, slo=outcome,
-                   throughput_cv=throughput_cv, flags=tuple(flags))
+    caveat = disturbed_caveat(flags)
+    if caveat:
+        latency = {k: replace(e, caveat=caveat) for k, e in latency.items()}
+    return replace(agg, throughput=replace(steady.throughput, caveat=caveat),
+                   latency_us=latency, slo=outcome, throughput_cv=throughput_cv,
+                   flags=tuple(flags))
+
+
+def disturbed_caveat(flags: Sequence[str]) -> str | None:
+    """A level other processes disturbed decides nothing: its figure is the machine's too."""
+    if not any(LevelFlag.of(f) is LevelFlag.DISTURBED for f in flags):
+        return None
+    return ("a level it rests on was disturbed by other processes on its cores; repeat it on "
+            "a quiet machine (stackbench doctor names what runs)")

@@ -29,6 +29,8 @@ WARNING_WHY = {
     NO_COMPLETED: "no request completed during the level: no throughput or latency to report",
     LevelFlag.STARVED: "the server left connections unanswered for longer than any answered "
                        "request; the latency of those queued requests is not in the histogram",
+    LevelFlag.DISTURBED: "other processes used the level's cores: its figures are partly the "
+                         "machine's, and no verdict rests on it",
     LevelFlag.UNSTEADY: "the level saw start-up, not a steady state, and is not ranked",
     LevelFlag.INVALID: "the level broke a validity limit and is not ranked",
     "server-exited": "a server process exited during the level: its figures are not the "

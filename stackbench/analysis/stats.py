@@ -18,6 +18,7 @@ import numpy as np
 from stackbench.analysis.intervals import FloatArray, percentile_bounds, resample
 from stackbench.analysis.verdicts import Evidence
 from stackbench.config.loadspec import error_rate  # noqa: F401 - part of the stats API
+from stackbench.config.placement import OTHER_ROLE
 from stackbench.config.slo import SloOutcome, SloStatus, evaluate_slo
 from stackbench.config.suite import Slo
 from stackbench.store.records import LevelFlag
@@ -88,6 +89,8 @@ class Estimate:
     high: float | None
     n: int
     evidence: Evidence | None = None
+    # Why no verdict may rest on this figure although it has evidence (a disturbed level)
+    caveat: str | None = None
 
     @property
     def has_interval(self) -> bool:
@@ -194,7 +197,7 @@ def level_error_rate(row: LevelRow) -> float:
 
 
 def server_roles(usage: Mapping[str, Mapping[str, float]]) -> list[str]:
-    return [r for r in usage if r != LOADER_ROLE and r not in SERVICE_ROLES]
+    return [r for r in usage if r not in (LOADER_ROLE, OTHER_ROLE) and r not in SERVICE_ROLES]
 
 
 def server_cpu_percent(row: LevelRow) -> float | None:

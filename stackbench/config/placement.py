@@ -10,6 +10,10 @@ from dataclasses import dataclass
 
 from stackbench.errors import InputError
 
+# The usage pseudo-role of everything else that ran on a level's cores (lab.monitor measures
+# it; the judge flags a level it disturbed; the reports show it beside the stack's roles).
+OTHER_ROLE = "other processes"
+
 
 @dataclass(frozen=True)
 class Placement:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from statistics import median
 
 from stackbench.config.loadspec import LoadResult, Mode
+from stackbench.config.placement import OTHER_ROLE
 from stackbench.config.slo import SloOutcome, SloStatus, evaluate_slo, percentile_key
 from stackbench.config.suite import Slo
 from stackbench.lab.monitor import RoleUsage, loader_bound
@@ -89,11 +90,29 @@ def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
     starved = starvation_flag(m.result)
     if starved:
         flags.append(starved)
+    disturbed = disturbed_flag(m.usage)
+    if disturbed:
+        flags.append(disturbed)
     if m.result.error_rate > max_error_rate:
         status = "invalid"
         flags.append(LevelFlag.INVALID.detail(
             f"error rate {m.result.error_rate:.1%} > {max_error_rate:.1%}"))
     return Verdict(status, tuple(flags))
+
+
+# Other processes using more than this share of one core on the level's cores disturb it: a
+# busy loop on the server's core halves a CPU-bound stack's throughput, and a verdict between
+# two stacks, one of them measured while something else ran, would name the machine's winner.
+DISTURBED_CPU_PERCENT = 15.0
+
+
+def disturbed_flag(usage: Mapping[str, RoleUsage]) -> str | None:
+    other = usage.get(OTHER_ROLE)
+    if other is None or other.cpu_percent <= DISTURBED_CPU_PERCENT:
+        return None
+    return LevelFlag.DISTURBED.detail(
+        f"other processes used {other.cpu_percent:.0f}% of a core on the level's cores; "
+        "repeat it on a quiet machine (stackbench doctor names what runs)")
 
 
 def unsteady_flag(m: Measurement) -> str | None:

@@ -32,6 +32,9 @@ class Target:
     service_roles: Mapping[str, int]  # the data services: name -> root pid
     server_cores: int
     loader_cpus: frozenset[int]
+    # The server's and the services' cores: with the loader's, where other work would disturb
+    # the level (the monitor's OTHER_ROLE); empty: not accounted (another host)
+    server_cpus: frozenset[int] = frozenset()
 
 
 def open_loop_connections(rate: float) -> int:
@@ -58,7 +61,9 @@ def measure(target: Target, req: LoadRequest, exits: ExitCheck) -> Measurement:
     dead = exits()
     if dead:
         return _measurement(target, req, None, {}, server_exited(dead, before_level=True))
-    load = load_here(req, {**target.server_roles, **target.service_roles}, exits)
+    load = load_here(req, {**target.server_roles, **target.service_roles}, exits,
+                     cpus=target.server_cpus | target.loader_cpus if target.server_cpus
+                     else frozenset())
     failure: LevelFailure | None = None
     dead = exits()
     if dead:  # the loader's own failure, if any, was only the consequence
@@ -84,7 +89,8 @@ def level_budget_s(settings: LoadSettings) -> float:
 
 
 def load_here(req: LoadRequest, roles: Mapping[str, int], exits: ExitCheck,
-              start_other_monitors: Callable[[], None] = lambda: None) -> LoadHere:
+              start_other_monitors: Callable[[], None] = lambda: None,
+              cpus: frozenset[int] = frozenset()) -> LoadHere:
     """The one level-measuring loop of the load tool on this machine, for a local level and
     for a spread one whose loader runs here: the warm-up pass, then the measured pass with
     `roles` and the loader monitored, stopped at once when `exits` reports a dead process. A
@@ -98,7 +104,7 @@ def load_here(req: LoadRequest, roles: Mapping[str, int], exits: ExitCheck,
     # requests and CPU are not counted in the level's usage.
     warm_up(driver, req)
     start_other_monitors()
-    monitor = Monitor(roles).start()
+    monitor = Monitor(roles, cpus=cpus).start()
     try:
         load = start_load(driver, req, warm_up_first=False)
         monitor.add_role("loader", load.pid)

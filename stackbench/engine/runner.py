@@ -418,7 +418,8 @@ class _StackRun:
                                           instance.params_in_force())
         self._message(f"running: {process_counts(instance.roles())}")
         target = Target(instance.base_url, instance.roles(), self.services.roles(),
-                        len(instance.cfg.server_cpus), runner.suite.placement.loader)
+                        len(instance.cfg.server_cpus), runner.suite.placement.loader,
+                        frozenset(instance.cfg.server_cpus) | runner.suite.placement.services)
         exits = stack_exits(instance, self.services, self.kinds)
         context = access.context
 

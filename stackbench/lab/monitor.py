@@ -14,6 +14,7 @@ from typing import Any
 
 import psutil
 
+from stackbench.config.placement import OTHER_ROLE
 from stackbench.lab.procs import tree
 
 LOADER_BOUND_SHARE = 0.90  # loader busier than 90% of its cores...
@@ -57,7 +58,11 @@ class RoleUsage:
 
 
 class Monitor:
-    def __init__(self, roles: Mapping[str, int], interval_s: float = 0.25) -> None:
+    def __init__(self, roles: Mapping[str, int], interval_s: float = 0.25,
+                 cpus: frozenset[int] = frozenset()) -> None:
+        """`cpus`: the cores the level runs on; what else used them is the OTHER_ROLE."""
+        self.cpus = cpus
+        self._cpu_times: list[Any] = []
         self.roles = dict(roles)
         self.interval_s = interval_s
         self.state = {role: _RoleState() for role in roles}
@@ -73,6 +78,7 @@ class Monitor:
 
     def start(self) -> "Monitor":
         self.started = time.monotonic()
+        self._cpu_times = psutil.cpu_times(percpu=True) if self.cpus else []
         self.sample()
         self._baseline_done = True
         self._thread.start()
@@ -83,7 +89,25 @@ class Monitor:
         self._thread.join(timeout=5)
         self.sample()
         self.elapsed = time.monotonic() - self.started
-        return self.usage()
+        usage = self.usage()
+        if self._cpu_times:
+            usage[OTHER_ROLE] = self._other(psutil.cpu_times(percpu=True), usage)
+        return usage
+
+    def _other(self, after: list[Any], usage: Mapping[str, "RoleUsage"]) -> "RoleUsage":
+        """The measured cores' user + system time not spent by a monitored role (interrupts
+        and softirqs, where loopback networking runs, are left out: they are the level's)."""
+        cores = [c for c in self.cpus if c < min(len(after), len(self._cpu_times))]
+        busy = sum((after[c].user + after[c].nice + after[c].system)
+                   - (self._cpu_times[c].user + self._cpu_times[c].nice
+                      + self._cpu_times[c].system) for c in cores)
+        ours = sum(u.cpu_user_s + u.cpu_sys_s for u in usage.values())
+        other = max(0.0, busy - ours)
+        elapsed = self.elapsed or 1e-9
+        return RoleUsage(cpu_user_s=round(other, 4), cpu_sys_s=0.0,
+                         cpu_percent=round(100.0 * other / elapsed, 2), rss_max_bytes=0,
+                         rss_mean_bytes=0, threads_max=0, processes_max=0, ctx_voluntary=0,
+                         ctx_involuntary=0)
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):

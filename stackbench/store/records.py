@@ -36,6 +36,7 @@ class LevelFlag(enum.StrEnum):
     STARVED = "starved"  # a request left unanswered longer than any answered one
     INVALID = "invalid"  # a validity limit broken (the error rate)
     FAILED = "failed"  # a server exited, the loader failed, a host was lost
+    DISTURBED = "disturbed"  # other processes used the level's cores: no verdict rests on it
 
     def detail(self, text: str) -> str:
         """The flag with its detail: `unsteady: 3 responses for 8 connections ...`."""

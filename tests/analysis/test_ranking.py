@@ -98,3 +98,23 @@ def test_holm_adjusts_every_level_of_a_workload_together() -> None:
     smaller = min(verdicts, key=lambda v: v.p_raw or 1.0)  # type: ignore[union-attr]
     assert smaller is not None and smaller.p_raw is not None and smaller.p_value is not None
     assert smaller.p_value == pytest.approx(min(1.0, 2 * smaller.p_raw))
+
+
+def test_a_disturbed_level_decides_nothing() -> None:
+    """A level during which other processes used the cores (the judge's `disturbed` flag)
+    keeps its figures but no verdict rests on it: even 2x apart, not enough evidence."""
+    store = Store(":memory:")
+    run = store.start_run(run_record())
+    for stack in ("a", "b"):
+        store.add_case(CaseRecord(run_id=run, stack=stack, workload="hello", label="hello",
+                                  path="/hello", params={}))
+    data = store.load_run(run)
+    levels = [msgspec.structs.replace(
+        row(list(flat(30, 0.01, seed=i, level=level)), case_id=case.id),
+        flags=("disturbed: other processes used 60% of a core",) if case.stack == "b" else ())
+        for i, (case, level) in enumerate(zip(data.cases, (20_000, 10_000), strict=True))]
+    a = analyse(RunData(data.run, data.cases, levels, []))
+    second = a.workloads[0].rankings[0].entries[1]
+    assert second.vs_best is not None and second.vs_best.outcome is Outcome.UNDECIDED
+    assert second.vs_best.ratio == pytest.approx(2.0, rel=0.05)
+    assert "disturbed by other processes" in (second.vs_best.decide or "")

@@ -1,5 +1,6 @@
 """The busy-machine checks: hand-made samples, and a real busy loop pinned to a core."""
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -38,3 +39,30 @@ def test_a_real_busy_loop_shows_in_the_sample():
         spin.wait()
     assert found.busy_by_cpu[core] > 0.5  # a spinning process holds its core
     assert any(pid == spin.pid for pid, _, share, _ in found.processes)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two usable cores")
+def test_the_monitor_counts_what_else_used_the_levels_cores():
+    """A busy loop that is none of the level's roles shows as OTHER_ROLE, and the judge
+    flags the level disturbed."""
+    from stackbench.config.placement import OTHER_ROLE
+    from stackbench.engine.judge import disturbed_flag
+    from stackbench.lab.monitor import Monitor
+
+    core = max(os.sched_getaffinity(0))
+    spin = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 5\n"
+                             "while time.time() < end: pass"],
+                            preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+    try:
+        monitor = Monitor({}, cpus=frozenset({core})).start()
+        import time
+        time.sleep(1.0)
+        usage = monitor.stop()
+    finally:
+        spin.kill()
+        spin.wait()
+    assert usage[OTHER_ROLE].cpu_percent > 50
+    flag = disturbed_flag(usage)
+    assert flag is not None and flag.startswith("disturbed: other processes used ")
+    quiet = {OTHER_ROLE: dataclasses.replace(usage[OTHER_ROLE], cpu_percent=5.0)}
+    assert disturbed_flag(quiet) is None
