@@ -63,6 +63,7 @@ class Monitor:
         """`cpus`: the cores the level runs on; what else used them is the OTHER_ROLE."""
         self.cpus = cpus
         self._cpu_times: list[Any] = []
+        self._own_start = 0.0
         self.roles = dict(roles)
         self.interval_s = interval_s
         self.state = {role: _RoleState() for role in roles}
@@ -79,6 +80,7 @@ class Monitor:
     def start(self) -> "Monitor":
         self.started = time.monotonic()
         self._cpu_times = psutil.cpu_times(percpu=True) if self.cpus else []
+        self._own_start = _own_cpu_s()
         self.sample()
         self._baseline_done = True
         self._thread.start()
@@ -101,7 +103,9 @@ class Monitor:
         busy = sum((after[c].user + after[c].nice + after[c].system)
                    - (self._cpu_times[c].user + self._cpu_times[c].nice
                       + self._cpu_times[c].system) for c in cores)
-        ours = sum(u.cpu_user_s + u.cpu_sys_s for u in usage.values())
+        # stackbench itself (this monitor, the live progress line) is not "other" either
+        ours = sum(u.cpu_user_s + u.cpu_sys_s for u in usage.values()) + (
+            _own_cpu_s() - self._own_start)
         other = max(0.0, busy - ours)
         elapsed = self.elapsed or 1e-9
         return RoleUsage(cpu_user_s=round(other, 4), cpu_sys_s=0.0,
@@ -163,6 +167,13 @@ class Monitor:
                 ctx_involuntary=sum(p.last_invol - p.first_invol for p in st.pids.values()),
             )
         return out
+
+
+def _own_cpu_s() -> float:
+    """This process's CPU seconds, all its threads (not its reaped children: the loader is a
+    role of its own, counted there)."""
+    t = psutil.Process().cpu_times()
+    return float(t.user + t.system)
 
 
 def process_counts(roles: Mapping[str, int]) -> str:
