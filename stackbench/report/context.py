@@ -11,6 +11,7 @@ from typing import Any
 
 from stackbench.analysis import stats
 from stackbench.analysis.analysis import Analysis
+from stackbench.config.placement import OTHER_ROLE
 from stackbench.report.tables import TextTable
 from stackbench.store.store import LevelRow
 
@@ -177,7 +178,8 @@ def memory(a: Analysis) -> tuple[MemoryRow, ...]:
     per: dict[tuple[str, str], list[LevelRow]] = {}
     for row in a.data.levels:
         for role in row.usage:
-            per.setdefault((stack_of[row.case_id], role), []).append(row)
+            if role != OTHER_ROLE:  # CPU time only: no memory of its own to show
+                per.setdefault((stack_of[row.case_id], role), []).append(row)
     out = []
     for stack in a.stacks:
         roles = sorted({r for s, r in per if s == stack}, key=_role_order)
