@@ -12,6 +12,7 @@ from typing import Any
 from stackbench.analysis import stats
 from stackbench.analysis.analysis import Analysis
 from stackbench.report.tables import TextTable
+from stackbench.store.records import PlacementSettings
 from stackbench.store.store import LevelRow
 
 NOT_RECORDED = "not recorded in this run"
@@ -105,22 +106,18 @@ def machine(env: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     )
 
 
-def cores_per_role(settings: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    placement = settings.get("placement")
-    if not isinstance(placement, Mapping):
-        return (("placement", NOT_RECORDED),)
-    names = {"server": "stack (server)", "loader": "load generator", "services": "data services"}
-    server_host, loader_hosts = placement.get("server_host"), placement.get("loader_hosts")
-    services_host = placement.get("services_host") or server_host
+def cores_per_role(placement: PlacementSettings) -> tuple[tuple[str, str], ...]:
+    server_host, loader_hosts = placement.server_host, placement.loader_hosts
+    services_host = placement.services_host or server_host
     open_memcached = (", memcached on its network address without authentication "
-                      "(memcached_on_network)" if placement.get("memcached_on_network") else "")
-    where = {"server": f" on host {server_host}" if server_host else "",
-             "services": (f" on host {services_host}{open_memcached}" if services_host
-                          else ""),
-             "loader": (f" on each of hosts {', '.join(map(str, loader_hosts))}"
-                        if loader_hosts else "")}
-    return tuple((names.get(str(role), str(role)), cpu_list(cpus) + where.get(str(role), ""))
-                 for role, cpus in placement.items() if role in names)
+                      "(memcached_on_network)" if placement.memcached_on_network else "")
+    return (
+        ("stack (server)", cpu_list(placement.server)
+         + (f" on host {server_host}" if server_host else "")),
+        ("load generator", cpu_list(placement.loader)
+         + (f" on each of hosts {', '.join(loader_hosts)}" if loader_hosts else "")),
+        ("data services", cpu_list(placement.services)
+         + (f" on host {services_host}{open_memcached}" if services_host else "")))
 
 
 def hosts(env: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -218,7 +215,7 @@ def build_context(a: Analysis) -> Context:
             "mean: the average of each level's mean.")
     if not any(m.peak_bytes is not None or m.mean_bytes is not None for m in mem):
         note = "No RSS figure is stored for this run (the monitor recorded no memory sample)."
-    where = cores_per_role(a.settings) + tuple((f"host {name}", text)
+    where = cores_per_role(a.settings.placement) + tuple((f"host {name}", text)
                                                for name, text in hosts(env))
     return Context(machine(env), where, stack_params(a), PARAMS_NOTE,
                    versions(env), mem, note, run.suite_path, run.suite_text)

@@ -183,9 +183,9 @@ def summary_md(a: Analysis, found: list[Finding], claims: Sequence[ClaimResult] 
     run = a.data.run
     out = [f"# stackbench run {run.id}: {run.suite_name}", "",
            f"Status **{run.status}**, started {_when(run.started_at)}, finished "
-           f"{_when(run.finished_at)}. Load: {a.settings.get('mode', '?')} loop over "
-           f"{a.level_label}, driver {a.settings.get('driver', '?')}, keep-alive "
-           f"{a.settings.get('keepalive', '?')}, {a.repeat} repetition(s) per level. "
+           f"{_when(run.finished_at)}. Load: {a.settings.mode} loop over "
+           f"{a.level_label}, driver {a.settings.driver}, keep-alive "
+           f"{a.settings.keepalive}, {a.repeat} repetition(s) per level. "
            f"SLO: {slo_text(a)}. {FIGURES_NOTE} {a.spread.source.capitalize()}.", "",
            "## At a glance", "", "Throughput: each stack's best valid level; p99: at the "
            f"highest level every stack measured validly. {RULE}", ""]

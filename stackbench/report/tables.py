@@ -3,6 +3,8 @@
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import msgspec
+
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, WorkloadView
 from stackbench.analysis.stats import LevelAggregate
@@ -141,7 +143,7 @@ def environment(a: Analysis) -> TextTable:
 
 
 def settings(a: Analysis) -> TextTable:
-    rows = [[k, _plain(v)] for k, v in a.settings.items()]
+    rows = [[k, _plain(v)] for k, v in msgspec.to_builtins(a.settings).items()]
     return TextTable(["setting", "value"], rows)
 
 

@@ -171,7 +171,7 @@ def print_run(console: Console, data: RunData, columns: Sequence[str] = ()) -> N
     a = analyse(data)
     run = data.run
     console.print(Text(f"run {run.id} {run.suite_name} — {run.status}, "
-                       f"{a.settings.get('mode', '?')} loop, {a.repeat} repetition(s)",
+                       f"{a.settings.mode} loop, {a.repeat} repetition(s)",
                        style="bold"))
     print_wrapped(console, "Medians over repetitions; 95% CI: bootstrap interval of the "
                   "median; % best: of the best valid stack at the same level; notes under "
