@@ -29,6 +29,7 @@ from stackbench.analysis.verdicts import (
     compare,
     holm,
 )
+from stackbench.config.loadspec import LevelKind
 from stackbench.config.slo import evaluate_slo
 from stackbench.config.suite import Slo
 from stackbench.store.records import LevelFlag, RunSettings
@@ -100,7 +101,7 @@ class WorkloadView:
 class Analysis:
     data: RunData
     slo: Slo | None
-    level_kind: str                  # connections | rate
+    level_kind: LevelKind
     repeat: int
     workloads: list[WorkloadView]
     stacks: list[str]                # every stack of the run, stable order (chart colours)

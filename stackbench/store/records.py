@@ -14,7 +14,7 @@ from typing import Any, Literal
 import msgspec
 import msgspec.inspect as mi
 
-from stackbench.config.loadspec import error_rate
+from stackbench.config.loadspec import LevelKind, error_rate
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]
 CaseStatus = Literal["pending", "ok", "failed", "unavailable"]
@@ -92,7 +92,7 @@ class RunSettings(Record, frozen=True, kw_only=True):
     """The suite's settings in force for a run (the report's "Settings" table, in order)."""
 
     mode: str  # closed | open
-    level_kind: str  # connections | rate
+    level_kind: LevelKind
     keepalive: str  # on | off
     driver: str  # native | wrk | ab
     duration_s: float | None
