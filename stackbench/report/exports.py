@@ -43,10 +43,11 @@ CSV_COLUMNS = CSV_CASE_COLUMNS + CSV_LEVEL_FIELDS + CSV_FIGURES
 
 def jsonable(value: Any) -> Any:
     """Records, dataclasses, enums and tuples to JSON types; inf/NaN become null (strict
-    JSON). A record gives every field but those results.json leaves out (NOT_IN_JSON)."""
+    JSON). A record gives every field but those results.json leaves out (NOT_IN_JSON) and
+    those it did not record (UNSET)."""
     if isinstance(value, msgspec.Struct):
-        return {f: jsonable(getattr(value, f)) for f in value.__struct_fields__
-                if f not in NOT_IN_JSON}
+        return {f: jsonable(v) for f in value.__struct_fields__
+                if f not in NOT_IN_JSON and (v := getattr(value, f)) is not msgspec.UNSET}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, enum.Enum):

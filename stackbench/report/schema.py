@@ -3,9 +3,10 @@ is `python -m stackbench.report.schema docs/schema/results.schema.json`; a test 
 the committed file is stale).
 
 msgspec describes the types; three rules of the export (`exports.jsonable`) are added here,
-since the types alone do not say them: every field of a record is written (all required, no
-defaults) and nothing else (closed records), a run's bookkeeping and a level's raw tool
-output are left out (NOT_IN_JSON), and a float that is not finite is written as null.
+since the types alone do not say them: every field of a record is written (required, no
+defaults), but one it did not record (UNSET), and nothing else (closed records); a run's
+bookkeeping and a level's raw tool output are left out (NOT_IN_JSON); a float that is not
+finite is written as null.
 """
 
 import json
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from msgspec import UNSET
 
 from stackbench.report.document import RESULTS_SCHEMA, ResultsDocument
 from stackbench.store.records import NOT_IN_JSON
@@ -38,13 +40,14 @@ def results_schema() -> str:
 
 # JSON Schema is itself a JSON document: its nodes are plain dicts of any JSON value.
 def _as_exported(record: dict[str, Any]) -> None:
-    """A record as jsonable writes it: every field but NOT_IN_JSON, and only those."""
+    """A record as jsonable writes it: every field but NOT_IN_JSON, and only those; a field
+    with a default is written too, unless that default is UNSET (msgspec shows none)."""
+    required = set(record.get("required", ()))
     props = {name: prop for name, prop in record["properties"].items()
              if name not in NOT_IN_JSON}
-    for prop in props.values():
-        prop.pop("default", None)
     record["properties"] = props
-    record["required"] = list(props)
+    record["required"] = [name for name, prop in props.items()
+                          if name in required or prop.pop("default", UNSET) is not UNSET]
     record["additionalProperties"] = False
 
 

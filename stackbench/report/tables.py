@@ -134,10 +134,11 @@ def not_measured(w: WorkloadView) -> TextTable:
 
 
 def environment(a: Analysis) -> TextTable:
-    env = a.data.run.environment
-    # The other hosts have rows of their own in the cores table (context.hosts).
+    # Every field the run recorded, in order; the other hosts have rows of their own in the
+    # cores table (context.hosts).
+    env = msgspec.to_builtins(a.data.run.environment)
     rows = [[k, _plain(v)] for k, v in env.items() if k not in ("versions", "hosts")]
-    for name, version in (env.get("versions") or {}).items():
+    for name, version in env.get("versions", {}).items():
         rows.append([f"version: {name}", _plain(version)])
     return TextTable(["item", "value"], rows)
 

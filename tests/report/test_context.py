@@ -12,7 +12,7 @@ from stackbench.report.context import (
     memory,
     memory_table,
 )
-from stackbench.store.records import PlacementSettings
+from stackbench.store.records import Environment, PlacementSettings
 from stackbench.store.store import Store
 
 MIB = 2**20
@@ -33,8 +33,8 @@ def test_cpu_list():
 
 
 def test_machine_says_what_was_not_recorded():
-    rows = dict(machine({"cpu_model": "X", "cores": 4, "cores_allowed": [0, 1],
-                         "governor": None, "memory_total_bytes": 3 * 2**30}))
+    rows = dict(machine(Environment(cpu_model="X", cores=4, cores_allowed=(0, 1),
+                                    governor=None, memory_total_bytes=3 * 2**30)))
     assert rows["CPU"] == "X"
     assert rows["cores"] == "4 (usable: CPU 0-1)"
     assert rows["memory"] == "3.0 GiB"
