@@ -238,9 +238,10 @@ def calibrate(suite: Path | None, out: Path | None) -> None:
 
 @cli.command()
 @click.argument("suite", type=click.Path(path_type=Path), required=False)
-def doctor(suite: Path | None) -> None:
+@_out("Results directory (its store holds this machine's calibration).")
+def doctor(suite: Path | None, out: Path | None) -> None:
     """Check this machine for benchmarking (and for SUITE's load, if given); print advice."""
-    run_doctor(console, suite)
+    run_doctor(console, suite, out)
 
 
 @cli.group()

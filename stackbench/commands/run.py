@@ -38,7 +38,7 @@ from stackbench.commands.resultsdir import (
 )
 from stackbench.config.hosts import HostsFile
 from stackbench.config.paths import DEFAULT_SUITE
-from stackbench.config.placement import format_cpus
+from stackbench.config.placement import allowed_cpus, format_cpus
 from stackbench.config.plan import Level, Plan, Round, build_plan
 from stackbench.config.status import StackEntry
 from stackbench.config.suite import Suite, parse_suite, resolve_hosts
@@ -47,7 +47,9 @@ from stackbench.engine.resume import Selection, check_resumable, check_same_requ
 from stackbench.engine.runner import LevelEvent, Runner
 from stackbench.engine.runner import Progress as RunnerProgress
 from stackbench.errors import EnvironmentProblem, ExitCode, StackbenchError
+from stackbench.lab.busy import quiet_machine_checks
 from stackbench.lab.inventory import load_inventory
+from stackbench.lab.machine import Verdict as CheckVerdict
 from stackbench.lab.machine import plan_limits
 from stackbench.lab.stack import PlannedParams, planned_params
 from stackbench.report import write_all
@@ -353,13 +355,17 @@ def run_suite(console: Console, suite_path: Path | None, stacks: list[str] | Non
         console.print(Text(hosts_line(suite, hosts)))
     if until_decided_s is not None:
         print_wrapped(console, until_decided_note(until_decided_s), indent=2)
+    warnings = machine_warnings(suite)
+    for line in warnings:
+        print_wrapped(console, f"machine: {line}", indent=2, style="yellow")
     if dry_run:
         return 0, None
     _stop_signals_as_interrupt()
     assert store is not None  # opened above
     looks = MAX_LOOKS if until_decided_s is not None else 1
     run_id, stopped_by = _execute(console, plan, inventory, store, out,
-                                  Execution(selection, resume, hosts, keep_remote, looks))
+                                  Execution(selection, resume, hosts, keep_remote, looks,
+                                            tuple(warnings)))
     if until_decided_s is not None and not stopped_by:
         stopped_by = _until_decided(console, plan, inventory, store, out, run_id,
                                     Execution(selection, run_id, hosts, keep_remote, looks),
@@ -381,6 +387,7 @@ class Execution:
     hosts: HostsFile | None
     keep_remote: bool
     looks: int
+    machine_warnings: tuple[str, ...] = ()  # doctor's, stored with the run's environment
 
 
 def _execute(console: Console, plan: Plan, inventory: dict[str, StackEntry], store: Store,
@@ -407,7 +414,8 @@ def _execute(console: Console, plan: Plan, inventory: dict[str, StackEntry], sto
 
         runner = Runner(plan, inventory, store, results_dir(out),
                         RunnerProgress(message, level_done), how.selection, how.resume,
-                        how.hosts, how.keep_remote, decision_looks=how.looks)
+                        how.hosts, how.keep_remote, decision_looks=how.looks,
+                        machine_warnings=how.machine_warnings)
         stopped_by = 0
         try:
             runner.execute()
@@ -421,6 +429,18 @@ def _execute(console: Console, plan: Plan, inventory: dict[str, StackEntry], sto
                 _report_despite(console, store, runner.run_id, out)
             raise
     return runner.run_id, stopped_by
+
+
+def machine_warnings(suite: Suite) -> list[str]:
+    """doctor's warnings about a busy machine (other work on the suite's cores, load, steal,
+    swap), from a 1-s sample before anything starts; none for a multi-host run (its hosts are
+    checked by `hosts check`)."""
+    if suite.placement.server_host is not None:
+        return []
+    roles = {"server": sorted(suite.placement.server), "loader": sorted(suite.placement.loader)}
+    checks = quiet_machine_checks(roles, len(allowed_cpus()))
+    return [f"{c.name}: {c.value}" + (f" ({c.advice})" if c.advice else "")
+            for c in checks if c.verdict is not CheckVerdict.OK]
 
 
 # --- run --until-decided ------------------------------------------------------------------------
@@ -541,7 +561,7 @@ def _finish(console: Console, store: Store, run_id: int, out: Path | None,
         raise _report_write_failure(directory, run_id, store, exc) from exc
     outcome = with_slo_gate(run_outcome(data), analysis)
     with contextlib.suppress(OSError) if quiet else contextlib.nullcontext():
-        print_run(console, data, suite_columns(data.run.suite_name))  # ends at a glance
+        print_run(console, data, suite_columns(data.run.suite_name), analysis)  # ends at a glance
         print_claims(console, claims)  # an article suite: its claims, confirmed or not
         console.print()
         console.print(Text.assemble(("report: ", "bold"), str(target / "report.html")))

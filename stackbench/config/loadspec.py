@@ -113,6 +113,8 @@ class LoadResult:
     # Bytes received in the measured phase (headers and bodies, as read from the sockets), at
     # the resolution the tool prints them; None when the tool does not say.
     bytes_read: int | None = None
+    # The native loader's I/O engine (uring | epoll); None for wrk and ab
+    loader_engine: str | None = None
     warnings: tuple[str, ...] = ()
     raw_output: str = ""
 

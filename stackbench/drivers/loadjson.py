@@ -25,6 +25,8 @@ class Doc(msgspec.Struct, frozen=True):
 class Tool(Doc, frozen=True):
     name: str
     version: str
+    # stackbench-load/3: the I/O engine that ran, "uring" or "epoll" ("" before /3)
+    engine: str = ""
 
 
 class Expect(Doc, frozen=True):

@@ -172,6 +172,8 @@ def merge_results(parts: Sequence[LoadResult], started_at: Sequence[float],
         open_loop=open_loop,
         loader_cpu_s=cpu,
         unanswered_at_end=_merge_unanswered(parts),
+        loader_engine=", ".join(sorted({p.loader_engine for p in parts if p.loader_engine}))
+        or None,
         warnings=tuple(f"{name}: {w}" for name, p in named for w in p.warnings),
         raw_output="".join(f"--- {name} ---\n{p.raw_output}\n" for name, p in named),
     )

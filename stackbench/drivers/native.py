@@ -80,5 +80,6 @@ class NativeDriver:
             unanswered_at_end=(doc.requests.unanswered_at_end,
                                float(doc.requests.oldest_unanswered_us)),
             bytes_read=doc.throughput.bytes_read,
+            loader_engine=doc.tool.engine or None,
             raw_output=stdout,
         )

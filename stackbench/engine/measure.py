@@ -145,7 +145,7 @@ def level_record(case_id: int, level: Level, started_at: float, settings: LoadSe
         connect_us=r.connect_us, histogram=r.histogram,
         timeseries=None if r.timeseries is None else tuple(r.timeseries),
         open_loop=r.open_loop, loader_cpu_s=r.loader_cpu_s, bytes_read=r.bytes_read,
-        usage={role: u.as_dict() for role, u in m.usage.items()},
+        loader_engine=r.loader_engine, usage={role: u.as_dict() for role, u in m.usage.items()},
         flags=verdict.flags, status=verdict.status, error_class=failure.error_class,
         error=failure.error, log_tail=failure.log_tail, command=" ".join(r.command),
         raw_output=r.raw_output[-RAW_OUTPUT_CHARS:], hosts=dict(m.hosts),

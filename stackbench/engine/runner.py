@@ -119,7 +119,7 @@ class Runner:
                  selection: Selection | None = None, resume: int | None = None,
                  hosts: HostsFile | None = None, keep_remote: bool = False,
                  clock_offsets_for_tests: dict[str, float] | None = None,
-                 decision_looks: int = 1) -> None:
+                 decision_looks: int = 1, machine_warnings: tuple[str, ...] = ()) -> None:
         self.plan = plan
         self.suite = plan.suite
         self.inventory = inventory
@@ -134,6 +134,7 @@ class Runner:
         self.clock_offsets_for_tests = clock_offsets_for_tests
         self.remote = RemoteHosts()
         self.decision_looks = decision_looks  # run --until-decided: see RunSettings
+        self.machine_warnings = machine_warnings  # doctor's, kept in the run's environment
 
     @property
     def logs_dir(self) -> Path:
@@ -192,6 +193,8 @@ class Runner:
 
     def _environment(self) -> Environment:
         snapshot = msgspec.convert(environment.snapshot(), Environment)
+        if self.machine_warnings:
+            snapshot = msgspec.structs.replace(snapshot, machine_warnings=self.machine_warnings)
         if self.remote.agents:
             return msgspec.structs.replace(snapshot, hosts=self.remote.facts())
         return snapshot

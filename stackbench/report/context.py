@@ -205,5 +205,8 @@ def build_context(a: Analysis) -> Context:
         note = "No RSS figure is stored for this run (the monitor recorded no memory sample)."
     where = cores_per_role(a.settings.placement) + tuple((f"host {name}", text)
                                                for name, text in hosts(env))
+    engines = sorted({lv.loader_engine for lv in a.data.levels if lv.loader_engine})
+    tools = versions(env) + ((("stackbench-load engine", ", ".join(engines)),) if engines
+                             else ())
     return Context(machine(env), where, stack_params(a), PARAMS_NOTE,
-                   versions(env), mem, note, run.suite_path, run.suite_text)
+                   tools, mem, note, run.suite_path, run.suite_text)

@@ -24,7 +24,7 @@ from rich.text import Text
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, WorkloadView, analyse
 from stackbench.analysis.findings import findings, slo_text
-from stackbench.analysis.wording import RULE
+from stackbench.analysis.wording import FIGURES_NOTE, RULE
 from stackbench.errors import InputError
 from stackbench.report import tables
 from stackbench.report.colors import stack_color
@@ -166,16 +166,18 @@ def _text_table(console: Console, title: str, t: tables.TextTable, wrap_last: bo
     print_table(console, title, cols, t.rows)
 
 
-def print_run(console: Console, data: RunData, columns: Sequence[str] = ()) -> None:
-    """The run's tables; `columns`: the article's extra figures (a claims file's columns)."""
-    a = analyse(data)
+def print_run(console: Console, data: RunData, columns: Sequence[str] = (),
+              analysis: Analysis | None = None) -> None:
+    """The run's tables; `columns`: the article's extra figures (a claims file's columns);
+    `analysis`: the run's, when the caller has it already (the figures and verdicts are
+    computed once)."""
+    a = analysis or analyse(data)
     run = data.run
     console.print(Text(f"run {run.id} {run.suite_name} — {run.status}, "
                        f"{a.settings.mode} loop, {a.repeat} repetition(s)",
                        style="bold"))
-    print_wrapped(console, "Medians over repetitions; 95% CI: bootstrap interval of the "
-                  "median; % best: of the best valid stack at the same level; notes under "
-                  "each table.", indent=0, style="dim")
+    print_wrapped(console, f"{FIGURES_NOTE} % best: of the best valid stack at the same "
+                  "level; notes under each table.", indent=0, style="dim")
     if columns:
         print_wrapped(console, tables.legend(columns), indent=0, style="dim")
     for w in a.workloads:

@@ -156,6 +156,8 @@ class Environment(Record, frozen=True, kw_only=True):
     stackbench: str | UnsetType = UNSET
     git_rev: str | None | UnsetType = UNSET
     versions: dict[str, str] | UnsetType = UNSET  # tool -> its version output
+    # doctor's warnings of a busy machine when the run started (lab/busy.py)
+    machine_warnings: tuple[str, ...] | UnsetType = UNSET
     hosts: dict[str, HostFacts] | UnsetType = UNSET  # multi-host runs only
 
 
@@ -292,6 +294,8 @@ class LevelRecord(Record, frozen=True, kw_only=True):
     # Bytes received (headers and bodies) in the measured phase, as the tool printed them;
     # None when it did not (the transfer rate in MiB/s is bytes_read / duration_s).
     bytes_read: int | None = None
+    # The native loader's I/O engine (uring | epoll, or each loader host's when they differ)
+    loader_engine: str | None = None
     usage: dict[str, dict[str, float]]  # per role: cpu user/sys/%, rss, threads, ctx switches
     flags: tuple[str, ...] = ()  # LevelFlag: "loader-bound", "invalid: error rate 5% > 1%"
     status: LevelStatus

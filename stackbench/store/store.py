@@ -63,7 +63,8 @@ __all__ = [
 # 5: levels record the bytes the load tool read (bytes_read), for the transfer rate.
 # 6: cases record the JIT warm-up pass before their first level (jit_warmup).
 # 7: multi-host levels record their hosts, the loaders' start skew and each loader's part.
-# 8: calibrations: the machine's run-to-run spread (stackbench calibrate).
+# 8: calibrations: the machine's run-to-run spread (stackbench calibrate); levels record the
+#    native loader's I/O engine (loader_engine).
 SCHEMA_VERSION = 8
 
 _SQL_TYPES: dict[type[mi.Type], str] = {
@@ -238,9 +239,11 @@ class Store:
                              "--out")
 
     def _migrate_7_to_8(self) -> sqlite3.Row:
-        """Version 8 only adds the calibrations table: a version-7 store gains it in place."""
+        """Version 8 adds the calibrations table and the levels' loader_engine column: a
+        version-7 store gains both in place (its levels' engine unknown: NULL)."""
         with self._commit() as db:
             db.executescript(CALIBRATIONS.ddl())
+            db.execute("ALTER TABLE levels ADD COLUMN loader_engine TEXT")
             db.execute("UPDATE schema_version SET version = ?, layout = ?",
                        (SCHEMA_VERSION, layout()))
         row: sqlite3.Row = self.db.execute("SELECT * FROM schema_version").fetchone()

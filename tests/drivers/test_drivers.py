@@ -77,6 +77,7 @@ def test_native_document_is_parsed_and_extra_percentiles_come_from_the_histogram
     doc["histogram"]["data"] = h.encode().decode()
     doc["loader_cpu"] = {"user_s": 0.25, "sys_s": 0.5}
     doc["limits"]["warnings"] = ["raised RLIMIT_NOFILE to 20000"]
+    doc["tool"]["engine"] = "uring"  # stackbench-load/3 names its I/O engine
     req = LoadRequest("http://127.0.0.1:1/", LoadSettings(), 4, None, frozenset({1}))
     r = NativeDriver().parse(req, ["stackbench-load"], json.dumps(doc), "", 2.0, (0, 0))
     assert r.completed == 1000 and r.ok == 999 and r.errors["timeout"] == 1
@@ -86,6 +87,10 @@ def test_native_document_is_parsed_and_extra_percentiles_come_from_the_histogram
     assert r.timeseries == doc["timeseries"]
     assert r.unanswered_at_end == (0, 0.0) and r.open_loop is None
     assert r.bytes_read == doc["throughput"]["bytes_read"] == 74_500
+    assert r.loader_engine == doc["tool"]["engine"] == "uring"  # recorded with the level
+    older = {**doc, "tool": {"name": "stackbench-load", "version": "0.1.0"}}  # /2 and before
+    assert NativeDriver().parse(req, ["x"], json.dumps(older), "", 2.0, (0, 0)).loader_engine \
+        is None
 
 
 def test_native_document_without_completed_requests_has_no_latency():

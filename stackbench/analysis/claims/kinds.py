@@ -311,6 +311,7 @@ class _Break:
     first: float | None          # first failing level, None: none in the sweep
     reached: float               # the highest level judged
     why: str                     # what failed at `first`
+    last_passing: float | None = None  # the level before `first` that held (None: none did)
 
 
 def _breakpoint(claim: Claim, test: BreakpointTest, ctx: _Context) -> ClaimResult:
@@ -324,8 +325,10 @@ def _breakpoint(claim: Claim, test: BreakpointTest, ctx: _Context) -> ClaimResul
         return _conclude(claim, tally, "")
     for name, found in ((test.stack, mine), (test.other, other)):
         if name is not None and found is not None:
+            # The sweep's resolution is the breakpoint's interval: between the last level
+            # that held and the first that failed.
             tally.ours.append(Measured(f"{name} first failing level", found.first,
-                                       "connections"))
+                                       "connections", found.last_passing, found.first))
     verdict, detail = _judge_break(test, mine, other)
     if verdict is None:
         tally.missing.append(detail)
@@ -348,7 +351,7 @@ def _first_break(run: _Run, stack: str, workload: str,
                             "cannot be placed")
         failed = _level_breaks(rows, test)
         if failed:
-            return _Break(level, level, failed)
+            return _Break(level, level, failed, reached or None)
         reached = level
     return _Break(None, reached, "")
 

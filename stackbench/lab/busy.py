@@ -1,0 +1,140 @@
+"""Is something else using the machine? The checks that make a measurement unfit.
+
+A benchmark measures the machine as much as the stack: another process on the server's or the
+loader's core, a hypervisor stealing cycles, swapping or a high load average all move the
+figures, and one fresh start then differs from the next by more than the verdicts allow for.
+`doctor` prints these checks, and a suite run prints their warnings in its plan and stores them
+with the run's environment. One sample of `SAMPLE_S` seconds: a busy loop shows at once; a
+process that wakes every minute may not (the advice says to look again).
+"""
+
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import psutil
+
+from stackbench.lab.machine import Check, Verdict
+
+SAMPLE_S = 1.0
+BUSY_CORE = 0.15        # a core more than 15% busy with nothing of ours running is busy
+BUSY_PROCESS = 0.05     # a process using 5% of a core is worth naming
+LOAD_PER_CORE = 0.5     # the 1-minute load average per usable core
+STEAL = 0.02            # 2% of the CPU taken by the hypervisor
+
+
+@dataclass(frozen=True)
+class Sample:
+    """What the machine did during one sample."""
+
+    busy_by_cpu: dict[int, float]     # 0..1 per CPU (everything but idle and iowait)
+    steal: float                      # 0..1 of all CPUs
+    processes: tuple[tuple[int, str, float, int | None], ...]  # pid, name, cores, last CPU
+
+
+def sample(seconds: float = SAMPLE_S, exclude: Iterable[int] = ()) -> Sample:
+    """Per-CPU busy share and the processes using CPU, over `seconds` (this process and
+    `exclude` left out)."""
+    skip = {os.getpid(), *exclude}
+    procs = {p.pid: p for p in psutil.process_iter(["name"]) if p.pid not in skip}
+    for p in procs.values():
+        _cpu_percent(p)  # first call primes the counter
+    before = psutil.cpu_times(percpu=True)
+    time.sleep(seconds)
+    after = psutil.cpu_times(percpu=True)
+    busy = {cpu: _busy(b, a) for cpu, (b, a) in enumerate(zip(before, after, strict=True))}
+    steal = _steal(before, after)
+    found = []
+    for pid, p in procs.items():
+        share = _cpu_percent(p) / 100.0
+        if share >= BUSY_PROCESS:
+            found.append((pid, str(p.info.get("name") or "?"), share, _cpu_num(p)))
+    found.sort(key=lambda item: -item[2])
+    return Sample(busy, steal, tuple(found))
+
+
+def _cpu_percent(p: psutil.Process) -> float:
+    try:
+        return float(p.cpu_percent(None))
+    except psutil.Error:
+        return 0.0
+
+
+def _cpu_num(p: psutil.Process) -> int | None:
+    try:
+        return int(p.cpu_num())
+    except (psutil.Error, AttributeError):
+        return None
+
+
+def _busy(before: object, after: object) -> float:
+    fields = ("user", "nice", "system", "irq", "softirq", "steal")
+    total = sum(getattr(after, f) - getattr(before, f) for f in after._fields)  # type: ignore[attr-defined]
+    used = sum(getattr(after, f, 0.0) - getattr(before, f, 0.0) for f in fields)
+    return max(0.0, min(1.0, used / total)) if total > 0 else 0.0
+
+
+def _steal(before: Sequence[object], after: Sequence[object]) -> float:
+    total = used = 0.0
+    for b, a in zip(before, after, strict=True):
+        total += sum(getattr(a, f) - getattr(b, f) for f in a._fields)  # type: ignore[attr-defined]
+        used += getattr(a, "steal", 0.0) - getattr(b, "steal", 0.0)
+    return used / total if total > 0 else 0.0
+
+
+def busy_checks(roles: Mapping[str, Sequence[int]], found: Sample) -> list[Check]:
+    """The cores of each role ('server', 'loader', ...) busy with something else, the processes
+    using them, and the hypervisor's steal."""
+    checks = []
+    for role, cpus in roles.items():
+        busy = {cpu: found.busy_by_cpu.get(cpu, 0.0) for cpu in cpus}
+        worst = max(busy.values(), default=0.0)
+        shown = ", ".join(f"CPU {cpu} {share:.0%}" for cpu, share in busy.items())
+        if worst <= BUSY_CORE:
+            checks.append(Check(f"{role} cores idle", Verdict.OK, shown or "none"))
+            continue
+        users = [f"{name} (pid {pid}, {share:.0%} of a core)"
+                 for pid, name, share, cpu in found.processes if cpu is None or cpu in cpus]
+        checks.append(Check(
+            f"{role} cores idle", Verdict.WARN,
+            f"{shown} busy with something else" + (f": {', '.join(users[:4])}" if users
+                                                   else ""),
+            "stop what runs there, or move it off these cores (taskset -apc CPUS PID), then "
+            "run stackbench doctor again: it shifts every figure and widens every verdict"))
+    checks.append(steal_check(found.steal))
+    return checks
+
+
+def steal_check(steal: float) -> Check:
+    if steal <= STEAL:
+        return Check("steal time", Verdict.OK, f"{steal:.1%} of the CPU")
+    return Check("steal time", Verdict.WARN,
+                 f"{steal:.1%} of the CPU taken by the hypervisor during the sample",
+                 "other guests compete for this host: expect drifting figures; use a "
+                 "dedicated host or calibrate (stackbench calibrate) to let verdicts allow "
+                 "for it")
+
+
+def load_check(cores: int) -> Check:
+    one, five, _ = os.getloadavg()
+    value = f"{one:.2f} (1 min), {five:.2f} (5 min) on {cores} usable core(s)"
+    if one <= LOAD_PER_CORE * cores:
+        return Check("load average", Verdict.OK, value)
+    return Check("load average", Verdict.WARN, value,
+                 "other work is running: find it with top, stop it, and wait for the load "
+                 "average to fall")
+
+
+def swap_check() -> Check:
+    swap = psutil.swap_memory()
+    if swap.total == 0 or swap.used == 0:
+        return Check("swap", Verdict.OK, "not in use")
+    return Check("swap", Verdict.WARN, f"{swap.used / 2**20:,.0f} MiB swapped out",
+                 "swapping adds latency spikes: free memory (or swapoff -a, then swapon -a)")
+
+
+def quiet_machine_checks(roles: Mapping[str, Sequence[int]], cores: int,
+                         exclude: Iterable[int] = ()) -> list[Check]:
+    """Every check of this module, from one sample."""
+    return [load_check(cores), *busy_checks(roles, sample(exclude=exclude)), swap_check()]

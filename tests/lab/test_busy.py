@@ -1,0 +1,40 @@
+"""The busy-machine checks: hand-made samples, and a real busy loop pinned to a core."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from stackbench.lab.busy import Sample, busy_checks, sample, steal_check
+from stackbench.lab.machine import Verdict
+
+
+def test_a_busy_server_core_is_named_with_the_process_on_it():
+    found = Sample({0: 0.97, 1: 0.02}, 0.0, ((4242, "spin", 0.95, 0), (7, "sshd", 0.06, 1)))
+    server, loader, steal = busy_checks({"server": [0], "loader": [1]}, found)
+    assert server.verdict is Verdict.WARN and "CPU 0 97%" in server.value
+    assert "spin (pid 4242, 95% of a core)" in server.value and "sshd" not in server.value
+    assert "taskset" in server.advice
+    assert loader.verdict is Verdict.OK and steal.verdict is Verdict.OK
+
+
+def test_steal_above_two_percent_is_a_warning():
+    assert steal_check(0.01).verdict is Verdict.OK
+    warned = steal_check(0.08)
+    assert warned.verdict is Verdict.WARN and "8.0%" in warned.value
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two usable cores")
+def test_a_real_busy_loop_shows_in_the_sample():
+    core = max(os.sched_getaffinity(0))
+    spin = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 5\n"
+                             "while time.time() < end: pass"],
+                            preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+    try:
+        found = sample(1.0)
+    finally:
+        spin.kill()
+        spin.wait()
+    assert found.busy_by_cpu[core] > 0.5  # a spinning process holds its core
+    assert any(pid == spin.pid for pid, _, share, _ in found.processes)
