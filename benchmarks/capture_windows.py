@@ -37,8 +37,8 @@ def main() -> None:
                             "per_second": [round(v, 1) for v in steady.window_throughput]})
     env = data.run.environment
     doc = {"source": f"run {args.run} of suite {data.run.suite_name}",
-           "machine": f"{env.get('cpu_model')}, {env.get('cores')} cores, kernel "
-                      f"{env.get('kernel')}", "windows": windows}
+           "machine": f"{env.cpu_model}, {env.cores} cores, kernel {env.kernel}",
+           "windows": windows}
     Path(args.to).write_text(json.dumps(doc, indent=1) + "\n")
     print(f"{len(windows)} windows written to {args.to}")
 

@@ -15,9 +15,6 @@ takes one workload's rankings as one answer ("which stack is fastest at sha256?"
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-import msgspec
 
 from stackbench.analysis import stats
 from stackbench.analysis.calibration import spread_of
@@ -34,9 +31,10 @@ from stackbench.analysis.verdicts import (
     holm,
     undecided,
 )
+from stackbench.config.loadspec import LevelKind
 from stackbench.config.slo import evaluate_slo
 from stackbench.config.suite import Slo
-from stackbench.store.records import LevelFlag
+from stackbench.store.records import LevelFlag, RunSettings
 from stackbench.store.store import CaseRow, LevelRow, RunData, VerificationRow
 
 NOT_RANKED_CASE_STATUSES = ("failed", "unavailable")
@@ -105,12 +103,12 @@ class WorkloadView:
 class Analysis:
     data: RunData
     slo: Slo | None
-    level_kind: str                  # connections | rate
+    level_kind: LevelKind
     repeat: int
     workloads: list[WorkloadView]
     stacks: list[str]                # every stack of the run, stable order (chart colours)
     failed_verifications: list[VerificationRow]
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: RunSettings
     spread: RunSpread = field(default_factory=assumed_spread)
     # The verdicts' confidence: 95%, or 1 - 0.05 / looks for a run --until-decided
     confidence: float = CONFIDENCE
@@ -118,7 +116,7 @@ class Analysis:
     @property
     def search(self) -> bool:
         """A max-rate search: levels are probes chosen per stack, not one common sweep."""
-        return bool(self.settings.get("search"))
+        return self.settings.search is not None
 
     @property
     def level_label(self) -> str:
@@ -130,19 +128,16 @@ def analyse(data: RunData, resamples: int = stats.DEFAULT_RESAMPLES,
     """`spread`: the run-to-run spread the verdicts add for a single repetition; by default
     the calibration of the run's machine (stackbench calibrate), else the assumed default."""
     spread = spread or spread_of(data.calibration)
-    settings: dict[str, Any] = msgspec.to_builtins(data.run.settings)
-    confidence = decision_confidence(data.run.settings.decision_looks)
-    slo = stats.slo_from_settings(settings.get("slo"))
+    settings = data.run.settings
+    confidence = decision_confidence(settings.decision_looks)
+    slo = stats.slo_from_settings(settings.slo)
     failures = _verification_failures(data.verifications)
     labels = list(dict.fromkeys(c.label for c in data.cases))
     workloads = [_workload(data, label, slo, failures, resamples, seed, spread, confidence)
                  for label in labels]
-    repeat = int(settings.get("repeat") or max((r.repetition + 1 for r in data.levels),
-                                               default=1))
-    mode = settings.get("level_kind") or ("rate" if settings.get("mode") == "open"
-                                          else "connections")
     return Analysis(
-        data=data, slo=slo, level_kind=mode, repeat=repeat, workloads=workloads,
+        data=data, slo=slo, level_kind=settings.level_kind, repeat=settings.repeat,
+        workloads=workloads,
         stacks=list(dict.fromkeys(c.stack for c in data.cases)),
         failed_verifications=[v for v in data.verifications if not v.ok], settings=settings,
         spread=spread, confidence=confidence)

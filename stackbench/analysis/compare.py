@@ -15,7 +15,6 @@ gated metric's cases only), cleared when shown not to be, else undecided.
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import msgspec
 
@@ -167,7 +166,8 @@ def _estimate(view: CaseView, level_index: int, metric: str) -> Estimate | None:
 # --- what changed between the runs -----------------------------------------------------------
 def setting_changes(a: Analysis, b: Analysis) -> list[SettingChange]:
     """Machine, kernel, tool versions, settings, suite and stack parameters that differ."""
-    out = _diff("environment", a.data.run.environment, b.data.run.environment)
+    out = _diff("environment", msgspec.to_builtins(a.data.run.environment),
+                msgspec.to_builtins(b.data.run.environment))
     out += _diff("settings", msgspec.to_builtins(a.data.run.settings),
                  msgspec.to_builtins(b.data.run.settings))
     run_a, run_b = a.data.run, b.data.run
@@ -182,14 +182,16 @@ def setting_changes(a: Analysis, b: Analysis) -> list[SettingChange]:
     return out
 
 
-def _diff(section: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[SettingChange]:
+# Records as plain values (msgspec.to_builtins): every field is compared as text, whatever it is.
+def _diff(section: str, a: Mapping[str, object], b: Mapping[str, object]
+          ) -> list[SettingChange]:
     flat_a, flat_b = dict(_flatten(a)), dict(_flatten(b))
     return [SettingChange(section, key, flat_a.get(key, "(absent)"),
                           flat_b.get(key, "(absent)"))
             for key in sorted(set(flat_a) | set(flat_b)) if flat_a.get(key) != flat_b.get(key)]
 
 
-def _flatten(value: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, str]]:
+def _flatten(value: Mapping[str, object], prefix: str = "") -> Iterator[tuple[str, str]]:
     for key, item in value.items():
         name = f"{prefix}{key}"
         if isinstance(item, Mapping):

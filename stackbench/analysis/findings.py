@@ -7,6 +7,8 @@ of declaring a winner.
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from msgspec import UNSET
+
 from stackbench.analysis import fmt
 from stackbench.analysis.analysis import (
     Analysis,
@@ -54,8 +56,8 @@ def findings(a: Analysis) -> list[Finding]:
         out.append(Finding("error", None, f"{v.stack} failed verification of {v.workload} "
                            f"({v.checked} checked): {'; '.join(v.failures) or 'no detail'} "
                            "— not ranked"))
-    warned = a.data.run.environment.get("machine_warnings")
-    for text in warned if isinstance(warned, list) else []:
+    warned = a.data.run.environment.machine_warnings
+    for text in () if warned is UNSET else warned:
         out.append(Finding("warn", None, f"the machine was busy when the run started: {text}"))
     for w in a.workloads:
         out += _ranking_findings(a, w)

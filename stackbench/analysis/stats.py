@@ -21,7 +21,7 @@ from stackbench.config.loadspec import error_rate  # noqa: F401 - part of the st
 from stackbench.config.placement import OTHER_ROLE
 from stackbench.config.slo import SloOutcome, SloStatus, evaluate_slo
 from stackbench.config.suite import Slo
-from stackbench.store.records import LevelFlag
+from stackbench.store.records import LevelFlag, SloSettings
 from stackbench.store.store import LevelRow
 
 DEFAULT_RESAMPLES = 2000
@@ -134,11 +134,9 @@ def jitter(completed_per_second: Sequence[float]) -> Jitter | None:
 
 
 # --- SLO -------------------------------------------------------------------------------------
-def slo_from_settings(value: Mapping[str, float] | None) -> Slo | None:
-    """The run's settings store the SLO as a JSON dict (or null)."""
-    if not value:
-        return None
-    return msgspec.convert(value, Slo)  # missing keys take Slo's own defaults
+def slo_from_settings(value: SloSettings | None) -> Slo | None:
+    """The suite's SLO from the store's copy of it (converted: Slo checks its bounds)."""
+    return None if value is None else msgspec.convert(msgspec.structs.asdict(value), Slo)
 
 
 @dataclass(frozen=True)

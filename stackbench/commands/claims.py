@@ -1,7 +1,7 @@
 """The article's claims of a suite: evaluated on a run, or checked against a plan (--dry-run).
 
 The claims live in suites/claims/<article>.toml (suites/claims/README.md); the evaluation is
-pure (analysis/claims.py). This module reads the files and prints the tables.
+pure (the analysis/claims package). This module reads the files and prints the tables.
 """
 
 from collections.abc import Mapping, Sequence

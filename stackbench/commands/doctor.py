@@ -7,6 +7,7 @@ advice (e.g. the sysctl to run) is never cut, even at 80 columns.
 from collections.abc import Sequence
 from pathlib import Path
 
+import msgspec
 from rich.console import Console
 from rich.text import Text
 
@@ -23,7 +24,7 @@ from stackbench.lab.environment import cpu_model, snapshot, tool_versions
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.machine import Check, Verdict, all_checks, plan_limits
 from stackbench.report.termtable import Cell, Col, print_table
-from stackbench.store.records import machine_key
+from stackbench.store.records import Environment, machine_key
 
 
 def placement_roles(placement: Placement) -> dict[str, Sequence[int]]:
@@ -41,7 +42,7 @@ def spread_check(out: Path | None) -> Check:
     calibration = None
     if store is not None:
         try:
-            calibration = store.calibration(machine_key(snapshot()))
+            calibration = store.calibration(machine_key(msgspec.convert(snapshot(), Environment)))
         finally:
             store.close()
     if calibration is None:

@@ -2,7 +2,7 @@
 
 import enum
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from msgspec import Meta, Struct
 
@@ -16,6 +16,10 @@ class DriverKind(enum.Enum):
 class Mode(enum.Enum):
     CLOSED = "closed"
     OPEN = "open"
+
+
+# What a level's value counts: connections (closed loop) or requests/s (open loop).
+LevelKind = Literal["connections", "rate"]
 
 
 class KeepAlive(enum.Enum):

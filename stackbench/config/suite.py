@@ -18,7 +18,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 from stackbench.config.hosts import HostsFile, hosts_from_table, parse_hosts_file
-from stackbench.config.loadspec import MAX_SECONDS, DriverKind, LoadSettings, Mode
+from stackbench.config.loadspec import MAX_SECONDS, DriverKind, LevelKind, LoadSettings, Mode
 from stackbench.config.manifest import param_text
 from stackbench.config.names import NAME_RULE, check_name, is_name
 from stackbench.config.placement import Placement, make_placement
@@ -169,7 +169,7 @@ class Suite:
         return len(self.placement.server)
 
     @property
-    def level_kind(self) -> str:
+    def level_kind(self) -> LevelKind:
         return "rate" if self.load.mode is Mode.OPEN else "connections"
 
     def levels_for(self, label: str) -> tuple[float, ...]:

@@ -21,6 +21,7 @@ from stackbench.remote.client import RemoteHost, agent_argv
 from stackbench.remote.clock import ClockSample
 from stackbench.remote.protocol import AgentInfo
 from stackbench.remote.ssh import SshLink
+from stackbench.store.records import HostFacts
 
 # The agent stops everything when no message came for this long; the client beats every 3 s.
 AGENT_HEARTBEAT_S = 10.0
@@ -41,12 +42,12 @@ class Agent:
     def name(self) -> str:
         return self.host.name
 
-    def facts(self) -> dict[str, object]:
+    def facts(self) -> HostFacts:
         """What the run records about the host (its environment's `hosts` entry)."""
-        return {"address": self.host.address, "hostname": self.info.hostname,
-                "run_dir": self.run_dir,
-                "version": self.info.version, "cores": list(self.info.cores),
-                "clock_offset_s": self.clock.offset_s, "clock_delay_s": self.clock.delay_s}
+        return HostFacts(address=self.host.address, hostname=self.info.hostname,
+                         run_dir=self.run_dir, version=self.info.version,
+                         cores=tuple(self.info.cores), clock_offset_s=self.clock.offset_s,
+                         clock_delay_s=self.clock.delay_s)
 
 
 @dataclass
@@ -58,7 +59,7 @@ class RemoteHosts:
     def __getitem__(self, name: str) -> Agent:
         return self.agents[name]
 
-    def facts(self) -> dict[str, dict[str, object]]:
+    def facts(self) -> dict[str, HostFacts]:
         return {name: agent.facts() for name, agent in self.agents.items()}
 
     def close(self) -> None:

@@ -29,6 +29,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from stackbench.config.hosts import HostsFile
 from stackbench.config.loadspec import LoadRequest
 from stackbench.config.manifest import Warmup
@@ -60,6 +62,7 @@ from stackbench.session.stacks import ServiceAccess, Services, running_stack, se
 from stackbench.store.records import (
     CaseRecord,
     CaseStatus,
+    Environment,
     LevelRecord,
     LevelRow,
     RunRecord,
@@ -188,12 +191,12 @@ class Runner:
             scratch_dir=str(scratch), only_stacks=self.selection.stacks,
             only_workloads=self.selection.workloads))
 
-    def _environment(self) -> dict[str, object]:
-        snapshot: dict[str, object] = dict(environment.snapshot())
+    def _environment(self) -> Environment:
+        snapshot = msgspec.convert(environment.snapshot(), Environment)
         if self.machine_warnings:
-            snapshot["machine_warnings"] = list(self.machine_warnings)
+            snapshot = msgspec.structs.replace(snapshot, machine_warnings=self.machine_warnings)
         if self.remote.agents:
-            snapshot["hosts"] = self.remote.facts()
+            return msgspec.structs.replace(snapshot, hosts=self.remote.facts())
         return snapshot
 
     def spread(self) -> Spread | None:

@@ -344,11 +344,11 @@ def errors_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
         _plot_case(ax, stack_color(a, c.stack), c, stats.level_error_rate,
                    lambda g: g.error_rate, log_x, False)
     handles = _stack_handles(a, [c.stack for c in w.cases])
-    limit = a.settings.get("max_error_rate")
+    limit = a.settings.max_error_rate
     if limit:
-        ax.axhline(float(limit), color="#dc2626", linestyle="-.", linewidth=1)
+        ax.axhline(limit, color="#dc2626", linestyle="-.", linewidth=1)
         handles.append(_line(color="#dc2626", linestyle="-.",
-                              label=f"validity limit {float(limit):.2%}"))
+                              label=f"validity limit {limit:.2%}"))
     _level_axis(ax, a, w.level_values, log_x)
     ax.set_ylim(bottom=0)
     ax.yaxis.set_major_formatter(_formatter(fmt.fraction))
@@ -485,7 +485,7 @@ def timeseries_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     if not cases:
         return Omitted(f"{sid}-timeseries", title, "No per-second series is stored for "
                        f"{w.label} (only the native driver records one).")
-    warmup = float(a.settings.get("warmup_s") or 0.0)
+    warmup = a.settings.warmup_s
     fig = _figure(1.9 * len(cases) + 0.4)
     axes = fig.subplots(len(cases), 2, squeeze=False, sharex=True)
     for (c, level), (ax_rate, ax_lat) in zip(cases, axes, strict=True):

@@ -5,14 +5,16 @@ Only what the store holds is shown; anything it does not record is named as such
 guessed from the machine the report happens to be written on).
 """
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from msgspec import UNSET
 
 from stackbench.analysis import stats
 from stackbench.analysis.analysis import Analysis
 from stackbench.config.placement import OTHER_ROLE
 from stackbench.report.tables import TextTable
+from stackbench.store.records import Environment, PlacementSettings
 from stackbench.store.store import LevelRow
 
 NOT_RECORDED = "not recorded in this run"
@@ -55,20 +57,17 @@ class Context:
     suite_text: str
 
 
-def gib(value: Any) -> str:
-    try:
-        return f"{float(value) / 2**30:.1f} GiB"
-    except (TypeError, ValueError):
-        return NOT_RECORDED
+def gib(value: int) -> str:
+    return f"{value / 2**30:.1f} GiB"
 
 
 def mib(value: float | None) -> str:
     return "–" if value is None else f"{value / 2**20:,.1f} MiB"
 
 
-def cpu_list(cpus: Any) -> str:
-    """[0, 1, 2, 5] -> '0-2,5' (a list or tuple from the run's settings)."""
-    if not isinstance(cpus, list | tuple) or not cpus:
+def cpu_list(cpus: Sequence[int] | None) -> str:
+    """[0, 1, 2, 5] -> '0-2,5'."""
+    if not cpus:
         return NOT_RECORDED
     values = sorted(int(c) for c in cpus)
     runs: list[list[int]] = []
@@ -80,78 +79,64 @@ def cpu_list(cpus: Any) -> str:
     return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
 
 
-def _recorded(env: Mapping[str, Any], key: str, empty: str = NOT_RECORDED) -> str:
-    if key not in env:
+def _recorded(value: object, empty: str = NOT_RECORDED) -> str:
+    if value is UNSET:
         return NOT_RECORDED
-    value = env[key]
     return empty if value is None or value == "" else " ".join(str(value).split())
 
 
-def machine(env: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    cores = _recorded(env, "cores")
-    if isinstance(env.get("cores_allowed"), list | tuple):
-        cores += f" (usable: CPU {cpu_list(env['cores_allowed'])})"
+def machine(env: Environment) -> tuple[tuple[str, str], ...]:
+    cores = _recorded(env.cores)
+    if env.cores_allowed is not UNSET:
+        cores += f" (usable: CPU {cpu_list(env.cores_allowed)})"
     return (
-        ("CPU", _recorded(env, "cpu_model")),
+        ("CPU", _recorded(env.cpu_model)),
         ("cores", cores),
-        ("memory", gib(env["memory_total_bytes"]) if "memory_total_bytes" in env
-         else NOT_RECORDED),
-        ("kernel", _recorded(env, "kernel")),
-        ("OS", _recorded(env, "os")),
-        ("CPU governor", _recorded(env, "governor", "not exposed (VM or container)")),
-        ("net.core.somaxconn", _recorded(env, "somaxconn")),
-        ("ephemeral ports", _recorded(env, "ip_local_port_range")),
-        ("tcp_tw_reuse", _recorded(env, "tcp_tw_reuse")),
-        ("host", _recorded(env, "hostname")),
+        ("memory", NOT_RECORDED if env.memory_total_bytes is UNSET
+         else gib(env.memory_total_bytes)),
+        ("kernel", _recorded(env.kernel)),
+        ("OS", _recorded(env.os)),
+        ("CPU governor", _recorded(env.governor, "not exposed (VM or container)")),
+        ("net.core.somaxconn", _recorded(env.somaxconn)),
+        ("ephemeral ports", _recorded(env.ip_local_port_range)),
+        ("tcp_tw_reuse", _recorded(env.tcp_tw_reuse)),
+        ("host", _recorded(env.hostname)),
     )
 
 
-def cores_per_role(settings: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    placement = settings.get("placement")
-    if not isinstance(placement, Mapping):
-        return (("placement", NOT_RECORDED),)
-    names = {"server": "stack (server)", "loader": "load generator", "services": "data services"}
-    server_host, loader_hosts = placement.get("server_host"), placement.get("loader_hosts")
-    services_host = placement.get("services_host") or server_host
+def cores_per_role(placement: PlacementSettings) -> tuple[tuple[str, str], ...]:
+    server_host, loader_hosts = placement.server_host, placement.loader_hosts
+    services_host = placement.services_host or server_host
     open_memcached = (", memcached on its network address without authentication "
-                      "(memcached_on_network)" if placement.get("memcached_on_network") else "")
-    where = {"server": f" on host {server_host}" if server_host else "",
-             "services": (f" on host {services_host}{open_memcached}" if services_host
-                          else ""),
-             "loader": (f" on each of hosts {', '.join(map(str, loader_hosts))}"
-                        if loader_hosts else "")}
-    return tuple((names.get(str(role), str(role)), cpu_list(cpus) + where.get(str(role), ""))
-                 for role, cpus in placement.items() if role in names)
+                      "(memcached_on_network)" if placement.memcached_on_network else "")
+    return (
+        ("stack (server)", cpu_list(placement.server)
+         + (f" on host {server_host}" if server_host else "")),
+        ("load generator", cpu_list(placement.loader)
+         + (f" on each of hosts {', '.join(loader_hosts)}" if loader_hosts else "")),
+        ("data services", cpu_list(placement.services)
+         + (f" on host {services_host}{open_memcached}" if services_host else "")))
 
 
-def hosts(env: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+def hosts(env: Environment) -> tuple[tuple[str, str], ...]:
     """The other hosts of a multi-host run: address, host name, cores and measured clock
     offset (the loaders' start times were corrected by it); () for a one-machine run."""
-    recorded = env.get("hosts")
-    if not isinstance(recorded, Mapping):
+    if env.hosts is UNSET:
         return ()
-    out = []
-    for name, facts in recorded.items():
-        if not isinstance(facts, Mapping):
-            continue
-        offset, delay = facts.get("clock_offset_s"), facts.get("clock_delay_s")
-        clock = (f"clock {float(offset) * 1000:+.2f} ms (round trip {float(delay) * 1000:.2f} "
-                 "ms)" if isinstance(offset, int | float) and isinstance(delay, int | float)
-                 else "clock not measured")
-        cores = facts.get("cores")
-        out.append((str(name), f"{facts.get('address', '?')} ({facts.get('hostname', '?')}), "
-                    f"CPUs {cpu_list(cores)}, stackbench {facts.get('version', '?')}, {clock}"))
-    return tuple(out)
+    return tuple(
+        (name, f"{h.address} ({h.hostname}), CPUs {cpu_list(h.cores)}, stackbench {h.version}, "
+               f"clock {h.clock_offset_s * 1000:+.2f} ms (round trip "
+               f"{h.clock_delay_s * 1000:.2f} ms)")
+        for name, h in env.hosts.items())
 
 
-def versions(env: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    out = [("stackbench", _recorded(env, "stackbench")),
-           ("git revision", _recorded(env, "git_rev")), ("python", _recorded(env, "python"))]
-    tools = env.get("versions")
-    if isinstance(tools, Mapping):
-        out += [(str(k), str(v).splitlines()[0] if v else "–") for k, v in tools.items()]
-    else:
+def versions(env: Environment) -> tuple[tuple[str, str], ...]:
+    out = [("stackbench", _recorded(env.stackbench)),
+           ("git revision", _recorded(env.git_rev)), ("python", _recorded(env.python))]
+    if env.versions is UNSET:
         out.append(("runtimes and servers", NOT_RECORDED))
+    else:
+        out += [(k, v.splitlines()[0] if v else "–") for k, v in env.versions.items()]
     return tuple(out)
 
 
@@ -220,7 +205,7 @@ def build_context(a: Analysis) -> Context:
             "mean: the average of each level's mean.")
     if not any(m.peak_bytes is not None or m.mean_bytes is not None for m in mem):
         note = "No RSS figure is stored for this run (the monitor recorded no memory sample)."
-    where = cores_per_role(a.settings) + tuple((f"host {name}", text)
+    where = cores_per_role(a.settings.placement) + tuple((f"host {name}", text)
                                                for name, text in hosts(env))
     engines = sorted({lv.loader_engine for lv in a.data.levels if lv.loader_engine})
     tools = versions(env) + ((("stackbench-load engine", ", ".join(engines)),) if engines

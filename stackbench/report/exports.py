@@ -13,17 +13,24 @@ from typing import Any
 import msgspec
 
 from stackbench.analysis import claimtable, fmt, stats
-from stackbench.analysis.analysis import Analysis
+from stackbench.analysis.analysis import Analysis, WorkloadView
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
 from stackbench.analysis.wording import FIGURES_NOTE, RULE
 from stackbench.report import tables
 from stackbench.report.context import Context, build_context, memory_table
+from stackbench.report.document import (
+    RESULTS_SCHEMA,
+    CaseExport,
+    LevelExport,
+    NotMeasuredExport,
+    ResultsDocument,
+    WorkloadExport,
+)
 from stackbench.report.glance import WorkloadGlance, glance
 from stackbench.report.tables import TextTable
 from stackbench.store.records import NOT_IN_CSV, NOT_IN_JSON, LevelRecord, LevelRow, flat_fields
 
-RESULTS_SCHEMA = "stackbench-results/3"
 # results.csv: who measured what, then every single-valued field of a level record (in its
 # order, see store/records.py), then figures computed from the nested ones.
 CSV_CASE_COLUMNS = ["run_id", "stack", "workload", "label", "case_status", "level_kind"]
@@ -36,10 +43,11 @@ CSV_COLUMNS = CSV_CASE_COLUMNS + CSV_LEVEL_FIELDS + CSV_FIGURES
 
 def jsonable(value: Any) -> Any:
     """Records, dataclasses, enums and tuples to JSON types; inf/NaN become null (strict
-    JSON). A record gives every field but those results.json leaves out (NOT_IN_JSON)."""
+    JSON). A record gives every field but those results.json leaves out (NOT_IN_JSON) and
+    those it did not record (UNSET)."""
     if isinstance(value, msgspec.Struct):
-        return {f: jsonable(getattr(value, f)) for f in value.__struct_fields__
-                if f not in NOT_IN_JSON}
+        return {f: jsonable(v) for f in value.__struct_fields__
+                if f not in NOT_IN_JSON and (v := getattr(value, f)) is not msgspec.UNSET}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, enum.Enum):
@@ -53,50 +61,43 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def _level_json(row: LevelRow) -> dict[str, Any]:
-    out: dict[str, Any] = jsonable(row)
-    out["latency_us"] = stats.measured_latency(row)  # no zeros standing in for "not measured"
-    out["errors_total"] = row.errors_total
-    out["error_rate"] = jsonable(stats.level_error_rate(row))
-    out["server_cpu_percent"] = jsonable(stats.server_cpu_percent(row))
-    out["service_cpu_percent"] = jsonable(stats.service_cpu_percent(row))
-    out["loader_cpu_percent"] = jsonable(stats.loader_cpu_percent(row))
-    out["time_per_request_ms"] = jsonable(stats.level_time_per_request_ms(row))
-    out["time_per_request_all_ms"] = jsonable(stats.level_time_per_request_all_ms(row))
-    out["transfer_mib_per_s"] = jsonable(stats.level_transfer_mib_per_s(row))
-    out["jitter"] = jsonable(stats.jitter(stats.completed_series(row)))
-    return out
+def _level_export(row: LevelRow) -> LevelExport:
+    # no zeros standing in for "not measured"
+    stored = msgspec.structs.replace(row, latency_us=stats.measured_latency(row))
+    return LevelExport(
+        **msgspec.structs.asdict(stored),
+        errors_total=row.errors_total,
+        error_rate=stats.level_error_rate(row),
+        server_cpu_percent=stats.server_cpu_percent(row),
+        service_cpu_percent=stats.service_cpu_percent(row),
+        loader_cpu_percent=stats.loader_cpu_percent(row),
+        time_per_request_ms=stats.level_time_per_request_ms(row),
+        time_per_request_all_ms=stats.level_time_per_request_all_ms(row),
+        transfer_mib_per_s=stats.level_transfer_mib_per_s(row),
+        jitter=stats.jitter(stats.completed_series(row)))
+
+
+def _workload_export(w: WorkloadView) -> WorkloadExport:
+    return WorkloadExport(
+        label=w.label, workload=w.workload, level_values=w.level_values,
+        cases=[CaseExport(case_id=c.case.id, stack=c.stack, status=c.case.status,
+                          rankable=c.rankable, breakpoint=c.breakpoint, aggregates=c.aggregates)
+               for c in w.cases],
+        not_measured=[NotMeasuredExport(stack=c.stack, status=c.case.status,
+                                        reason=c.case.reason,
+                                        verification_failures=c.verification_failures)
+                      for c in w.not_measured],
+        rankings=w.rankings)
 
 
 def results_json(a: Analysis, found: list[Finding]) -> str:
-    run = a.data.run
-    doc = {
-        "schema": RESULTS_SCHEMA,
-        "generated_at": time.time(),
-        "run": jsonable(run),
-        "slo": jsonable(a.slo),
-        "level_kind": a.level_kind,
-        "run_spread": jsonable(a.spread),
-        "cases": jsonable(a.data.cases),
-        "levels": [_level_json(r) for r in a.data.levels],
-        "verifications": jsonable(a.data.verifications),
-        "scripts": jsonable(a.data.scripts),
-        "workloads": [{
-            "label": w.label,
-            "workload": w.workload,
-            "level_values": w.level_values,
-            "cases": [{"case_id": c.case.id, "stack": c.stack, "status": c.case.status,
-                       "rankable": c.rankable, "breakpoint": jsonable(c.breakpoint),
-                       "aggregates": jsonable(c.aggregates)} for c in w.cases],
-            "not_measured": [{"stack": c.stack, "status": c.case.status,
-                              "reason": c.case.reason,
-                              "verification_failures": c.verification_failures}
-                             for c in w.not_measured],
-            "rankings": jsonable(w.rankings),
-        } for w in a.workloads],
-        "findings": jsonable(found),
-    }
-    return json.dumps(doc, indent=1, allow_nan=False)
+    doc = ResultsDocument(
+        schema=RESULTS_SCHEMA, generated_at=time.time(), run=a.data.run, slo=a.slo,
+        level_kind=a.level_kind, run_spread=a.spread, cases=a.data.cases,
+        levels=[_level_export(r) for r in a.data.levels], verifications=a.data.verifications,
+        scripts=a.data.scripts, workloads=[_workload_export(w) for w in a.workloads],
+        findings=found)
+    return json.dumps(jsonable(doc), indent=1, allow_nan=False)
 
 
 def _num(value: float | None) -> str:
@@ -183,9 +184,9 @@ def summary_md(a: Analysis, found: list[Finding], claims: Sequence[ClaimResult] 
     run = a.data.run
     out = [f"# stackbench run {run.id}: {run.suite_name}", "",
            f"Status **{run.status}**, started {_when(run.started_at)}, finished "
-           f"{_when(run.finished_at)}. Load: {a.settings.get('mode', '?')} loop over "
-           f"{a.level_label}, driver {a.settings.get('driver', '?')}, keep-alive "
-           f"{a.settings.get('keepalive', '?')}, {a.repeat} repetition(s) per level. "
+           f"{_when(run.finished_at)}. Load: {a.settings.mode} loop over "
+           f"{a.level_label}, driver {a.settings.driver}, keep-alive "
+           f"{a.settings.keepalive}, {a.repeat} repetition(s) per level. "
            f"SLO: {slo_text(a)}. {FIGURES_NOTE} {a.spread.source.capitalize()}.", "",
            "## At a glance", "", "Throughput: each stack's best valid level; p99: at the "
            f"highest level every stack measured validly. {RULE}", ""]

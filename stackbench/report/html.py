@@ -116,7 +116,7 @@ def context_line(a: Analysis, ctx: Context) -> str:
              f"kernel {machine['kernel']}", f"governor {machine['CPU governor']}"]
     placement = "; ".join(f"{k} on CPU {v}" for k, v in cores.items())
     return (", ".join(parts) + (f" — {placement}" if placement else "")
-            + f" — {a.settings.get('mode', '?')} loop, {a.repeat} repetition(s) per level, "
+            + f" — {a.settings.mode} loop, {a.repeat} repetition(s) per level, "
             f"SLO: {slo_text(a)}")
 
 

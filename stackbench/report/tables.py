@@ -3,6 +3,8 @@
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import msgspec
+
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, WorkloadView
 from stackbench.analysis.stats import LevelAggregate
@@ -132,16 +134,17 @@ def not_measured(w: WorkloadView) -> TextTable:
 
 
 def environment(a: Analysis) -> TextTable:
-    env = a.data.run.environment
-    # The other hosts have rows of their own in the cores table (context.hosts).
+    # Every field the run recorded, in order; the other hosts have rows of their own in the
+    # cores table (context.hosts).
+    env = msgspec.to_builtins(a.data.run.environment)
     rows = [[k, _plain(v)] for k, v in env.items() if k not in ("versions", "hosts")]
-    for name, version in (env.get("versions") or {}).items():
+    for name, version in env.get("versions", {}).items():
         rows.append([f"version: {name}", _plain(version)])
     return TextTable(["item", "value"], rows)
 
 
 def settings(a: Analysis) -> TextTable:
-    rows = [[k, _plain(v)] for k, v in a.settings.items()]
+    rows = [[k, _plain(v)] for k, v in msgspec.to_builtins(a.settings).items()]
     return TextTable(["setting", "value"], rows)
 
 

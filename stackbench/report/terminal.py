@@ -174,7 +174,7 @@ def print_run(console: Console, data: RunData, columns: Sequence[str] = (),
     a = analysis or analyse(data)
     run = data.run
     console.print(Text(f"run {run.id} {run.suite_name} — {run.status}, "
-                       f"{a.settings.get('mode', '?')} loop, {a.repeat} repetition(s)",
+                       f"{a.settings.mode} loop, {a.repeat} repetition(s)",
                        style="bold"))
     print_wrapped(console, f"{FIGURES_NOTE} % best: of the best valid stack at the same "
                   "level; notes under each table.", indent=0, style="dim")

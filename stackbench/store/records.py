@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 import msgspec
 import msgspec.inspect as mi
+from msgspec import UNSET, UnsetType
 
-from stackbench.config.loadspec import error_rate
+from stackbench.config.loadspec import LevelKind, error_rate
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]
 CaseStatus = Literal["pending", "ok", "failed", "unavailable"]
@@ -93,7 +94,7 @@ class RunSettings(Record, frozen=True, kw_only=True):
     """The suite's settings in force for a run (the report's "Settings" table, in order)."""
 
     mode: str  # closed | open
-    level_kind: str  # connections | rate
+    level_kind: LevelKind
     keepalive: str  # on | off
     driver: str  # native | wrk | ab
     duration_s: float | None
@@ -122,13 +123,52 @@ class RunSettings(Record, frozen=True, kw_only=True):
     decision_looks: int = 1
 
 
+# --- the machine a run was made on -----------------------------------------------------------
+class HostFacts(Record, frozen=True, kw_only=True):
+    """Another host of a multi-host run, as the run found it (engine.hosts.Agent.facts)."""
+
+    address: str
+    hostname: str
+    run_dir: str = ""  # everything the agent wrote there (not recorded before run --keep)
+    version: str  # the agent's stackbench
+    cores: tuple[int, ...]
+    clock_offset_s: float  # its clock minus ours; the loaders' starts were corrected by it
+    clock_delay_s: float  # the round trip of the probe that measured it
+
+
+class Environment(Record, frozen=True, kw_only=True):
+    """The machine a run was made on (lab.environment.snapshot), its tunables and the tools'
+    versions, and the other hosts of a multi-host run. A field a run did not record (an
+    older run) is UNSET: "not recorded", and left out of the stored and exported record;
+    None is a fact: the machine does not expose it (no CPU governor in a VM)."""
+
+    hostname: str | UnsetType = UNSET
+    cpu_model: str | UnsetType = UNSET
+    cores: int | None | UnsetType = UNSET
+    cores_allowed: tuple[int, ...] | UnsetType = UNSET  # this process's CPU affinity
+    memory_total_bytes: int | UnsetType = UNSET
+    kernel: str | UnsetType = UNSET
+    os: str | UnsetType = UNSET
+    governor: str | None | UnsetType = UNSET
+    somaxconn: str | None | UnsetType = UNSET
+    ip_local_port_range: str | None | UnsetType = UNSET
+    tcp_tw_reuse: str | None | UnsetType = UNSET
+    python: str | UnsetType = UNSET
+    stackbench: str | UnsetType = UNSET
+    git_rev: str | None | UnsetType = UNSET
+    versions: dict[str, str] | UnsetType = UNSET  # tool -> its version output
+    # doctor's warnings of a busy machine when the run started (lab/busy.py)
+    machine_warnings: tuple[str, ...] | UnsetType = UNSET
+    hosts: dict[str, HostFacts] | UnsetType = UNSET  # multi-host runs only
+
+
 # --- the stored records --------------------------------------------------------------------
 class RunRecord(Record, frozen=True, kw_only=True):
     suite_name: str
     suite_path: str
     suite_text: str
     settings: RunSettings
-    environment: dict[str, Any]  # lab.environment.snapshot(): machine, versions, git revision
+    environment: Environment
     started_at: float
     finished_at: float | None = None
     status: RunStatus = "running"
@@ -312,11 +352,11 @@ class CalibrationRow(CalibrationRecord, frozen=True, kw_only=True):
     id: int
 
 
-def machine_key(environment: dict[str, Any]) -> str:
+def machine_key(environment: Environment) -> str:
     """The machine a run or a calibration was made on: host name, CPU model and cores (a
     resized VM, or another CPU under the same name, is another machine)."""
-    return (f"{environment.get('hostname', '?')}/{environment.get('cpu_model', '?')}/"
-            f"{environment.get('cores', '?')}")
+    parts = (environment.hostname, environment.cpu_model, environment.cores)
+    return "/".join("?" if p is UNSET else str(p) for p in parts)
 
 
 _SCALARS = (mi.IntType, mi.FloatType, mi.StrType, mi.BoolType, mi.LiteralType)

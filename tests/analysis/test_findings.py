@@ -4,7 +4,7 @@ import msgspec
 
 from stackbench.analysis.analysis import Analysis, analyse
 from stackbench.analysis.findings import findings, flag_name, flag_reason
-from stackbench.store.records import CaseRecord, JitWarmupRecord, LevelRow
+from stackbench.store.records import CaseRecord, Environment, JitWarmupRecord, LevelRow
 from stackbench.store.store import RunData, Store
 from tests.analysis.synthetic_series import flat, ramp_then_plateau
 from tests.analysis.test_levelsteady import row
@@ -105,3 +105,16 @@ def test_a_jit_warm_up_pass_is_a_finding_with_cold_and_warm_figures() -> None:
             "and is not in any figure (C2 compiles hot methods). Cold: 2,400 req/s in its "
             "first second, 61,000 in its last, 40,000 req/s over the pass; warm, the level "
             "at the same load: ") in joined
+
+
+def test_a_busy_machine_at_the_start_is_a_run_wide_warning() -> None:
+    """doctor's warnings, kept in the run's environment through the store, become findings."""
+    store = Store(":memory:")
+    warned = Environment(cores=2, machine_warnings=("load average 3.1 on 2 cores",))
+    run = store.start_run(msgspec.structs.replace(run_record(), environment=warned))
+    data = store.load_run(run)
+    assert data.run.environment == warned
+    (busy,) = [f for f in findings(analyse(data)) if "busy" in f.text]
+    assert (busy.severity, busy.workload) == ("warn", None)
+    assert busy.text == ("the machine was busy when the run started: load average 3.1 on 2 "
+                         "cores")

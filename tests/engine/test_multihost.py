@@ -122,7 +122,7 @@ def test_a_run_over_three_hosts_merges_its_loaders_exactly(hosts, tmp_path):
     assert "one loader on each of h2 (10.231.0.12), h3 (10.231.0.13)" in said
     data = Store(out / "stackbench.sqlite").load_run(1)
     assert data.run.status == "complete"
-    assert set(data.run.environment["hosts"]) == {"h1", "h2", "h3"}
+    assert set(data.run.environment.hosts) == {"h1", "h2", "h3"}
     # the shape of a one-machine run of the same suite: one case, its two levels
     (case,) = data.cases
     assert case.status == "ok" and case.effective_params["workers"] == "1"
@@ -150,8 +150,8 @@ def test_a_run_over_three_hosts_merges_its_loaders_exactly(hosts, tmp_path):
     logs = out / "run-1" / "logs"  # fetched from the hosts before their files were removed
     assert list((logs / "go-nethttp").glob("*.log"))
     assert all((logs / "hosts" / h / "agent.log").is_file() for h in ("h1", "h2", "h3"))
-    for facts in data.run.environment["hosts"].values():  # removed at the end
-        assert not Path(facts["run_dir"]).exists()
+    for facts in data.run.environment.hosts.values():  # removed at the end
+        assert not Path(facts.run_dir).exists()
     assert wait_until_clean(15) == {}, "a process outlived the run in a test host"
 
 
@@ -165,8 +165,8 @@ def test_an_injected_clock_offset_is_measured_and_corrected(hosts, tmp_path):
                     hosts=resolve_hosts(suite, None), keep_remote=True,
                     clock_offsets_for_tests={"h3": 2.5})
     data = store.load_run(runner.execute())
-    offsets = {name: facts["clock_offset_s"]
-               for name, facts in data.run.environment["hosts"].items()}
+    offsets = {name: facts.clock_offset_s
+               for name, facts in data.run.environment.hosts.items()}
     assert abs(offsets["h3"] - 2.5) < 0.05 and abs(offsets["h2"]) < 0.05
     (level,) = data.levels
     assert level.status == "ok" and level.start_skew_s is not None
@@ -174,7 +174,7 @@ def test_an_injected_clock_offset_is_measured_and_corrected(hosts, tmp_path):
     started = {p.host: p.started_at for p in level.loader_parts}
     assert abs(started["h3"] - started["h2"]) < 0.5  # on the controller's clock
     assert wait_until_clean(15) == {}
-    kept = Path(data.run.environment["hosts"]["h1"]["run_dir"])  # --keep: left on the host
+    kept = Path(data.run.environment.hosts["h1"].run_dir)  # --keep: left on the host
     assert kept.is_dir()
     shutil.rmtree(kept)
 

@@ -2,7 +2,14 @@
 
 from stackbench.engine.outcome import run_outcome
 from stackbench.errors import ExitCode
-from stackbench.store.records import CaseRow, LevelRow, PlacementSettings, RunRow, RunSettings
+from stackbench.store.records import (
+    CaseRow,
+    Environment,
+    LevelRow,
+    PlacementSettings,
+    RunRow,
+    RunSettings,
+)
 from stackbench.store.store import RunData
 
 SETTINGS = RunSettings(
@@ -30,7 +37,7 @@ def level(cid: int, status: str = "ok", error_class: str = "") -> LevelRow:
 
 def run_data(cases: list[CaseRow], levels: list[LevelRow]) -> RunData:
     run = RunRow(id=1, suite_name="s", suite_path="/s.toml", suite_text="", settings=SETTINGS,
-                 environment={}, started_at=0.0, status="complete")
+                 environment=Environment(), started_at=0.0, status="complete")
     return RunData(run, cases, levels, [])
 
 

@@ -125,7 +125,7 @@ pause_s = 0
         # is checked by construction in tests/lab/test_monitor.py).
         assert any(role != "loader" and u["rss_max_bytes"] > 0 and u["processes_max"] >= 1
                    for role, u in level.usage.items())
-    assert data.run.environment["versions"]
+    assert data.run.environment.versions
 
 
 # One of each kind of process tree: master + workers as in production (nginx + php-fpm,

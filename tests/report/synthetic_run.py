@@ -15,6 +15,7 @@ from hdrh.histogram import HdrHistogram
 
 from stackbench.store.records import (
     CaseRecord,
+    Environment,
     LevelRecord,
     RunRecord,
     RunSettings,
@@ -79,7 +80,8 @@ def start_run(store: Store, name: str, text: str = "", run_settings: dict[str, A
     return store.start_run(RunRecord(
         suite_name=name, suite_path=path, suite_text=text,
         settings=msgspec.convert(run_settings or settings(), RunSettings),
-        environment=environment or {}, started_at=1_717_000_000.0))
+        environment=msgspec.convert(environment or {}, Environment),
+        started_at=1_717_000_000.0))
 
 
 def add_case(store: Store, run: int, stack: str, label: str, params: dict[str, str] | None = None,

@@ -12,6 +12,7 @@ from stackbench.report.context import (
     memory,
     memory_table,
 )
+from stackbench.store.records import Environment, PlacementSettings
 from stackbench.store.store import Store
 
 MIB = 2**20
@@ -32,16 +33,15 @@ def test_cpu_list():
 
 
 def test_machine_says_what_was_not_recorded():
-    rows = dict(machine({"cpu_model": "X", "cores": 4, "cores_allowed": [0, 1],
-                         "governor": None, "memory_total_bytes": 3 * 2**30}))
+    rows = dict(machine(Environment(cpu_model="X", cores=4, cores_allowed=(0, 1),
+                                    governor=None, memory_total_bytes=3 * 2**30)))
     assert rows["CPU"] == "X"
     assert rows["cores"] == "4 (usable: CPU 0-1)"
     assert rows["memory"] == "3.0 GiB"
     assert rows["CPU governor"] == "not exposed (VM or container)"
     assert rows["kernel"] == NOT_RECORDED
-    assert dict(cores_per_role({})) == {"placement": NOT_RECORDED}
-    assert dict(cores_per_role({"placement": {"server": [0, 1], "loader": [2]}})) == {
-        "stack (server)": "0-1", "load generator": "2"}
+    assert dict(cores_per_role(PlacementSettings(server=(0, 1), loader=(2,), services=()))) == {
+        "stack (server)": "0-1", "load generator": "2", "data services": NOT_RECORDED}
 
 
 def test_memory_per_stack_and_role_by_hand():

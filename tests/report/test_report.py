@@ -16,6 +16,7 @@ from stackbench.report import write_all
 from stackbench.report.terminal import level_line, print_run, print_runs
 from stackbench.store.records import (
     CaseRecord,
+    Environment,
     LevelRecord,
     RunRecord,
     RunSettings,
@@ -45,7 +46,8 @@ def _settings(slo, driver="native", repeat=3):
 def _start_run(store, name, path, text, settings, environment):
     return store.start_run(RunRecord(suite_name=name, suite_path=path, suite_text=text,
                                      settings=msgspec.convert(settings, RunSettings),
-                                     environment=environment, started_at=1_700_000_000.0))
+                                     environment=msgspec.convert(environment, Environment),
+                                     started_at=1_700_000_000.0))
 
 
 def _add_case(store, run, stack, workload, label, path, params, status="pending", reason=""):

@@ -1,4 +1,5 @@
-"""results.json follows its published schema (docs/schema/results.schema.json)."""
+"""results.json follows its published schema (docs/schema/results.schema.json), which is
+generated from the document's types (`make schema`)."""
 
 import json
 from pathlib import Path
@@ -8,6 +9,7 @@ import pytest
 from synthetic_run import add_case, fill, start_run
 
 from stackbench.report import write_all
+from stackbench.report.schema import results_schema
 from stackbench.store.store import Store
 
 SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schema" / "results.schema.json"
@@ -25,6 +27,10 @@ def _results(tmp_path, fill_store):
     run = fill_store(store)
     return json.loads((write_all(store.load_run(run), tmp_path, ["json"])
                        / "results.json").read_text())
+
+
+def test_the_committed_schema_is_generated_from_the_types():
+    assert SCHEMA.read_text() == results_schema(), "stale: run `make schema` and commit it"
 
 
 def test_a_full_run_validates(validator, tmp_path):

@@ -16,6 +16,7 @@ from stackbench.errors import InputError
 from stackbench.store.records import (
     NOT_IN_CSV,
     CaseRecord,
+    Environment,
     LevelRecord,
     PlacementSettings,
     RunRecord,
@@ -52,7 +53,7 @@ def settings(**extra: object) -> RunSettings:
 def run_record(**extra: object) -> RunRecord:
     values: dict[str, object] = dict(suite_name="quick", suite_path="suites/quick.toml",
                                      suite_text="name='quick'", settings=settings(),
-                                     environment={"cores": 2}, started_at=1.0)
+                                     environment=Environment(cores=2), started_at=1.0)
     values.update(extra)
     return RunRecord(**values)  # type: ignore[arg-type]
 
@@ -94,7 +95,7 @@ def test_every_record_comes_back_as_written():
     data = store.load_run(store.resolve_run("last"))
     assert data.run.status == "complete" and data.run.finished_at is not None
     assert data.run.settings == written_run.settings and data.run.settings.slo == slo
-    assert data.run.environment == {"cores": 2} and data.run.id == run
+    assert data.run.environment == Environment(cores=2) and data.run.id == run
     (c,) = data.cases
     assert (c.id, c.status, c.params) == (cid, "ok", {"workers": "1"})
     (lv,) = data.levels_of(cid)

@@ -1,0 +1,75 @@
+"""An article's claims against our numbers: confirmed, refuted or untestable here, and why.
+
+Pure functions over frozen records. `requirements_unmet` needs only the plan's facts (it is
+what `--dry-run` prints); `evaluate` reads a stored run. Each claim gets one status:
+
+- untestable: a requirement is unmet (cores, keep-alive, a stack, a parameter, a level), a case
+  it reads failed or was unavailable, or a level it reads is invalid for a measurement reason.
+  Missing data never refutes a claim.
+- not enough evidence: the interval of our figure or ratio straddles the claim's bound (or a
+  figure has no evidence at all: one repetition of a driver without a per-second series); the
+  reason says what would decide it.
+- refuted / confirmed: the whole interval lies outside / inside the claim's band.
+
+Intervals come from the verdicts procedure (analysis.verdicts): each figure's evidence (the
+steady window's seconds with one repetition, the repetitions with several), the run-to-run
+spread added for every single repetition, logs added and subtracted for ratios and ratios of
+ratios, Student t at 95%. The tolerance of each test kind is documented in
+suites/claims/README.md.
+
+The package, by concern: facts (what the plan or run gives a claim), readiness (its
+requirements), reading (the run's figures with their evidence), bands, decisions (points to a
+status), kinds (each test kind's judgment), wording, results. This module evaluates the
+claims and is the package's API.
+"""
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+
+from stackbench.analysis import stats
+from stackbench.analysis.claims.decisions import _Context, quotient
+from stackbench.analysis.claims.facts import Facts, StackFacts, facts_from_plan, facts_from_run
+from stackbench.analysis.claims.kinds import _evaluate_test, scatter
+from stackbench.analysis.claims.readiness import Readiness, cores_note, requirements_unmet
+from stackbench.analysis.claims.reading import _Run, level_metric, level_problem
+from stackbench.analysis.claims.results import ClaimResult, ClaimStatus, Measured
+from stackbench.analysis.claims.wording import expectation
+from stackbench.config.claims import Claim
+from stackbench.store.store import RunData
+
+__all__ = ["ClaimResult", "ClaimStatus", "Facts", "Measured", "Readiness", "StackFacts",
+           "cores_note", "evaluate", "facts_from_plan", "facts_from_run",
+           "level_metric", "level_problem", "quotient", "requirements_unmet", "scatter"]
+
+
+def evaluate(claims: Iterable[Claim], data: RunData, facts: Facts,
+             resamples: int = stats.DEFAULT_RESAMPLES,
+             seed: int = stats.DEFAULT_SEED) -> tuple[ClaimResult, ...]:
+    run = _Run(data)
+    out = []
+    for ready in requirements_unmet(claims, facts):
+        claim = ready.claim
+        if not ready.testable:
+            out.append(ClaimResult(claim, ClaimStatus.UNTESTABLE, expectation(claim.test), (),
+                                   _join_reasons(ready.reasons)))
+            continue
+        run.loader_bound.clear()
+        result = _evaluate_test(claim, _Context(run, facts, resamples, seed))
+        out.append(_with_caveat(result, sorted(run.loader_bound)))
+    return tuple(out)
+
+
+def _with_caveat(result: ClaimResult, loader_bound: list[str]) -> ClaimResult:
+    """A level the loader could not drive harder measured the loader, not the server: the
+    claim keeps its status, and its reason says which figures may be the loader's."""
+    if not loader_bound or result.status is ClaimStatus.UNTESTABLE:
+        return result
+    shown = ", ".join(loader_bound[:3]) + (" …" if len(loader_bound) > 3 else "")
+    why = f"{result.why} (loader-bound, so possibly the loader's limit: {shown})"
+    return dataclasses.replace(result, why=why)
+
+
+def _join_reasons(reasons: Sequence[str]) -> str:
+    first = reasons[0]
+    more = len(reasons) - 1
+    return first + (f" (and {more} more: {'; '.join(reasons[1:])})" if more else "")

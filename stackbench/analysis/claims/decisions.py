@@ -1,0 +1,144 @@
+"""From points to a claim's status: each point's verdict tallied, ratios judged on their
+intervals, and the claim concluded (missing data never refutes it).
+"""
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from stackbench.analysis import stats
+from stackbench.analysis.claims.bands import _Band, _Verdict
+from stackbench.analysis.claims.facts import Facts
+from stackbench.analysis.claims.reading import _Point, _Run
+from stackbench.analysis.claims.results import ClaimResult, ClaimStatus, Measured
+from stackbench.analysis.claims.wording import (
+    NO_EVIDENCE,
+    _band_text,
+    _ratio_text,
+    _to_decide,
+    expectation,
+)
+from stackbench.analysis.verdicts import interval_of, log_ratio
+from stackbench.config.claims import Claim
+
+
+def quotient(numerators: Sequence[Sequence[float]], denominators: Sequence[Sequence[float]],
+             resamples: int = stats.DEFAULT_RESAMPLES, seed: int = stats.DEFAULT_SEED,
+             confidence: float = stats.DEFAULT_CONFIDENCE
+             ) -> tuple[float, float | None, float | None] | None:
+    """prod(median(n)) / prod(median(d)) with a percentile-bootstrap interval (each sample
+    resampled independently); no interval unless every sample has two or more values. None
+    when a denominator median is zero."""
+    den = math.prod(stats.median(d) for d in denominators)
+    if den == 0:
+        return None
+    value = math.prod(stats.median(n) for n in numerators) / den
+    samples = [*numerators, *denominators]
+    if any(len(s) < 2 for s in samples):
+        return value, None, None
+    rng = random.Random(seed)
+    k = len(numerators)
+    stats_out = []
+    for _ in range(resamples):
+        meds = [stats.median(rng.choices(list(s), k=len(s))) for s in samples]
+        d = math.prod(meds[k:])
+        if d != 0:
+            stats_out.append(math.prod(meds[:k]) / d)
+    if not stats_out:
+        return value, None, None
+    stats_out.sort()
+    alpha = (1.0 - confidence) / 2.0
+    return value, stats.quantile(stats_out, alpha), stats.quantile(stats_out, 1.0 - alpha)
+
+
+@dataclass
+class _Tally:
+    """Per-point verdicts of one claim, with the first reason of each kind."""
+
+    holds: int = 0
+    fails: list[str] = field(default_factory=list)
+    noise: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    ours: list[Measured] = field(default_factory=list)
+
+    def add(self, verdict: _Verdict, detail: str) -> None:
+        if verdict is _Verdict.HOLDS:
+            self.holds += 1
+        elif verdict is _Verdict.FAILS:
+            self.fails.append(detail)
+        else:
+            self.noise.append(detail)
+
+    @property
+    def total(self) -> int:
+        return self.holds + len(self.fails) + len(self.noise) + len(self.missing)
+
+
+@dataclass(frozen=True)
+class _Context:
+    run: _Run
+    facts: Facts
+    resamples: int
+    seed: int
+
+
+def _conclude(claim: Claim, tally: _Tally, confirmed_why: str,
+              at_least: int | None = None) -> ClaimResult:
+    """All points must hold (or `at_least` of them). Missing data makes a claim untestable,
+    never refuted; it is confirmed with missing data only when that data cannot change it."""
+    exp = expectation(claim.test)
+    ours = tuple(tally.ours)
+
+    def result(status: ClaimStatus, why: str) -> ClaimResult:
+        return ClaimResult(claim, status, exp, ours, why)
+
+    needed = tally.total if at_least is None else min(at_least, tally.total)
+    if tally.total == 0:
+        return result(ClaimStatus.UNTESTABLE, "nothing in this run to compare")
+    if tally.holds >= needed and (at_least is not None or not tally.missing):
+        return result(ClaimStatus.CONFIRMED, confirmed_why)
+    if tally.missing:
+        partial = f"; where measured: {tally.fails[0]}" if tally.fails else ""
+        return result(ClaimStatus.UNTESTABLE, tally.missing[0] + partial)
+    possible = tally.holds + len(tally.noise)
+    if tally.fails and possible < needed:
+        extra = f" ({len(tally.fails)} of {tally.total} points)" if tally.total > 1 else ""
+        return result(ClaimStatus.REFUTED, tally.fails[0] + extra)
+    return result(ClaimStatus.UNDECIDED, f"not enough evidence: {tally.noise[0]}")
+
+
+def _judge_ratio(tally: _Tally, band: _Band, nums: list[_Point], dens: list[_Point],
+                 what: str, ctx: _Context, record: bool = False) -> None:
+    """A ratio of our figures (a ratio of ratios for ratio_change) against the claim's band,
+    on the interval the verdicts procedure gives it."""
+    den = math.prod(p.value for p in dens)
+    if den == 0:
+        tally.missing.append(f"{what}: the denominator is zero")
+        return
+    sides = [p.evidence for p in (*nums, *dens)]
+    if any(e is None for e in sides):
+        value = math.prod(p.value for p in nums) / den
+        if record:
+            tally.ours.append(Measured(what, value, "×"))
+        tally.noise.append(f"{what} is {value:.2f}×, but {NO_EVIDENCE}")
+        return
+    ratio = log_ratio([p.evidence for p in nums if p.evidence is not None],
+                      [p.evidence for p in dens if p.evidence is not None], ctx.run.spread)
+    value = math.exp(ratio.d)
+    low, high = interval_of(ratio)
+    if record:
+        tally.ours.append(Measured(what, value, "×", low, high))
+    verdict = band.judge(value, low, high)
+    detail = f"{what} is {_ratio_text(value, low, high)}, {_band_text(band, verdict)}"
+    tally.add(verdict, detail + (f"; {_to_decide(ratio, band)}" if verdict is _Verdict.NOISE
+                                 else ""))
+
+
+def _measured(point: _Point, ctx: _Context) -> Measured:
+    """Our figure with the interval of its evidence (the run-to-run spread included for a
+    single repetition); without evidence, the median alone."""
+    if point.evidence is None:
+        return Measured(point.label, point.value, point.unit)
+    low, high = interval_of(log_ratio([point.evidence], [], ctx.run.spread))
+    return Measured(point.label, point.evidence.value, point.unit, low, high)

@@ -1,0 +1,409 @@
+"""The judgment of each test kind (order, ratio and ratio_change, threshold, shape, scatter,
+breakpoint): the points it reads and how it tallies them.
+"""
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from stackbench.analysis import stats
+from stackbench.analysis.claims.bands import _Band, _ratio_band, _Verdict
+from stackbench.analysis.claims.decisions import (
+    _conclude,
+    _Context,
+    _judge_ratio,
+    _measured,
+    _Tally,
+)
+from stackbench.analysis.claims.facts import Facts, _between, _levels_of
+from stackbench.analysis.claims.reading import (
+    FAILURE_METRICS,
+    _as_figure,
+    _get,
+    _Missing,
+    _Point,
+    _Run,
+    change_label,
+    level_metric,
+    level_problem,
+    pair_label,
+)
+from stackbench.analysis.claims.results import ClaimResult, Measured
+from stackbench.analysis.claims.wording import (
+    NO_EVIDENCE,
+    _band_text,
+    _fmt,
+    _to_decide,
+    _value_band_text,
+    _value_text,
+    expectation,
+)
+from stackbench.analysis.verdicts import log_ratio
+from stackbench.config.claims import (
+    SCRIPT_METRICS,
+    BreakpointTest,
+    Claim,
+    Condition,
+    OrderTest,
+    RatioChangeTest,
+    RatioTest,
+    ScatterTest,
+    ShapeTest,
+    Side,
+    ThresholdTest,
+    metric_unit,
+    order_groups,
+)
+from stackbench.store.store import LevelRow
+
+
+def _evaluate_test(claim: Claim, ctx: _Context) -> ClaimResult:
+    test = claim.test
+    if isinstance(test, OrderTest):
+        return _order(claim, test, ctx)
+    if isinstance(test, RatioTest | RatioChangeTest):
+        return _ratio(claim, test, ctx)
+    if isinstance(test, ThresholdTest):
+        return _threshold(claim, test, ctx)
+    if isinstance(test, ShapeTest):
+        return _shape(claim, test, ctx)
+    if isinstance(test, ScatterTest):
+        return _scatter(claim, test, ctx)
+    return _breakpoint(claim, test, ctx)
+
+
+def _order(claim: Claim, test: OrderTest, ctx: _Context) -> ClaimResult:
+    tally = _Tally()
+    band = _Band(test.min_ratio, math.inf)
+    for workload in test.workloads or ():
+        for level in _levels_of(test.levels, workload, ctx.facts):
+            points: dict[str, _Point] = {}
+            for stack in (s for g in order_groups(test) for s in g):
+                point = _get(ctx.run, stack, workload, level, test.metric)
+                if isinstance(point, _Missing):
+                    tally.missing.append(point.reason)
+                    continue
+                points[stack] = point
+                tally.ours.append(_measured(point, ctx))
+            groups = order_groups(test)
+            for upper, lower in zip(groups, groups[1:], strict=False):
+                for a in upper:
+                    for b in lower:
+                        if a in points and b in points:
+                            _judge_ratio(tally, band, [points[a]], [points[b]],
+                                         pair_label(points[a], points[b]), ctx, record=True)
+    return _conclude(claim, tally, f"every pair is in the stated order ({expectation(test)})")
+
+
+_Position = tuple[Side, Condition | None]
+
+
+def _positions(test: RatioTest | RatioChangeTest) -> list[_Position]:
+    """Numerators first: (num, after), (den, before) / (den, after), (num, before)."""
+    if isinstance(test, RatioTest):
+        return [(test.numerator, None), (test.denominator, None)]
+    return [(test.numerator, test.after), (test.denominator, test.before),
+            (test.denominator, test.after), (test.numerator, test.before)]
+
+
+def _resolve(position: _Position, test: RatioTest | RatioChangeTest, workload: str | None,
+             level: float | None) -> tuple[str, str, float | str | None, str]:
+    """(stack, workload, level or 'peak', metric) of one position at one iteration."""
+    side, cond = position
+    w = side.workload or (cond.workload if cond else None) or workload
+    lv: float | str | None = side.level if side.level is not None else (
+        cond.level if cond and cond.level is not None else level)
+    assert w is not None  # the parser requires workloads unless every side names one
+    return side.stack, w, lv, side.metric or test.metric
+
+
+def _combos(test: RatioTest | RatioChangeTest, facts: Facts
+            ) -> list[tuple[str | None, float | None]]:
+    """The (workload, level) iterations: the test's lists, or every level the workloads the
+    positions read have in common."""
+    out: list[tuple[str | None, float | None]] = []
+    for w in test.workloads or (None,):
+        resolved = [_resolve(p, test, w, None) for p in _positions(test)]
+        if all(r[2] is not None for r in resolved) or test.metric in SCRIPT_METRICS:
+            out.append((w, None))
+            continue
+        if isinstance(test.levels, tuple):
+            levels: Sequence[float] = test.levels
+        else:
+            read = {r[1] for r in resolved if r[2] is None}
+            common = [set(facts.workload_levels.get(x, ())) for x in read]
+            levels = sorted(set.intersection(*common)) if common else []
+        out += [(w, lv) for lv in levels]
+    return out
+
+
+def _ratio(claim: Claim, test: RatioTest | RatioChangeTest, ctx: _Context) -> ClaimResult:
+    tally = _Tally()
+    band = _ratio_band(test.expect, test.threshold, test.article, test.tolerance)
+    for w, lv in _combos(test, ctx.facts):
+        points: list[_Point] = []
+        for position in _positions(test):
+            stack, workload, level, metric = _resolve(position, test, w, lv)
+            point = _position_point(ctx.run, stack, workload, level, metric)
+            if isinstance(point, _Missing):
+                tally.missing.append(point.reason)
+                break
+            points.append(point)
+        else:
+            half = len(points) // 2
+            label = (pair_label(points[0], points[1]) if isinstance(test, RatioTest)
+                     else change_label(points[0], points[3], points[2]))
+            _judge_ratio(tally, band, points[:half], points[half:], label, ctx, record=True)
+    return _conclude(claim, tally, f"ours is {_ours_ratio_text(tally)}, "
+                                   f"{_band_text(band, _Verdict.HOLDS)} as the claim needs")
+
+
+def _position_point(run: _Run, stack: str, workload: str, level: float | str | None,
+                    metric: str) -> _Point | _Missing:
+    if metric in SCRIPT_METRICS:
+        return run.script(stack, workload, metric)
+    if level == "peak":
+        peak = run.peak(stack, workload, metric)
+        if isinstance(peak, _Missing):
+            return peak
+        at, point = peak
+        return dataclasses.replace(point, where=f"peak {point.where}")
+    if level is None:
+        return _Missing(f"{stack} {workload}: no level to read")
+    return run.point(stack, workload, float(level), metric)
+
+
+def _ours_ratio_text(tally: _Tally) -> str:
+    values = [m.value for m in tally.ours if m.value is not None]
+    if not values:
+        return "–"
+    lo, hi = min(values), max(values)
+    return f"{lo:.2f}×" if math.isclose(lo, hi) else f"{lo:.2f}–{hi:.2f}×"
+
+
+def _threshold(claim: Claim, test: ThresholdTest, ctx: _Context) -> ClaimResult:
+    tally = _Tally()
+    band = _Band(-math.inf if test.min is None else test.min,
+                 math.inf if test.max is None else test.max)
+    unit = metric_unit(test.metric)
+    for stack in test.stacks:
+        for workload in test.workloads:
+            for level in _levels_of(test.levels, workload, ctx.facts):
+                point = _get(ctx.run, stack, workload, level, test.metric)
+                if isinstance(point, _Missing):
+                    tally.missing.append(point.reason)
+                    continue
+                m = _measured(point, ctx)
+                tally.ours.append(m)
+                assert m.value is not None
+                text = f"{point.label} is {_value_text(m.value, unit, m.low, m.high)}"
+                exact = test.metric in FAILURE_METRICS  # counted, not sampled: as counted
+                if m.low is None and not exact:
+                    tally.noise.append(f"{text}, but {NO_EVIDENCE}")
+                    continue
+                verdict = band.judge(m.value, m.low, m.high)
+                decide = ""
+                if verdict is _Verdict.NOISE and point.evidence is not None:
+                    decide = "; " + _to_decide(log_ratio([point.evidence], [], ctx.run.spread),
+                                               band)
+                tally.add(verdict, f"{text}, {_value_band_text(band, unit, verdict)}{decide}")
+    count = (f"{test.at_least} of {tally.total} points" if test.at_least
+             else "every point")
+    return _conclude(claim, tally, f"{count} {_value_band_text(band, unit, _Verdict.HOLDS)}",
+                     at_least=test.at_least)
+
+
+def _shape(claim: Claim, test: ShapeTest, ctx: _Context) -> ClaimResult:
+    """Judged on medians (no interval): the spread is largest / smallest over the span's
+    levels, of the median itself (flat) or of the median per connection (proportional)."""
+    tally = _Tally()
+    limit = 1.0 + test.tolerance
+    per_level = test.expect == "proportional"
+    for stack in test.stacks:
+        for workload in test.workloads:
+            levels = _between(ctx.facts.workload_levels.get(workload, ()), test.from_level,
+                              test.to_level)
+            figures: list[tuple[Measured, _Point]] = []
+            for level in levels:
+                point = ctx.run.point(stack, workload, level, test.metric)
+                if isinstance(point, _Missing):
+                    tally.missing.append(point.reason)
+                    break
+                if per_level:
+                    point = dataclasses.replace(
+                        point, values=tuple(v / level for v in point.values),
+                        evidence=None if point.evidence is None else
+                        _as_figure(point.evidence, point.evidence.value / level))
+                shown = _measured(point, ctx)
+                figures.append((dataclasses.replace(
+                    shown, label=point.label + (" per connection" if per_level else "")), point))
+            else:
+                what = f"{stack} {workload} {test.from_level:,.0f}–{test.to_level:,.0f}"
+                if any(p.value <= 0 for _, p in figures):
+                    tally.missing.append(f"{what}: a zero figure, no spread")
+                    continue
+                # The two extremes show the spread; every level is in the report's tables.
+                ranked = sorted(figures, key=lambda f: f[1].value)
+                tally.ours += [ranked[0][0], ranked[-1][0]]
+                _judge_ratio(tally, _Band(0.0, limit), [ranked[-1][1]], [ranked[0][1]],
+                             f"{what} spread (largest / smallest)", ctx, record=True)
+    return _conclude(claim, tally, f"{expectation(test)}: every spread is at most {limit:.2f}×")
+
+
+def scatter(points: Sequence[tuple[float, float]], span: tuple[float, float]) -> float | None:
+    """Root-mean-square of (median - trend) / trend over the levels in `span`, the trend being
+    a LOWESS line through every level of the sweep. None with fewer than three levels in the
+    span or a trend at or below zero."""
+    trend = dict(stats.lowess(points))
+    inside = [(x, y) for x, y in points if span[0] <= x <= span[1]]
+    if len(inside) < 3 or any(trend[x] <= 0 for x, _ in inside):
+        return None
+    return math.sqrt(math.fsum(((y - trend[x]) / trend[x]) ** 2 for x, y in inside)
+                     / len(inside))
+
+
+def _scatter(claim: Claim, test: ScatterTest, ctx: _Context) -> ClaimResult:
+    tally = _Tally()
+    values: list[float] = []
+    for span in (test.numerator, test.denominator):
+        what = f"{span.stack} {test.workload} {span.from_level:,.0f}–{span.to_level:,.0f}"
+        curve = _curve(ctx.run, span.stack, test.workload, test.metric)
+        if isinstance(curve, _Missing):
+            tally.missing.append(curve.reason)
+            continue
+        s = scatter(curve, (span.from_level, span.to_level))
+        if s is None:
+            tally.missing.append(f"{what}: fewer than three levels or no trend to compare with")
+            continue
+        tally.ours.append(Measured(f"{what} jitter", 100.0 * s, "%"))
+        values.append(s)
+    if len(values) == 2:
+        band = _Band(test.threshold, math.inf)
+        if values[1] == 0:
+            tally.missing.append("the second span has no jitter at all: no ratio")
+        else:
+            ratio = values[0] / values[1]
+            tally.ours.append(Measured("jitter ratio", ratio, "×"))
+            verdict = band.judge(ratio, None, None)
+            tally.add(verdict, f"the jitter ratio is {ratio:.2f}×, "
+                               f"{_band_text(band, verdict)}")
+    return _conclude(claim, tally, f"the jitter ratio is {_ours_ratio_text(tally)}, "
+                                   f"at least {test.threshold:.2f}×")
+
+
+def _curve(run: _Run, stack: str, workload: str,
+           metric: str) -> list[tuple[float, float]] | _Missing:
+    case = run.case(stack, workload)
+    if isinstance(case, _Missing):
+        return case
+    curve = []
+    for level in run.level_values(case):
+        point = run.point(stack, workload, level, metric)
+        if isinstance(point, _Missing):
+            return point
+        curve.append((level, point.value))
+    return curve
+
+
+@dataclass(frozen=True)
+class _Break:
+    first: float | None          # first failing level, None: none in the sweep
+    reached: float               # the highest level judged
+    why: str                     # what failed at `first`
+    last_passing: float | None = None  # the level before `first` that held (None: none did)
+
+
+def _breakpoint(claim: Claim, test: BreakpointTest, ctx: _Context) -> ClaimResult:
+    tally = _Tally()
+    mine = _first_break(ctx.run, test.stack, test.workload, test)
+    other = _first_break(ctx.run, test.other, test.workload, test) if test.other else None
+    for found in (mine, other):
+        if isinstance(found, _Missing):
+            tally.missing.append(found.reason)
+    if isinstance(mine, _Missing) or isinstance(other, _Missing):
+        return _conclude(claim, tally, "")
+    for name, found in ((test.stack, mine), (test.other, other)):
+        if name is not None and found is not None:
+            # The sweep's resolution is the breakpoint's interval: between the last level
+            # that held and the first that failed.
+            tally.ours.append(Measured(f"{name} first failing level", found.first,
+                                       "connections", found.last_passing, found.first))
+    verdict, detail = _judge_break(test, mine, other)
+    if verdict is None:
+        tally.missing.append(detail)
+    else:
+        tally.add(verdict, detail)
+    return _conclude(claim, tally, detail)
+
+
+def _first_break(run: _Run, stack: str, workload: str,
+                 test: BreakpointTest) -> _Break | _Missing:
+    case = run.case(stack, workload)
+    if isinstance(case, _Missing):
+        return case
+    reached = 0.0
+    for level in run.level_values(case):
+        rows = run.rows_at(case, level)
+        problem = level_problem(rows, failures_are_data=True)
+        if problem:
+            return _Missing(f"{stack} {workload} @{level:,.0f}: {problem}; the breakpoint "
+                            "cannot be placed")
+        failed = _level_breaks(rows, test)
+        if failed:
+            return _Break(level, level, failed, reached or None)
+        reached = level
+    return _Break(None, reached, "")
+
+
+def _level_breaks(rows: Sequence[LevelRow], test: BreakpointTest) -> str:
+    """Why this level breaks the objective ('' when it holds), judged on medians."""
+    errors = stats.median([stats.level_error_rate(r) for r in rows])
+    if test.max_error_rate is not None and errors > test.max_error_rate:
+        return f"error rate {errors:.1%} > {test.max_error_rate:.1%}"
+    values = [level_metric(r, test.metric) for r in rows]
+    numbers = [v for v in values if not isinstance(v, str)]
+    if not numbers:
+        return f"nothing answered ({values[0]})"
+    value = stats.median(numbers)
+    if value > test.above:
+        unit = metric_unit(test.metric)
+        return f"{test.metric} {_fmt(value, unit)} > {_fmt(test.above, unit)}"
+    return ""
+
+
+def _judge_break(test: BreakpointTest, mine: _Break,
+                 other: _Break | None) -> tuple[_Verdict | None, str]:
+    name = test.stack
+    at = f"first fails at {mine.first:,.0f} ({mine.why})" if mine.first is not None else ""
+    if test.expect == "within":
+        assert test.range is not None
+        lo, hi = test.range
+        want = f"between {lo:,.0f} and {hi:,.0f}"
+        if mine.first is None:
+            if mine.reached >= hi:
+                return _Verdict.FAILS, f"{name} never fails up to {mine.reached:,.0f}, not {want}"
+            return None, (f"{name} does not fail up to {mine.reached:,.0f}, where the sweep "
+                          f"ends; the claim places it {want}")
+        verdict = _Verdict.HOLDS if lo <= mine.first <= hi else _Verdict.FAILS
+        return verdict, f"{name} {at}, {'' if verdict is _Verdict.HOLDS else 'not '}{want}"
+    if test.expect == "none":
+        assert test.up_to is not None
+        if mine.first is not None and mine.first <= test.up_to:
+            return _Verdict.FAILS, f"{name} {at}, below {test.up_to:,.0f}"
+        if mine.reached >= test.up_to:
+            return _Verdict.HOLDS, f"{name} holds at every level up to {test.up_to:,.0f}"
+        return None, (f"{name} holds up to {mine.reached:,.0f}, where the sweep ends; the claim "
+                      f"is about {test.up_to:,.0f}")
+    assert other is not None
+    if mine.first is None and other.first is None:
+        return None, (f"neither {name} nor {test.other} fails within the sweep (up to "
+                      f"{max(mine.reached, other.reached):,.0f})")
+    if mine.first is not None and (other.first is None or mine.first < other.first):
+        later = (f"{test.other} at {other.first:,.0f}" if other.first is not None
+                 else f"{test.other} not up to {other.reached:,.0f}")
+        return _Verdict.HOLDS, f"{name} {at}, {later}"
+    assert other.first is not None
+    return _Verdict.FAILS, (f"{test.other} first fails at {other.first:,.0f}, "
+                            + (f"{name} at {mine.first:,.0f}" if mine.first is not None
+                               else f"{name} not before {mine.reached:,.0f}"))

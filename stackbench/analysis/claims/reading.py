@@ -1,0 +1,281 @@
+"""Reading the stored run for a claim: a figure of a stack, workload and level with its
+evidence, or why it is missing (a failed case, an invalid level, no such level).
+"""
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from stackbench.analysis import stats
+from stackbench.analysis.calibration import spread_of
+from stackbench.analysis.claims.wording import _levels_text
+from stackbench.analysis.levelsteady import aggregate_steady
+from stackbench.analysis.verdicts import (
+    Evidence,
+    RunSpread,
+    repetition_evidence,
+    single_run_evidence,
+)
+from stackbench.config.claims import SCRIPT_METRICS, metric_unit
+from stackbench.store.records import LevelFlag
+from stackbench.store.store import CaseRow, LevelRow, RunData, ScriptRow
+
+ERROR_RATE_FLAG = LevelFlag.INVALID.detail("error rate")
+
+
+# Metrics for which a level the server failed requests in is data, not a faulty measurement.
+FAILURE_METRICS = frozenset({"errors", "error_rate"})
+
+
+class _Missing:
+    """A figure we cannot have, and why (a failed case, an invalid level, no such level...)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class _Point:
+    values: tuple[float, ...]  # one per repetition
+    stack: str
+    workload: str
+    where: str                 # "@3,000", "peak @2,000" or "standalone"
+    metric: str
+    # What verdicts know of the figure, in the metric's unit (None: nothing to decide from)
+    evidence: Evidence | None = None
+
+    @property
+    def value(self) -> float:
+        return stats.median(self.values)
+
+    @property
+    def unit(self) -> str:
+        return metric_unit(self.metric)
+
+    @property
+    def label(self) -> str:
+        return f"{self.stack} {self.workload} {self.where}"
+
+
+def pair_label(a: _Point, b: _Point) -> str:
+    """'a / b' naming only what differs: 'node / php on hello @25', 'php hello: @200 / @20'."""
+    same_stack, same_workload = a.stack == b.stack, a.workload == b.workload
+    same_where, same_metric = a.where == b.where, a.metric == b.metric
+    if not same_metric and same_stack and same_workload and same_where:
+        return f"{a.stack} {a.workload} {a.where}: {a.metric} / {b.metric}"
+    if same_workload and same_where:
+        return f"{a.stack} / {b.stack} on {a.workload} {a.where}"
+    if same_stack and same_workload:
+        return f"{a.stack} {a.workload}: {a.where} / {b.where}"
+    if same_stack and same_where:
+        return f"{a.stack} {a.where}: {a.workload} / {b.workload}"
+    return f"{a.label} / {b.label}"
+
+
+def change_label(after: _Point, before: _Point, against: _Point) -> str:
+    """'(node / go) sha256?n=1 → sha256?n=1000 @300': one stack's standing against another
+    from `before` to `after`."""
+    if after.workload == before.workload:
+        move = f"{after.workload} {before.where} → {after.where}"
+    elif after.where == before.where:
+        move = f"{before.workload} → {after.workload} {after.where}"
+    else:
+        move = f"{before.workload} {before.where} → {after.workload} {after.where}"
+    return f"({after.stack} / {against.stack}) {move}"
+
+
+class _Run:
+    def __init__(self, data: RunData) -> None:
+        self.cases: dict[tuple[str, str], CaseRow] = {(c.stack, c.label): c for c in data.cases}
+        self.failed_verification: dict[tuple[str, str], list[str]] = {}
+        for v in data.verifications:
+            if not v.ok:
+                self.failed_verification.setdefault((v.stack, v.workload), []).extend(
+                    v.failures or ["failed"])
+        self.rows: dict[int, list[LevelRow]] = {}
+        for row in data.levels:
+            self.rows.setdefault(row.case_id, []).append(row)
+        self.scripts: dict[tuple[str, str], list[ScriptRow]] = {}
+        for s in data.scripts:
+            self.scripts.setdefault((s.stack, s.label), []).append(s)
+        self.loader_bound: set[str] = set()  # labels of the levels read for the current claim
+        self.spread = spread_of(data.calibration)
+
+    def case(self, stack: str, workload: str) -> CaseRow | _Missing:
+        case = self.cases.get((stack, workload))
+        if case is None:
+            return _Missing(f"{stack} did not run {workload} in this run")
+        if case.status == "unavailable":
+            return _Missing(f"{stack} is unavailable: {case.reason or 'no reason given'}")
+        if case.status == "failed":
+            return _Missing(f"{stack} failed on {workload}: {case.reason or 'no reason given'}")
+        failures = (self.failed_verification.get((stack, case.workload))
+                    or self.failed_verification.get((stack, workload)))
+        if failures:
+            return _Missing(f"{stack} failed verification on {workload}: {failures[0]}")
+        if not self.rows.get(case.id):
+            return _Missing(f"{stack} has no measured level of {workload} (the run ended "
+                            "before it)")
+        return case
+
+    def level_values(self, case: CaseRow) -> list[float]:
+        return sorted({r.level_value for r in self.rows.get(case.id, [])})
+
+    def rows_at(self, case: CaseRow, level: float) -> list[LevelRow]:
+        return [r for r in self.rows.get(case.id, []) if math.isclose(r.level_value, level)]
+
+    def point(self, stack: str, workload: str, level: float, metric: str) -> _Point | _Missing:
+        case = self.case(stack, workload)
+        if isinstance(case, _Missing):
+            return case
+        rows = self.rows_at(case, level)
+        where = f"@{level:,.0f}"
+        label = f"{stack} {workload} {where}"
+        if not rows:
+            measured = _levels_text(self.level_values(case))
+            return _Missing(f"{stack} has no level {level:,.0f} of {workload} (measured: "
+                            f"{measured})")
+        problem = level_problem(rows, failures_are_data=metric in FAILURE_METRICS)
+        if problem:
+            return _Missing(f"{label}: {problem}")
+        values = []
+        for row in rows:
+            value = level_metric(row, metric)
+            if isinstance(value, str):
+                return _Missing(f"{label}: {value}")
+            values.append(value)
+        if any(LevelFlag.LOADER_BOUND in r.flags for r in rows):
+            self.loader_bound.add(label)
+        return _Point(tuple(values), stack, workload, where, metric,
+                      level_evidence(rows, metric, values, self.spread))
+
+    def peak(self, stack: str, workload: str, metric: str) -> tuple[float, _Point] | _Missing:
+        """The level with the highest median of the metric, over every level of the case."""
+        case = self.case(stack, workload)
+        if isinstance(case, _Missing):
+            return case
+        best: tuple[float, _Point] | None = None
+        for level in self.level_values(case):
+            point = self.point(stack, workload, level, metric)
+            if isinstance(point, _Missing):
+                return _Missing(f"no peak of {stack} on {workload}: {point.reason}")
+            if best is None or point.value > best[1].value:
+                best = (level, point)
+        assert best is not None  # case() guarantees measured levels
+        return best
+
+    def script(self, stack: str, workload: str, metric: str) -> _Point | _Missing:
+        rows = self.scripts.get((stack, workload), [])
+        if not rows:
+            return _Missing(f"{stack} has no standalone timing of {workload} in this run")
+        values = []
+        for row in rows:
+            value = script_metric(row, metric)
+            if isinstance(value, str):
+                return _Missing(f"{stack} standalone {workload}: {value}")
+            values.append(value)
+        evidence = (single_run_evidence(values[0]) if len(values) == 1
+                    else repetition_evidence(values, [], self.spread))
+        return _Point(tuple(values), stack, workload, "standalone", metric, evidence)
+
+
+STEADY_LATENCY = ("p50", "p90", "p99")
+
+
+PER_REQUEST_TIMES = ("time_per_request", "time_per_request_all")
+
+
+def level_evidence(rows: Sequence[LevelRow], metric: str, values: Sequence[float],
+                   spread: RunSpread) -> Evidence | None:
+    """The evidence of a claim's figure, in its unit: req/s and p50/p90/p99 from the steady
+    windows as every verdict has them (levelsteady); ab's times per request, which are
+    1 / throughput scaled, with the relative variance of the level's throughput; any other
+    figure from its repetitions only (two or more)."""
+    if metric == "requests_per_s" or metric in STEADY_LATENCY or metric in PER_REQUEST_TIMES:
+        steady = aggregate_steady(rows, spread)
+        if metric == "requests_per_s":
+            return steady.throughput.evidence
+        if metric in STEADY_LATENCY:
+            latency = steady.latency_us.get(metric)
+            ms = None if latency is None else latency.evidence
+            return None if ms is None else _as_figure(ms, ms.value / 1000.0)
+        throughput = steady.throughput.evidence
+        if len(values) == 1 and throughput is not None and values[0] > 0:
+            return _as_figure(throughput, values[0])
+    return repetition_evidence(values, [], spread)
+
+
+def _as_figure(e: Evidence, value: float) -> Evidence:
+    """The same evidence for another figure with the same relative uncertainty (a percentile
+    in ms instead of µs; a time per request, 1 / throughput scaled)."""
+    return dataclasses.replace(e, value=value, log_mean=math.log(value))
+
+
+def level_problem(rows: Sequence[LevelRow], failures_are_data: bool) -> str | None:
+    """Why these repetitions of a level cannot be read, or None. A level marked invalid only
+    because the server failed requests is data for error claims; any other invalid or failed
+    level is a faulty measurement."""
+    for row in rows:
+        if row.status == "failed":
+            return "the level failed" + (f" ({row.flags[0]})" if row.flags else "")
+    for row in rows:
+        if row.status == "invalid":
+            faults = [f for f in row.flags
+                      if LevelFlag.of(f) in (LevelFlag.INVALID, LevelFlag.UNSTEADY)]
+            measurement = [f for f in faults if not f.startswith(ERROR_RATE_FLAG)]
+            if measurement or not faults:
+                return "level invalid: " + (measurement[0] if measurement else "no reason given")
+            if not failures_are_data:
+                return f"level invalid: {faults[0].removeprefix('invalid: ')}"
+    return None
+
+
+def level_metric(row: LevelRow, metric: str) -> float | str:
+    """The metric of one repetition, or why it is not there."""
+    if metric == "requests_per_s":
+        return row.requests_per_s
+    if metric == "error_rate":
+        return stats.level_error_rate(row)
+    if metric == "errors":
+        return float(row.errors_total)
+    if metric in ("server_cpu", "service_cpu"):
+        cpu = (stats.server_cpu_percent(row) if metric == "server_cpu"
+               else stats.service_cpu_percent(row))
+        return "no CPU sample of the " + metric.split("_")[0] if cpu is None else cpu
+    if metric == "transfer":
+        mib = stats.level_transfer_mib_per_s(row)
+        return f"the {row.driver} driver gave no byte count" if mib is None else mib
+    if row.completed <= 0:
+        return "no request completed"
+    if metric == "time_per_request":
+        value = stats.level_time_per_request_ms(row)
+        return "no time per request in the open loop" if value is None else value
+    if metric == "time_per_request_all":
+        every = stats.level_time_per_request_all_ms(row)
+        return "no request completed" if every is None else every
+    key = {"mean_latency": "mean", "max_latency": "max"}.get(metric, metric)
+    if key not in row.latency_us:
+        return f"the {row.driver} driver did not measure {metric.replace('_', '.')}"
+    return row.latency_us[key] / 1000.0
+
+
+def script_metric(row: ScriptRow, metric: str) -> float | str:
+    """Seconds per iteration of a standalone timing, or why it is not there."""
+    usable = row.outcome == "ok" or row.outcome.startswith("not checked")
+    if not usable:
+        return f"the timing failed ({row.outcome})"
+    figure = {"script_wall": row.wall_s,
+              "script_user": row.user_s,
+              "script_cpu": None if row.user_s is None or row.sys_s is None
+              else row.user_s + row.sys_s}[metric]
+    if figure is None or row.iterations <= 0:
+        return "no time recorded"
+    return figure / row.iterations
+
+
+def _get(run: _Run, stack: str, workload: str, level: float | None,
+         metric: str) -> _Point | _Missing:
+    if metric in SCRIPT_METRICS or level is None:
+        return run.script(stack, workload, metric)
+    return run.point(stack, workload, level, metric)

@@ -1,0 +1,38 @@
+"""What a claim's test concludes: its status, our figures, and why."""
+
+import enum
+from dataclasses import dataclass
+
+from stackbench.config.claims import Claim, Figure
+
+
+class ClaimStatus(enum.Enum):
+    CONFIRMED = "confirmed"
+    REFUTED = "refuted"
+    UNDECIDED = "not enough evidence"
+    UNTESTABLE = "untestable"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One of our figures: a median (or a ratio of medians), with its interval when there is
+    one; value None when there is nothing to show (e.g. no breakpoint in the sweep)."""
+
+    label: str
+    value: float | None
+    unit: str
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    claim: Claim
+    status: ClaimStatus
+    expectation: str               # what the test checks, e.g. "≥ 1.00× at every level"
+    ours: tuple[Measured, ...]
+    why: str
+
+    @property
+    def article(self) -> tuple[Figure, ...]:
+        return self.claim.figures

@@ -1,0 +1,89 @@
+"""The results.json document as types: what `exports.results_json` writes, and what
+`schema.py` turns into docs/schema/results.schema.json (`make schema`). One definition for
+both, so the published schema cannot drift from the file.
+
+The stored records and the analysis' own records appear as they are; only the parts the
+export assembles itself (a level with its derived figures, a workload's summary) are
+defined here.
+"""
+
+from typing import Final, Literal
+
+import msgspec
+
+from stackbench.analysis.analysis import LevelRanking
+from stackbench.analysis.findings import Finding
+from stackbench.analysis.stats import Breakpoint, Jitter, LevelAggregate
+from stackbench.analysis.verdicts import RunSpread
+from stackbench.config.loadspec import LevelKind
+from stackbench.config.suite import Slo
+from stackbench.store.records import CaseRow, LevelRow, RunRow, ScriptRow, VerificationRow
+
+# The document's version: a change readers must know about is a new one (and `make schema`).
+SchemaVersion = Literal["stackbench-results/3"]
+RESULTS_SCHEMA: Final[SchemaVersion] = "stackbench-results/3"
+
+
+class LevelExport(LevelRow, frozen=True, kw_only=True):
+    """One repetition of one load level as stored, with the figures derived from it."""
+
+    errors_total: int
+    error_rate: float
+    server_cpu_percent: float | None
+    service_cpu_percent: float | None  # MariaDB, Redis and memcached (100 = one core)
+    loader_cpu_percent: float | None
+    time_per_request_ms: float | None  # ab's mean; None in the open loop or with none done
+    time_per_request_all_ms: float | None  # ab's across all concurrent requests (Tpq)
+    transfer_mib_per_s: float | None  # bytes_read / duration_s in MiB (2^20 bytes) per second
+    jitter: Jitter | None
+
+
+class CaseExport(msgspec.Struct, frozen=True, kw_only=True):
+    """A measured case of a workload: its aggregates per level and where it broke."""
+
+    case_id: int
+    stack: str
+    status: str
+    rankable: bool
+    breakpoint: Breakpoint | None
+    aggregates: list[LevelAggregate]
+
+
+class NotMeasuredExport(msgspec.Struct, frozen=True, kw_only=True):
+    """A case of a workload without a measured level: unavailable, failed or never reached."""
+
+    stack: str
+    status: str
+    reason: str
+    verification_failures: list[str]
+
+
+class WorkloadExport(msgspec.Struct, frozen=True, kw_only=True):
+    """One workload label: its cases, the levels they share and the rankings per level."""
+
+    label: str
+    workload: str
+    level_values: list[float]
+    cases: list[CaseExport]
+    not_measured: list[NotMeasuredExport]
+    rankings: list[LevelRanking]
+
+
+class ResultsDocument(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything stackbench stored and derived for one run (written by `stackbench run` and
+    `stackbench report N --format json`). Latencies are in microseconds; a figure the driver
+    did not measure is absent or null, never 0. A number that is not finite (inf, NaN) is
+    written as null: strict JSON has neither."""
+
+    schema: SchemaVersion
+    generated_at: float  # Unix time the file was written
+    run: RunRow
+    slo: Slo | None
+    level_kind: LevelKind
+    run_spread: RunSpread  # the run-to-run spread the verdicts used
+    cases: list[CaseRow]
+    levels: list[LevelExport]
+    verifications: list[VerificationRow]
+    scripts: list[ScriptRow]
+    workloads: list[WorkloadExport]
+    findings: list[Finding]
