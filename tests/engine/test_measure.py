@@ -34,7 +34,7 @@ def test_the_warm_up_pass_runs_before_the_monitor_starts(monkeypatch):
     """wrk/ab warm up in a pass of their own: its server CPU must not count in the level."""
     events: list[str] = []
     monkeypatch.setattr(measure_module, "warm_up", lambda d, r: events.append("warm-up pass"))
-    monkeypatch.setattr(measure_module, "Monitor", lambda roles: _Monitor(events))
+    monkeypatch.setattr(measure_module, "Monitor", lambda roles, cpus=frozenset(): _Monitor(events))
 
     def start_load(driver: object, req: object, warm_up_first: bool = True) -> None:
         events.append(f"measured pass (warm-up again: {warm_up_first})")
