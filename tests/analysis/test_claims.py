@@ -22,7 +22,6 @@ from stackbench.analysis.claims import (
     facts_from_run,
     level_metric,
     level_problem,
-    quotient,
     requirements_unmet,
     scatter,
 )
@@ -728,18 +727,6 @@ def test_unmet_requirement_makes_evaluate_untestable_with_every_reason():
     assert result.why == ("needs 4 server cores; this run gives the server 1 (and 1 more: "
                           "needs keep-alive off as in the article; this run has keep-alive on)")
     assert result.ours == ()
-
-
-# --- the ratio interval ----------------------------------------------------------------------
-def test_quotient_by_hand_and_its_interval():
-    assert quotient([[6.0]], [[3.0]]) == (2.0, None, None)
-    value, low, high = quotient([[10.0, 12.0, 11.0]], [[5.0, 5.0, 5.0]], resamples=500, seed=1)
-    assert value == pytest.approx(11.0 / 5.0)
-    assert low is not None and high is not None
-    assert 10.0 / 5.0 <= low <= value <= high <= 12.0 / 5.0
-    assert quotient([[1.0, 2.0]], [[0.0, 0.0]]) is None
-    # (a / b) / (c / d) = a * d / (b * c)
-    assert quotient([[4.0], [3.0]], [[2.0], [6.0]])[0] == pytest.approx(1.0)
 
 
 # --- facts from a stored run -----------------------------------------------------------------

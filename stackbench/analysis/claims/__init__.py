@@ -27,7 +27,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 
 from stackbench.analysis import stats
-from stackbench.analysis.claims.decisions import _Context, quotient
+from stackbench.analysis.claims.decisions import _Context
 from stackbench.analysis.claims.facts import Facts, StackFacts, facts_from_plan, facts_from_run
 from stackbench.analysis.claims.kinds import _evaluate_test, scatter
 from stackbench.analysis.claims.readiness import Readiness, cores_note, requirements_unmet
@@ -39,7 +39,7 @@ from stackbench.store.store import RunData
 
 __all__ = ["ClaimResult", "ClaimStatus", "Facts", "Measured", "Readiness", "StackFacts",
            "cores_note", "evaluate", "facts_from_plan", "facts_from_run",
-           "level_metric", "level_problem", "quotient", "requirements_unmet", "scatter"]
+           "level_metric", "level_problem", "requirements_unmet", "scatter"]
 
 
 def evaluate(claims: Iterable[Claim], data: RunData, facts: Facts,

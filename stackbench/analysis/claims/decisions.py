@@ -3,11 +3,8 @@ intervals, and the claim concluded (missing data never refutes it).
 """
 
 import math
-import random
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from stackbench.analysis import stats
 from stackbench.analysis.claims.bands import _Band, _Verdict
 from stackbench.analysis.claims.facts import Facts
 from stackbench.analysis.claims.reading import _Point, _Run
@@ -21,35 +18,6 @@ from stackbench.analysis.claims.wording import (
 )
 from stackbench.analysis.verdicts import interval_of, log_ratio
 from stackbench.config.claims import Claim
-
-
-def quotient(numerators: Sequence[Sequence[float]], denominators: Sequence[Sequence[float]],
-             resamples: int = stats.DEFAULT_RESAMPLES, seed: int = stats.DEFAULT_SEED,
-             confidence: float = stats.DEFAULT_CONFIDENCE
-             ) -> tuple[float, float | None, float | None] | None:
-    """prod(median(n)) / prod(median(d)) with a percentile-bootstrap interval (each sample
-    resampled independently); no interval unless every sample has two or more values. None
-    when a denominator median is zero."""
-    den = math.prod(stats.median(d) for d in denominators)
-    if den == 0:
-        return None
-    value = math.prod(stats.median(n) for n in numerators) / den
-    samples = [*numerators, *denominators]
-    if any(len(s) < 2 for s in samples):
-        return value, None, None
-    rng = random.Random(seed)
-    k = len(numerators)
-    stats_out = []
-    for _ in range(resamples):
-        meds = [stats.median(rng.choices(list(s), k=len(s))) for s in samples]
-        d = math.prod(meds[k:])
-        if d != 0:
-            stats_out.append(math.prod(meds[:k]) / d)
-    if not stats_out:
-        return value, None, None
-    stats_out.sort()
-    alpha = (1.0 - confidence) / 2.0
-    return value, stats.quantile(stats_out, alpha), stats.quantile(stats_out, 1.0 - alpha)
 
 
 @dataclass
