@@ -200,6 +200,9 @@ def summary_md(a: Analysis, found: list[Finding], claims: Sequence[ClaimResult] 
         out += ["## The article's claims, tested here", "",
                 "Ratios, not absolute numbers, are compared: the hardware differs. "
                 + claimtable.counts_sentence(claims), "", *claimtable.as_markdown(claims), ""]
+    departures = tables.deviations(a)
+    if departures:
+        out += ["## Deviations from the article", "", md_table(departures), ""]
     out += ["## Findings", "", RANKING_LEGEND, ""]
     out += [f"- {'**' + f.workload + '** ' if f.workload else ''}"
             f"{'⚠ ' if f.severity != 'info' else ''}{f.text}" for f in found] or ["- none"]

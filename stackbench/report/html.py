@@ -182,6 +182,7 @@ def build_html(a: Analysis, found: list[Finding], glances: list[WorkloadGlance],
         figures_note=FIGURES_NOTE, spread_note=a.spread.source.capitalize(),
         sections=[_section(a, w, found, charts.get(w.label, [])) for w in a.workloads],
         run_wide=_run_wide(a), environment=tables.environment(a), settings=tables.settings(a),
+        deviations=tables.deviations(a),
         # Our own files, inserted verbatim (escaping would break their quotes).
         css=Markup((TEMPLATES / "report.css").read_text(encoding="utf-8")),
         js=Markup((TEMPLATES / "report.js").read_text(encoding="utf-8")))

@@ -784,7 +784,7 @@ def test_claim_table_rows_show_both_figures():
     (result,) = evaluate([claim], run.data(), run.facts(), resamples=RESAMPLES)
     ((text, article, ours, status, why),) = claimtable.claim_rows([result])
     assert text == "c: a claim"
-    assert article == "a 5,479 req/s; ratio 1.36×"
+    assert article == "a 5,479 req/s; ratio 1.36×; tested: ≈ 1.36× (1.09–1.70×)"
     assert ours.startswith("a / b on w @25 1.50× [")
     assert status == "confirmed" and why.startswith("ours is 1.50×, within 1.09–1.70×")
     lines = claimtable.as_text([result])
