@@ -379,6 +379,30 @@ def test_ratio_on_standalone_timings_is_per_iteration():
     assert result.status is ClaimStatus.CONFIRMED
 
 
+def test_a_stated_magnitude_refutes_a_result_far_beyond_it():
+    """db-html-report's script-php-finishes-first, as the file states it: Node takes about
+    1.32x PHP's time. A 2.5x result is direction-right but refutes the magnitude; 1.4x
+    confirms it (each read from the real claims file, so the file's band is what is tested)."""
+    (claim,) = [c for c in parse_claims(CLAIMS_DIR / "db-html-report.toml").claims
+                if c.id == "script-php-finishes-first"]
+
+    def judged(node_wall: float) -> ClaimResult:
+        run = RunBuilder()
+        run.case("node", "db-report")
+        run.case("php-apache", "db-report")
+        run.scripts += [script_row("node", "db-report", 1000, node_wall, 6.7, 1.4, "ok"),
+                        script_row("php-apache", "db-report", 1000, 7.41, 3.65, 2.1, "ok")]
+        stacks = (StackFacts("node", True, params={"mysql_driver": "mysql"}),
+                  StackFacts("php-apache", True))
+        return one(claim, run, script_iterations=1000, stacks=stacks)
+
+    far = judged(2.5 * 7.41)
+    assert far.status is ClaimStatus.REFUTED, far.why
+    assert "outside 1.06–1.65×" in far.why
+    near = judged(1.4 * 7.41)
+    assert near.status is ClaimStatus.CONFIRMED, near.why
+
+
 def test_a_failed_standalone_timing_is_untestable():
     test = {"kind": "ratio", "metric": "script_wall", "expect": "greater",
             "workloads": ["db-report"], "numerator": {"stack": "node"},
