@@ -96,15 +96,19 @@ def print_deviations(console: Console, suite: Suite) -> None:
 
 
 def print_readiness(console: Console, readiness: Sequence[Readiness]) -> None:
-    """--dry-run: which of the article's claims this machine and plan cannot test, and why."""
+    """--dry-run: which of the article's claims this machine and plan cannot test, and why;
+    claims blocked for the same reasons share one line."""
     if not readiness:
         return
     blocked = [r for r in readiness if not r.testable]
     console.print(Text(f"article claims: {len(readiness) - len(blocked)} of {len(readiness)} "
                        "testable with this plan on this machine"))
+    by_reason: dict[str, list[str]] = {}
     for r in blocked:
-        print_wrapped(console, "; ".join(r.reasons), first=f"  untestable {r.claim.id}: ",
-                      indent=4)
+        by_reason.setdefault("; ".join(r.reasons), []).append(r.claim.id)
+    for reason, ids in by_reason.items():
+        print_wrapped(console, ", ".join(ids) + ":", first="  untestable ", indent=4)
+        print_wrapped(console, reason, first="      ", indent=6)
 
 
 def print_claims_overview(console: Console) -> None:
