@@ -98,8 +98,8 @@ def _series_row(a: Analysis, c: CaseView, level: float, ax_rate: Axes, ax_lat: A
     if any_latency:
         latency_axis(ax_lat)
     else:  # a log axis of nothing cannot be drawn; say why the panel is empty
-        no_data(ax_lat, "no request completed\nin any second" if any_second
-                else "the level ended within\nits first second:\nno full second")
+        no_data(ax_lat, "no request completed in any second" if any_second
+                else "the level ended within its first second: no full second")
     ax_lat.set_title("p50, p99", loc="left")
     lat = [[float(p[k]) for r in rows for p in _seconds(r) if p.get(k)]
            for k in ("p50_us", "p99_us")]
