@@ -366,7 +366,7 @@ def test_level_without_completed_requests_shows_no_latency_and_is_not_ranked(sto
     assert a.workloads[0].rankings[0].entries == []
     rows = list(csv.DictReader(io.StringIO((write_all(data, tmp_path) / "results.csv")
                                            .read_text())))
-    assert [r["p50_us"] for r in rows] == ["", ""]
+    assert [r["p50_us_whole_level"] for r in rows] == ["", ""]
     assert "p50 –" in level_line("a", "sha256?n=1000", data.levels[0])
 
 
