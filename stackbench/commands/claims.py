@@ -137,8 +137,9 @@ def machine_needs(readiness: Sequence[Readiness], server_cores: int) -> list[str
     lines = []
     if cores:
         need = max(r.claim.requires.server_cores for r in cores)
+        verb = "needs" if len(cores) == 1 else "need"
         lines.append(
-            f"{len(cores)} {'needs' if len(cores) == 1 else 'need'} a server with up to {need} cores (this machine gives it "
+            f"{len(cores)} {verb} a server with up to {need} cores (this machine gives it "
             f"{server_cores}): a machine of {2 * need} cores with the default placement, one "
             f"of {need + 1} with [placement] server_cpus = \"0-{need - 1}\" and the loader on "
             f"the rest, or a server host of {need} cores and a loader host ([placement] "
