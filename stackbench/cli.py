@@ -18,6 +18,7 @@ from stackbench.commands.compare import compare_command
 from stackbench.commands.doctor import run_doctor
 from stackbench.commands.hosts import probe_command, run_hosts_check, run_hosts_setup
 from stackbench.commands.run import run_command
+from stackbench.commands.suitefile import existing_suite
 from stackbench.commands.views import (
     print_results,
     print_stacks,
@@ -46,6 +47,16 @@ def _out(help_text: str = "Results directory.") -> Callable[[F], F]:
 
 _PARAMS = click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
                        help="Override a stack parameter (repeatable).")
+
+
+def _suite(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+    """A SUITE that names no file is refused before any work, naming the closest suite."""
+    return existing_suite(value)
+
+
+def _suite_argument() -> Callable[[F], F]:
+    return click.argument("suite", type=click.Path(path_type=Path), required=False,
+                          callback=_suite)
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -106,7 +117,7 @@ def script(stack: str, workload: str, query: str | None, iterations: int,
 
 
 @cli.command()
-@click.argument("suite", type=click.Path(path_type=Path), required=False)
+@_suite_argument()
 @click.option("--stacks", "stack_list", help="Only these stacks (comma-separated).")
 @click.option("--workloads", "workload_list", help="Only these workloads (comma-separated).")
 @click.option("--dry-run", is_flag=True, help="Print the plan and exit.")
@@ -228,7 +239,7 @@ def compare(run_a: str, run_b: str, out: Path | None, output_format: str,
 
 
 @cli.command()
-@click.argument("suite", type=click.Path(path_type=Path), required=False)
+@_suite_argument()
 @_out()
 def calibrate(suite: Path | None, out: Path | None) -> None:
     """Measure this machine's run-to-run spread (SUITE: default suites/calibrate.toml) and
@@ -237,7 +248,7 @@ def calibrate(suite: Path | None, out: Path | None) -> None:
 
 
 @cli.command()
-@click.argument("suite", type=click.Path(path_type=Path), required=False)
+@_suite_argument()
 @_out("Results directory (its store holds this machine's calibration).")
 def doctor(suite: Path | None, out: Path | None) -> None:
     """Check this machine for benchmarking (and for SUITE's load, if given); print advice."""
@@ -254,7 +265,7 @@ _HOSTS_FILE = click.option("--hosts", "hosts_file", type=click.Path(path_type=Pa
 
 
 @hosts.command("check")
-@click.argument("suite", type=click.Path(path_type=Path), required=False)
+@_suite_argument()
 @_HOSTS_FILE
 def hosts_check(suite: Path | None, hosts_file: Path | None) -> None:
     """Check that every host is ready (exit 3 if one is not).
@@ -265,7 +276,7 @@ def hosts_check(suite: Path | None, hosts_file: Path | None) -> None:
 
 
 @hosts.command("setup")
-@click.argument("suite", type=click.Path(path_type=Path), required=False)
+@_suite_argument()
 @_HOSTS_FILE
 def hosts_setup(suite: Path | None, hosts_file: Path | None) -> None:
     """Run the installer on every host (its checkout's scripts/setup.sh)."""

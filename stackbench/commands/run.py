@@ -53,7 +53,7 @@ from stackbench.lab.machine import Verdict as CheckVerdict
 from stackbench.lab.machine import plan_limits
 from stackbench.lab.stack import PlannedParams, planned_params
 from stackbench.report import write_all
-from stackbench.report.terminal import level_line, print_run
+from stackbench.report.terminal import level_lines, print_run
 from stackbench.report.termtable import Cell, Col, print_notes, print_table, print_wrapped
 from stackbench.store.store import DISK_FULL_ERRNOS, RunData, Store
 
@@ -215,7 +215,9 @@ class EtaTracker:
         later = sum(s.seconds for s in self.slots[self.position + 1:])
         return max(0.0, current.seconds - into) + later
 
-    def line(self, level_kind: str) -> Text:
+    def line(self, level_kind: str, width: int | None = None) -> Text:
+        """The live line; within `width` (if given) it drops the elapsed time, then cuts what
+        runs with an ellipsis: it never wraps."""
         now = self.clock()
         current = self.current()
         total = len(self.slots)
@@ -232,10 +234,16 @@ class EtaTracker:
                     f"rep {current.repetition + 1}/{current.repeat} "
                     f"{_clock(min(now - self.since, current.seconds))}/"
                     f"{_clock(current.seconds)}")
-        line = Text(head, style="bold")
+        elapsed = f" · elapsed {_clock(now - self.started)}"
+        eta = f" · ETA ~{_clock(self.remaining_s())}"
+        if width is not None and len(head + what + elapsed + eta) > width:
+            elapsed = ""
+            room = width - len(head + eta)
+            if len(what) > room:
+                what = what[:max(0, room - 1)] + "…"
+        line = Text(head, style="bold", no_wrap=True, overflow="ellipsis")
         line.append(what)
-        line.append(f" · elapsed {_clock(now - self.started)} · ETA ~"
-                    f"{_clock(self.remaining_s())}", style="cyan")
+        line.append(elapsed + eta, style="cyan")
         return line
 
 
@@ -400,18 +408,24 @@ def _execute(console: Console, plan: Plan, inventory: dict[str, StackEntry], sto
     tracker = EtaTracker(plan_slots(plan))
     # Redrawn twice a second from the tracker; transient, and silent when not a terminal.
     live = Live(console=console, refresh_per_second=2, transient=True,
-                get_renderable=lambda: tracker.line(suite.level_kind))
+                get_renderable=lambda: tracker.line(suite.level_kind, console.width))
     runner = None
+    shown_case: list[tuple[str, str]] = []  # the case of the last level printed
     with live:
         def level_done(event: LevelEvent) -> None:
             raise_if_stop_requested()
             tracker.level_done(event.stack, event.label, event.level.index,
                                event.level.repetition)
-            live.console.print(Text(level_line(event.stack, event.label, event.row)))
+            case = (event.stack, event.label)
+            for line in level_lines(event.stack, event.label, event.row, console.width,
+                                    shown_case[-1:] != [case]):
+                live.console.print(Text(line), no_wrap=True, overflow="fold")
+            shown_case[:] = [case]
 
         def message(text: str) -> None:
             raise_if_stop_requested()
             tracker.message(text)
+            shown_case.clear()  # the next level names its case again, under this message
             live.console.print(Text(text, style="dim"))
 
         runner = Runner(plan, inventory, store, results_dir(out),
