@@ -208,10 +208,13 @@ def results(run_id: str | None, suite_name: str | None, stack_list: str | None,
 @click.option("--format", "formats", multiple=True, metavar="FORMAT",
               help="html, md, csv, json or png (the charts); repeat or separate with commas "
                    "(default: all).")
-@_out()
-def report(run_id: str, formats: tuple[str, ...], out: Path | None) -> None:
+@_out("Results directory (its store holds the run).")
+@click.option("--to", type=click.Path(path_type=Path), metavar="DIR",
+              help="Write the files into DIR (created if need be) instead of the run's folder "
+                   "in the results directory.")
+def report(run_id: str, formats: tuple[str, ...], out: Path | None, to: Path | None) -> None:
     """(Re)write the report files of a stored run (RUN_ID: a number or 'last')."""
-    write_report_files(console, run_id, out, _formats(formats))
+    write_report_files(console, run_id, out, _formats(formats), to)
 
 
 @cli.command()

@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stackbench.commands.claims import print_claims, run_claims, suite_columns
-from stackbench.commands.resultsdir import open_existing_store, results_dir
+from stackbench.commands.resultsdir import check_report_dir, open_existing_store, results_dir
 from stackbench.config.placement import default_placement
 from stackbench.config.status import unavailable_reason
 from stackbench.config.workloads import CATALOG, parse_spec
@@ -95,11 +95,14 @@ def print_results(console: Console, run_id: str | None, out: Path | None,
 
 
 def write_report_files(console: Console, run_id: str, out: Path | None,
-                       formats: tuple[str, ...] | None = None) -> None:
+                       formats: tuple[str, ...] | None = None, to: Path | None = None) -> None:
+    """The report files of a stored run: in its run folder of the results directory, or in
+    `to` (report --to DIR, checked before any work)."""
+    target_dir = check_report_dir(to) if to is not None else None
     store = open_existing_store(out)
     data = store.load_run(store.resolve_run(run_id))
     wanted = formats or FORMATS
-    target = write_all(data, results_dir(out) / f"run-{data.run.id}", wanted,
+    target = write_all(data, target_dir or results_dir(out) / f"run-{data.run.id}", wanted,
                        run_claims(data, load_inventory()))
     written = {"html": "report.html", "md": "summary.md", "csv": "results.csv",
                "json": "results.json", "png": "charts/*.png (and .svg)"}
