@@ -101,8 +101,10 @@ def print_plan(console: Console, plan: Plan, params: Sequence[PlannedParams] = (
                        f"{plan.estimated_seconds() / 60:.1f} min of load and pauses, plus "
                        "builds, start-up and verification"))
     for check in plan_limits(plan):
-        line = Text.assemble(("limit ", "yellow"), f"{check.name}: {check.value}. {check.advice}")
-        console.print(line)
+        print_wrapped(console, f"{check.name}: {check.value}. {check.hint}", "limit ", indent=2,
+                      first_style="yellow")
+        for command in check.commands:  # a line of its own: copy and paste works
+            console.print(Text(f"  {command}"), soft_wrap=True)
 
 
 def interleaving_note(plan: Plan) -> str:
@@ -454,7 +456,7 @@ def machine_warnings(suite: Suite) -> list[str]:
     if suite.placement.server_host is not None:
         return []
     roles = {"server": sorted(suite.placement.server), "loader": sorted(suite.placement.loader)}
-    checks = quiet_machine_checks(roles, len(allowed_cpus()))
+    checks = quiet_machine_checks(roles, allowed_cpus())
     return [f"{c.name}: {c.value}" + (f" ({c.advice})" if c.advice else "")
             for c in checks if c.verdict is not CheckVerdict.OK]
 

@@ -43,5 +43,5 @@ def existing_suite(path: Path | None, folder: Path = SUITES_DIR) -> Path | None:
     hint = (f"did you mean {shown(guess)}?" if guess is not None else
             f"the suites shipped are in {shown(folder)}/: "
             + ", ".join(p.name for p in suite_files(folder)))
-    raise InputError(f"suite {path}: no such file; {hint} (SUITE is the path of a suite "
-                     "file)")
+    raise InputError(f"{path}: cannot read the suite file: no such file; {hint} (SUITE is "
+                     "the path of a suite file)")
