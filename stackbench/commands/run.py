@@ -36,6 +36,7 @@ from stackbench.commands.resultsdir import (
     open_store,
     results_dir,
 )
+from stackbench.commands.suitefile import shown
 from stackbench.config.hosts import HostsFile
 from stackbench.config.paths import DEFAULT_SUITE
 from stackbench.config.placement import allowed_cpus, format_cpus
@@ -49,8 +50,8 @@ from stackbench.engine.runner import Progress as RunnerProgress
 from stackbench.errors import EnvironmentProblem, ExitCode, StackbenchError
 from stackbench.lab.busy import quiet_machine_checks
 from stackbench.lab.inventory import load_inventory
+from stackbench.lab.machine import Check, plan_limits
 from stackbench.lab.machine import Verdict as CheckVerdict
-from stackbench.lab.machine import plan_limits
 from stackbench.lab.stack import PlannedParams, planned_params
 from stackbench.report import write_all
 from stackbench.report.terminal import level_lines, print_run
@@ -64,7 +65,7 @@ def print_plan(console: Console, plan: Plan, params: Sequence[PlannedParams] = (
     stacks and workloads, and (`params`) the parameters each stack will start with."""
     suite = plan.suite
     s = suite.load
-    console.print(Text.assemble(("suite ", "bold"), f"{suite.name} ({suite.path}) — "
+    console.print(Text.assemble(("suite ", "bold"), f"{suite.name} ({shown(suite.path)}) — "
                                 f"{suite.description}"))
     amount = (f"{s.duration_s:g} s" if s.duration_s else
               f"{s.requests_per_connection} requests per connection"
@@ -367,9 +368,9 @@ def run_suite(console: Console, suite_path: Path | None, stacks: list[str] | Non
         console.print(Text(hosts_line(suite, hosts)))
     if until_decided_s is not None:
         print_wrapped(console, until_decided_note(until_decided_s), indent=2)
-    warnings = machine_warnings(suite)
-    for line in warnings:
-        print_wrapped(console, f"machine: {line}", indent=2, style="yellow")
+    busy = busy_machine(suite)
+    print_machine_checks(console, busy)
+    warnings = [f"{c.name}: {c.value}" + (f" ({c.advice})" if c.advice else "") for c in busy]
     if dry_run:
         return 0, None
     _stop_signals_as_interrupt()
@@ -449,16 +450,24 @@ def _execute(console: Console, plan: Plan, inventory: dict[str, StackEntry], sto
     return runner.run_id, stopped_by
 
 
-def machine_warnings(suite: Suite) -> list[str]:
+def busy_machine(suite: Suite) -> list[Check]:
     """doctor's warnings about a busy machine (other work on the suite's cores, load, steal,
     swap), from a 1-s sample before anything starts; none for a multi-host run (its hosts are
-    checked by `hosts check`)."""
+    checked by `hosts check`). The run keeps them, in one line each, with its environment."""
     if suite.placement.server_host is not None:
         return []
     roles = {"server": sorted(suite.placement.server), "loader": sorted(suite.placement.loader)}
     checks = quiet_machine_checks(roles, allowed_cpus())
-    return [f"{c.name}: {c.value}" + (f" ({c.advice})" if c.advice else "")
-            for c in checks if c.verdict is not CheckVerdict.OK]
+    return [c for c in checks if c.verdict is not CheckVerdict.OK]
+
+
+def print_machine_checks(console: Console, checks: Sequence[Check]) -> None:
+    """Each warning wrapped, its commands on lines of their own (copied as they are)."""
+    for c in checks:
+        print_wrapped(console, f"{c.name}: {c.value}" + (f"; {c.hint}" if c.hint else ""),
+                      "machine: ", indent=2, style="yellow", first_style="yellow")
+        for command in c.commands:
+            console.print(Text(f"  {command}"), soft_wrap=True)
 
 
 # --- run --until-decided ------------------------------------------------------------------------

@@ -96,14 +96,14 @@ def busy_checks(roles: Mapping[str, Sequence[int]], found: Sample,
         worst = max(busy.values(), default=0.0)
         shown = ", ".join(f"CPU {cpu} {share:.0%}" for cpu, share in busy.items())
         if worst <= BUSY_CORE:
-            checks.append(Check(f"{role} cores idle", Verdict.OK, shown or "none"))
+            checks.append(Check(f"{role} cores", Verdict.OK, f"idle: {shown or 'none'}"))
             continue
         users = [(pid, name, share) for pid, name, share, cpu in found.processes
                  if cpu is None or cpu in cpus][:4]
         named = ", ".join(f"{name} (pid {pid}, {share:.0%} of a core)"
                           for pid, name, share in users)
         checks.append(Check(
-            f"{role} cores idle", Verdict.WARN,
+            f"{role} cores", Verdict.WARN,
             f"{shown} busy with something else" + (f": {named}" if named else ""),
             _busy_hint([pid for pid, _, _ in users], spare), _busy_commands(users, spare)))
     checks.append(steal_check(found.steal))
@@ -112,12 +112,14 @@ def busy_checks(roles: Mapping[str, Sequence[int]], found: Sample,
 
 def _busy_hint(pids: Sequence[int], spare: Sequence[int]) -> str:
     what = "it shifts every figure and widens every verdict: "
-    stop = f"stop it (kill {' '.join(map(str, pids))}, if it is yours)"
+    it = "it" if len(pids) == 1 else "them"
+    stop = f"stop {it} (kill {' '.join(map(str, pids))}, if yours)"
     if pids and spare:
-        return what + f"{stop}, or move it to the spare cores, then run stackbench doctor again"
+        return what + f"{stop}, or move {it} to the spare cores, then run stackbench doctor " \
+                      "again"
     if pids:
-        return what + (f"{stop} or wait for it to end (no core is spare to move it to), then "
-                       "run stackbench doctor again")
+        return what + (f"{stop} or wait for {it} to end (no core is spare to move {it} to), "
+                       "then run stackbench doctor again")
     return what + "find what runs there (PSR is the CPU) and stop it, then run stackbench " \
                   "doctor again"
 
