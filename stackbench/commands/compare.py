@@ -140,7 +140,8 @@ def run_compare(console: Console, store: Store | None, run_a: str, run_b: str,
     elif output_format == "md":
         _plain(console, markdown(comparison, gated))
     else:
-        _plain(console, "\n".join(terminal_lines(comparison, gated, console.width)))
+        _plain(console, "\n".join(terminal_lines(comparison, gated, console.width,
+                                                 sources(store, run_a, run_b))))
     return exit_code(comparison, gated)
 
 
@@ -227,13 +228,27 @@ def _notes(comparison: RunComparison) -> list[str]:
     return lines
 
 
+def sources(store: Store | None, run_a: str, run_b: str) -> str:
+    """Where A and B come from, when one is a file: two runs numbered 1 may be two runs."""
+    if not (is_path(run_a) or is_path(run_b)):
+        return ""
+
+    def where(ref: str) -> str:
+        return str(results_file(ref)) if is_path(ref) or store is None else \
+            f"run {ref} of {store.path}"
+
+    return f"A = {where(run_a)}; B = {where(run_b)}"
+
+
 def terminal_lines(comparison: RunComparison, gated: Sequence[GatedCase],
-                   width: int) -> list[str]:
+                   width: int, source_line: str = "") -> list[str]:
     """Verdicts first, one block per case, every line wrapped at word boundaries to `width`
-    (never below 60); the last line is the summary."""
+    (never below 60); the last line is the summary. `source_line`: where A and B come from."""
     width = max(60, width)
     out = [f"run {comparison.b_run} against run {comparison.a_run} (ratio = B / A; "
            "req/s > 1 is faster, latency > 1 is slower)"]
+    if source_line:
+        out += _wrap(source_line, width, 4)
     for line in same_run_warning(comparison):
         out += _wrap(line, width, 4)
     for case in comparison.cases:

@@ -156,6 +156,8 @@ def test_a_stored_run_compares_with_a_results_json_path_or_its_folder(tmp_path: 
         code = run_compare(console, store, ref, str(b), "terminal", [parse_slower_gate("5%")])
         lines = console.export_text().splitlines()
         assert code == ExitCode.RULE_BROKEN
+        said = " ".join(" ".join(lines[1:4]).split())
+        assert said.startswith(f"A = {folder / 'results.json'}; B = run {b} of"), lines[:4]
         assert lines[-1].startswith("1 slower") and f"run {b} against run {a}" in lines[-1]
 
 
