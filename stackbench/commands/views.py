@@ -3,7 +3,6 @@
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from stackbench.commands.claims import print_claims, run_claims, suite_columns
@@ -67,13 +66,12 @@ def run_verify(console: Console, stack: str, workloads: list[str] | None,
                params: tuple[str, ...]) -> bool:
     entry = load_inventory([stack])[stack]
     outcomes = verify_stack(entry, default_placement(), workloads, _parse_params(params))
-    table = Table(title=f"verification of {stack}")
-    for col in ("workload", "result", "requests", "failures"):
-        table.add_column(col)
-    for o in outcomes:
-        table.add_row(o.workload, "[green]pass[/]" if o.ok else "[red]FAIL[/]", str(o.checked),
-                      "\n".join(o.failures))
-    console.print(table)
+    rows: list[list[Cell]] = [
+        [o.workload, Text("pass", style="green") if o.ok else Text("FAIL", style="red"),
+         str(o.checked), "\n".join(o.failures)] for o in outcomes]
+    print_table(console, f"verification of {stack}",
+                [Col("workload"), Col("result"), Col("requests", "right"),
+                 Col("failures", wrap=True, min_width=30)], rows)
     return all(o.ok for o in outcomes)
 
 
@@ -115,10 +113,9 @@ def run_script_timing(console: Console, stack: str, workload: str, query: str | 
     spec = parse_spec(f"{workload}?{query}" if query else workload, "WORKLOAD")
     entry = load_inventory([stack])[stack]
     t = run_script(entry, spec, iterations, default_placement(), _parse_params(params))
-    table = Table(title=f"{stack}: {spec.label} x {iterations}, one process, no HTTP")
-    for col in ("real", "user", "sys", "per iteration", "output"):
-        table.add_column(col)
-    table.add_row(f"{t.wall_s:.3f} s", f"{t.user_s:.3f} s", f"{t.sys_s:.3f} s",
-                  f"{t.per_iteration_ms:.3f} ms", t.check)
-    console.print(table)
+    print_table(console, f"{stack}: {spec.label} x {iterations}, one process, no HTTP",
+                [Col("real", "right"), Col("user", "right"), Col("sys", "right"),
+                 Col("per iteration", "right"), Col("output", wrap=True)],
+                [[f"{t.wall_s:.3f} s", f"{t.user_s:.3f} s", f"{t.sys_s:.3f} s",
+                  f"{t.per_iteration_ms:.3f} ms", t.check]])
     return t.check == "ok" or t.check.startswith("not checked")
