@@ -14,6 +14,7 @@ import click
 from stackbench import __version__
 from stackbench.commands.agent import agent_command
 from stackbench.commands.calibrate import calibrate_command
+from stackbench.commands.claims import print_claims_overview
 from stackbench.commands.compare import compare_command
 from stackbench.commands.doctor import run_doctor
 from stackbench.commands.hosts import probe_command, run_hosts_check, run_hosts_setup
@@ -83,6 +84,13 @@ def cli(debug: bool, no_color: bool) -> None:
 def stacks() -> None:
     """List every stack, available or not (with the reason and how to install)."""
     print_stacks(console)
+
+
+@cli.command()
+def claims() -> None:
+    """Per article: how many of its claims this machine can test (with the article's full
+    suite), and what machine (server cores, stacks, hosts) would test the rest."""
+    print_claims_overview(console)
 
 
 @cli.command()

@@ -18,7 +18,7 @@ MISSING = "–"
 def claim_rows(results: Iterable[ClaimResult],
                max_figures: int = MAX_FIGURES) -> list[tuple[str, str, str, str, str]]:
     """One row per claim, in the claims file's order."""
-    return [(f"{r.claim.id}: {r.claim.says}",
+    return [(claim_text(r),
              format_article(r, max_figures),
              format_ours(r.ours, max_figures),
              r.status.value,
@@ -41,11 +41,21 @@ def status_counts(results: Iterable[ClaimResult]) -> dict[str, int]:
     return counts
 
 
+def claim_text(result: ClaimResult) -> str:
+    """'id: what the article says', and the premise we add when the test needs one the
+    article does not state."""
+    text = f"{result.claim.id}: {result.claim.says}"
+    assumes = result.claim.assumes
+    return text + (f" (Our assumption, not the article's words: {assumes})" if assumes else "")
+
+
 def format_article(result: ClaimResult, max_figures: int = MAX_FIGURES) -> str:
-    """The article's figures as printed; what the test checks when the article gives none."""
+    """The article's figures as printed, then the band the test judges ours against (what
+    the test checks alone when the article gives no figure)."""
     if not result.article:
         return result.expectation
-    return _limited([format_figure(f) for f in result.article], max_figures)
+    figures = _limited([format_figure(f) for f in result.article], max_figures)
+    return f"{figures}; tested: {result.expectation}" if result.expectation else figures
 
 
 def format_figure(figure: Figure) -> str:

@@ -240,25 +240,34 @@ def _steady_findings(a: Analysis, w: WorkloadView, c: CaseView) -> list[Finding]
     out = []
     no_series: list[str] = []
     flat: list[str] = []
+    # The same sentence for many levels (a short suite's levels are all too short for a
+    # steady window) is one finding naming the levels, not one per level and repetition.
+    grouped: dict[str, list[str]] = {}
     for st in c.steady:
-        where = f"{c.stack} at {_level_name(a, st.level_value)}"
         for rep, r in enumerate(st.repetitions):
             tag = f" (repetition {rep + 1})" if len(st.repetitions) > 1 else ""
             state = r.state
+            level = fmt.level(st.level_value) + tag
             if state is None:
                 no_series.append(fmt.level(st.level_value))
             elif r.source != SOURCE_WINDOW:
-                out.append(Finding("warn", w.label, f"{where}{tag}: {state.message}; the "
-                                   "whole-level figures are shown instead"))
+                grouped.setdefault(f"{state.message}; the whole-level figures are shown "
+                                   "instead", []).append(level)
             elif not state.steady_shown:  # the window's figures, but not a shown steady state
-                out.append(Finding("warn", w.label, f"{where}{tag}: {state.message}"))
+                grouped.setdefault(state.message, []).append(level)
             elif state.steady_class is SteadyClass.FLAT:
-                flat.append(fmt.level(st.level_value) + tag)
+                flat.append(level)
             else:
+                where = f"{c.stack} at {_level_name(a, st.level_value)}"
                 out.append(Finding("warn", w.label, f"{where}{tag}: {state.message}"
                                    + _cold_figure(c, st.level_index, rep)))
         if st.note:
-            out.append(Finding("info", w.label, f"{where}: {st.note}"))
+            out.append(Finding("info", w.label,
+                               f"{c.stack} at {_level_name(a, st.level_value)}: {st.note}"))
+    for message, levels in grouped.items():
+        where = (f"{c.stack} at {_level_name(a, c.steady[0].level_value)}" if len(levels) == 1
+                 and len(c.steady) == 1 else f"{c.stack} at level(s) {', '.join(levels)}")
+        out.append(Finding("warn", w.label, f"{where}: {message}"))
     if flat:
         out.append(Finding("info", w.label, f"{c.stack}: steady from the start (flat) at "
                            f"level(s) {', '.join(dict.fromkeys(flat))}; headline from the "

@@ -19,12 +19,13 @@ from stackbench.analysis.claims import (
     facts_from_run,
     requirements_unmet,
 )
-from stackbench.config.claims import ClaimsFile, load_claims_for
-from stackbench.config.paths import CLAIMS_DIR
-from stackbench.config.plan import Plan
+from stackbench.config.claims import ClaimsFile, load_claims_for, parse_claims
+from stackbench.config.paths import CLAIMS_DIR, SUITES_DIR
+from stackbench.config.plan import Plan, build_plan
 from stackbench.config.status import StackEntry
-from stackbench.config.suite import Suite
-from stackbench.lab.stack import PlannedParams
+from stackbench.config.suite import Suite, parse_suite
+from stackbench.lab.inventory import load_inventory
+from stackbench.lab.stack import PlannedParams, planned_params
 from stackbench.report.termtable import print_wrapped
 from stackbench.store.store import RunData
 
@@ -80,13 +81,75 @@ def suite_cores_note(suite: Suite, readiness: Sequence[Readiness]) -> str:
     return cores_note(suite.article_server_cores, suite.server_cores, readiness)
 
 
+def print_deviations(console: Console, suite: Suite) -> None:
+    """An article suite's departures from its article, one line each ("none" when there are
+    none); nothing for a suite that reproduces no article."""
+    if suite_claims(suite.name) is None:
+        return
+    found = suite.deviations
+    if not found:
+        console.print(Text("deviations from the article: none"))
+        return
+    console.print(Text(f"deviations from the article ({len(found)}):"))
+    for d in found:
+        print_wrapped(console, d.sentence(), first="  - ", indent=4)
+
+
 def print_readiness(console: Console, readiness: Sequence[Readiness]) -> None:
-    """--dry-run: which of the article's claims this machine and plan cannot test, and why."""
+    """--dry-run: which of the article's claims this machine and plan cannot test, and why;
+    claims blocked for the same reasons share one line."""
     if not readiness:
         return
     blocked = [r for r in readiness if not r.testable]
     console.print(Text(f"article claims: {len(readiness) - len(blocked)} of {len(readiness)} "
                        "testable with this plan on this machine"))
+    by_reason: dict[str, list[str]] = {}
     for r in blocked:
-        print_wrapped(console, "; ".join(r.reasons), first=f"  untestable {r.claim.id}: ",
-                      indent=4)
+        by_reason.setdefault("; ".join(r.reasons), []).append(r.claim.id)
+    for reason, ids in by_reason.items():
+        print_wrapped(console, ", ".join(ids) + ":", first="  untestable ", indent=4)
+        print_wrapped(console, reason, first="      ", indent=6)
+
+
+def print_claims_overview(console: Console) -> None:
+    """`stackbench claims`: per article, how many of its claims this machine can test with the
+    article's full suite, and what machine (server cores, another stack, hosts) the rest
+    need."""
+    inventory = load_inventory()
+    for path in sorted(CLAIMS_DIR.glob("*.toml")):
+        claims = parse_claims(path)
+        suite = parse_suite(SUITES_DIR / f"{path.stem}.toml")
+        plan = build_plan(suite, inventory, None, None)
+        readiness = plan_readiness(plan, inventory, planned_params(plan, inventory))
+        testable = sum(r.testable for r in readiness)
+        console.print(Text.assemble((f"{path.stem}", "bold"),
+                                    f" ({claims.article}): {testable} of {len(readiness)} "
+                                    "claims testable here"))
+        for line in machine_needs(readiness, suite.server_cores):
+            print_wrapped(console, line, first="  - ", indent=4)
+
+
+def machine_needs(readiness: Sequence[Readiness], server_cores: int) -> list[str]:
+    """What would test the claims this machine cannot, grouped: more server cores (with the
+    machines that give them), an unavailable stack, anything else with its reason."""
+    blocked = [r for r in readiness if not r.testable]
+    cores = [r for r in blocked if r.claim.requires.server_cores > server_cores]
+    lines = []
+    if cores:
+        need = max(r.claim.requires.server_cores for r in cores)
+        verb = "needs" if len(cores) == 1 else "need"
+        lines.append(
+            f"{len(cores)} {verb} a server with up to {need} cores (this machine gives it "
+            f"{server_cores}): a machine of {2 * need} cores with the default placement, one "
+            f"of {need + 1} with [placement] server_cpus = \"0-{need - 1}\" and the loader on "
+            f"the rest, or a server host of {need} cores and a loader host ([placement] "
+            "server_host and loader_hosts, docs/multi-host.md)")
+    rest: dict[str, int] = {}
+    for r in blocked:
+        if r in cores:
+            continue
+        reason = next((x for x in r.reasons if "unavailable here" in x), r.reasons[0])
+        rest[reason] = rest.get(reason, 0) + 1
+    for reason, count in rest.items():
+        lines.append(f"{count} {'is' if count == 1 else 'are'} untestable: {reason}")
+    return lines

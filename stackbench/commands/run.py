@@ -25,6 +25,7 @@ from stackbench.analysis.undecided import LevelKey, Undecided, next_round, undec
 from stackbench.commands.claims import (
     plan_readiness,
     print_claims,
+    print_deviations,
     print_readiness,
     run_claims,
     suite_columns,
@@ -363,6 +364,7 @@ def run_suite(console: Console, suite_path: Path | None, stacks: list[str] | Non
     readiness = plan_readiness(plan, inventory, params)
     # Up front, before anything starts: a dry run and a real run both begin with the plan.
     print_plan(console, plan, params, suite_cores_note(suite, readiness))
+    print_deviations(console, suite)
     print_readiness(console, readiness)
     if hosts is not None:
         console.print(Text(hosts_line(suite, hosts)))

@@ -24,6 +24,11 @@ from stackbench.errors import InputError
 MAX_FILE_BYTES = 1_000_000
 MAX_CLAIMS = 500
 MAX_TEXT = 600
+# Unless a claim says otherwise, a level it reads must have completed this many requests and
+# run this long: one burst of a few hundred requests is over in tens of milliseconds and
+# measures the start of the level, not the server.
+DEFAULT_MIN_REQUESTS = 1000
+DEFAULT_MIN_SECONDS = 2.0
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
 # A suite name becomes a file name: keep it to plain names (no '/', no '..').
 SUITE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
@@ -234,6 +239,11 @@ class Requirements(_Record, frozen=True):
     keepalive: Literal["on", "off"] | None = None
     drivers: tuple[Literal["native", "wrk", "ab"], ...] = ()
     min_warmup_s: NonNegative = 0.0
+    # The least measurement a level must give for the claim to read it: completed requests
+    # and seconds of load (below either, the figure is too little data to stand for the
+    # article's). Script metrics have no level and ignore both.
+    min_requests: Annotated[int, msgspec.Meta(ge=0)] = DEFAULT_MIN_REQUESTS
+    min_seconds: NonNegative = DEFAULT_MIN_SECONDS
     stacks: tuple[Name, ...] = ()
     # Stack parameters in force, e.g. {php-fpm-nginx = {db_strategy = "per-request"}}.
     params: dict[Name, dict[Name, Name]] = {}
@@ -246,6 +256,9 @@ class Claim(_Record, frozen=True):
     source: Name | None = None
     figures: tuple[Figure, ...] = ()
     requires: Requirements = Requirements()
+    # A premise the test needs that the article does not state (our reading, not its words):
+    # shown with the claim wherever it is reported.
+    assumes: Text | None = None
 
 
 class _File(_Record, frozen=True):
@@ -353,6 +366,7 @@ def _ordinal(n: int) -> str:
 def _texts(claim: Claim) -> Iterator[tuple[str, str]]:
     yield "says", claim.says
     yield "source", claim.source or ""
+    yield "assumes", claim.assumes or ""
     for i, fig in enumerate(claim.figures):
         yield f"figures[{i}].label", fig.label
         yield f"figures[{i}].unit", fig.unit

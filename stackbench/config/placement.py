@@ -57,6 +57,9 @@ class Placement:
         return tuple(dict.fromkeys((*first, *services, *self.loader_hosts)))
 
 
+LOADER_ON_SERVER = "server"
+
+
 def allowed_cpus() -> frozenset[int]:
     return frozenset(os.sched_getaffinity(0))
 
@@ -101,8 +104,12 @@ def make_placement(server: str | None, loader: str | None, services: str | None,
                    memcached_on_network: bool = False) -> Placement:
     default = default_placement()
     allowed = allowed_cpus()
+    server_cpus = parse_cpu_list(server, f"{where} server_cpus") if server else default.server
     chosen = Placement(
-        parse_cpu_list(server, f"{where} server_cpus") if server else default.server,
+        server_cpus,
+        # "server": the loader on the server's own cores, as an article whose load tool ran
+        # on its one-core server (the plan and the reports say they share).
+        server_cpus if loader == LOADER_ON_SERVER else
         parse_cpu_list(loader, f"{where} loader_cpus") if loader else default.loader,
         parse_cpu_list(services, f"{where} services_cpus") if services else
         (parse_cpu_list(server, f"{where} server_cpus") if server else default.services),

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta, Struct
 
+from stackbench.config.deviations import ArticleLoader, Deviation, loader_deviation
 from stackbench.config.hosts import HostsFile, hosts_from_table, parse_hosts_file
 from stackbench.config.loadspec import MAX_SECONDS, DriverKind, LevelKind, LoadSettings, Mode
 from stackbench.config.manifest import param_text
@@ -107,6 +108,9 @@ class _PlacementTable(Struct, frozen=True, forbid_unknown_fields=True):
     # The cores the server had in the article the suite reproduces: a statement, not a
     # request; the plan and the run say so when the placement gives the server fewer.
     article_server_cores: Annotated[int, Meta(ge=1, le=MAX_ARTICLE_CORES)] | None = None
+    # Where the article's load tool ran (config/deviations.py): the plan states a deviation
+    # when this placement differs.
+    article_loader: ArticleLoader | None = None
 
 
 class _VariantTable(Struct, frozen=True, forbid_unknown_fields=True):
@@ -136,6 +140,8 @@ class _SuiteFile(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     # hosts file (relative to the suite's folder), read when the run starts (--hosts wins).
     hosts: dict[str, Any] = {}
     hosts_file: Annotated[str, Meta(min_length=1, max_length=4096)] | None = None
+    # Where an article suite departs from its article, one [[deviation]] each.
+    deviation: Annotated[list[Deviation], Meta(max_length=50)] = []
 
 
 @dataclass(frozen=True)
@@ -162,6 +168,14 @@ class Suite:
     raw_text: str
     hosts: HostsFile | None = None  # the suite's own [hosts] tables
     hosts_file: Path | None = None  # or its hosts_file, read by `resolve_hosts`
+    declared_deviations: tuple[Deviation, ...] = ()  # the suite file's [[deviation]]
+    article_loader: ArticleLoader | None = None
+
+    @property
+    def deviations(self) -> tuple[Deviation, ...]:
+        """Every departure from the article: the declared ones, then the loader's placement."""
+        loader = loader_deviation(self.article_loader, self.placement)
+        return self.declared_deviations + ((loader,) if loader else ())
 
     @property
     def server_cores(self) -> int:
@@ -394,6 +408,8 @@ def parse_suite(path: Path) -> Suite:
         raw_text=text,
         hosts=hosts_from_table(data["hosts"], path) if suite.hosts else None,
         hosts_file=None if suite.hosts_file is None else path.parent / suite.hosts_file,
+        declared_deviations=tuple(suite.deviation),
+        article_loader=suite.placement.article_loader,
     )
 
 

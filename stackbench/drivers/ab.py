@@ -3,12 +3,17 @@
 ab gives percentiles 50/66/75/80/90/95/98/99/100 in whole milliseconds and a mean; those are
 stored (converted to microseconds, at ab's millisecond resolution) and nothing else. Its
 "Total transferred" (bytes received, headers included) is stored as the level's bytes read.
+
+The level's duration is the precise one ab's figures imply (drivers/precision.py), so our
+times per request equal ab's three-decimal "Time per request" lines (1.383 ms, where the
+connection-times mean says 1).
 """
 
 import math
 import re
 
 from stackbench.config.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult
+from stackbench.drivers.precision import precise_duration
 
 _PCTS = {"50": "p50", "66": "p66", "75": "p75", "80": "p80", "90": "p90", "95": "p95",
          "98": "p98", "99": "p99", "100": "max"}
@@ -79,8 +84,9 @@ def parse_ab(text: str, command: list[str], cpu_s: tuple[float, float] | None) -
     if m := _CONNECT_ROW.search(text):
         connect = {"min": float(m.group(1)) * 1e3, "mean": float(m.group(2)) * 1e3,
                    "p50": float(m.group(4)) * 1e3, "max": float(m.group(5)) * 1e3}
-    duration = fields.get("Time taken for tests", 0.0)
-    rps = fields.get("Requests per second", completed / duration if duration else 0.0)
+    printed = fields.get("Time taken for tests", 0.0)
+    rps = fields.get("Requests per second", completed / printed if printed else 0.0)
+    duration = precise_duration(printed, 0.0005, completed, rps)
     ok = max(0, completed - failed - non2xx)
     transferred = fields.get("Total transferred")
     return LoadResult(

@@ -11,6 +11,7 @@ import math
 import re
 
 from stackbench.config.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult
+from stackbench.drivers.precision import precise_duration
 
 _UNITS_US = {"us": 1.0, "ms": 1e3, "s": 1e6, "m": 60e6, "h": 3600e6}
 _DURATION = re.compile(r"([\d.]+)(us|ms|s|m|h)\b")
@@ -57,13 +58,21 @@ class WrkDriver:
         return parse_wrk(stdout, command, cpu_s)
 
 
+def _half_last_digit(printed: str) -> float:
+    """Half the last printed digit of a wrk duration ("2.01s" -> 0.005 s, "1.00m" -> 0.3 s)."""
+    number = re.match(r"[\d.]+", printed)
+    assert number is not None  # _SUMMARY matched digits
+    decimals = len(number.group().partition(".")[2])
+    return 0.5 * 10.0 ** -decimals * to_us("1" + printed[number.end():]) / 1e6
+
+
 def parse_wrk(text: str, command: list[str], cpu_s: tuple[float, float] | None) -> LoadResult:
     summary = _SUMMARY.search(text)
     if not summary:
         raise ValueError("wrk output has no 'N requests in T' line")
     completed = int(summary.group(1))
-    duration_s = to_us(summary.group(2)) / 1e6
-    if duration_s <= 0:
+    printed_s = to_us(summary.group(2)) / 1e6
+    if printed_s <= 0:
         raise ValueError(f"wrk output gives a duration of {summary.group(2)}")
     latency: dict[str, float] = {}
     lat = _LAT.search(text) if completed else None  # with no response wrk prints zeros
@@ -79,7 +88,9 @@ def parse_wrk(text: str, command: list[str], cpu_s: tuple[float, float] | None) 
                       timeout=int(m.group(4)))
     if m := _NON2XX.search(text):
         errors["status"] = int(m.group(1))
-    rps = float(m.group(1)) if (m := _RPS.search(text)) else completed / duration_s
+    rps = float(m.group(1)) if (m := _RPS.search(text)) else completed / printed_s
+    # "in 1.00m" is ±0.3 s; the rate wrk printed from the unrounded time gives it exactly.
+    duration_s = precise_duration(printed_s, _half_last_digit(summary.group(2)), completed, rps)
     read = _READ.search(text)
     return LoadResult(
         driver=DriverKind.WRK, command=tuple(command), duration_s=duration_s,

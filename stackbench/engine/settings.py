@@ -2,6 +2,7 @@
 
 from stackbench.config.suite import Suite
 from stackbench.store.records import (
+    DeviationSettings,
     PlacementSettings,
     RunSettings,
     SearchSettings,
@@ -40,4 +41,6 @@ def run_settings(suite: Suite, decision_looks: int = 1) -> RunSettings:
                                     services_host=placement.separate_services_host,
                                     memcached_on_network=placement.memcached_on_network),
         decision_looks=decision_looks,
+        deviations=tuple(DeviationSettings(setting=d.setting, article=d.article, ours=d.ours,
+                                           why=d.why) for d in suite.deviations),
     )

@@ -20,12 +20,25 @@ from stackbench.config.suite import Slo
 from stackbench.store.records import CaseRow, LevelRow, RunRow, ScriptRow, VerificationRow
 
 # The document's version: a change readers must know about is a new one (and `make schema`).
-SchemaVersion = Literal["stackbench-results/3"]
-RESULTS_SCHEMA: Final[SchemaVersion] = "stackbench-results/3"
+# 4: levels name their steady-window and whole-level figures apart (rps_steady,
+# rps_whole_level, latency_us_steady, headline_source); cases give each aggregate's source.
+SchemaVersion = Literal["stackbench-results/4"]
+RESULTS_SCHEMA: Final[SchemaVersion] = "stackbench-results/4"
 
 
 class LevelExport(LevelRow, frozen=True, kw_only=True):
-    """One repetition of one load level as stored, with the figures derived from it."""
+    """One repetition of one load level as stored, with the figures derived from it.
+
+    Two kinds of figures: the whole level's, as the driver measured them over every second
+    (`requests_per_s`, `latency_us` and the figures below them; `rps_whole_level` repeats
+    requests_per_s under an explicit name), and the steady window's, where the per-second
+    series has one (`rps_steady`, `latency_us_steady`). `headline_source` says which one the
+    report's headline uses for this repetition."""
+
+    rps_whole_level: float  # completed requests / the whole level's duration
+    rps_steady: float | None  # mean req/s of the steady window; None: no steady window
+    latency_us_steady: dict[str, float]  # p50/p90/p99 merged over the steady window
+    headline_source: str  # "steady window", or "whole level: <why there is no window>"
 
     errors_total: int
     error_rate: float
@@ -46,7 +59,10 @@ class CaseExport(msgspec.Struct, frozen=True, kw_only=True):
     status: str
     rankable: bool
     breakpoint: Breakpoint | None
-    aggregates: list[LevelAggregate]
+    aggregates: list[LevelAggregate]  # the report's headline figures, over repetitions
+    # Per aggregate (same order): "steady window" when every repetition's figure comes from
+    # its steady window, else "whole level: <why>" (the whole level's figures were combined).
+    headline_sources: list[str]
 
 
 class NotMeasuredExport(msgspec.Struct, frozen=True, kw_only=True):

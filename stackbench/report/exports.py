@@ -1,4 +1,9 @@
-"""results.json (everything), results.csv (one row per level × repetition) and summary.md."""
+"""results.json (everything), results.csv (one row per level × repetition) and summary.md.
+
+Both name the steady-window figures and the whole-level ones apart (`rps_steady`,
+`rps_whole_level`, ...) and say which one a headline uses (`headline_source`): the report's
+headline is the steady window's where the level has one, which differs from the whole level's
+(its ramp-up and cut last second included)."""
 
 import csv
 import dataclasses
@@ -13,9 +18,10 @@ from typing import Any
 import msgspec
 
 from stackbench.analysis import claimtable, fmt, stats
-from stackbench.analysis.analysis import Analysis, WorkloadView
+from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
+from stackbench.analysis.levelsteady import SOURCE_NO_SERIES, SOURCE_WINDOW, level_steady
 from stackbench.analysis.wording import FIGURES_NOTE, RULE
 from stackbench.report import tables
 from stackbench.report.context import Context, build_context, memory_table
@@ -33,12 +39,20 @@ from stackbench.store.records import NOT_IN_CSV, NOT_IN_JSON, LevelRecord, Level
 
 # results.csv: who measured what, then every single-valued field of a level record (in its
 # order, see store/records.py), then figures computed from the nested ones.
+# Figures of two kinds are named apart: `_whole_level` (the driver's, over every second of the
+# level) and `_steady` (the level's steady window, empty without one); `headline_source` says
+# which one the report's headline uses. max, mean and p80 exist for the whole level only.
 CSV_CASE_COLUMNS = ["run_id", "stack", "workload", "label", "case_status", "level_kind"]
 CSV_LEVEL_FIELDS = [f for f in flat_fields(LevelRecord) if f not in NOT_IN_CSV]
-CSV_FIGURES = ["p50_us", "p90_us", "p99_us", "max_us", "mean_us", "p80_us", "errors_total",
-               "error_rate", "server_cpu_percent", "service_cpu_percent", "loader_cpu_percent",
-               "time_per_request_ms", "time_per_request_all_ms", "transfer_mib_per_s"]
-CSV_COLUMNS = CSV_CASE_COLUMNS + CSV_LEVEL_FIELDS + CSV_FIGURES
+CSV_RENAMED = {"requests_per_s": "rps_whole_level"}
+STEADY_KEYS = ("p50", "p90", "p99")
+CSV_STEADY = ["headline_source", "rps_steady", *(f"{k}_us_steady" for k in STEADY_KEYS)]
+CSV_FIGURES = [*(f"{k}_us_whole_level" for k in STEADY_KEYS), "max_us", "mean_us", "p80_us",
+               "errors_total", "error_rate", "server_cpu_percent", "service_cpu_percent",
+               "loader_cpu_percent", "time_per_request_ms", "time_per_request_all_ms",
+               "transfer_mib_per_s"]
+CSV_COLUMNS = (CSV_CASE_COLUMNS + [CSV_RENAMED.get(f, f) for f in CSV_LEVEL_FIELDS]
+               + CSV_STEADY + CSV_FIGURES)
 
 
 def jsonable(value: Any) -> Any:
@@ -61,11 +75,21 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def _steady_figures(row: LevelRow) -> tuple[str, float | None, dict[str, float]]:
+    """(headline source, steady req/s, steady p50/p90/p99) of one repetition."""
+    steady = level_steady(row)
+    return (steady.source, None if steady.throughput is None else steady.throughput.value,
+            {k: f.value for k, f in steady.latency_us.items()})
+
+
 def _level_export(row: LevelRow) -> LevelExport:
     # no zeros standing in for "not measured"
     stored = msgspec.structs.replace(row, latency_us=stats.measured_latency(row))
+    source, rps_steady, latency_steady = _steady_figures(row)
     return LevelExport(
         **msgspec.structs.asdict(stored),
+        rps_whole_level=row.requests_per_s, rps_steady=rps_steady,
+        latency_us_steady=latency_steady, headline_source=source,
         errors_total=row.errors_total,
         error_rate=stats.level_error_rate(row),
         server_cpu_percent=stats.server_cpu_percent(row),
@@ -81,13 +105,22 @@ def _workload_export(w: WorkloadView) -> WorkloadExport:
     return WorkloadExport(
         label=w.label, workload=w.workload, level_values=w.level_values,
         cases=[CaseExport(case_id=c.case.id, stack=c.stack, status=c.case.status,
-                          rankable=c.rankable, breakpoint=c.breakpoint, aggregates=c.aggregates)
+                          rankable=c.rankable, breakpoint=c.breakpoint, aggregates=c.aggregates,
+                          headline_sources=[_aggregate_source(c, g.level_index)
+                                            for g in c.aggregates])
                for c in w.cases],
         not_measured=[NotMeasuredExport(stack=c.stack, status=c.case.status,
                                         reason=c.case.reason,
                                         verification_failures=c.verification_failures)
                       for c in w.not_measured],
         rankings=w.rankings)
+
+
+def _aggregate_source(c: CaseView, level_index: int) -> str:
+    steady = c.steady_at(level_index)
+    if steady is None or steady.steady:
+        return SOURCE_WINDOW if steady is not None else SOURCE_NO_SERIES
+    return "; ".join(sorted({r.source for r in steady.repetitions if r.source != SOURCE_WINDOW}))
 
 
 def results_json(a: Analysis, found: list[Finding]) -> str:
@@ -123,10 +156,12 @@ def results_csv(a: Analysis) -> str:
     for r in a.data.levels:
         c = cases[r.case_id]
         lat = stats.measured_latency(r)
+        source, rps_steady, lat_steady = _steady_figures(r)
         writer.writerow([
             a.data.run.id, c.stack, c.workload, c.label, c.status, a.level_kind,
             *(_cell(getattr(r, f)) for f in CSV_LEVEL_FIELDS),
-            *(_num(lat.get(k)) for k in ("p50", "p90", "p99", "max", "mean", "p80")),
+            source, _num(rps_steady), *(_num(lat_steady.get(k)) for k in STEADY_KEYS),
+            *(_num(lat.get(k)) for k in (*STEADY_KEYS, "max", "mean", "p80")),
             r.errors_total, _num(stats.level_error_rate(r)), _num(stats.server_cpu_percent(r)),
             _num(stats.service_cpu_percent(r)), _num(stats.loader_cpu_percent(r)),
             _num(stats.level_time_per_request_ms(r)), _num(stats.level_time_per_request_all_ms(r)),
@@ -200,6 +235,9 @@ def summary_md(a: Analysis, found: list[Finding], claims: Sequence[ClaimResult] 
         out += ["## The article's claims, tested here", "",
                 "Ratios, not absolute numbers, are compared: the hardware differs. "
                 + claimtable.counts_sentence(claims), "", *claimtable.as_markdown(claims), ""]
+    departures = tables.deviations(a)
+    if departures:
+        out += ["## Deviations from the article", "", md_table(departures), ""]
     out += ["## Findings", "", RANKING_LEGEND, ""]
     out += [f"- {'**' + f.workload + '** ' if f.workload else ''}"
             f"{'⚠ ' if f.severity != 'info' else ''}{f.text}" for f in found] or ["- none"]

@@ -6,18 +6,23 @@ with a winner named only when the difference is significant. Pure functions of t
 - p99 latency: at one common level, the highest level where every stack with a throughput
   figure has a valid measurement with a p99: latencies under different loads do not compare.
 - "% of best": throughput / best throughput; for latency best p99 / this p99 (100% = best,
-  lower = slower answers).
+  lower = slower answers). Views of latency show `times_best` instead (this p99 / best p99:
+  1.0× for the best, 2.0× for twice as slow), so that a longer bar never means "better".
+- A figure that does not come from steady windows (no steady state found, or a driver without a
+  per-second series) carries `whole_level`: why it is the whole level's figure.
 - Verdicts (analysis.verdicts): every stack but the best gets the verdict of the best against
   it, and of the stack above it; the best is named the winner only when it is shown faster than
   every other. All the comparisons of the summary (every workload, both figures) are one Holm
   family. Not enough evidence is said with what would decide it, never as a tie.
 """
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, CaseView, Rung, WorkloadView, holm_rungs, ladder
+from stackbench.analysis.levelsteady import SOURCE_WINDOW
 from stackbench.analysis.stats import Estimate, LevelAggregate
 from stackbench.analysis.verdicts import PERCENTILE_THRESHOLD, Outcome, Verdict
 from stackbench.analysis.wording import assumed, interval, sentence
@@ -35,6 +40,12 @@ class GlanceBar:
     flags: tuple[str, ...]
     vs_best: Verdict | None = None   # the best against this stack (None: the best itself)
     vs_above: Verdict | None = None  # the stack above against this one, when not the best
+    whole_level: str | None = None   # why the figure is not the steady windows' (None: it is)
+
+    @property
+    def times_best(self) -> float:
+        """For lower-is-better figures: this figure / the best one (1.0 for the best)."""
+        return 1.0 / self.share_of_best if self.share_of_best > 0 else math.inf
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,17 @@ def _valid(c: CaseView, g: LevelAggregate) -> bool:
     return c.rankable and g.status == "ok" and stats.NO_COMPLETED not in g.flags
 
 
+def whole_level(c: CaseView, g: LevelAggregate) -> str | None:
+    """Why the level's figures are the whole level's, not its steady windows' (None: they are
+    the steady windows')."""
+    steady = c.steady_at(g.level_index)
+    if steady is None or steady.steady:
+        return None
+    sources = sorted({r.source.removeprefix("whole level: ") for r in steady.repetitions
+                      if r.source != SOURCE_WINDOW})
+    return "; ".join(sources)
+
+
 def _throughput_bars(w: WorkloadView) -> list[GlanceBar]:
     bars = []
     for c in w.cases:
@@ -66,7 +88,8 @@ def _throughput_bars(w: WorkloadView) -> list[GlanceBar]:
         if not valid:
             continue
         top = max(valid, key=lambda g: g.throughput.value)
-        bars.append(GlanceBar(c.stack, top.throughput, top.level_value, 0.0, top.flags))
+        bars.append(GlanceBar(c.stack, top.throughput, top.level_value, 0.0, top.flags,
+                              whole_level=whole_level(c, top)))
     bars.sort(key=lambda b: -b.estimate.value)  # stable: ties keep the run's stack order
     best = bars[0].estimate.value if bars else 0.0
     return [_with_share(b, b.estimate.value / best if best > 0 else 0.0) for b in bars]
@@ -93,7 +116,8 @@ def _latency_bars(w: WorkloadView, stacks: Sequence[str], level: float) -> list[
         g = c.aggregate_at(level)
         if c.stack not in stacks or g is None:
             continue
-        bars.append(GlanceBar(c.stack, g.latency_us[LATENCY_KEY], level, 0.0, g.flags))
+        bars.append(GlanceBar(c.stack, g.latency_us[LATENCY_KEY], level, 0.0, g.flags,
+                              whole_level=whole_level(c, g)))
     bars.sort(key=lambda b: b.estimate.value)
     best = bars[0].estimate.value if bars else 0.0
     return [_with_share(b, best / b.estimate.value if b.estimate.value > 0 else 1.0)
@@ -135,7 +159,8 @@ def decide(bars: Sequence[GlanceBar], what: str) -> tuple[str | None, str]:
     return None, "no winner named: " + "; ".join(said) + caveat + note
 
 
-def _level_name(a: Analysis, value: float) -> str:
+def level_name(a: Analysis, value: float) -> str:
+    """A level with its unit: '50 connections', '5,000 req/s offered'."""
     if a.level_kind == "rate":
         return f"{fmt.rate(value)} req/s offered"
     return f"{fmt.level(value)} connection{'' if value == 1 else 's'}"
@@ -172,7 +197,7 @@ def _bars(a: Analysis, w: WorkloadView) -> _Bars:
     stacks = [b.stack for b in thr]
     level = common_level(w, stacks)
     lat = [] if level is None else _latency_bars(w, stacks, level)
-    where = None if level is None else f"at {_level_name(a, level)}"
+    where = None if level is None else f"at {level_name(a, level)}"
     return _Bars(w.label, thr, lat, where, _not_ranked(w, stacks))
 
 

@@ -24,6 +24,7 @@ from stackbench.report.charts import ChartItem
 from stackbench.report.colors import stack_color
 from stackbench.report.context import Context, memory_table
 from stackbench.report.glance import GlanceBar, MetricGlance, WorkloadGlance
+from stackbench.report.glancechart import vs_best
 from stackbench.report.tables import TextTable
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -37,9 +38,10 @@ class BarView:
     ci_left_pct: float | None  # CI whisker, % of the track
     ci_width_pct: float | None
     value: str                 # median [CI]
-    share: str                 # % of best
-    level: str                 # where the figure comes from
+    share: str                 # % of best (throughput), × the best (latency)
+    level: str                 # where the figure comes from, with its unit
     flags: str
+    whole_level: str | None    # why the figure is not from steady windows (None: it is)
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class MetricView:
     bars: list[BarView]
     winner: str | None
     verdict: str
+    share_header: str          # what the share column says: "% of best" or "× best"
+    scale_note: str            # what a bar's length means
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,13 @@ class WorkloadSection:
     not_measured: TextTable | None
 
 
+def short_level(a: Analysis, value: float) -> str:
+    """'at 50 conn.' or 'at 5,000 req/s offered': where a glance figure was measured."""
+    if a.level_kind == "rate":
+        return f"at {fmt.rate(value)} req/s offered"
+    return f"at {fmt.level(value)} conn."
+
+
 def _metric_view(a: Analysis, m: MetricGlance, title: str,
                  value_fmt: Callable[[float | None], str]) -> MetricView:
     scale = max((b.estimate.high or b.estimate.value for b in m.bars), default=0.0) or 1.0
@@ -83,16 +94,22 @@ def _metric_view(a: Analysis, m: MetricGlance, title: str,
             b.stack, stack_color(a.stacks, b.stack), 100.0 * est.value / scale,
             100.0 * (est.low or 0.0) / scale if has_ci else None,
             100.0 * ((est.high or 0.0) - (est.low or 0.0)) / scale if has_ci else None,
-            fmt.estimate(est, value_fmt), f"{b.share_of_best:.0%}",
-            f"@ {fmt.level(b.level_value)}", ", ".join(b.flags))
+            fmt.estimate(est, value_fmt), vs_best(m, b), short_level(a, b.level_value),
+            ", ".join(b.flags), b.whole_level)
 
-    return MetricView(title, m.where, [bar(b) for b in m.bars], m.winner, m.verdict)
+    if m.higher_is_better:
+        header, note = "% of best", "a longer bar is more requests per second"
+    else:
+        header, note = "× best", "a longer bar is a slower p99 (× best: 1.00× is the best)"
+    return MetricView(title, m.where, [bar(b) for b in m.bars], m.winner, m.verdict, header,
+                      note)
 
 
 def glance_views(a: Analysis, glances: list[WorkloadGlance]) -> list[GlanceView]:
     return [GlanceView(g.label, fmt.slug(g.label),
                        _metric_view(a, g.throughput, "throughput (req/s)", fmt.rate),
-                       _metric_view(a, g.latency, "p99 latency (lower is better)", fmt.latency),
+                       _metric_view(a, g.latency, "p99 latency (shorter is better)",
+                                    fmt.latency),
                        list(g.not_ranked))
             for g in glances]
 
@@ -182,6 +199,7 @@ def build_html(a: Analysis, found: list[Finding], glances: list[WorkloadGlance],
         figures_note=FIGURES_NOTE, spread_note=a.spread.source.capitalize(),
         sections=[_section(a, w, found, charts.get(w.label, [])) for w in a.workloads],
         run_wide=_run_wide(a), environment=tables.environment(a), settings=tables.settings(a),
+        deviations=tables.deviations(a),
         # Our own files, inserted verbatim (escaping would break their quotes).
         css=Markup((TEMPLATES / "report.css").read_text(encoding="utf-8")),
         js=Markup((TEMPLATES / "report.js").read_text(encoding="utf-8")))

@@ -144,8 +144,16 @@ def environment(a: Analysis) -> TextTable:
 
 
 def settings(a: Analysis) -> TextTable:
-    rows = [[k, _plain(v)] for k, v in msgspec.to_builtins(a.settings).items()]
+    rows = [[k, _plain(v)] for k, v in msgspec.to_builtins(a.settings).items()
+            if k != "deviations"]  # their own table: deviations()
     return TextTable(["setting", "value"], rows)
+
+
+def deviations(a: Analysis) -> TextTable | None:
+    """Where the run departed from its suite's article: the setting, the article's, ours,
+    why (None when the run recorded none)."""
+    rows = [[d.setting, d.article, d.ours, d.why] for d in a.settings.deviations]
+    return TextTable(["setting", "the article", "here", "why"], rows) if rows else None
 
 
 def _plain(value: object) -> str:

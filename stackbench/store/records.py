@@ -15,6 +15,7 @@ import msgspec
 import msgspec.inspect as mi
 from msgspec import UNSET, UnsetType
 
+from stackbench.config.deviations import deviation_sentence
 from stackbench.config.loadspec import LevelKind, error_rate
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]
@@ -90,6 +91,18 @@ class PlacementSettings(Record, frozen=True, kw_only=True):
     memcached_on_network: bool = False  # memcached on that host's address, unauthenticated
 
 
+class DeviationSettings(Record, frozen=True, kw_only=True):
+    """Where the run departed from the article its suite reproduces (config/deviations.py)."""
+
+    setting: str
+    article: str
+    ours: str
+    why: str
+
+    def sentence(self) -> str:
+        return deviation_sentence(self.setting, self.article, self.ours, self.why)
+
+
 class RunSettings(Record, frozen=True, kw_only=True):
     """The suite's settings in force for a run (the report's "Settings" table, in order)."""
 
@@ -121,6 +134,8 @@ class RunSettings(Record, frozen=True, kw_only=True):
     # `run --until-decided`: the most looks at the data the run may take (its first analysis
     # and every round added after it); each verdict uses alpha / decision_looks (1: a plain run)
     decision_looks: int = 1
+    # Departures from the suite's article, one line each (none recorded before store 8's runs)
+    deviations: tuple[DeviationSettings, ...] = ()
 
 
 # --- the machine a run was made on -----------------------------------------------------------

@@ -3,7 +3,7 @@
 # WORKERS x PROCESSES_PER_WORKER children (or MAX_REQUEST_WORKERS when above 0); manifest
 # templates cannot multiply.
 # usage: start-apache.sh APACHE_BINARY RUN_DIR
-#   (WORKERS, PROCESSES_PER_WORKER, MAX_REQUEST_WORKERS from the env)
+#   (WORKERS, PROCESSES_PER_WORKER, MAX_REQUEST_WORKERS, PREFORK from the env)
 set -eu
 apache=$1
 run_dir=$2
@@ -23,6 +23,20 @@ if [ "$MAX_REQUEST_WORKERS" -gt 0 ]; then
 else
     export APACHE_PROCESSES=$((WORKERS * PROCESSES_PER_WORKER))
 fi
+
+# static: every child forked up front; dynamic: Debian's mpm_prefork.conf (5, 5-10 spare),
+# never more than the pool.
+smaller() { if [ "$1" -lt "$2" ]; then echo "$1"; else echo "$2"; fi; }
+case ${PREFORK:-static} in
+    static)
+        APACHE_START=$APACHE_PROCESSES; APACHE_MIN_SPARE=$APACHE_PROCESSES
+        APACHE_MAX_SPARE=$APACHE_PROCESSES ;;
+    dynamic)
+        APACHE_START=$(smaller 5 "$APACHE_PROCESSES"); APACHE_MIN_SPARE=$APACHE_START
+        APACHE_MAX_SPARE=$(smaller 10 "$APACHE_PROCESSES") ;;
+    *) echo "start-apache.sh: PREFORK must be static or dynamic, got '$PREFORK'" >&2; exit 2 ;;
+esac
+export APACHE_START APACHE_MIN_SPARE APACHE_MAX_SPARE
 
 # mod_php's file name carries the PHP version (Debian: libphp8.2.so); take the newest.
 PHP_MODULE=$(ls /usr/lib/apache2/modules/libphp8*.so /usr/lib/apache2/modules/libphp.so 2>/dev/null | sort -V | tail -n 1)

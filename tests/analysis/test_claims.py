@@ -25,6 +25,7 @@ from stackbench.analysis.claims import (
     requirements_unmet,
     scatter,
 )
+from stackbench.analysis.claims.kinds import jitter_ratio_interval
 from stackbench.config.claims import Claim, claims_from_data, parse_claims
 from stackbench.config.suite import parse_suite
 from stackbench.store.records import (
@@ -378,6 +379,30 @@ def test_ratio_on_standalone_timings_is_per_iteration():
     assert result.status is ClaimStatus.CONFIRMED
 
 
+def test_a_stated_magnitude_refutes_a_result_far_beyond_it():
+    """db-html-report's script-php-finishes-first, as the file states it: Node takes about
+    1.32x PHP's time. A 2.5x result is direction-right but refutes the magnitude; 1.4x
+    confirms it (each read from the real claims file, so the file's band is what is tested)."""
+    (claim,) = [c for c in parse_claims(CLAIMS_DIR / "db-html-report.toml").claims
+                if c.id == "script-php-finishes-first"]
+
+    def judged(node_wall: float) -> ClaimResult:
+        run = RunBuilder()
+        run.case("node", "db-report")
+        run.case("php-apache", "db-report")
+        run.scripts += [script_row("node", "db-report", 1000, node_wall, 6.7, 1.4, "ok"),
+                        script_row("php-apache", "db-report", 1000, 7.41, 3.65, 2.1, "ok")]
+        stacks = (StackFacts("node", True, params={"mysql_driver": "mysql"}),
+                  StackFacts("php-apache", True))
+        return one(claim, run, script_iterations=1000, stacks=stacks)
+
+    far = judged(2.5 * 7.41)
+    assert far.status is ClaimStatus.REFUTED, far.why
+    assert "outside 1.06–1.65×" in far.why
+    near = judged(1.4 * 7.41)
+    assert near.status is ClaimStatus.CONFIRMED, near.why
+
+
 def test_a_failed_standalone_timing_is_untestable():
     test = {"kind": "ratio", "metric": "script_wall", "expect": "greater",
             "workloads": ["db-report"], "numerator": {"stack": "node"},
@@ -547,20 +572,60 @@ def test_scatter_of_a_straight_line_is_zero_and_scale_free():
 
 
 def test_scatter_claim_compares_spans():
+    # 20 calm levels, then 20 jittery ones (±30%): decided, with the interval of an F ratio
     test = {"kind": "scatter", "metric": "requests_per_s", "workload": "w",
-            "numerator": {"stack": "apache", "from_level": 500, "to_level": 1000},
-            "denominator": {"stack": "apache", "from_level": 100, "to_level": 400},
+            "numerator": {"stack": "apache", "from_level": 2100, "to_level": 4000},
+            "denominator": {"stack": "apache", "from_level": 100, "to_level": 2000},
             "threshold": 1.5}
     rng = random.Random(5)
-    calm = {float(x): 8000.0 - x for x in range(100, 500, 100)}
+    calm = {float(x): (8000.0 - x) * (1 + rng.gauss(0, 0.01)) for x in range(100, 2100, 100)}
     wild = {float(x): (8000.0 - x) * (1 + rng.choice([-0.3, 0.3])) for x in
-            range(500, 1100, 100)}
+            range(2100, 4100, 100)}
     run = RunBuilder()
     run.curve("apache", "w", {**calm, **wild})
     result = one(make_claim(test), run)
     assert result.status is ClaimStatus.CONFIRMED, result.why
-    reverse = {**test, "numerator": test["denominator"], "denominator": test["numerator"]}
-    assert one(make_claim(reverse), run).status is ClaimStatus.REFUTED
+    ratio = result.ours[-1]
+    assert ratio.low is not None and ratio.low >= 1.5
+    # the same jump over 4 and 6 levels: far too few to place the ratio of two jitters
+    few = RunBuilder()
+    few.curve("apache", "w", {float(x): (8000.0 - x) * (1 + rng.choice([-0.1, 0.1]) * (
+        3 if x >= 2500 else 1)) for x in [*range(100, 500, 100), *range(2500, 3100, 100)]})
+    short = dict(test, numerator={"stack": "apache", "from_level": 2500, "to_level": 3000},
+                 denominator={"stack": "apache", "from_level": 100, "to_level": 400})
+    undecided = one(make_claim(short), few)
+    assert undecided.status is ClaimStatus.UNDECIDED, undecided.why
+    assert "more levels in each span" in undecided.why
+
+
+def test_jitter_ratio_interval_by_hand():
+    # F(0.975; 18, 18) = 2.5956 (tables), and F(0.025; 18, 18) is its inverse
+    low, high = jitter_ratio_interval(2.0, 20, 20)
+    assert low == pytest.approx(2.0 / math.sqrt(2.5956), rel=1e-3)
+    assert high == pytest.approx(2.0 * math.sqrt(2.5956), rel=1e-3)
+
+
+def test_scatter_rule_error_rates_by_simulation():
+    """A/A: two spans with the same jitter are rarely called 1.5x jitterier (the one-sided
+    error of a 95% interval is 2.5%); a real 3x jitter over 20 levels a span is found."""
+    rng = random.Random(11)
+
+    def confirmed(true_ratio: float, levels: int) -> bool:
+        xs = [float(100 * i) for i in range(1, 2 * levels + 1)]
+        ys = [(9000.0 - x) * (1 + rng.gauss(0, 0.02 * (true_ratio if x > xs[levels - 1]
+                                                        else 1.0))) for x in xs]
+        points = list(zip(xs, ys, strict=True))
+        num = scatter(points, (xs[levels], xs[-1]))
+        den = scatter(points, (xs[0], xs[levels - 1]))
+        assert num is not None and den is not None
+        low, _ = jitter_ratio_interval(num / den, levels, levels)
+        return low >= 1.5
+
+    trials = 300
+    false_rate = sum(confirmed(1.0, 20) for _ in range(trials)) / trials
+    power = sum(confirmed(3.0, 20) for _ in range(trials)) / trials
+    assert false_rate <= 0.03, false_rate
+    assert power >= 0.8, power
 
 
 # --- breakpoint ------------------------------------------------------------------------------
@@ -784,7 +849,7 @@ def test_claim_table_rows_show_both_figures():
     (result,) = evaluate([claim], run.data(), run.facts(), resamples=RESAMPLES)
     ((text, article, ours, status, why),) = claimtable.claim_rows([result])
     assert text == "c: a claim"
-    assert article == "a 5,479 req/s; ratio 1.36×"
+    assert article == "a 5,479 req/s; ratio 1.36×; tested: ≈ 1.36× (1.09–1.70×)"
     assert ours.startswith("a / b on w @25 1.50× [")
     assert status == "confirmed" and why.startswith("ours is 1.50×, within 1.09–1.70×")
     lines = claimtable.as_text([result])

@@ -136,7 +136,7 @@ def second_test(d: dict[str, Any]) -> dict[str, Any]:
      "claim, columns)"),
     (lambda d: d["claim"][0].update(colour="red"),
      "bad.toml: claim 'c5000-order' (the 1st [[claim]]): Object contains unknown field "
-     "`colour` (allowed: id, says, test, source, figures, requires)"),
+     "`colour` (allowed: id, says, test, source, figures, requires, assumes)"),
     (lambda d: first_test(d).update(colour="red"),
      "bad.toml: claim 'c5000-order' (the 1st [[claim]]), key 'test': Object contains unknown "
      "field `colour` (allowed: metric, stacks, workloads, levels, min_ratio)"),

@@ -100,3 +100,27 @@ def test_native_document_without_completed_requests_has_no_latency():
     req = LoadRequest("http://127.0.0.1:1/", LoadSettings(), 4, None, frozenset({1}))
     r = NativeDriver().parse(req, ["stackbench-load"], json.dumps(doc), "", 2.0, (0, 0))
     assert r.latency_us == {} and r.errors_total == 5  # zeros are not latencies
+
+
+def test_ab_times_per_request_match_its_three_decimal_lines():
+    # A recorded `ab -c 1 -n 200`: "Time per request: 1.383 [ms] (mean)" while the
+    # connection-times mean, in whole milliseconds, says 1. Our time per request
+    # (connections x duration / completed) must be ab's figure, not the rounded one.
+    from stackbench.analysis.stats import time_per_request_ms
+    r = parse_ab((DATA / "ab-c1.txt").read_text(), ["ab"], None)
+    assert r.latency_us["mean"] == 1000  # ab's whole-millisecond summary, kept as printed
+    assert round(time_per_request_ms(1, r.duration_s, r.completed), 3) == 1.383
+    # from the printed 0.277 s it would have been 1.385: off in the third decimal
+    assert round(time_per_request_ms(1, 0.277, r.completed), 3) == 1.385
+    close = parse_ab((DATA / "ab-close.txt").read_text(), ["ab"], None)
+    assert round(time_per_request_ms(10, close.duration_s, close.completed), 3) == 5.420
+
+
+def test_wrk_duration_to_the_precision_of_its_rate():
+    # "1.00m" is 60 s to ±0.3 s; 405,200 requests at 6752.42/s were 60.0081 s
+    article = "  405200 requests in 1.00m, 77.65MB read\nRequests/sec:   6752.42\n"
+    r = parse_wrk(article, ["wrk"], None)
+    assert abs(r.duration_s - 405200 / 6752.42) < 1e-9
+    # a rate that disagrees with the printed time beyond its rounding is not used
+    odd = "  405200 requests in 1.00m, 77.65MB read\nRequests/sec:   5000.00\n"
+    assert parse_wrk(odd, ["wrk"], None).duration_s == 60.0

@@ -208,3 +208,31 @@ def test_node_nginx_by_default_proxies_to_node_on_its_unix_socket(tmp_path):
         assert (run_dir / "node.sock").is_socket()
         node = psutil.Process(stack.roles()["node"])
         assert not [c for c in node.net_connections("inet") if c.status == psutil.CONN_LISTEN]
+
+
+MARIADB_WORKLOADS = ["db-report", "mysql-row", "db", "queries", "fortunes", "updates"]
+FIXED_PAGES = ["/db-report", "/mysql-row", "/fortunes"]  # the same bytes at every request
+
+
+@pytest.mark.parametrize("db_strategy", ["pool", "per-request"])
+def test_node_mysql_driver_renders_what_mysql2_renders(db_strategy, services, tmp_path):
+    """mysql_driver = "mysql" (node-mysql, the db-html-report article's driver) reaches the
+    Node process, every MariaDB workload verifies with it, and its pages are byte for byte
+    those of mysql2 (the default): same rows, same column types, DATETIME as text."""
+    from stackbench.verify.data import DataVerifyContext
+
+    entry = INVENTORY["node"]
+    if not entry.status.available:
+        pytest.skip(f"node unavailable: {unavailable_reason(entry)}")
+    env = stack_service_env(services.env())
+    context = DataVerifyContext.from_env(env)
+    pages = {}
+    for driver in ("mysql", "mysql2"):
+        params = {"mysql_driver": driver, "db_strategy": db_strategy}
+        with running_stack(entry, default_placement(), tmp_path / driver, params, env) as stack:
+            assert psutil.Process(stack.roles()["node"]).environ()["MYSQL_DRIVER"] == driver
+            for workload in MARIADB_WORKLOADS:
+                outcome = verify_workload(workload, stack.base_url, context, seed=5)
+                assert outcome.ok, f"{driver}: {outcome.failures}"
+            pages[driver] = [get(stack.base_url, path).body for path in FIXED_PAGES]
+    assert pages["mysql"] == pages["mysql2"]

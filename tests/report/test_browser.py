@@ -1,6 +1,8 @@
 """report.html in a real headless Chromium (Debian's `chromium`, driven by Playwright), with
 the network blocked: no console error, no request leaves the page, every chart is drawn with a
-size, the stack/workload filter and the sortable tables work.
+size, the stack/workload filter and the sortable tables work, and on a phone (390 px) as on a
+desktop (1400 px) the page does not scroll sideways and no visible text is under 7 px (chart
+text included: its font size as rendered, after the SVG is scaled to the page).
 
 Needs /usr/bin/chromium (scripts/install-system.sh installs it); never downloads a browser.
 """
@@ -40,9 +42,8 @@ def browser():
         instance.close()
 
 
-@pytest.fixture()
-def page(browser, report):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+def _open(browser, report, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     page.errors = []
     page.requests = []
@@ -59,8 +60,49 @@ def page(browser, report):
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.goto(report.as_uri())
     page.wait_for_load_state("load")
+    return context, page
+
+
+@pytest.fixture()
+def page(browser, report):
+    context, page = _open(browser, report, 1280)
     yield page
     context.close()
+
+
+MIN_TEXT_PX = 7.0
+# Every visible element with text of its own: its font size as rendered. In an SVG the size is
+# the element's font size times the scale the SVG is drawn at (its screen CTM).
+SMALL_TEXT = """min => {
+  const small = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    const box = el.getBoundingClientRect();
+    if (!own || box.width === 0 || box.height === 0) continue;
+    const css = getComputedStyle(el);
+    if (css.visibility === 'hidden' || el.closest('[hidden]')) continue;
+    let size = parseFloat(css.fontSize);
+    if (el instanceof SVGElement) {
+      const m = el.getScreenCTM();
+      size *= Math.sqrt(Math.abs(m.a * m.d - m.b * m.c));
+    }
+    if (size < min) small.push(`${size.toFixed(1)}px: ${el.textContent.trim().slice(0, 40)}`);
+  }
+  return small;
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_fits_the_screen_with_readable_text(browser, report, width):
+    context, page = _open(browser, report, width)
+    try:
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= width
+        svg_texts = page.evaluate("document.querySelectorAll('figure.chart svg text').length")
+        assert svg_texts > 100  # chart text is text, so the check below sees it
+        assert page.evaluate(SMALL_TEXT, MIN_TEXT_PX) == []
+        assert page.errors == [] and page.requests == []
+    finally:
+        context.close()
 
 
 def _visible(page, selector):

@@ -126,3 +126,22 @@ def test_not_ranked_stacks_are_named_with_why():
     assert g.not_ranked == (("c", "no valid level"), ("s", "unavailable: no [epoll] here"))
 
 
+
+
+def test_latency_reads_as_times_the_best_and_whole_level_figures_are_marked():
+    from stackbench.report.glancechart import vs_best
+    from stackbench.report.html import glance_views
+
+    a = _run(FIGURES)
+    [g] = glance(a)
+    best, slower = g.latency.bars
+    assert best.times_best == 1.0 and vs_best(g.latency, best) == "best"
+    assert slower.times_best == pytest.approx(slower.estimate.value / best.estimate.value)
+    assert vs_best(g.latency, slower) == f"{slower.times_best:.2f}×"
+    assert vs_best(g.throughput, g.throughput.bars[1]).endswith("%")
+    # no per-second series: every figure is the whole level's, and says so
+    assert {b.whole_level for b in g.throughput.bars} == {"the driver gave no per-second series"}
+    [view] = glance_views(a, [g])
+    assert view.latency.share_header == "× best"
+    assert [b.level for b in view.latency.bars] == ["at 20 conn.", "at 20 conn."]
+    assert all(b.whole_level for b in view.throughput.bars)

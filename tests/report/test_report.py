@@ -205,8 +205,9 @@ def test_csv_has_one_row_per_level_and_repetition(store, tmp_path):
     # one column per single-valued field of the level record (store/records.py)
     assert {"level_index", "started_at", "duration_s", "completed", "command"} <= set(first)
     assert "raw_output" not in first and "histogram" not in first
-    assert float(first["requests_per_s"]) == pytest.approx(9_000 * 0.99)
-    assert float(first["p99_us"]) == pytest.approx(300 * 0.99)
+    assert "requests_per_s" not in first  # named for what it is: the whole level's
+    assert float(first["rps_whole_level"]) == pytest.approx(9_000 * 0.99)
+    assert float(first["p99_us_whole_level"]) == pytest.approx(300 * 0.99)
     assert float(first["server_cpu_percent"]) == 150.0
     assert float(first["loader_cpu_percent"]) == 60.0
     assert {r["flags"] for r in rows} == {"", "loader-bound"}
@@ -216,8 +217,8 @@ def test_absent_percentiles_are_not_invented(store, tmp_path):
     data = store.load_run(_failures_run(store))
     out = write_all(data, tmp_path)
     rows = list(csv.DictReader(io.StringIO((out / "results.csv").read_text())))
-    assert len(rows) == 2 and all(r["p90_us"] == "" for r in rows)
-    assert all(r["p50_us"] == "250" for r in rows)
+    assert len(rows) == 2 and all(r["p90_us_whole_level"] == "" for r in rows)
+    assert all(r["p50_us_whole_level"] == "250" for r in rows)
     doc = json.loads((out / "results.json").read_text())
     aggs = doc["workloads"][0]["cases"][0]["aggregates"]
     assert all("p90" not in agg["latency_us"] for agg in aggs)
@@ -365,7 +366,7 @@ def test_level_without_completed_requests_shows_no_latency_and_is_not_ranked(sto
     assert a.workloads[0].rankings[0].entries == []
     rows = list(csv.DictReader(io.StringIO((write_all(data, tmp_path) / "results.csv")
                                            .read_text())))
-    assert [r["p50_us"] for r in rows] == ["", ""]
+    assert [r["p50_us_whole_level"] for r in rows] == ["", ""]
     assert "p50 –" in level_line("a", "sha256?n=1000", data.levels[0])
 
 

@@ -54,6 +54,7 @@ def evaluate(claims: Iterable[Claim], data: RunData, facts: Facts,
                                    _join_reasons(ready.reasons)))
             continue
         run.loader_bound.clear()
+        run.minimum = (claim.requires.min_requests, claim.requires.min_seconds)
         result = _evaluate_test(claim, _Context(run, facts, resamples, seed))
         out.append(_with_caveat(result, sorted(run.loader_bound)))
     return tuple(out)

@@ -36,6 +36,12 @@ class Facts:
     requests_per_connection: int | None = None
     level_kind: str = "connections"             # connections | rate
     script_iterations: int = 0
+    duration_s: float | None = None             # seconds per level (None: counted requests)
+    workload_durations: Mapping[str, float] = field(default_factory=dict)
+
+    def level_seconds(self, workload: str) -> float | None:
+        """Seconds of load a level of `workload` runs (None: it sends counted requests)."""
+        return self.workload_durations.get(workload, self.duration_s)
 
     def stack(self, name: str) -> StackFacts | None:
         return next((s for s in self.stacks if s.name == name), None)
@@ -68,7 +74,7 @@ def facts_from_plan(plan: Plan, inventory: Mapping[str, StackEntry],
     return Facts(cores, stacks, {label: suite.levels_for(label) for label in labels},
                  load.keepalive.value, load.driver.value, load.warmup_s, load.jit_warmup,
                  load.requests, load.requests_per_connection, suite.level_kind,
-                 suite.script_iterations)
+                 suite.script_iterations, load.duration_s, dict(suite.workload_durations))
 
 
 def facts_from_run(data: RunData,
@@ -97,7 +103,8 @@ def facts_from_run(data: RunData,
     return Facts(cores, tuple(stacks.values()), levels, settings.keepalive, settings.driver,
                  settings.warmup_s, settings.jit_warmup, settings.requests,
                  settings.requests_per_connection,
-                 settings.level_kind, settings.script_iterations)
+                 settings.level_kind, settings.script_iterations, settings.duration_s,
+                 dict(settings.workload_durations))
 
 
 def _with_defaults(defaults: Mapping[str, str], params: Mapping[str, str],

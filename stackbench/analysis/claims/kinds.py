@@ -7,6 +7,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from scipy import stats as scipy_stats
+
 from stackbench.analysis import stats
 from stackbench.analysis.claims.bands import _Band, _ratio_band, _Verdict
 from stackbench.analysis.claims.decisions import (
@@ -34,12 +36,13 @@ from stackbench.analysis.claims.wording import (
     NO_EVIDENCE,
     _band_text,
     _fmt,
+    _ratio_text,
     _to_decide,
     _value_band_text,
     _value_text,
     expectation,
 )
-from stackbench.analysis.verdicts import log_ratio
+from stackbench.analysis.verdicts import CONFIDENCE, log_ratio
 from stackbench.config.claims import (
     SCRIPT_METRICS,
     BreakpointTest,
@@ -263,9 +266,23 @@ def scatter(points: Sequence[tuple[float, float]], span: tuple[float, float]) ->
                      / len(inside))
 
 
+def jitter_ratio_interval(ratio: float, n_num: int, n_den: int,
+                          confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The interval of a ratio of two jitters (root-mean-square deviations from a trend over
+    n_num and n_den levels): the squared ratio is a ratio of mean squares, F-distributed with
+    n - 2 degrees of freedom a side (the trend takes about two), so the true ratio lies in
+    ratio / sqrt(F quantiles) with the given confidence."""
+    d1, d2 = max(1, n_num - 2), max(1, n_den - 2)
+    tail = (1.0 - confidence) / 2.0
+    upper_f = float(scipy_stats.f.ppf(1.0 - tail, d1, d2))
+    lower_f = float(scipy_stats.f.ppf(tail, d1, d2))
+    return ratio / math.sqrt(upper_f), ratio / math.sqrt(lower_f)
+
+
 def _scatter(claim: Claim, test: ScatterTest, ctx: _Context) -> ClaimResult:
     tally = _Tally()
     values: list[float] = []
+    counts: list[int] = []
     for span in (test.numerator, test.denominator):
         what = f"{span.stack} {test.workload} {span.from_level:,.0f}–{span.to_level:,.0f}"
         curve = _curve(ctx.run, span.stack, test.workload, test.metric)
@@ -278,18 +295,27 @@ def _scatter(claim: Claim, test: ScatterTest, ctx: _Context) -> ClaimResult:
             continue
         tally.ours.append(Measured(f"{what} jitter", 100.0 * s, "%"))
         values.append(s)
+        counts.append(sum(span.from_level <= x <= span.to_level for x, _ in curve))
     if len(values) == 2:
         band = _Band(test.threshold, math.inf)
         if values[1] == 0:
             tally.missing.append("the second span has no jitter at all: no ratio")
         else:
             ratio = values[0] / values[1]
-            tally.ours.append(Measured("jitter ratio", ratio, "×"))
-            verdict = band.judge(ratio, None, None)
-            tally.add(verdict, f"the jitter ratio is {ratio:.2f}×, "
-                               f"{_band_text(band, verdict)}")
-    return _conclude(claim, tally, f"the jitter ratio is {_ours_ratio_text(tally)}, "
-                                   f"at least {test.threshold:.2f}×")
+            low, high = jitter_ratio_interval(ratio, counts[0], counts[1])
+            tally.ours.append(Measured("jitter ratio", ratio, "×", low, high))
+            verdict = band.judge(ratio, low, high)
+            detail = f"the jitter ratio is {_ratio_text(ratio, low, high)}, "
+            detail += _band_text(band, verdict)
+            if verdict is _Verdict.NOISE:
+                detail += ("; more levels in each span (a finer sweep) would narrow it: the "
+                           "interval rests on the number of levels, not on repetitions")
+            tally.add(verdict, detail)
+    ratios = [m for m in tally.ours if m.unit == "×"]
+    shown = (_ratio_text(ratios[0].value, ratios[0].low, ratios[0].high)
+             if ratios and ratios[0].value is not None else "–")
+    return _conclude(claim, tally, f"the jitter ratio is {shown}, at least "
+                                   f"{test.threshold:.2f}×")
 
 
 def _curve(run: _Run, stack: str, workload: str,

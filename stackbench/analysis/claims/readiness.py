@@ -15,6 +15,7 @@ from stackbench.config.claims import (
     OrderTest,
     RatioChangeTest,
     RatioTest,
+    Requirements,
     ScatterTest,
     ShapeTest,
     Test,
@@ -80,7 +81,7 @@ def _unmet(claim: Claim, facts: Facts) -> Iterable[str]:
         yield from _stack_unmet(name, facts)
     for stack, params in req.params.items():
         yield from _params_unmet(stack, params, facts)
-    yield from _test_unmet(claim.test, facts)
+    yield from _test_unmet(claim.test, facts, req)
 
 
 def _stack_unmet(name: str, facts: Facts) -> Iterable[str]:
@@ -105,7 +106,22 @@ def _params_unmet(stack: str, params: Mapping[str, str], facts: Facts) -> Iterab
             yield f"needs {stack} with {key} = {wanted}; this run sets {key} = {have}"
 
 
-def _test_unmet(test: Test, facts: Facts) -> Iterable[str]:
+def _too_little(requires: Requirements, workload: str, level: float,
+                facts: Facts) -> Iterable[str]:
+    """A level too small for the claim: fewer requests or seconds than it needs (a level
+    that runs for a duration is checked on its requests when the run has them)."""
+    count = facts.request_count(level)
+    if count is not None and count < requires.min_requests:
+        yield (f"needs at least {requires.min_requests:,} requests per level; level "
+               f"{level:,.0f} of {workload} sends {count:,}")
+    seconds = facts.level_seconds(workload)
+    if seconds is not None and seconds < requires.min_seconds:
+        yield (f"needs at least {requires.min_seconds:g} s of load per level; {workload} "
+               f"runs {seconds:g} s")
+
+
+def _test_unmet(test: Test, facts: Facts,
+                requires: Requirements) -> Iterable[str]:
     if test.metric in SCRIPT_METRICS:
         if facts.script_iterations <= 0:
             yield "needs the standalone timing (script_iterations); this suite has none"
@@ -130,6 +146,7 @@ def _test_unmet(test: Test, facts: Facts) -> Iterable[str]:
             if count is not None and count < lv:
                 yield (f"level {lv:,.0f} of {workload} sends only {count:,} requests, so at "
                        f"most {count:,} of its {lv:,.0f} connections are ever open")
+            yield from _too_little(requires, workload, lv, facts)
     known = all(w in facts.workload_levels for w in _test_workloads(test))
     if isinstance(test, RatioTest | RatioChangeTest) and known and not _combos(test, facts):
         yield "the workloads this ratio compares share no level in this suite"

@@ -100,6 +100,8 @@ class _Run:
         for s in data.scripts:
             self.scripts.setdefault((s.stack, s.label), []).append(s)
         self.loader_bound: set[str] = set()  # labels of the levels read for the current claim
+        # The current claim's least measurement per level: (requests, seconds)
+        self.minimum: tuple[int, float] = (0, 0.0)
         self.spread = spread_of(data.calibration)
 
     def case(self, stack: str, workload: str) -> CaseRow | _Missing:
@@ -136,7 +138,8 @@ class _Run:
             measured = _levels_text(self.level_values(case))
             return _Missing(f"{stack} has no level {level:,.0f} of {workload} (measured: "
                             f"{measured})")
-        problem = level_problem(rows, failures_are_data=metric in FAILURE_METRICS)
+        problem = (level_problem(rows, failures_are_data=metric in FAILURE_METRICS)
+                   or too_little(rows, *self.minimum))
         if problem:
             return _Missing(f"{label}: {problem}")
         values = []
@@ -228,6 +231,20 @@ def level_problem(rows: Sequence[LevelRow], failures_are_data: bool) -> str | No
                 return "level invalid: " + (measurement[0] if measurement else "no reason given")
             if not failures_are_data:
                 return f"level invalid: {faults[0].removeprefix('invalid: ')}"
+    return None
+
+
+def too_little(rows: Sequence[LevelRow], min_requests: int, min_seconds: float) -> str | None:
+    """Why a level is too small for a claim: fewer attempted requests or seconds of load
+    than the claim needs (None: enough)."""
+    for row in rows:
+        attempts = row.completed + sum(row.errors.values())
+        if attempts < min_requests:
+            return (f"only {attempts:,} requests measured; the claim needs at least "
+                    f"{min_requests:,} per level")
+        if row.duration_s < min_seconds:
+            return (f"only {row.duration_s:.2f} s of load measured; the claim needs at least "
+                    f"{min_seconds:g} s per level")
     return None
 
 

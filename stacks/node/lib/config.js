@@ -7,6 +7,8 @@
 //                          node-nginx with upstream = tcp
 //   --cluster-workers N    fork N workers with the cluster module (node-cluster)
 
+const { DRIVERS } = require('./mariadb');
+
 function positiveInt(name, raw, fallback) {
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
@@ -32,6 +34,10 @@ function loadConfig(env = process.env, argv = []) {
   if (assocImpl !== 'map' && assocImpl !== 'object') {
     throw new Error(`ASSOC_IMPL must be "map" or "object", got "${assocImpl}"`);
   }
+  const mysqlDriver = env.MYSQL_DRIVER || 'mysql2';
+  if (!DRIVERS.includes(mysqlDriver)) {
+    throw new Error(`MYSQL_DRIVER must be one of ${DRIVERS.map((d) => `"${d}"`).join(', ')}, got "${mysqlDriver}"`);
+  }
   if (!env.FIXTURES_DIR) {
     throw new Error('FIXTURES_DIR is not set (it must hold demo.txt and random-64k.bin)');
   }
@@ -45,6 +51,9 @@ function loadConfig(env = process.env, argv = []) {
     // The assoc workload's container: a Map (the default) or a plain object as in the
     // php-node-micro article.
     assocImpl,
+    // The MariaDB driver: mysql2 (the default) or mysql (node-mysql, as the db-html-report
+    // article).
+    mysqlDriver,
     // mysql2's own default connectionLimit.
     poolSize: positiveInt('POOL_SIZE', env.POOL_SIZE, 10),
     db: {

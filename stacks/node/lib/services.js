@@ -1,32 +1,16 @@
 'use strict';
 
 // MariaDB, Redis and memcached clients according to DB_STRATEGY:
-//   pool         one long-lived client per service and process: a mysql2 pool of POOL_SIZE
+//   pool         one long-lived client per service and process: a MariaDB pool of POOL_SIZE
 //                connections; one ioredis and one memjs connection, which pipeline all
 //                concurrent requests (the Node way: a single multiplexed connection per process);
 //   per-request  a fresh connection opened for the request and closed afterwards.
 // Nothing connects at startup, so the server runs without any service configured.
-const mysql = require('mysql2/promise');
+// MariaDB is reached through MYSQL_DRIVER's driver (mariadb.js), mysql2 or node-mysql.
 const Redis = require('ioredis');
 const memjs = require('memjs');
+const { mariadbDriver } = require('./mariadb');
 const { unavailable } = require('./errors');
-
-function mysqlOptions(db) {
-  // A local unix socket is how a same-host production deployment talks to MariaDB.
-  const where = db.socket ? { socketPath: db.socket } : { host: db.host, port: db.port };
-  return {
-    ...where,
-    user: db.user,
-    password: db.password,
-    database: db.database,
-    // DATETIME as "YYYY-MM-DD HH:MM:SS" text, exactly what the report renders.
-    dateStrings: true,
-    // Every query goes through query() (client-side escaping, one round trip), so the
-    // prepared-statement cache is never used; its default of 16000 slots is allocated for
-    // every new connection, which dominates the cost of a per-request connection.
-    maxPreparedStatements: 16,
-  };
-}
 
 function redisOptions(redis, perRequest) {
   return {
@@ -57,19 +41,17 @@ class Services {
     this.memcached = null;
   }
 
-  // Runs fn(db) where db has mysql2's promise query(); resolves to fn's result.
+  // Runs fn(db) where db has mysql2's promise query(), whichever the driver; resolves to
+  // fn's result.
   async withDB(fn) {
     const { db } = this.config;
     if (!db.host && !db.socket) throw unavailable('MariaDB is not configured: set DB_HOST/DB_PORT or DB_SOCKET');
+    const driver = mariadbDriver(this.config.mysqlDriver);
     if (this.pooled) {
-      this.dbPool ??= mysql.createPool({
-        ...mysqlOptions(db),
-        connectionLimit: this.config.poolSize,
-        maxIdle: this.config.poolSize,
-      });
+      this.dbPool ??= driver.createPool(db, this.config.poolSize);
       return fn(this.dbPool);
     }
-    const conn = await mysql.createConnection(mysqlOptions(db));
+    const conn = await driver.connect(db);
     try {
       return await fn(conn);
     } finally {

@@ -1,0 +1,45 @@
+"""`stackbench claims` and the article suites' design: every claim is decidable by its
+article's full suite, short only of server cores, hosts or a runtime this machine lacks."""
+
+import pytest
+from rich.console import Console
+
+from stackbench.commands.claims import machine_needs, plan_readiness, print_claims_overview
+from stackbench.config.paths import CLAIMS_DIR, SUITES_DIR
+from stackbench.config.plan import build_plan
+from stackbench.config.suite import parse_suite
+from stackbench.lab.inventory import load_inventory
+from stackbench.lab.stack import planned_params
+
+ARTICLES = sorted(p.stem for p in CLAIMS_DIR.glob("*.toml"))
+
+
+@pytest.mark.parametrize("article", ARTICLES)
+def test_no_claim_is_untestable_by_the_full_suites_own_design(article):
+    inventory = load_inventory()
+    plan = build_plan(parse_suite(SUITES_DIR / f"{article}.toml"), inventory, None, None)
+    for ready in plan_readiness(plan, inventory, planned_params(plan, inventory)):
+        for reason in ready.reasons:
+            assert "server cores" in reason or "unavailable here" in reason, (
+                ready.claim.id, reason)
+
+
+def test_the_overview_names_every_article_and_what_the_rest_needs():
+    console = Console(width=80, record=True, color_system=None)
+    print_claims_overview(console)
+    text = console.export_text()
+    for article in ARTICLES:
+        assert f"{article} (" in text
+    assert "claims testable here" in text
+
+
+def test_machine_needs_for_cores():
+    inventory = load_inventory()
+    plan = build_plan(parse_suite(SUITES_DIR / "pool-and-cluster.toml"), inventory, None, None)
+    if plan.suite.server_cores >= 4:
+        pytest.skip("this machine gives the server the 4 cores the article had")
+    readiness = plan_readiness(plan, inventory, planned_params(plan, inventory))
+    lines = machine_needs(readiness, server_cores=1)
+    assert lines[0].split(" ")[1:3] == ["need", "a"]
+    assert "a machine of 8 cores with the default placement" in lines[0]
+    assert 'server_cpus = "0-3"' in lines[0]
