@@ -12,6 +12,7 @@ from stackbench.analysis.compare import Gate, parse_latency_gate, parse_slower_g
 from stackbench.analysis.verdicts import RunSpread
 from stackbench.commands.compare import run_compare
 from stackbench.errors import ExitCode, InputError
+from stackbench.report.document import RESULTS_SCHEMA
 from stackbench.report.exports import results_json
 from stackbench.store.records import CaseRecord
 from stackbench.store.store import Store
@@ -176,10 +177,10 @@ def test_a_results_json_keeps_the_spread_its_verdicts_used(tmp_path: Path) -> No
     ('{"hello": 1}', "other.json: not a stackbench results.json of this version: it has no "
                      "'schema' key"),
     ('{"schema": "stackbench-results/2"}', "its schema is 'stackbench-results/2', this "
-                                           "stackbench reads 'stackbench-results/3'"),
+                                           f"stackbench reads '{RESULTS_SCHEMA}'"),
     ("[1, 2]", "other.json: not a stackbench results.json"),
     ("not json", "other.json: not a stackbench results.json"),
-    ('{"schema": "stackbench-results/3", "run": {}}', "not a valid stackbench results.json"),
+    (f'{{"schema": "{RESULTS_SCHEMA}", "run": {{}}}}', "not a valid stackbench results.json"),
 ])
 def test_a_file_that_is_not_results_json_is_an_input_error(tmp_path: Path, content: str,
                                                            message: str) -> None:
