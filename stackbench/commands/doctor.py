@@ -6,6 +6,7 @@ ulimit, a taskset) come after the table, one a line and never wrapped by stackbe
 comment naming their check: the block can be copied and pasted into a root shell as it is.
 """
 
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -48,7 +49,7 @@ def spread_check(out: Path | None) -> Check:
             calibration = store.calibration(machine_key(msgspec.convert(snapshot(), Environment)))
         finally:
             store.close()
-    calibrate = ("stackbench calibrate" + (f" --out {out}" if out is not None else ""),)
+    calibrate = ("stackbench calibrate" + (f" --out {shlex.quote(str(out))}" if out else ""),)
     if calibration is None:
         return Check("run-to-run spread", Verdict.WARN, f"not calibrated: verdicts assume "
                      f"{ASSUMED_RUN_SPREAD:.0%}", "measure it (about 2 min)", calibrate)
@@ -68,8 +69,9 @@ VERDICT_STYLE = {Verdict.OK: "green", Verdict.WARN: "yellow", Verdict.FAIL: "red
 
 def value_and_advice(check: Check, command_mark: str) -> Text:
     cell = Text(check.value)
-    if check.hint or check.commands:
-        advice = check.hint + (f" ({command_mark})" if check.commands else "")
+    fix = bool(check.commands) and check.verdict is not Verdict.OK  # printed below the table
+    if check.hint or fix:
+        advice = check.hint + (f" ({command_mark})" if fix else "")
         cell.append("\n→ " + advice.strip(), style=VERDICT_STYLE[check.verdict])
     return cell
 
