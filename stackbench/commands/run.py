@@ -103,10 +103,9 @@ def print_plan(console: Console, plan: Plan, params: Sequence[PlannedParams] = (
                        f"{plan.estimated_seconds() / 60:.1f} min of load and pauses, plus "
                        "builds, start-up and verification"))
     for check in plan_limits(plan):
-        print_wrapped(console, f"{check.name}: {check.value}. {check.hint}", "limit ", indent=2,
-                      first_style="yellow")
-        for command in check.commands:  # a line of its own: copy and paste works
-            console.print(Text(f"  {command}"), soft_wrap=True)
+        print_wrapped(console, f"{check.name}: {check.value}; {check.hint}", "limit ",
+                      indent=2, first_style="yellow")
+        print_check_commands(console, check)
 
 
 def interleaving_note(plan: Plan) -> str:
@@ -468,8 +467,14 @@ def print_machine_checks(console: Console, checks: Sequence[Check]) -> None:
     for c in checks:
         print_wrapped(console, f"{c.name}: {c.value}" + (f"; {c.hint}" if c.hint else ""),
                       "machine: ", indent=2, style="yellow", first_style="yellow")
-        for command in c.commands:
-            console.print(Text(f"  {command}"), soft_wrap=True)
+        print_check_commands(console, c)
+
+
+def print_check_commands(console: Console, check: Check) -> None:
+    """A check's commands under its text, each on a line of its own, indented deeper than
+    the text's own lines and never wrapped: copy and paste works."""
+    for command in check.commands:
+        console.print(Text(f"    {command}"), soft_wrap=True)
 
 
 # --- run --until-decided ------------------------------------------------------------------------

@@ -194,7 +194,8 @@ def suite_limits(max_connections: int, keepalive_off: bool, total_requests: int 
             checks.append(Check("ephemeral ports for this suite", Verdict.WARN,
                                 f"{ports} local ports; without keep-alive every request uses "
                                 "one, held ~60 s in TIME_WAIT",
-                                "without them expect address-exhausted errors at high rates; "
+                                "widen the port range and reuse TIME_WAIT sockets, or expect "
+                                "address-exhausted errors at high rates; "
                                 f"{SYSCTL_KEEP}", PORT_COMMANDS))
     return checks
 
