@@ -19,6 +19,7 @@ from stackbench.commands.compare import compare_command
 from stackbench.commands.doctor import run_doctor
 from stackbench.commands.hosts import probe_command, run_hosts_check, run_hosts_setup
 from stackbench.commands.run import run_command
+from stackbench.commands.suitefile import existing_suite
 from stackbench.commands.views import (
     print_results,
     print_stacks,
@@ -47,6 +48,16 @@ def _out(help_text: str = "Results directory.") -> Callable[[F], F]:
 
 _PARAMS = click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
                        help="Override a stack parameter (repeatable).")
+
+
+def _suite(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+    """A SUITE that names no file is refused before any work, naming the closest suite."""
+    return existing_suite(value)
+
+
+def _suite_argument() -> Callable[[F], F]:
+    return click.argument("suite", type=click.Path(path_type=Path), required=False,
+                          callback=_suite)
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -114,7 +125,7 @@ def script(stack: str, workload: str, query: str | None, iterations: int,
 
 
 @cli.command()
-@click.argument("suite", type=click.Path(path_type=Path), required=False)
+@_suite_argument()
 @click.option("--stacks", "stack_list", help="Only these stacks (comma-separated).")
 @click.option("--workloads", "workload_list", help="Only these workloads (comma-separated).")
 @click.option("--dry-run", is_flag=True, help="Print the plan and exit.")
@@ -205,10 +216,13 @@ def results(run_id: str | None, suite_name: str | None, stack_list: str | None,
 @click.option("--format", "formats", multiple=True, metavar="FORMAT",
               help="html, md, csv, json or png (the charts); repeat or separate with commas "
                    "(default: all).")
-@_out()
-def report(run_id: str, formats: tuple[str, ...], out: Path | None) -> None:
+@_out("Results directory (its store holds the run).")
+@click.option("--to", type=click.Path(path_type=Path), metavar="DIR",
+              help="Write the files into DIR (created if need be) instead of the run's folder "
+                   "in the results directory.")
+def report(run_id: str, formats: tuple[str, ...], out: Path | None, to: Path | None) -> None:
     """(Re)write the report files of a stored run (RUN_ID: a number or 'last')."""
-    write_report_files(console, run_id, out, _formats(formats))
+    write_report_files(console, run_id, out, _formats(formats), to)
 
 
 @cli.command()
@@ -236,7 +250,7 @@ def compare(run_a: str, run_b: str, out: Path | None, output_format: str,
 
 
 @cli.command()
-@click.argument("suite", type=click.Path(path_type=Path), required=False)
+@_suite_argument()
 @_out()
 def calibrate(suite: Path | None, out: Path | None) -> None:
     """Measure this machine's run-to-run spread (SUITE: default suites/calibrate.toml) and
@@ -245,7 +259,7 @@ def calibrate(suite: Path | None, out: Path | None) -> None:
 
 
 @cli.command()
-@click.argument("suite", type=click.Path(path_type=Path), required=False)
+@_suite_argument()
 @_out("Results directory (its store holds this machine's calibration).")
 def doctor(suite: Path | None, out: Path | None) -> None:
     """Check this machine for benchmarking (and for SUITE's load, if given); print advice."""
@@ -262,7 +276,7 @@ _HOSTS_FILE = click.option("--hosts", "hosts_file", type=click.Path(path_type=Pa
 
 
 @hosts.command("check")
-@click.argument("suite", type=click.Path(path_type=Path), required=False)
+@_suite_argument()
 @_HOSTS_FILE
 def hosts_check(suite: Path | None, hosts_file: Path | None) -> None:
     """Check that every host is ready (exit 3 if one is not).
@@ -273,7 +287,7 @@ def hosts_check(suite: Path | None, hosts_file: Path | None) -> None:
 
 
 @hosts.command("setup")
-@click.argument("suite", type=click.Path(path_type=Path), required=False)
+@_suite_argument()
 @_HOSTS_FILE
 def hosts_setup(suite: Path | None, hosts_file: Path | None) -> None:
     """Run the installer on every host (its checkout's scripts/setup.sh)."""

@@ -4,8 +4,10 @@ limit, 1 RULE_BROKEN a regression beyond a limit shown, 5 NOT_COMPARABLE no case
 6 UNDECIDED some gated case neither shown regressed nor shown not to be: the output says what
 would decide it).
 
-A and B are run ids (or references `results` accepts) in the store of --out, or paths of two
-results.json files written by the report (their run, cases and levels are read back)."""
+A and B are run numbers (or 'last') in the store of --out, or paths of results.json files
+written by `run` or `report` (or of their report folders): their run, cases and levels are read
+back, with the run-to-run spread their verdicts used; a file of another schema version is
+refused, naming it."""
 
 import json
 import textwrap
@@ -17,7 +19,7 @@ from typing import Any
 import msgspec
 from rich.console import Console
 
-from stackbench.analysis.analysis import analyse
+from stackbench.analysis.analysis import Analysis, analyse
 from stackbench.analysis.compare import (
     THROUGHPUT,
     CaseKey,
@@ -30,11 +32,12 @@ from stackbench.analysis.compare import (
     parse_latency_gate,
     parse_slower_gate,
 )
-from stackbench.analysis.verdicts import GateOutcome, Outcome
+from stackbench.analysis.verdicts import GateOutcome, Outcome, RunSpread
 from stackbench.analysis.wording import SHORT, cell, sentence
 from stackbench.commands.resultsdir import open_existing_store
 from stackbench.errors import ExitCode, InputError
-from stackbench.store.records import CaseRow, LevelRow, RunRow, VerificationRow
+from stackbench.report.document import RESULTS_SCHEMA
+from stackbench.store.records import CaseRow, LevelRow, RunRow, ScriptRow, VerificationRow
 from stackbench.store.store import RunData, Store
 
 FORMATS = ("terminal", "md", "json")
@@ -43,38 +46,79 @@ FORMATS = ("terminal", "md", "json")
 def compare_command(console: Console, run_a: str, run_b: str, out: Path | None,
                     output_format: str, fail_if_slower: str | None,
                     fail_if: Sequence[str]) -> int:
-    needs_store = not (is_results_file(run_a) and is_results_file(run_b))
+    needs_store = not (is_path(run_a) and is_path(run_b))
     return run_compare(console, open_existing_store(out) if needs_store else None, run_a, run_b,
                        output_format, gates(fail_if_slower, fail_if))
 
 
-def is_results_file(ref: str) -> bool:
-    return ref.endswith(".json") and Path(ref).is_file()
+def is_path(ref: str) -> bool:
+    """A reference naming a file or folder rather than a stored run: it has a '/', ends with
+    .json, or exists here (a run number or 'last' otherwise)."""
+    return "/" in ref or ref.endswith(".json") or Path(ref).exists()
 
 
-def load_run(store: Store | None, ref: str) -> RunData:
-    """A run from a results.json file, or from the store by its id/reference."""
-    if is_results_file(ref):
-        return run_from_results(Path(ref))
-    if store is None:
-        raise InputError(f"{ref!r} is neither a results.json file nor a run id")
-    return store.load_run(store.resolve_run(ref))
+def results_file(ref: str) -> Path:
+    """The results.json a path names: the file itself, or the one in a report folder."""
+    path = Path(ref)
+    if path.is_dir():
+        path = path / "results.json"
+    if not path.is_file():
+        raise InputError(f"{ref}: no such file: give a results.json written by 'stackbench "
+                         "run' or 'stackbench report' (or its report folder), or a stored run "
+                         "number (see 'stackbench results')")
+    return path
 
 
-def run_from_results(path: Path) -> RunData:
-    """The stored records of a run, read back from the report's results.json."""
+def load_run(store: Store | None, ref: str) -> Analysis:
+    """A run analysed: from a results.json file (with the run-to-run spread its verdicts
+    used), or from the store by its number or 'last'."""
+    if is_path(ref):
+        data, spread = run_from_results(results_file(ref))
+        return analyse(data, spread=spread)
+    if store is None:  # only when both are paths
+        raise InputError(f"{ref!r} is neither a results.json file nor a run number")
+    return analyse(store.load_run(store.resolve_run(ref)))
+
+
+class _Version(msgspec.Struct):
+    schema: str = "none"
+
+
+class _StoredParts(msgspec.Struct):
+    """What compare reads back from a results.json (report/document.py ResultsDocument): the
+    stored records, and the run-to-run spread its verdicts used."""
+
+    run: RunRow
+    cases: list[CaseRow]
+    levels: list[LevelRow]
+    verifications: list[VerificationRow]
+    scripts: list[ScriptRow]
+    run_spread: RunSpread
+
+
+def run_from_results(path: Path) -> tuple[RunData, RunSpread]:
+    """The stored records of a run and its spread, read back from the report's results.json;
+    a file of another schema version, or not a results.json at all, is bad input."""
     try:
-        doc = json.loads(path.read_text())
-        return RunData(run=msgspec.convert(doc["run"], RunRow),
-                       cases=msgspec.convert(doc["cases"], list[CaseRow]),
-                       levels=msgspec.convert(doc["levels"], list[LevelRow]),
-                       verifications=msgspec.convert(doc.get("verifications", []),
-                                                     list[VerificationRow]))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: cannot read it as a results.json ({exc})") from exc
-    except (KeyError, TypeError, msgspec.ValidationError) as exc:
-        raise InputError(f"{path}: not a stackbench results.json with run, cases and levels "
-                         f"({exc}); rewrite it with 'stackbench report RUN_ID'") from exc
+        raw = path.read_bytes()
+        version = msgspec.json.decode(raw, type=_Version).schema
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read it ({exc.strerror or exc})") from exc
+    except msgspec.DecodeError as exc:
+        raise InputError(f"{path}: not a stackbench results.json ({exc})") from exc
+    if version != RESULTS_SCHEMA:
+        what = ("it has no 'schema' key" if version == "none" else f"its schema is {version!r}")
+        raise InputError(f"{path}: not a stackbench results.json of this version: {what}, "
+                         f"this stackbench reads {RESULTS_SCHEMA!r}; rewrite it from the store "
+                         "with 'stackbench report RUN_ID --format json', or compare stored "
+                         "runs by number")
+    try:
+        parts = msgspec.json.decode(raw, type=_StoredParts)
+    except msgspec.DecodeError as exc:
+        raise InputError(f"{path}: not a valid stackbench results.json ({exc}); rewrite it "
+                         "with 'stackbench report RUN_ID --format json'") from exc
+    return RunData(parts.run, parts.cases, parts.levels, parts.verifications,
+                   parts.scripts), parts.run_spread
 
 
 def gates(fail_if_slower: str | None, fail_if: Sequence[str]) -> list[Gate]:
@@ -87,8 +131,8 @@ def run_compare(console: Console, store: Store | None, run_a: str, run_b: str,
     """Print the comparison of B against A; the exit code says what the gates found."""
     if output_format not in FORMATS:
         raise InputError(f"--format {output_format!r}: expected one of {', '.join(FORMATS)}")
-    a = analyse(load_run(store, run_a))
-    b = analyse(load_run(store, run_b))
+    a = load_run(store, run_a)
+    b = load_run(store, run_b)
     comparison = compare_runs(a, b, _percentiles(gate_list))
     gated = gated_cases(comparison, gate_list)
     if output_format == "json":
@@ -96,7 +140,8 @@ def run_compare(console: Console, store: Store | None, run_a: str, run_b: str,
     elif output_format == "md":
         _plain(console, markdown(comparison, gated))
     else:
-        _plain(console, "\n".join(terminal_lines(comparison, gated, console.width)))
+        _plain(console, "\n".join(terminal_lines(comparison, gated, console.width,
+                                                 sources(store, run_a, run_b))))
     return exit_code(comparison, gated)
 
 
@@ -138,8 +183,9 @@ def summary_line(comparison: RunComparison) -> str:
     counts = Counter(m.verdict.outcome for c in comparison.cases for m in c.metrics)
     parts = [f"{counts[o]} {SHORT[o]}" for o in Outcome if counts[o]]
     total = sum(counts.values())
+    same = "; the same run twice" if comparison.same_run else ""
     return f"{', '.join(parts) or 'nothing compared'} ({total} figure{'s' * (total != 1)}, " \
-           f"run {comparison.b_run} against run {comparison.a_run})"
+           f"run {comparison.b_run} against run {comparison.a_run}{same})"
 
 
 def gate_summary(gated: Sequence[GatedCase]) -> list[str]:
@@ -162,11 +208,16 @@ def gate_summary(gated: Sequence[GatedCase]) -> list[str]:
     return lines
 
 
+def same_run_warning(comparison: RunComparison) -> list[str]:
+    """First, before any verdict: a run compared with itself says nothing about a change."""
+    if not comparison.same_run:
+        return []
+    return [f"warning: A and B are the same run ({comparison.a_run}): every figure is compared "
+            "with itself, which says nothing about a change"]
+
+
 def _notes(comparison: RunComparison) -> list[str]:
     lines = []
-    if comparison.same_run:
-        lines.append(f"warning: A and B are the same run ({comparison.a_run}): every figure is "
-                     "compared with itself, which says nothing about a change")
     if not comparison.comparable:
         lines.append(f"runs {comparison.a_run} and {comparison.b_run} are not comparable: no "
                      "(stack, workload, level) with a valid figure in both")
@@ -177,13 +228,29 @@ def _notes(comparison: RunComparison) -> list[str]:
     return lines
 
 
+def sources(store: Store | None, run_a: str, run_b: str) -> str:
+    """Where A and B come from, when one is a file: two runs numbered 1 may be two runs."""
+    if not (is_path(run_a) or is_path(run_b)):
+        return ""
+
+    def where(ref: str) -> str:
+        return str(results_file(ref)) if is_path(ref) or store is None else \
+            f"run {ref} of {store.path}"
+
+    return f"A = {where(run_a)}; B = {where(run_b)}"
+
+
 def terminal_lines(comparison: RunComparison, gated: Sequence[GatedCase],
-                   width: int) -> list[str]:
+                   width: int, source_line: str = "") -> list[str]:
     """Verdicts first, one block per case, every line wrapped at word boundaries to `width`
-    (never below 60); the last line is the summary."""
+    (never below 60); the last line is the summary. `source_line`: where A and B come from."""
     width = max(60, width)
     out = [f"run {comparison.b_run} against run {comparison.a_run} (ratio = B / A; "
            "req/s > 1 is faster, latency > 1 is slower)"]
+    if source_line:
+        out += _wrap(source_line, width, 4)
+    for line in same_run_warning(comparison):
+        out += _wrap(line, width, 4)
     for case in comparison.cases:
         out.append("")
         out.append(_case(case.key))
@@ -232,7 +299,7 @@ def markdown(comparison: RunComparison, gated: Sequence[GatedCase]) -> str:
     if comparison.changes:
         lines += ["", "## What changed", "", "| section | key | A | B |", "|---|---|---|---|"]
         lines += [f"| {c.section} | {c.key} | {c.a} | {c.b} |" for c in comparison.changes]
-    notes = _notes(comparison) + gate_summary(gated)
+    notes = same_run_warning(comparison) + _notes(comparison) + gate_summary(gated)
     if notes:
         lines += [""] + [f"- {line.strip()}" for line in notes]
     return "\n".join([*lines, "", summary_line(comparison)])

@@ -1,9 +1,12 @@
 """`stackbench doctor`: is this machine fit for benchmarking, and what to change if not.
 
 Printed to fit the console: each check's value and advice share one wrapping column, so the
-advice (e.g. the sysctl to run) is never cut, even at 80 columns.
+advice is never cut, even at 80 columns. The commands that fix what was found (a sysctl, a
+ulimit, a taskset) come after the table, one a line and never wrapped by stackbench, under a
+comment naming their check: the block can be copied and pasted into a root shell as it is.
 """
 
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,7 +17,8 @@ from rich.text import Text
 from stackbench.analysis.calibration import spread_of
 from stackbench.analysis.verdicts import ASSUMED_RUN_SPREAD
 from stackbench.commands.resultsdir import open_existing_store
-from stackbench.config.placement import Placement, allowed_cpus, default_placement
+from stackbench.config.paths import DEFAULT_SUITE
+from stackbench.config.placement import Placement, allowed_cpus
 from stackbench.config.plan import build_plan
 from stackbench.config.status import unavailable_reason
 from stackbench.config.suite import parse_suite
@@ -45,14 +49,15 @@ def spread_check(out: Path | None) -> Check:
             calibration = store.calibration(machine_key(msgspec.convert(snapshot(), Environment)))
         finally:
             store.close()
+    calibrate = ("stackbench calibrate" + (f" --out {shlex.quote(str(out))}" if out else ""),)
     if calibration is None:
         return Check("run-to-run spread", Verdict.WARN, f"not calibrated: verdicts assume "
-                     f"{ASSUMED_RUN_SPREAD:.0%}", "stackbench calibrate (about 2 min)")
+                     f"{ASSUMED_RUN_SPREAD:.0%}", "measure it (about 2 min)", calibrate)
     spread = spread_of(calibration)
     if calibration.sigma_used > NOISY_SPREAD:
         return Check("run-to-run spread", Verdict.WARN, spread.source,
                      "fresh starts differ a lot on this machine: find what else runs (the "
-                     "checks above), then stackbench calibrate again")
+                     "checks above), then calibrate again", calibrate)
     return Check("run-to-run spread", Verdict.OK, spread.source)
 
 
@@ -62,31 +67,58 @@ NOISY_SPREAD = 0.05  # above the assumed default: a machine noisier than verdict
 VERDICT_STYLE = {Verdict.OK: "green", Verdict.WARN: "yellow", Verdict.FAIL: "red"}
 
 
-def value_and_advice(check: Check) -> Text:
+def value_and_advice(check: Check, command_mark: str) -> Text:
     cell = Text(check.value)
-    if check.advice:
-        cell.append("\n→ " + check.advice, style=VERDICT_STYLE[check.verdict])
+    fix = bool(check.commands) and check.verdict is not Verdict.OK  # printed below the table
+    if check.hint or fix:
+        advice = check.hint + (f" ({command_mark})" if fix else "")
+        cell.append("\n→ " + advice.strip(), style=VERDICT_STYLE[check.verdict])
     return cell
+
+
+def print_commands(console: Console, checks: Sequence[Check]) -> None:
+    """The fixes, one command a line under a comment naming its check: never wrapped here
+    (a long one runs past the edge; the terminal folds it without breaking the copy)."""
+    by_commands: dict[tuple[str, ...], list[str]] = {}  # the same commands shown once
+    for c in checks:
+        if c.commands and c.verdict is not Verdict.OK:
+            by_commands.setdefault(c.commands, []).append(c.name)
+    if not by_commands:
+        return
+    console.print()
+    console.print(Text("commands (as root; one a line, copy them as they are):", style="bold"))
+    for commands, names in by_commands.items():
+        console.print(Text(f"# {', '.join(names)}", style="dim"), soft_wrap=True)
+        for command in commands:
+            console.print(Text(command), soft_wrap=True)
+
+
+def suite_checks(suite_path: Path) -> tuple[Placement, list[Check]]:
+    """The suite's placement, and the limits its largest level needs (open files, accept
+    queue, ports)."""
+    suite = parse_suite(suite_path)
+    plan = build_plan(suite, load_inventory(), None, None)
+    default = suite_path.resolve() == DEFAULT_SUITE.resolve()
+    name = suite_path.name + (" (the default suite)" if default else "")
+    return suite.placement, plan_limits(plan) or [
+        Check(f"limits for {name}", Verdict.OK, "enough for the suite's largest level")]
 
 
 def run_doctor(console: Console, suite_path: Path | None = None,
                out: Path | None = None) -> None:
+    """SUITE (default: the default suite) decides the cores checked and the limits needed."""
     console.print(Text.assemble(("machine", "bold"), f": {cpu_model()}"))
-    checks = all_checks()
-    placement = default_placement()
-    if suite_path is not None:
-        suite = parse_suite(suite_path)
-        placement = suite.placement
-        plan = build_plan(suite, load_inventory(), None, None)
-        checks += plan_limits(plan) or [Check(f"limits for {suite_path.name}", Verdict.OK,
-                                              "enough for the suite's largest level")]
-    checks += quiet_machine_checks(placement_roles(placement), len(allowed_cpus()))
-    checks.append(spread_check(out))
+    placement, limits = suite_checks(suite_path or DEFAULT_SUITE)
+    checks = [*all_checks(), *limits,
+              *quiet_machine_checks(placement_roles(placement), allowed_cpus()),
+              spread_check(out)]
     rows: list[list[Cell]] = [
         [Text(c.name), Text(c.verdict.value, style=VERDICT_STYLE[c.verdict]),
-         value_and_advice(c)] for c in checks]
+         value_and_advice(c, "command below" if len(c.commands) == 1 else "commands below")]
+        for c in checks]
     print_table(console, "checks", [Col("check", wrap=True, min_width=12), Col(""),
                                     Col("value and advice", wrap=True, min_width=40)], rows)
+    print_commands(console, checks)
     console.print()
     print_table(console, "runtimes and servers",
                 [Col("tool"), Col("version", wrap=True, min_width=30)],

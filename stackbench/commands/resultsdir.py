@@ -3,7 +3,9 @@
 `run` creates the directory and its store before it prints the plan; `run --dry-run` only
 checks that it could (a probe directory made and removed at once, nothing left); the commands
 that read (`results`, `report`, `compare`, `run --resume`) create nothing: a missing directory
-or store is bad input naming `--out`. Every problem is the project's own error naming the
+or store is bad input naming `--out`. `report --to DIR` (a report written elsewhere) is checked
+the same way before any work: a folder that exists or can be created, and is writable. Every
+problem is the project's own error naming the
 flag and the path, with what to do.
 """
 
@@ -39,6 +41,30 @@ def _unusable(out: Path | None, exc: OSError, what: str) -> StackbenchError:
                                   "free some space or give --out another disk")
     return InputError(f"{_flag(out)}: {what} ({exc.strerror or exc}); give --out a directory "
                       "you can write to")
+
+
+def _probe_writable(directory: Path, flag: str) -> None:
+    """`directory` (or its nearest existing parent) is a folder this process can create and
+    write files in: probed with a directory made and removed at once, nothing left behind."""
+    existing = next(p for p in (directory, *directory.parents) if p.exists())
+    if not existing.is_dir():
+        raise InputError(f"{flag}: {existing} is a file, not a folder; give a folder")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".stackbench-probe-", dir=existing))
+    except OSError as exc:
+        if exc.errno in DISK_FULL_ERRNOS:
+            raise EnvironmentProblem(f"{flag}: the disk of {existing} is full "
+                                     f"({exc.strerror}); free some space or give another "
+                                     "folder") from exc
+        raise InputError(f"{flag}: cannot write in {existing} ({exc.strerror or exc}); give "
+                         "a folder you can write to") from exc
+
+
+def check_report_dir(to: Path) -> Path:
+    """`report --to DIR`: DIR exists or can be created, is a folder, and is writable."""
+    directory = to.resolve()
+    _probe_writable(directory, f"--to {to}")
+    return directory
 
 
 def check_results_dir(out: Path | None) -> Path:

@@ -37,6 +37,7 @@ from stackbench.commands.resultsdir import (
     open_store,
     results_dir,
 )
+from stackbench.commands.suitefile import shown
 from stackbench.config.hosts import HostsFile
 from stackbench.config.paths import DEFAULT_SUITE
 from stackbench.config.placement import allowed_cpus, format_cpus
@@ -50,11 +51,11 @@ from stackbench.engine.runner import Progress as RunnerProgress
 from stackbench.errors import EnvironmentProblem, ExitCode, StackbenchError
 from stackbench.lab.busy import quiet_machine_checks
 from stackbench.lab.inventory import load_inventory
+from stackbench.lab.machine import Check, plan_limits
 from stackbench.lab.machine import Verdict as CheckVerdict
-from stackbench.lab.machine import plan_limits
 from stackbench.lab.stack import PlannedParams, planned_params
 from stackbench.report import write_all
-from stackbench.report.terminal import level_line, print_run
+from stackbench.report.terminal import level_lines, print_run
 from stackbench.report.termtable import Cell, Col, print_notes, print_table, print_wrapped
 from stackbench.store.store import DISK_FULL_ERRNOS, RunData, Store
 
@@ -65,7 +66,7 @@ def print_plan(console: Console, plan: Plan, params: Sequence[PlannedParams] = (
     stacks and workloads, and (`params`) the parameters each stack will start with."""
     suite = plan.suite
     s = suite.load
-    console.print(Text.assemble(("suite ", "bold"), f"{suite.name} ({suite.path}) — "
+    console.print(Text.assemble(("suite ", "bold"), f"{suite.name} ({shown(suite.path)}) — "
                                 f"{suite.description}"))
     amount = (f"{s.duration_s:g} s" if s.duration_s else
               f"{s.requests_per_connection} requests per connection"
@@ -102,8 +103,9 @@ def print_plan(console: Console, plan: Plan, params: Sequence[PlannedParams] = (
                        f"{plan.estimated_seconds() / 60:.1f} min of load and pauses, plus "
                        "builds, start-up and verification"))
     for check in plan_limits(plan):
-        line = Text.assemble(("limit ", "yellow"), f"{check.name}: {check.value}. {check.advice}")
-        console.print(line)
+        print_wrapped(console, f"{check.name}: {check.value}; {check.hint}", "limit ",
+                      indent=2, first_style="yellow")
+        print_check_commands(console, check)
 
 
 def interleaving_note(plan: Plan) -> str:
@@ -216,7 +218,9 @@ class EtaTracker:
         later = sum(s.seconds for s in self.slots[self.position + 1:])
         return max(0.0, current.seconds - into) + later
 
-    def line(self, level_kind: str) -> Text:
+    def line(self, level_kind: str, width: int | None = None) -> Text:
+        """The live line; within `width` (if given) it drops the elapsed time, then cuts what
+        runs with an ellipsis: it never wraps."""
         now = self.clock()
         current = self.current()
         total = len(self.slots)
@@ -233,10 +237,16 @@ class EtaTracker:
                     f"rep {current.repetition + 1}/{current.repeat} "
                     f"{_clock(min(now - self.since, current.seconds))}/"
                     f"{_clock(current.seconds)}")
-        line = Text(head, style="bold")
+        elapsed = f" · elapsed {_clock(now - self.started)}"
+        eta = f" · ETA ~{_clock(self.remaining_s())}"
+        if width is not None and len(head + what + elapsed + eta) > width:
+            elapsed = ""
+            room = width - len(head + eta)
+            if len(what) > room:
+                what = what[:max(0, room - 1)] + "…"
+        line = Text(head, style="bold", no_wrap=True, overflow="ellipsis")
         line.append(what)
-        line.append(f" · elapsed {_clock(now - self.started)} · ETA ~"
-                    f"{_clock(self.remaining_s())}", style="cyan")
+        line.append(elapsed + eta, style="cyan")
         return line
 
 
@@ -359,9 +369,9 @@ def run_suite(console: Console, suite_path: Path | None, stacks: list[str] | Non
         console.print(Text(hosts_line(suite, hosts)))
     if until_decided_s is not None:
         print_wrapped(console, until_decided_note(until_decided_s), indent=2)
-    warnings = machine_warnings(suite)
-    for line in warnings:
-        print_wrapped(console, f"machine: {line}", indent=2, style="yellow")
+    busy = busy_machine(suite)
+    print_machine_checks(console, busy)
+    warnings = [f"{c.name}: {c.value}" + (f" ({c.advice})" if c.advice else "") for c in busy]
     if dry_run:
         return 0, None
     _stop_signals_as_interrupt()
@@ -402,18 +412,24 @@ def _execute(console: Console, plan: Plan, inventory: dict[str, StackEntry], sto
     tracker = EtaTracker(plan_slots(plan))
     # Redrawn twice a second from the tracker; transient, and silent when not a terminal.
     live = Live(console=console, refresh_per_second=2, transient=True,
-                get_renderable=lambda: tracker.line(suite.level_kind))
+                get_renderable=lambda: tracker.line(suite.level_kind, console.width))
     runner = None
+    shown_case: list[tuple[str, str]] = []  # the case of the last level printed
     with live:
         def level_done(event: LevelEvent) -> None:
             raise_if_stop_requested()
             tracker.level_done(event.stack, event.label, event.level.index,
                                event.level.repetition)
-            live.console.print(Text(level_line(event.stack, event.label, event.row)))
+            case = (event.stack, event.label)
+            for line in level_lines(event.stack, event.label, event.row, console.width,
+                                    shown_case[-1:] != [case]):
+                live.console.print(Text(line), no_wrap=True, overflow="fold")
+            shown_case[:] = [case]
 
         def message(text: str) -> None:
             raise_if_stop_requested()
             tracker.message(text)
+            shown_case.clear()  # the next level names its case again, under this message
             live.console.print(Text(text, style="dim"))
 
         runner = Runner(plan, inventory, store, results_dir(out),
@@ -435,16 +451,30 @@ def _execute(console: Console, plan: Plan, inventory: dict[str, StackEntry], sto
     return runner.run_id, stopped_by
 
 
-def machine_warnings(suite: Suite) -> list[str]:
+def busy_machine(suite: Suite) -> list[Check]:
     """doctor's warnings about a busy machine (other work on the suite's cores, load, steal,
     swap), from a 1-s sample before anything starts; none for a multi-host run (its hosts are
-    checked by `hosts check`)."""
+    checked by `hosts check`). The run keeps them, in one line each, with its environment."""
     if suite.placement.server_host is not None:
         return []
     roles = {"server": sorted(suite.placement.server), "loader": sorted(suite.placement.loader)}
-    checks = quiet_machine_checks(roles, len(allowed_cpus()))
-    return [f"{c.name}: {c.value}" + (f" ({c.advice})" if c.advice else "")
-            for c in checks if c.verdict is not CheckVerdict.OK]
+    checks = quiet_machine_checks(roles, allowed_cpus())
+    return [c for c in checks if c.verdict is not CheckVerdict.OK]
+
+
+def print_machine_checks(console: Console, checks: Sequence[Check]) -> None:
+    """Each warning wrapped, its commands on lines of their own (copied as they are)."""
+    for c in checks:
+        print_wrapped(console, f"{c.name}: {c.value}" + (f"; {c.hint}" if c.hint else ""),
+                      "machine: ", indent=2, style="yellow", first_style="yellow")
+        print_check_commands(console, c)
+
+
+def print_check_commands(console: Console, check: Check) -> None:
+    """A check's commands under its text, each on a line of its own, indented deeper than
+    the text's own lines and never wrapped: copy and paste works."""
+    for command in check.commands:
+        console.print(Text(f"    {command}"), soft_wrap=True)
 
 
 # --- run --until-decided ------------------------------------------------------------------------

@@ -3,11 +3,10 @@
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from stackbench.commands.claims import print_claims, run_claims, suite_columns
-from stackbench.commands.resultsdir import open_existing_store, results_dir
+from stackbench.commands.resultsdir import check_report_dir, open_existing_store, results_dir
 from stackbench.config.placement import default_placement
 from stackbench.config.status import unavailable_reason
 from stackbench.config.workloads import CATALOG, parse_spec
@@ -67,13 +66,12 @@ def run_verify(console: Console, stack: str, workloads: list[str] | None,
                params: tuple[str, ...]) -> bool:
     entry = load_inventory([stack])[stack]
     outcomes = verify_stack(entry, default_placement(), workloads, _parse_params(params))
-    table = Table(title=f"verification of {stack}")
-    for col in ("workload", "result", "requests", "failures"):
-        table.add_column(col)
-    for o in outcomes:
-        table.add_row(o.workload, "[green]pass[/]" if o.ok else "[red]FAIL[/]", str(o.checked),
-                      "\n".join(o.failures))
-    console.print(table)
+    rows: list[list[Cell]] = [
+        [o.workload, Text("pass", style="green") if o.ok else Text("FAIL", style="red"),
+         str(o.checked), "\n".join(o.failures)] for o in outcomes]
+    print_table(console, f"verification of {stack}",
+                [Col("workload"), Col("result"), Col("requests", "right"),
+                 Col("failures", wrap=True, min_width=30)], rows)
     return all(o.ok for o in outcomes)
 
 
@@ -95,11 +93,14 @@ def print_results(console: Console, run_id: str | None, out: Path | None,
 
 
 def write_report_files(console: Console, run_id: str, out: Path | None,
-                       formats: tuple[str, ...] | None = None) -> None:
+                       formats: tuple[str, ...] | None = None, to: Path | None = None) -> None:
+    """The report files of a stored run: in its run folder of the results directory, or in
+    `to` (report --to DIR, checked before any work)."""
+    target_dir = check_report_dir(to) if to is not None else None
     store = open_existing_store(out)
     data = store.load_run(store.resolve_run(run_id))
     wanted = formats or FORMATS
-    target = write_all(data, results_dir(out) / f"run-{data.run.id}", wanted,
+    target = write_all(data, target_dir or results_dir(out) / f"run-{data.run.id}", wanted,
                        run_claims(data, load_inventory()))
     written = {"html": "report.html", "md": "summary.md", "csv": "results.csv",
                "json": "results.json", "png": "charts/*.png (and .svg)"}
@@ -112,10 +113,9 @@ def run_script_timing(console: Console, stack: str, workload: str, query: str | 
     spec = parse_spec(f"{workload}?{query}" if query else workload, "WORKLOAD")
     entry = load_inventory([stack])[stack]
     t = run_script(entry, spec, iterations, default_placement(), _parse_params(params))
-    table = Table(title=f"{stack}: {spec.label} x {iterations}, one process, no HTTP")
-    for col in ("real", "user", "sys", "per iteration", "output"):
-        table.add_column(col)
-    table.add_row(f"{t.wall_s:.3f} s", f"{t.user_s:.3f} s", f"{t.sys_s:.3f} s",
-                  f"{t.per_iteration_ms:.3f} ms", t.check)
-    console.print(table)
+    print_table(console, f"{stack}: {spec.label} x {iterations}, one process, no HTTP",
+                [Col("real", "right"), Col("user", "right"), Col("sys", "right"),
+                 Col("per iteration", "right"), Col("output", wrap=True)],
+                [[f"{t.wall_s:.3f} s", f"{t.user_s:.3f} s", f"{t.sys_s:.3f} s",
+                  f"{t.per_iteration_ms:.3f} ms", t.check]])
     return t.check == "ok" or t.check.startswith("not checked")

@@ -10,7 +10,7 @@ process that wakes every minute may not (the advice says to look again).
 
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import psutil
@@ -83,27 +83,53 @@ def _steal(before: Sequence[object], after: Sequence[object]) -> float:
     return used / total if total > 0 else 0.0
 
 
-def busy_checks(roles: Mapping[str, Sequence[int]], found: Sample) -> list[Check]:
+FIND_BUSY = "ps -eo pid,psr,pcpu,comm --sort=-pcpu | head -8"  # psr: the CPU it is on
+
+
+def busy_checks(roles: Mapping[str, Sequence[int]], found: Sample,
+                spare: Sequence[int] = ()) -> list[Check]:
     """The cores of each role ('server', 'loader', ...) busy with something else, the processes
-    using them, and the hypervisor's steal."""
+    using them (moved to the `spare` cores, if there are any), and the hypervisor's steal."""
     checks = []
     for role, cpus in roles.items():
         busy = {cpu: found.busy_by_cpu.get(cpu, 0.0) for cpu in cpus}
         worst = max(busy.values(), default=0.0)
         shown = ", ".join(f"CPU {cpu} {share:.0%}" for cpu, share in busy.items())
         if worst <= BUSY_CORE:
-            checks.append(Check(f"{role} cores idle", Verdict.OK, shown or "none"))
+            checks.append(Check(f"{role} cores", Verdict.OK, f"idle: {shown or 'none'}"))
             continue
-        users = [f"{name} (pid {pid}, {share:.0%} of a core)"
-                 for pid, name, share, cpu in found.processes if cpu is None or cpu in cpus]
+        users = [(pid, name, share) for pid, name, share, cpu in found.processes
+                 if cpu is None or cpu in cpus][:4]
+        named = ", ".join(f"{name} (pid {pid}, {share:.0%} of a core)"
+                          for pid, name, share in users)
         checks.append(Check(
-            f"{role} cores idle", Verdict.WARN,
-            f"{shown} busy with something else" + (f": {', '.join(users[:4])}" if users
-                                                   else ""),
-            "stop what runs there, or move it off these cores (taskset -apc CPUS PID), then "
-            "run stackbench doctor again: it shifts every figure and widens every verdict"))
+            f"{role} cores", Verdict.WARN,
+            f"{shown} busy with something else" + (f": {named}" if named else ""),
+            _busy_hint([pid for pid, _, _ in users], spare), _busy_commands(users, spare)))
     checks.append(steal_check(found.steal))
     return checks
+
+
+def _busy_hint(pids: Sequence[int], spare: Sequence[int]) -> str:
+    what = "it shifts every figure and widens every verdict: "
+    it = "it" if len(pids) == 1 else "them"
+    stop = f"stop {it} (kill {' '.join(map(str, pids))}, if yours)"
+    if pids and spare:
+        return what + f"{stop}, or move {it} to the spare cores, then run stackbench doctor " \
+                      "again"
+    if pids:
+        return what + (f"{stop} or wait for {it} to end (no core is spare to move {it} to), "
+                       "then run stackbench doctor again")
+    return what + "find what runs there (PSR is the CPU) and stop it, then run stackbench " \
+                  "doctor again"
+
+
+def _busy_commands(users: Sequence[tuple[int, str, float]],
+                   spare: Sequence[int]) -> tuple[str, ...]:
+    if users and spare:
+        cpus = ",".join(str(c) for c in sorted(spare))
+        return tuple(f"taskset -apc {cpus} {pid}" for pid, _, _ in users)
+    return () if users else (FIND_BUSY,)
 
 
 def steal_check(steal: float) -> Check:
@@ -122,8 +148,8 @@ def load_check(cores: int) -> Check:
     if one <= LOAD_PER_CORE * cores:
         return Check("load average", Verdict.OK, value)
     return Check("load average", Verdict.WARN, value,
-                 "other work is running: find it with top, stop it, and wait for the load "
-                 "average to fall")
+                 "other work is running: find it, stop it, and wait for the load average to "
+                 "fall", (FIND_BUSY,))
 
 
 def swap_check() -> Check:
@@ -131,10 +157,14 @@ def swap_check() -> Check:
     if swap.total == 0 or swap.used == 0:
         return Check("swap", Verdict.OK, "not in use")
     return Check("swap", Verdict.WARN, f"{swap.used / 2**20:,.0f} MiB swapped out",
-                 "swapping adds latency spikes: free memory (or swapoff -a, then swapon -a)")
+                 "swapping adds latency spikes: free memory, or bring the swapped pages back "
+                 "(needs as much free memory as is swapped out)", ("swapoff -a && swapon -a",))
 
 
-def quiet_machine_checks(roles: Mapping[str, Sequence[int]], cores: int,
+def quiet_machine_checks(roles: Mapping[str, Sequence[int]], usable: Collection[int],
                          exclude: Iterable[int] = ()) -> list[Check]:
-    """Every check of this module, from one sample."""
-    return [load_check(cores), *busy_checks(roles, sample(exclude=exclude)), swap_check()]
+    """Every check of this module, from one sample; `usable`: the CPUs stackbench may use
+    (those no role uses are where other work can go)."""
+    spare = sorted(set(usable) - {cpu for cpus in roles.values() for cpu in cpus})
+    return [load_check(len(usable)), *busy_checks(roles, sample(exclude=exclude), spare),
+            swap_check()]

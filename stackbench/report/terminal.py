@@ -14,6 +14,7 @@ show every figure in their detail tables anyway.
 """
 
 import datetime
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -37,24 +38,56 @@ BLOCKS = " ▏▎▍▌▋▊▉█"  # eighths of a character cell
 MIN_BAR = 8
 
 
-# --- the line after each level ----------------------------------------------------------------
-def level_line(stack: str, label: str, level_row: LevelRow) -> str:
-    """One line printed by the orchestrator after each level (plain text, no markup)."""
+# --- the lines after each level ----------------------------------------------------------------
+def _level_parts(level_row: LevelRow) -> tuple[str, list[str]]:
+    """Where the level ran ('c=300 rep 1:') and its figures, each part never split."""
     r = level_row
     latency = stats.measured_latency(r)
     where = (f"rate {fmt.rate(r.level_value)}/s" if r.mode == "open"
              else f"c={fmt.level(r.level_value)}")
-    parts = [f"{stack} {label} {where} rep {r.repetition + 1}:",
-             f"{fmt.rate(r.requests_per_s)} req/s",
+    parts = [f"{fmt.rate(r.requests_per_s)} req/s",
              f"p50 {fmt.latency(latency.get('p50'))}",
              f"p99 {fmt.latency(latency.get('p99'))}",
-             f"errors {r.errors_total:,} ({fmt.fraction(stats.level_error_rate(r))})",
+             (f"errors {r.errors_total:,} ({fmt.fraction(stats.level_error_rate(r))})"
+              if r.errors_total else "errors 0"),
              f"CPU {fmt.percent(stats.server_cpu_percent(r), 0)}"]
     if r.status != "ok":
         parts.append(r.status.upper())
-    if r.flags:
-        parts.append("[" + ", ".join(r.flags) + "]")
-    return "  ".join(parts)
+    return f"{where} rep {r.repetition + 1}:", parts
+
+
+def level_line(stack: str, label: str, level_row: LevelRow) -> str:
+    """A finished level in one line, however long (for logs and wide terminals)."""
+    where, parts = _level_parts(level_row)
+    flags = ["[" + ", ".join(level_row.flags) + "]"] if level_row.flags else []
+    return "  ".join([f"{stack} {label} {where}", *parts, *flags])
+
+
+LEVEL_INDENT = "  "
+
+
+def level_lines(stack: str, label: str, level_row: LevelRow, width: int,
+                new_case: bool) -> list[str]:
+    """What `run` prints after each level, every line within `width` (80 columns included):
+    the case ('node sha256?n=10') on a line of its own when `new_case`, then the level
+    indented under it ('  c=300 rep 1:  2,081 req/s  p50 95.4 ms ...'), broken between
+    figures (never inside one) when too wide, then its flags wrapped at spaces."""
+    where, parts = _level_parts(level_row)
+    out = [f"{stack} {label}"] if new_case else []
+    line = LEVEL_INDENT + where
+    for part in parts:
+        if len(line) + 2 + len(part) > width and line.strip():
+            out.append(line)
+            line = LEVEL_INDENT * 2 + part
+        else:
+            line += "  " + part
+    out.append(line)
+    if level_row.flags:
+        out += textwrap.wrap("[" + ", ".join(level_row.flags) + "]", width,
+                             initial_indent=LEVEL_INDENT * 2,
+                             subsequent_indent=LEVEL_INDENT * 2 + " ",
+                             break_on_hyphens=False)
+    return out
 
 
 # --- one run ------------------------------------------------------------------------------------

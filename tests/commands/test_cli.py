@@ -13,7 +13,7 @@ from stackbench.config.placement import default_placement
 from stackbench.config.status import unavailable_reason
 from stackbench.lab.environment import tool_versions
 from stackbench.lab.inventory import load_inventory
-from stackbench.lab.machine import all_checks
+from stackbench.lab.machine import Verdict, all_checks
 from stackbench.store.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))  # synthetic_run
@@ -107,9 +107,13 @@ def test_stacks_fit_80_columns_and_keep_every_word():
 def test_doctor_fits_80_columns_and_keeps_the_advice():
     done = stackbench_env("doctor")
     assert done.returncode == 0, done.stderr
-    assert _longest(done.stdout) <= 80
+    lines = done.stdout.splitlines()
     for check in all_checks():
-        assert _words(check.advice) <= _words(done.stdout), check.name
+        assert _words(check.hint) <= _words(done.stdout), check.name
+        if check.verdict is not Verdict.OK:
+            assert set(check.commands) <= set(lines), check.name  # each a line of its own
+    # the table fits; only a command line may run past the edge (never broken)
+    assert max(len(line) for line in lines if line not in _commands(all_checks())) <= 80
     for name, version in tool_versions().items():  # e.g. wrk's '[epoll]' is text, not markup
         assert _words(version) <= _words(done.stdout), name
 
@@ -194,8 +198,13 @@ def test_report_formats(results_dir):
     assert bad.returncode == 2 and "--format 'pdf'" in bad.stderr
 
 
-def test_doctor_never_cuts_long_advice(monkeypatch):
-    """Whatever this machine's checks say: a long sysctl advice survives 80 columns whole."""
+def _commands(checks) -> set[str]:
+    return {command for check in checks for command in check.commands}
+
+
+def test_doctor_prints_each_command_whole_on_its_own_line(monkeypatch):
+    """At 80 columns a long sysctl is never wrapped inside its quoted argument: the commands
+    follow the table, one a line, under a comment naming their check (pasted as they are)."""
     import io
 
     from rich.console import Console
@@ -203,13 +212,55 @@ def test_doctor_never_cuts_long_advice(monkeypatch):
     from stackbench.commands import doctor
     from stackbench.lab.machine import Check, Verdict
 
-    advice = ("runs without keep-alive leave sockets in TIME_WAIT and exhaust ports: sudo "
-              "sysctl -w net.ipv4.ip_local_port_range='1024 65535' net.ipv4.tcp_tw_reuse=1")
+    commands = ("sysctl -w net.ipv4.ip_local_port_range='1024 65535'",
+                "sysctl -w net.ipv4.tcp_tw_reuse=1",
+                "cargo build --release --locked --manifest-path /a/very/long/checkout/path/"
+                "that/runs/past/eighty/columns/loadgen/Cargo.toml")
+    hint = "runs without keep-alive leave sockets in TIME_WAIT and exhaust ports"
     monkeypatch.setattr(doctor, "all_checks", lambda: [
         Check("ephemeral ports for a very long suite name", Verdict.WARN,
-              "32768-60999 (28232 ports), tcp_tw_reuse=2 [epoll]", advice)])
+              "32768-60999 (28232 ports), tcp_tw_reuse=2 [epoll]", hint, commands[:2]),
+        Check("stackbench-load", Verdict.FAIL, "not built", "build it", commands[2:]),
+        Check("somaxconn", Verdict.OK, "4096", "", ("sysctl -w never.shown=1",))])
     console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
     doctor.run_doctor(console)
-    out = console.export_text()
-    assert _longest(out) <= 80
-    assert _words(advice) <= _words(out) and "[epoll]" in out
+    lines = console.export_text().splitlines()
+    assert max(len(line) for line in lines if line not in commands) <= 80
+    start = lines.index("commands (as root; one a line, copy them as they are):")
+    assert lines[start + 1:start + 6] == ["# ephemeral ports for a very long suite name",
+                                          *commands[:2], "# stackbench-load", commands[2]]
+    assert "sysctl -w never.shown=1" not in lines  # an ok check needs no fix
+    assert _words(hint) <= _words("\n".join(lines)) and "[epoll]" in "\n".join(lines)
+
+
+def test_a_suite_name_that_is_not_a_path_suggests_the_suite_file(tmp_path):
+    for given in ("quick", "quik.toml"):
+        done = stackbench("run", given, "--dry-run")
+        assert done.returncode == 2
+        assert f"{given}: cannot read the suite file: no such file; did you mean " \
+            "suites/quick.toml?" in done.stderr
+        assert "Traceback" not in done.stderr
+    doctor = stackbench("doctor", "concurency-sweep")
+    assert doctor.returncode == 2 and "did you mean suites/concurrency-sweep.toml?" in \
+        doctor.stderr
+    nothing = stackbench("run", str(tmp_path / "zzzz"))
+    assert nothing.returncode == 2 and "quick.toml" in nothing.stderr  # the suites listed
+
+
+def test_report_to_writes_elsewhere_and_checks_the_folder_first(results_dir, tmp_path):
+    out = str(results_dir)
+    target = tmp_path / "slides" / "run-1"
+    done = stackbench_env("report", "1", "--out", out, "--to", str(target), "--format", "md")
+    assert done.returncode == 0, done.stderr
+    assert [p.name for p in target.iterdir()] == ["summary.md"]
+    assert not (results_dir / "run-1").exists()  # the run's own folder untouched
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    for bad in (a_file, a_file / "below"):
+        refused = stackbench_env("report", "1", "--out", out, "--to", str(bad))
+        assert refused.returncode == 2
+        assert f"--to {bad}: {a_file} is a file, not a folder" in refused.stderr
+    # checked before any work: a bad --to is named even when the store is missing too
+    both = stackbench_env("report", "1", "--out", str(tmp_path / "none"), "--to", str(a_file))
+    assert both.returncode == 2 and "--to" in both.stderr
+    assert not (tmp_path / "none").exists()

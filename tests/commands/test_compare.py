@@ -1,6 +1,7 @@
 """`stackbench compare`: hand-built runs in an in-memory store."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -8,8 +9,10 @@ from rich.console import Console
 
 from stackbench.analysis.analysis import analyse
 from stackbench.analysis.compare import Gate, parse_latency_gate, parse_slower_gate
+from stackbench.analysis.verdicts import RunSpread
 from stackbench.commands.compare import run_compare
 from stackbench.errors import ExitCode, InputError
+from stackbench.report.document import RESULTS_SCHEMA
 from stackbench.report.exports import results_json
 from stackbench.store.records import CaseRecord
 from stackbench.store.store import Store
@@ -62,7 +65,9 @@ def test_a_run_compared_with_itself_is_warned_about_and_never_a_regression() -> 
     assert "repetitions a side" in verdicts["throughput"]["decide"]
     assert doc["changes"] == [] and [g["outcome"] for g in doc["gates"]] == ["undecided"]
     code, text = compare(store, run, run, "terminal", [parse_slower_gate("5%")])
-    assert "warning: A and B are the same run (1)" in text
+    lines = text.splitlines()
+    assert lines[1].startswith("warning: A and B are the same run (1)")  # before any verdict
+    assert lines[-1].endswith("run 1 against run 1; the same run twice)")
 
 
 def test_a_twenty_percent_slower_run_breaks_the_slower_gate() -> None:
@@ -141,11 +146,54 @@ def test_results_json_files_compare_like_stored_runs(tmp_path: Path) -> None:
     assert doc["cases"][0]["metrics"][0]["verdict"] == "slower"
 
 
-def test_a_file_that_is_not_results_json_is_an_input_error(tmp_path: Path) -> None:
+def test_a_stored_run_compares_with_a_results_json_path_or_its_folder(tmp_path: Path) -> None:
+    store = Store(":memory:")
+    a, b = add_run(store, 10_000, seed=1), add_run(store, 8_000, seed=2)
+    folder = tmp_path / f"run-{a}"
+    folder.mkdir()
+    (folder / "results.json").write_text(results_json(analyse(store.load_run(a)), []))
+    for ref in (str(folder / "results.json"), str(folder)):
+        console = Console(record=True, width=80)
+        code = run_compare(console, store, ref, str(b), "terminal", [parse_slower_gate("5%")])
+        lines = console.export_text().splitlines()
+        assert code == ExitCode.RULE_BROKEN
+        said = " ".join(" ".join(lines[1:4]).split())
+        assert said.startswith(f"A = {folder / 'results.json'}; B = run {b} of"), lines[:4]
+        assert lines[-1].startswith("1 slower") and f"run {b} against run {a}" in lines[-1]
+
+
+def test_a_results_json_keeps_the_spread_its_verdicts_used(tmp_path: Path) -> None:
+    store = Store(":memory:")
+    run = add_run(store, 10_000, seed=1)
+    calibrated = RunSpread(0.01, False, "run-to-run spread 1.0% (calibrated)")
+    path = tmp_path / "results.json"
+    path.write_text(results_json(analyse(store.load_run(run), spread=calibrated), []))
+    console = Console(record=True, width=200)
+    run_compare(console, None, str(path), str(path), "json", [])
+    assert json.loads(console.export_text())["run_spread"]["sigma"] == 0.01
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ('{"hello": 1}', "other.json: not a stackbench results.json of this version: it has no "
+                     "'schema' key"),
+    ('{"schema": "stackbench-results/2"}', "its schema is 'stackbench-results/2', this "
+                                           f"stackbench reads '{RESULTS_SCHEMA}'"),
+    ("[1, 2]", "other.json: not a stackbench results.json"),
+    ("not json", "other.json: not a stackbench results.json"),
+    (f'{{"schema": "{RESULTS_SCHEMA}", "run": {{}}}}', "not a valid stackbench results.json"),
+])
+def test_a_file_that_is_not_results_json_is_an_input_error(tmp_path: Path, content: str,
+                                                           message: str) -> None:
     path = tmp_path / "other.json"
-    path.write_text('{"hello": 1}')
-    with pytest.raises(InputError, match="other.json: not a stackbench results.json"):
+    path.write_text(content)
+    with pytest.raises(InputError, match=re.escape(message)):
         run_compare(Console(), None, str(path), str(path), "json", [])
+
+
+def test_a_missing_path_is_named_not_taken_for_a_run_number(tmp_path: Path) -> None:
+    missing = str(tmp_path / "run-9" / "results.json")
+    with pytest.raises(InputError, match="results.json: no such file: give a results.json"):
+        run_compare(Console(), None, missing, missing, "json", [])
 
 
 def test_terminal_output_fits_80_columns_without_breaking_a_word() -> None:

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from stackbench.lab.busy import Sample, busy_checks, sample, steal_check
+from stackbench.lab.busy import FIND_BUSY, Sample, busy_checks, sample, steal_check
 from stackbench.lab.machine import Verdict
 
 
@@ -16,8 +16,21 @@ def test_a_busy_server_core_is_named_with_the_process_on_it():
     server, loader, steal = busy_checks({"server": [0], "loader": [1]}, found)
     assert server.verdict is Verdict.WARN and "CPU 0 97%" in server.value
     assert "spin (pid 4242, 95% of a core)" in server.value and "sshd" not in server.value
-    assert "taskset" in server.advice
+    assert "kill 4242" in server.hint and "no core is spare" in server.hint
+    assert server.commands == ()  # two cores, both in use: nowhere to move it
     assert loader.verdict is Verdict.OK and steal.verdict is Verdict.OK
+
+
+def test_a_busy_process_is_moved_to_the_spare_cores_when_there_are_some():
+    found = Sample({0: 0.97, 1: 0.02}, 0.0, ((4242, "spin", 0.95, 0),))
+    server, _, _ = busy_checks({"server": [0], "loader": [1]}, found, spare=[3, 2])
+    assert server.commands == ("taskset -apc 2,3 4242",)
+    assert server.advice.endswith(": taskset -apc 2,3 4242")
+
+
+def test_a_busy_core_without_a_named_process_says_how_to_find_it():
+    server, _, _ = busy_checks({"server": [0], "loader": [1]}, Sample({0: 0.5}, 0.0, ()))
+    assert server.verdict is Verdict.WARN and server.commands == (FIND_BUSY,)
 
 
 def test_steal_above_two_percent_is_a_warning():

@@ -3,6 +3,7 @@
 import datetime
 import io
 
+import msgspec
 import pytest
 from rich.console import Console
 from rich.text import Text
@@ -15,6 +16,8 @@ from stackbench.report.terminal import (
     RunFilter,
     bar_text,
     filter_run,
+    level_line,
+    level_lines,
     print_run,
     print_runs,
     run_summaries,
@@ -273,3 +276,35 @@ def test_plan_slots_cover_the_available_stacks(fake_inventory, tmp_path):
     assert [(s.index, s.repetition) for s in slots[:4]] == [(0, 0), (1, 0), (0, 0), (1, 0)]
     assert [(s.index, s.repetition) for s in slots[4:]] == [(0, 1), (1, 1), (0, 1), (1, 1)]
     assert sum(s.seconds for s in slots) == pytest.approx(plan.estimated_seconds())
+
+
+def test_a_finished_level_fits_80_columns_and_keeps_every_figure(synthetic):
+    store, run = synthetic
+    data = store.load_run(run)
+    cases = {c.id: c for c in data.cases}
+    worst = msgspec.structs.replace(
+        data.levels[0], errors={"timeout": 123_456}, status="invalid", level_value=10_000.0,
+        flags=("starved: a request was still unanswered after 3.0 s at the end (longest "
+               "answered: 0.18 s; 300 in flight at the end)", "loader-bound"))
+    rows = [*((cases[r.case_id].stack, cases[r.case_id].label, r) for r in data.levels),
+            ("php-fpm-nginx-with-a-long-name", "db-html-report?rows=10", worst)]
+    for stack, label, row in rows:
+        lines = level_lines(stack, label, row, 80, new_case=True)
+        assert all(len(line) <= 80 for line in lines), lines
+        assert lines[0] == f"{stack} {label}" and lines[1].startswith("  c=")
+        assert sorted(" ".join(lines).split()) == sorted(level_line(stack, label, row).split())
+        assert level_lines(stack, label, row, 80, new_case=False) == lines[1:]
+    one = level_lines("go", "hello", data.levels[0], 80, new_case=True)
+    assert len(one) == 2  # a plain level: one line under its case
+
+
+def test_the_live_line_never_wraps():
+    clock = Clock()
+    slots = [Slot("php-fpm-nginx-with-a-long-name", "db-html-report?rows=10&sleep_ms=5", 0,
+                  300.0, 0, 3, 20.0)]
+    eta = EtaTracker(slots, clock)
+    wide = eta.line("connections").plain
+    assert len(wide) > 80 and "elapsed" in wide
+    narrow = eta.line("connections", 80).plain
+    assert len(narrow) <= 80 and narrow.endswith("ETA ~0:20") and "…" in narrow
+    assert eta.line("connections", 200).plain == wide
