@@ -13,6 +13,8 @@ server that stops 1 s every 5 s (truth p90 ~ 500 ms, p99 ~ 950 ms) measured by b
 
     python3 loadgen/bench/bench.py [--seconds 5] [--rounds 3] [--server-core 0] [--loader-core 1]
     python3 loadgen/bench/bench.py --memory 8000,18000   # bytes per connection (see README)
+    python3 loadgen/bench/bench.py --cells "no keep-alive" --tools ab,stackbench-load/uring \
+        --variant uring@base=/path/to/other/stackbench-load --no-stall   # A/B of two builds
 
 Needs nginx, wrk, ab (apache2-utils), taskset and a release build of stackbench-load
 (built with cargo if missing, or $STACKBENCH_LOAD). Load goes to loopback only.
