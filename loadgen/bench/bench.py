@@ -13,6 +13,8 @@ server that stops 1 s every 5 s (truth p90 ~ 500 ms, p99 ~ 950 ms) measured by b
 
     python3 loadgen/bench/bench.py [--seconds 5] [--rounds 3] [--server-core 0] [--loader-core 1]
     python3 loadgen/bench/bench.py --memory 8000,18000   # bytes per connection (see README)
+    python3 loadgen/bench/bench.py --cells "no keep-alive" --tools ab,stackbench-load/uring \
+        --variant uring@base=/path/to/other/stackbench-load --no-stall   # A/B of two builds
 
 Needs nginx, wrk, ab (apache2-utils), taskset and a release build of stackbench-load
 (built with cargo if missing, or $STACKBENCH_LOAD). Load goes to loopback only.
@@ -228,7 +230,7 @@ def commands(tool: str, url: str, cell: tuple, seconds: int, loader: str) -> lis
             return None
         ka = ["-k"] if keepalive else []
         return ["ab", "-q", "-r", *ka, "-c", str(conns), "-t", str(seconds), "-n", "100000000", url]
-    engine = tool.split("/")[1]
+    engine = tool.split("/")[1].split("@")[0]
     close = [] if keepalive else ["--no-keepalive"]
     open_loop = ["-R", str(rate)] if rate else []
     return [
@@ -273,10 +275,11 @@ def run_cells(url: str, args, loader: str) -> dict:
     """Every (cell, tool) `args.rounds` times, the tools' order alternating between rounds."""
     results: dict = {}
     for round_ in range(args.rounds):
-        for cell in CELLS:
-            order = TOOLS if round_ % 2 == 0 else tuple(reversed(TOOLS))
+        for cell in args.cells:
+            order = args.tools if round_ % 2 == 0 else tuple(reversed(args.tools))
             for tool in order:
-                cmd = commands(tool, url, cell, args.seconds, loader)
+                binary = args.variants.get(tool, loader)
+                cmd = commands(tool, url, cell, args.seconds, binary)
                 if cmd is None:
                     continue
                 row = measure(cmd, tool, args.loader_core, args.seconds)
@@ -289,15 +292,15 @@ def run_cells(url: str, args, loader: str) -> dict:
     return {key: median_row(rows) for key, rows in results.items()}
 
 
-def print_table(medians: dict, rounds: int) -> None:
+def print_table(medians: dict, rounds: int, cells: list, tools: tuple) -> None:
     print(f"Medians of {rounds} rounds (requests per CPU-s: min-max over the rounds).\n")
     print(
         "| cell | loader | requests/s | loader CPU s | requests per loader CPU-s | peak RSS MiB "
         "| p50 ms | p99 ms | late sends |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    for cell in CELLS:
-        for tool in TOOLS:
+    for cell in cells:
+        for tool in tools:
             m = medians.get((cell[0], tool))
             if m is None:
                 continue
@@ -319,6 +322,10 @@ def verdict(ratio: float, goal: float, more_is_better: bool = True) -> str:
 def print_goals(medians: dict, stall: dict | None) -> None:
     sb = "stackbench-load/uring"
     ka, close, many = (c[0] for c in CELLS[:3])
+    needed = [(c, t) for c in (ka, close, many) for t in (sb, "wrk", "ab")]
+    if any(key not in medians for key in needed):
+        print("\n(goals need every cell and wrk, ab and stackbench-load/uring)")
+        return
     print("\nGoals (issue #25), stackbench-load on io_uring:")
     per_cpu = medians[(ka, sb)]["per_cpu"] / medians[(ka, "wrk")]["per_cpu"]
     goal = verdict(per_cpu, GOAL_KEEPALIVE_PER_CPU_VS_WRK)
@@ -467,7 +474,33 @@ def main() -> int:
     parser.add_argument(
         "--memory", help="instead: peak RSS at these connection counts, e.g. 8000,50000"
     )
+    parser.add_argument(
+        "--cells",
+        help="only the cells whose label starts with one of these comma-separated words, "
+        "e.g. 'no keep-alive'",
+    )
+    parser.add_argument(
+        "--tools", help="only these tools (comma-separated, e.g. ab,stackbench-load/uring)"
+    )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="ENGINE@NAME=BINARY",
+        help="also run another stackbench-load build as tool stackbench-load/ENGINE@NAME "
+        "(an A/B of a change, in the same alternating rounds), e.g. uring@base=/tmp/base",
+    )
     args = parser.parse_args()
+    args.variants = {}
+    for spec in args.variant:
+        name, _, binary = spec.partition("=")
+        if not binary or name.split("@")[0] not in ENGINES:
+            parser.error(f"--variant {spec}: expected ENGINE@NAME=BINARY, ENGINE uring or epoll")
+        args.variants[f"stackbench-load/{name}"] = binary
+    words = [w.strip() for w in args.cells.split(",")] if args.cells else None
+    args.cells = [c for c in CELLS if words is None or any(c[0].startswith(w) for w in words)]
+    tools = args.tools.split(",") if args.tools else list(TOOLS)
+    args.tools = (*tools, *args.variants)
     for tool in ("nginx", "wrk", "ab", "taskset"):
         if not (shutil.which(tool) or Path(f"/usr/sbin/{tool}").exists()):
             raise SystemExit(f"{tool} not found: install it (scripts/install-system.sh)")
@@ -490,7 +523,7 @@ def main() -> int:
         finally:
             stop(nginx)
     stall = None if args.no_stall else run_stall(args, loader)
-    print_table(medians, args.rounds)
+    print_table(medians, args.rounds, args.cells, args.tools)
     print_goals(medians, stall)
     return 0
 

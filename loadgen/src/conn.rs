@@ -42,6 +42,8 @@ pub struct Conn {
     pub waiting: bool,
     /// io_uring engine: a send of this socket is in the ring (at most one at a time).
     pub sending: bool,
+    /// io_uring engine: a receive of this socket is armed.
+    pub receiving: bool,
     pub carry: Carry,
     pub parser: ResponseParser,
     pub check: BodyCheck,
@@ -60,6 +62,7 @@ impl Conn {
             backoff: Backoff::default(),
             waiting: false,
             sending: false,
+            receiving: false,
             carry: Carry::default(),
             parser: ResponseParser::default(),
             check: BodyCheck::new(expect),
@@ -83,6 +86,7 @@ impl Conn {
         self.phase = Phase::Idle;
         self.generation = self.generation.wrapping_add(1);
         self.sending = false;
+        self.receiving = false;
         self.carry = Carry::default();
         self.parser.reset();
         self.write_pending = self.inflight.len() * request_len;

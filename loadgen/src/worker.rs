@@ -146,7 +146,12 @@ impl<E: Io> Worker<E> {
         let now = Instant::now();
         Ok(Worker {
             rec: Recorder::new(plan.record_start, cfg.histogram_highest_us()),
-            io: E::new(plan.connections, cfg.target.addr, req.clone())?,
+            io: E::new(
+                plan.connections,
+                cfg.target.addr,
+                req.clone(),
+                cfg.keepalive == KeepAlive::Off,
+            )?,
             conns,
             mode,
             deferred,

@@ -70,6 +70,53 @@ fn no_keepalive_opens_one_connection_per_request(e: &str) {
     assert!(r.recorded.latency.value_at_quantile(0.5) >= connect_p50 / 2);
 }
 
+/// Without keep-alive the io_uring engine receives with one single-shot recv at a time: a
+/// response that arrives in pieces, or that fills more than one 4 KiB receive buffer, must
+/// still be read whole on every connection.
+fn no_keepalive_reads_responses_in_pieces(e: &str) {
+    let pause = Duration::from_millis(2);
+    let trickle = TestServer::start(Behavior::Trickle {
+        body: "Hello World",
+        pause,
+    });
+    let url = trickle.url("/");
+    let args = [
+        "-n",
+        "40",
+        "-c",
+        "2",
+        "--no-keepalive",
+        "--expect-body",
+        "Hello World",
+    ];
+    let r = load(e, &[&args[..], &[&url]].concat());
+    assert_eq!(
+        (r.recorded.counts.completed, r.recorded.counts.ok),
+        (40, 40)
+    );
+    assert_eq!(r.recorded.errors.total(), 0);
+    assert_eq!(trickle.accepts(), 40);
+
+    let body: &'static str = Box::leak("0123456789".repeat(1300).into_boxed_str());
+    let large = TestServer::start(Behavior::Fixed { status: 200, body });
+    let url = large.url("/");
+    let args = [
+        "-n",
+        "100",
+        "-c",
+        "4",
+        "--no-keepalive",
+        "--expect-length",
+        "13000",
+    ];
+    let r = load(e, &[&args[..], &[&url]].concat());
+    assert_eq!(
+        (r.recorded.counts.completed, r.recorded.counts.ok),
+        (100, 100)
+    );
+    assert_eq!(large.accepts(), 100);
+}
+
 fn pipelining_keeps_several_requests_in_flight(e: &str) {
     let server = hello();
     let url = server.url("/hello");
@@ -505,6 +552,7 @@ macro_rules! on_both_engines {
 on_both_engines!(
     exact_request_count_with_n,
     no_keepalive_opens_one_connection_per_request,
+    no_keepalive_reads_responses_in_pieces,
     pipelining_keeps_several_requests_in_flight,
     chunked_and_content_length_bodies_are_checked,
     status_errors_are_counted,

@@ -48,6 +48,7 @@ impl Io for Epoll {
         _connections: usize,
         target: SocketAddr,
         _req: Arc<RenderedRequest>,
+        _one_response: bool,
     ) -> io::Result<Self> {
         let poll = Poll::new()?;
         let mut timer = Timer::new()?;

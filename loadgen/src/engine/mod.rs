@@ -54,7 +54,13 @@ fn resolve_with(
 /// What the worker needs from an engine. Each slot's socket lives in its `Conn`; the engine
 /// reports back through the worker's `connected`, `ingest`, `on_eof`, `flush` and `fail`.
 pub trait Io: Sized {
-    fn new(connections: usize, target: SocketAddr, req: Arc<RenderedRequest>) -> io::Result<Self>;
+    /// `one_response`: every connection closes after one response (no keep-alive).
+    fn new(
+        connections: usize,
+        target: SocketAddr,
+        req: Arc<RenderedRequest>,
+        one_response: bool,
+    ) -> io::Result<Self>;
     /// Starts connecting slot `index`; an error means the connect failed at once.
     fn connect(&mut self, conn: &mut Conn, index: usize) -> io::Result<()>;
     /// Writes (epoll) or queues (io_uring) the request bytes `conn` owes.

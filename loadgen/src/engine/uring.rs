@@ -1,9 +1,11 @@
 //! The io_uring engine: every socket operation is a ring entry and each loop turn is one
 //! `io_uring_enter` that submits what the turn queued and waits for completions (with the
 //! wake-up time as its timeout, so no timer is needed). Connect, send and close go through the
-//! ring; receiving is one multishot recv per connection that takes buffers from a ring shared
-//! by the thread's connections (`bufring`), so an idle connection holds no read buffer.
-//! Sends point at the pre-rendered request bytes (no copy).
+//! ring; receiving takes buffers from a ring shared by the thread's connections (`bufring`),
+//! so an idle connection holds no read buffer: one multishot recv per keep-alive connection,
+//! one single-shot recv at a time when every connection carries one response (then nothing is
+//! armed once the response is in, and the socket is simply closed). Sends point at the
+//! pre-rendered request bytes (no copy).
 
 use super::bufring::BufRing;
 use super::Io;
@@ -25,8 +27,9 @@ use std::time::{Duration, Instant};
 const CONNECT: u64 = 0;
 const SEND: u64 = 1;
 const RECV: u64 = 2;
-/// Cancels and closes: their results need no action.
-const OTHER: u64 = 3;
+/// Shutdowns, cancels and closes: submitted with `CQE_SKIP_SUCCESS`, so they complete
+/// silently unless they fail, and a failure needs no action. Not counted in `in_flight`.
+const QUIET: u64 = 3;
 const BUFFER_GROUP: u16 = 0;
 /// One page per receive buffer: a buffer the kernel filled costs one page of memory.
 const BUFFER_SIZE: u32 = 4096;
@@ -46,6 +49,12 @@ fn decode(user_data: u64) -> (u64, usize, u32) {
     )
 }
 
+/// Does this operation's last completion count in `in_flight`? (Quiet ones post a completion
+/// only when they fail.)
+fn counted(user_data: u64) -> bool {
+    decode(user_data).0 != QUIET
+}
+
 fn os_error(result: i32) -> io::Error {
     io::Error::from_raw_os_error(-result)
 }
@@ -59,6 +68,8 @@ pub struct Uring {
     /// Operations whose last completion has not arrived (drained before the memory goes).
     in_flight: usize,
     completions: Vec<(u64, i32, u32)>,
+    /// Every connection carries one response (no keep-alive): receive with single-shot recvs.
+    one_response: bool,
 }
 
 /// Can this process use the io_uring engine? ENOSYS without io_uring, EPERM when a seccomp
@@ -135,6 +146,7 @@ impl Io for Uring {
         connections: usize,
         target: SocketAddr,
         request: Arc<RenderedRequest>,
+        one_response: bool,
     ) -> io::Result<Self> {
         let ring = build_ring(connections)?;
         // Enough buffers for every connection of the thread to receive in the same turn, up to
@@ -148,6 +160,7 @@ impl Io for Uring {
             _request: request,
             in_flight: 0,
             completions: Vec::new(),
+            one_response,
         })
     }
 
@@ -199,26 +212,23 @@ impl Io for Uring {
         let Some(stream) = conn.stream.take() else {
             return;
         };
-        // Operations in flight hold the socket open, so they must end before the close
-        // releases it. An open socket is shut down: that completes its receive (EOF) and any
-        // blocked send. Cancelling instead would scan every armed request of the ring (the
-        // kernel keeps them in a list): quadratic when thousands of connections close. A
-        // connect in progress is cancelled (shutdown does not end it). The hard link runs
-        // the close whatever the first step returns.
         let fd = stream.into_raw_fd();
+        let close = quiet(opcode::Close::new(Fd(fd)).build());
+        // Operations in flight hold the socket open, so they must end before the close
+        // releases it. With none (the usual case without keep-alive: the response's recv has
+        // completed), the close alone does it. An open socket with a receive or send armed is
+        // shut down first: that completes them (EOF) — but the kernel always hands a shutdown
+        // to an io-wq worker thread, which cost about a fifth of the loader's CPU when it
+        // ended every connection. Cancelling instead would scan every armed request of the
+        // ring (the kernel keeps them in a list): quadratic when thousands of connections
+        // close. A connect in progress is cancelled (shutdown does not end it). The hard link
+        // runs the close whatever the first step returns.
         let first = match conn.phase {
+            Phase::Open if !conn.receiving && !conn.sending => return self.push(&close),
             Phase::Open => opcode::Shutdown::new(Fd(fd), libc::SHUT_RDWR).build(),
             _ => opcode::AsyncCancel::new(user_data(CONNECT, index, conn.generation)).build(),
         };
-        self.push(
-            &first
-                .flags(squeue::Flags::IO_HARDLINK)
-                .user_data(user_data(OTHER, 0, 0)),
-        );
-        let close = opcode::Close::new(Fd(fd))
-            .build()
-            .user_data(user_data(OTHER, 0, 0));
-        self.push(&close);
+        self.push_chain(&[quiet(first).flags(squeue::Flags::IO_HARDLINK), close]);
     }
 
     fn turn(w: &mut Worker<Self>, wake: Instant, busy: bool) -> io::Result<()> {
@@ -247,16 +257,25 @@ impl Io for Uring {
 impl Uring {
     /// Queues an operation, submitting first when the queue is full.
     fn push(&mut self, entry: &squeue::Entry) {
+        self.push_chain(std::slice::from_ref(entry));
+    }
+
+    /// Queues operations in one piece, submitting first when they do not fit: a linked chain
+    /// split across two submissions would be cut (the kernel ends a chain with its submission).
+    fn push_chain(&mut self, entries: &[squeue::Entry]) {
         // SAFETY: every pointer in our entries (request bytes, target address, buffer ring)
         // stays valid until the ring is drained in `drop`.
-        let pushed = unsafe { self.ring.submission().push(entry) };
+        let pushed = unsafe { self.ring.submission().push_multiple(entries) };
         if pushed.is_err() {
             let _ = self.ring.submit();
             // SAFETY: as above.
-            unsafe { self.ring.submission().push(entry) }
+            unsafe { self.ring.submission().push_multiple(entries) }
                 .expect("the submission queue has room after a submit");
         }
-        self.in_flight += 1;
+        self.in_flight += entries
+            .iter()
+            .filter(|e| counted(e.get_user_data()))
+            .count();
     }
 
     /// Submits the turn's operations and waits up to `wait` for at least one completion: one
@@ -287,10 +306,9 @@ impl Drop for Uring {
     fn drop(&mut self) {
         self.drain(Instant::now() + DRAIN_LIMIT / 4);
         if self.in_flight > 0 {
-            let cancel = opcode::AsyncCancel2::new(CancelBuilder::any())
-                .build()
-                .user_data(user_data(OTHER, 0, 0));
-            self.push(&cancel);
+            self.push(&quiet(
+                opcode::AsyncCancel2::new(CancelBuilder::any()).build(),
+            ));
             self.drain(Instant::now() + DRAIN_LIMIT);
         }
         let _ = self.ring.submitter().unregister_buf_ring(BUFFER_GROUP);
@@ -307,20 +325,27 @@ impl Uring {
             let finished = self
                 .ring
                 .completion()
-                .filter(|c| !cqueue::more(c.flags()))
+                .filter(|c| !cqueue::more(c.flags()) && counted(c.user_data()))
                 .count();
             self.in_flight -= finished;
         }
     }
 }
 
+/// An operation whose success needs no completion (close, shutdown, cancel).
+fn quiet(entry: squeue::Entry) -> squeue::Entry {
+    entry
+        .flags(squeue::Flags::SKIP_SUCCESS)
+        .user_data(user_data(QUIET, 0, 0))
+}
+
 fn on_completion(w: &mut Worker<Uring>, data: u64, result: i32, flags: u32, now: Instant) {
-    if !cqueue::more(flags) {
+    if !cqueue::more(flags) && counted(data) {
         w.io.in_flight -= 1;
     }
     let (op, index, generation) = decode(data);
     let buffer = cqueue::buffer_select(flags);
-    if op == OTHER || !w.is_current(index, generation) {
+    if op == QUIET || !w.is_current(index, generation) {
         // A late completion for a socket already closed: only its buffer matters.
         if let Some(id) = buffer {
             w.io.buffers.give_back(id);
@@ -363,14 +388,19 @@ fn on_recv(
     buffer: Option<u16>,
     now: Instant,
 ) {
+    if !cqueue::more(flags) {
+        w.conns[index].receiving = false;
+    }
     if result > 0 {
         let id = buffer.expect("a receive with bytes names its buffer");
         // SAFETY: the completion handed us buffer `id`; it goes back right after parsing.
         let data = unsafe { w.io.buffers.data(id, result as usize) };
         let open = w.ingest(index, data, now);
         w.io.buffers.give_back(id);
-        if open && !cqueue::more(flags) {
-            arm_recv(w, index); // the kernel ended the multishot (e.g. a full completion queue)
+        if open && !w.conns[index].receiving {
+            // The response is not complete yet (single-shot), or the kernel ended the
+            // multishot (e.g. a full completion queue).
+            arm_recv(w, index);
         }
         return;
     }
@@ -384,14 +414,24 @@ fn on_recv(
     }
 }
 
-/// One multishot receive per open connection: it stays armed across responses.
+/// With keep-alive, one multishot receive per open connection: it stays armed across
+/// responses. With one response per connection, a single-shot receive (armed again only while
+/// the response is incomplete), so nothing is left armed when the connection closes.
 fn arm_recv(w: &mut Worker<Uring>, index: usize) {
-    let conn = &w.conns[index];
+    let conn = &mut w.conns[index];
     let Some(stream) = conn.stream.as_ref() else {
         return;
     };
-    let entry = opcode::RecvMulti::new(Fd(stream.as_raw_fd()), BUFFER_GROUP)
-        .build()
-        .user_data(user_data(RECV, index, conn.generation));
-    w.io.push(&entry);
+    let fd = Fd(stream.as_raw_fd());
+    let entry = if w.io.one_response {
+        // Length 0: as much as the selected buffer holds.
+        opcode::Recv::new(fd, std::ptr::null_mut(), 0)
+            .buf_group(BUFFER_GROUP)
+            .build()
+            .flags(squeue::Flags::BUFFER_SELECT)
+    } else {
+        opcode::RecvMulti::new(fd, BUFFER_GROUP).build()
+    };
+    conn.receiving = true;
+    w.io.push(&entry.user_data(user_data(RECV, index, conn.generation)));
 }

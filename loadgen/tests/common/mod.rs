@@ -27,6 +27,9 @@ pub enum Behavior {
     Stall { period: Duration, stall: Duration },
     /// Like `Fixed` 200 "ok", after a delay.
     Slow(Duration),
+    /// `Fixed` 200 with this body, written in three pieces (inside the head, at the end of
+    /// the head, inside the body) this far apart, so the client reads it in several pieces.
+    Trickle { body: &'static str, pause: Duration },
 }
 
 #[derive(Default)]
@@ -234,6 +237,17 @@ fn respond(stream: &mut TcpStream, behavior: &Behavior, started: Instant) -> boo
         Behavior::Slow(delay) => {
             thread::sleep(*delay);
             fixed(200, "ok")
+        }
+        Behavior::Trickle { body, pause } => {
+            let bytes = fixed(200, body);
+            let head_end = find(&bytes, b"\r\n\r\n").expect("a head") + 4;
+            for piece in [&bytes[..10], &bytes[10..head_end], &bytes[head_end..]] {
+                if stream.write_all(piece).is_err() {
+                    return false;
+                }
+                thread::sleep(*pause);
+            }
+            return true;
         }
     };
     stream.write_all(&bytes).is_ok()
