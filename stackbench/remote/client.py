@@ -37,6 +37,7 @@ DEFAULT_TIMEOUT_S = 60.0  # a request answered at once (hello, exits, monitor, s
 START_TIMEOUT_S = 3600.0  # start-stack may build the stack first (builds time out at 1800 s)
 STOP_TIMEOUT_S = 120.0  # stop-stack: SIGTERM, a grace period, SIGKILL
 VERIFY_TIMEOUT_S = 600.0
+READINESS_TIMEOUT_S = 120.0  # every stack's manifest read, runtimes asked for their versions
 ANSWER_MARGIN_S = 30.0  # on top of a load's own budget, for the reply to come back
 HEARTBEAT_S = 3.0  # well inside the agent's default --heartbeat-s 10
 CLOCK_SAMPLES = 8
@@ -154,6 +155,11 @@ class RemoteHost:
         relative path -> text (each its last MAX_LOG_BYTES)."""
         return self._call(p.FetchLogs(id=self._new_id(), part=part, name=name),
                           p.LogFiles).files
+
+    def readiness(self, timeout_s: float = READINESS_TIMEOUT_S) -> p.HostReadiness:
+        """What `hosts check` judges the host by (remote/readiness.py, run over there)."""
+        return self._call(p.Readiness(id=self._new_id()), p.ReadinessReport,
+                          timeout_s).readiness
 
     def exits(self) -> tuple[p.ExitInfo, ...]:
         """The stack and service processes that exited (name, status, log tail)."""

@@ -4,6 +4,7 @@ real native loader, the crash watch, stop-load, and the clean-up when the contro
 (end of file on stdin, mid-level; a lost heartbeat): no process of the agent's survives."""
 
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -112,6 +113,19 @@ def test_hello_names_the_agent_and_keep_leaves_its_run_dir(start_agent):
     assert host.close(timeout_s=30) == 0
     assert (run_dir / RUN_DIR_MARKER).is_file()
     assert "the controller said bye" in (run_dir / LOG_NAME).read_text()
+
+
+def test_readiness_comes_from_the_agents_host(start_agent):
+    """`hosts check` asks the agent, in the worker thread: heartbeats go on meanwhile."""
+    host, _, _ = start_agent()
+    ready = host.readiness()
+    assert ready.python == platform.python_version()
+    # The agent's own stacks folder (the fakes), each available or saying why not.
+    assert set(ready.stacks) == {p.name for p in FAKE_STACKS.iterdir() if p.is_dir()}
+    assert ready.stacks["refserver"] == "" and ready.stacks["missing"] != ""
+    assert ready.loader == native_loader_built()
+    assert {limit.name for limit in ready.limits} == {"open files", "somaxconn"}
+    assert host.lost is None
 
 
 def test_an_injected_clock_offset_is_measured(start_agent):

@@ -42,6 +42,7 @@ REQUESTS = [
     p.MonitorStop(id=7), p.WarmUp(id=8, request=LOAD),
     p.RunLoad(id=9, request=LOAD, start_at=1_800_000_000.25, timeout_s=340.0),
     p.StopLoad(id=10), p.StopStack(id=11), p.Heartbeat(id=12), p.Bye(id=13),
+    p.Readiness(id=14),
 ]
 REPLIES = [
     p.Ok(id=1), p.AgentInfo(id=2, version="0.1.0", hostname="h1", pid=42, cores=(0, 1)),
@@ -53,6 +54,11 @@ REPLIES = [
     p.Usage(id=7, usage={"server": {"cpu_percent": 97.5}, "loader": {"cpu_percent": 40.0}}),
     p.LoadDone(id=8, result=RESULT, started_at=1_800_000_000.2501),
     p.Error(id=9, kind="StackError", exit_code=4, message="node: not ready\nlog tail"),
+    p.ReadinessReport(id=10, readiness=p.HostReadiness(
+        python="3.11.2", git_rev=None, loader=True, stacks={"node": "", "java": "no java"},
+        nofile_soft=1024, nofile_hard=20000, somaxconn=None,
+        limits=(p.Limit("somaxconn", "warn", "128", "sudo sysctl -w net.core.somaxconn=65535"),
+                p.Limit("open files", "ok", "soft 1024, hard 20000")))),
 ]
 
 
