@@ -52,6 +52,7 @@ import psutil
 
 from stackbench import __version__
 from stackbench.config.loadspec import LoadRequest
+from stackbench.config.measured import RoleUsage
 from stackbench.config.names import check_name
 from stackbench.config.placement import Placement, allowed_cpus, format_cpus
 from stackbench.config.status import unavailable_reason
@@ -459,12 +460,12 @@ class Agent:
                 monitor.add_role("loader", self._load.pid)
             self._monitor = monitor.start()
 
-    def _monitor_stop(self) -> dict[str, dict[str, int | float]]:
+    def _monitor_stop(self) -> dict[str, RoleUsage]:
         with self._lock:
             monitor, self._monitor = self._monitor, None
         if monitor is None:
             raise InputError("monitor-stop: the monitor does not run (monitor-start first)")
-        return {role: usage.as_dict() for role, usage in monitor.stop().items()}
+        return monitor.stop()
 
     # --- loads ----------------------------------------------------------------------------------
     def _run_load(self, request: p.RunLoad) -> p.LoadDone:

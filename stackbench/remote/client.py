@@ -26,6 +26,7 @@ from typing import IO, Literal, NoReturn, TypeVar
 import msgspec
 
 from stackbench.config.loadspec import LoadRequest, LoadResult
+from stackbench.config.measured import RoleUsage
 from stackbench.errors import ExitCode, HostLost
 from stackbench.remote import protocol as p
 from stackbench.remote.clock import ClockSample, best_sample, clock_sample
@@ -168,8 +169,8 @@ class RemoteHost:
     def monitor_start(self, interval_s: float = 0.25) -> None:
         self._call(p.MonitorStart(id=self._new_id(), interval_s=interval_s), p.Ok)
 
-    def monitor_stop(self) -> dict[str, dict[str, int | float]]:
-        """Role -> RoleUsage.as_dict() since monitor_start ("loader" for its loaders)."""
+    def monitor_stop(self) -> dict[str, RoleUsage]:
+        """Role -> its usage since monitor_start ("loader" for its loaders)."""
         return self._call(p.MonitorStop(id=self._new_id()), p.Usage).usage
 
     def warm_up(self, request: LoadRequest, timeout_s: float) -> None:

@@ -19,6 +19,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 from stackbench.config.loadspec import LoadRequest, LoadResult
+from stackbench.config.measured import RoleUsage
 from stackbench.errors import (
     BuildError,
     DriverError,
@@ -241,8 +242,7 @@ class Exited(Reply, frozen=True, tag="exited"):
 
 
 class Usage(Reply, frozen=True, tag="usage"):
-    # role -> RoleUsage.as_dict(); counts stay integers (int first: JSON 12 -> 12, not 12.0)
-    usage: dict[str, dict[str, int | float]]
+    usage: dict[str, RoleUsage]
 
 
 class LoadDone(Reply, frozen=True, tag="load-done"):

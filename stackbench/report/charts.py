@@ -494,14 +494,15 @@ def timeseries_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
         any_latency = any_second = False
         for r in rows:
             # The loader marks the cut last second `partial`: it is no full second, not drawn.
-            series = [p for p in r.timeseries or () if not p.get("partial")]
+            series = [p for p in r.timeseries or () if not p.partial]
             any_second = any_second or bool(series)
-            t = [float(p.get("t_s", i + 1)) for i, p in enumerate(series)]
+            t = [float(p.t_s) for p in series]
             style = ("-", "--", ":", "-.")[r.repetition % 4]
-            ax_rate.plot(t, [float(p.get("completed", 0)) for p in series], color=color,
+            ax_rate.plot(t, [float(p.completed) for p in series], color=color,
                          linestyle=style, linewidth=1.2, label=f"rep {r.repetition + 1}")
-            for key, alpha in (("p50_us", 1.0), ("p99_us", 0.55)):
-                values = [float(p[key]) if p.get(key) else math.nan for p in series]
+            for key, alpha in (("p50", 1.0), ("p99", 0.55)):
+                # 0: no request completed in that second, so no latency to draw
+                values = [p.percentile_us(key) or math.nan for p in series]
                 any_latency = any_latency or any(v > 0 for v in values)
                 ax_lat.plot(t, values, color=color, alpha=alpha, linestyle=style, linewidth=1.2)
         for ax in (ax_rate, ax_lat):
@@ -532,8 +533,7 @@ def timeseries_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
 
 # --- resources -------------------------------------------------------------------------------
 def _rss_peak(rows: Sequence[LevelRow], role: str) -> float | None:
-    values = [r.usage[role]["rss_max_bytes"] for r in rows
-              if role in r.usage and "rss_max_bytes" in r.usage[role]]
+    values = [u.rss_max_bytes for r in rows if (u := r.usage.get(role)) and u.rss_max_bytes]
     return stats.median(values) if values else None
 
 

@@ -192,9 +192,9 @@ def test_a_stack_started_loaded_watched_and_stopped_through_the_agent(start_agen
     # while it waited for them, was woken (context switches are counted exactly, unlike CPU
     # time, which a 1-s level at 2 connections may spend in less than one tick).
     server = usage["server"]
-    assert server["rss_max_bytes"] > 0 and server["processes_max"] >= 1
-    assert server["ctx_voluntary"] > 0
-    assert server["cpu_user_s"] >= 0 and server["cpu_sys_s"] >= 0
+    assert server.rss_max_bytes > 0 and server.processes_max >= 1
+    assert server.ctx_voluntary > 0
+    assert server.cpu_user_s >= 0 and server.cpu_sys_s >= 0
 
     # stop-load ends a level at once: its run-load fails, the stack stays up.
     failed: list[BaseException] = []
