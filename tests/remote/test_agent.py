@@ -131,8 +131,9 @@ def test_readiness_comes_from_the_agents_host(start_agent):
 def test_an_injected_clock_offset_is_measured(start_agent):
     host, _, _ = start_agent(clock_offset_s=2.5)  # as the controller injects it over SSH
     offset, delay = host.clock_offset()
-    assert offset == pytest.approx(2.5, abs=0.05)
-    assert 0 <= delay < 0.1
+    # The four-timestamp bound, whatever the machine's load: the estimate errs by at most half
+    # the round trip (both clocks are this machine's, 2.5 s apart by construction).
+    assert delay >= 0 and abs(offset - 2.5) <= delay / 2 + 1e-6
     assert host.offset_s == offset
 
 
