@@ -17,7 +17,7 @@ from stackbench.commands.calibrate import calibrate_command
 from stackbench.commands.claims import print_claims_overview
 from stackbench.commands.compare import compare_command
 from stackbench.commands.doctor import run_doctor
-from stackbench.commands.hosts import probe_command, run_hosts_check, run_hosts_setup
+from stackbench.commands.hosts import run_hosts_check, run_hosts_setup
 from stackbench.commands.run import run_command
 from stackbench.commands.suitefile import existing_suite
 from stackbench.commands.views import (
@@ -292,12 +292,6 @@ def hosts_check(suite: Path | None, hosts_file: Path | None) -> None:
 def hosts_setup(suite: Path | None, hosts_file: Path | None) -> None:
     """Run the installer on every host (its checkout's scripts/setup.sh)."""
     sys.exit(run_hosts_setup(console, hosts_file, suite))
-
-
-@hosts.command("probe", hidden=True)
-def hosts_probe() -> None:
-    """Facts about this host as JSON, then its clock per line read (run by `hosts check`)."""
-    probe_command()
 
 
 @cli.command(hidden=True)

@@ -25,6 +25,7 @@ from stackbench.analysis.intervals import FigureInterval, evidence_interval, win
 from stackbench.analysis.stats import Estimate, measured_latency
 from stackbench.analysis.steady import SteadyClass, SteadyState, detect_steady_state
 from stackbench.analysis.verdicts import RunSpread, repetition_evidence
+from stackbench.config.measured import Second
 from stackbench.store.store import LevelRow
 
 STEADY_PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0}
@@ -81,14 +82,13 @@ class LevelSteadyAggregate:
         return tuple(r.steady_class for r in self.repetitions if r.steady_class is not None)
 
 
-def full_seconds(series: Sequence[Mapping[str, object]]) -> list[Mapping[str, object]]:
+def full_seconds(series: Sequence[Second]) -> list[Second]:
     """The seconds of a series that are whole: partial ones (the last, cut short) dropped."""
-    return [p for p in series if not p.get("partial") and _number(p.get("duration_s"), 1.0) > 0]
+    return [p for p in series if p.full]
 
 
-def per_second_throughput(seconds: Sequence[Mapping[str, object]]) -> list[float]:
-    return [_number(p.get("completed"), 0.0) / _number(p.get("duration_s"), 1.0)
-            for p in seconds]
+def per_second_throughput(seconds: Sequence[Second]) -> list[float]:
+    return [p.rate for p in seconds]
 
 
 def level_steady(row: LevelRow) -> LevelSteady:
@@ -129,13 +129,9 @@ def merged_percentiles(encoded: Sequence[str]) -> dict[str, float]:
             for key, p in STEADY_PERCENTILES.items()}
 
 
-def _window_latency(window: Sequence[Mapping[str, object]],
-                    per_second: Mapping[str, tuple[float, ...]]
+def _window_latency(window: Sequence[Second], per_second: Mapping[str, tuple[float, ...]]
                     ) -> dict[str, FigureInterval]:
-    histograms = [p.get("histogram") for p in window]
-    if not histograms or not all(isinstance(h, str) and h for h in histograms):
-        return {}  # a second without its histogram: no exact merged figure, none claimed
-    merged = merged_percentiles([str(h) for h in histograms])
+    merged = merged_percentiles([p.histogram for p in window])
     out = {}
     for key, value in merged.items():
         values = per_second[key]
@@ -144,17 +140,9 @@ def _window_latency(window: Sequence[Mapping[str, object]],
     return out
 
 
-def _latency(second: Mapping[str, object], key: str) -> float:
+def _latency(second: Second, key: str) -> float:
     """A second's percentile; NaN when it completed nothing (no latency in that second)."""
-    value = second.get(f"{key}_us")
-    if _number(second.get("completed"), 0.0) <= 0 or not isinstance(value, int | float):
-        return float("nan")
-    return float(value)
-
-
-def _number(value: object, default: float) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-        else default
+    return second.percentile_us(key) if second.completed > 0 else float("nan")
 
 
 # --- across repetitions ----------------------------------------------------------------------

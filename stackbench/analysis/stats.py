@@ -18,6 +18,7 @@ import numpy as np
 from stackbench.analysis.intervals import FloatArray, percentile_bounds, resample
 from stackbench.analysis.verdicts import Evidence
 from stackbench.config.loadspec import error_rate  # noqa: F401 - part of the stats API
+from stackbench.config.measured import RoleUsage
 from stackbench.config.placement import OTHER_ROLE
 from stackbench.config.slo import SloOutcome, SloStatus, evaluate_slo
 from stackbench.config.suite import Slo
@@ -194,22 +195,21 @@ def level_error_rate(row: LevelRow) -> float:
     return error_rate(row.completed, row.errors)
 
 
-def server_roles(usage: Mapping[str, Mapping[str, float]]) -> list[str]:
+def server_roles(usage: Mapping[str, RoleUsage]) -> list[str]:
     return [r for r in usage if r not in (LOADER_ROLE, OTHER_ROLE) and r not in SERVICE_ROLES]
 
 
 def server_cpu_percent(row: LevelRow) -> float | None:
     """CPU of the stack's own processes (all roles but services and the loader); 100 = 1 core."""
-    roles = [row.usage[r]["cpu_percent"] for r in server_roles(row.usage)
-             if "cpu_percent" in row.usage[r]]
+    roles = [row.usage[r].cpu_percent for r in server_roles(row.usage)]
     return math.fsum(roles) if roles else None
 
 
 def loader_cpu_percent(row: LevelRow) -> float | None:
     """From the monitor when it sampled the loader, else from the loader's own CPU time."""
-    sampled = row.usage.get(LOADER_ROLE, {}).get("cpu_percent")
+    sampled = row.usage.get(LOADER_ROLE)
     if sampled is not None:
-        return float(sampled)
+        return sampled.cpu_percent
     if row.loader_cpu_s is not None and row.duration_s > 0:
         return 100.0 * (row.loader_cpu_s[0] + row.loader_cpu_s[1]) / row.duration_s
     return None
@@ -217,8 +217,7 @@ def loader_cpu_percent(row: LevelRow) -> float | None:
 
 def service_cpu_percent(row: LevelRow) -> float | None:
     """CPU of the data services (MariaDB, Redis, memcached) during the level; 100 = 1 core."""
-    roles = [u["cpu_percent"] for role, u in row.usage.items()
-             if role in SERVICE_ROLES and "cpu_percent" in u]
+    roles = [u.cpu_percent for role, u in row.usage.items() if role in SERVICE_ROLES]
     return math.fsum(roles) if roles else None
 
 
@@ -273,7 +272,7 @@ def measured_latency(row: LevelRow) -> dict[str, float]:
 
 
 def completed_series(row: LevelRow) -> list[float]:
-    return [float(p.get("completed", 0)) for p in (row.timeseries or [])]
+    return [float(p.completed) for p in row.timeseries or ()]
 
 
 # --- aggregation of repetitions --------------------------------------------------------------
@@ -369,7 +368,7 @@ def _aggregate(rows: list[LevelRow], slo: Slo | None, noisy_cv: float, resamples
 
 
 def _role_cpu(role: str) -> Callable[[LevelRow], float | None]:
-    return lambda row: row.usage.get(role, {}).get("cpu_percent")
+    return lambda row: u.cpu_percent if (u := row.usage.get(role)) is not None else None
 
 
 def _latency_estimate(key: str, values: list[float], resamples: int, seed: int) -> Estimate:

@@ -1,13 +1,11 @@
 """`stackbench hosts check` and `stackbench hosts setup`: are the hosts of a multi-host run
 ready, and install stackbench's dependencies on them.
 
-`check` runs, on every host over SSH: `stackbench --version` (it must equal this one's), then
-the hidden `stackbench hosts probe`, which prints one JSON line of facts about its host (Python,
-the native loader, every stack's availability, the open-files limit and somaxconn as `doctor`
-judges them, the kernel's boot id) and then answers each line it reads with its clock, so the
-controller measures the clock offset over the open channel with remote/clock.py's four-timestamp
-arithmetic, the agent's too (the probe's one reading is both t2 and t3): offset = t_remote -
-(t1 + t4) / 2, within +-(t4 - t1) / 2; the sample with the least delay of CLOCK_SAMPLES wins.
+`check` opens every host the way a run does (engine/hosts.py `start_agent`: the SSH login with
+its key checked, `stackbench agent` there, its version, its clock offset by remote/clock.py),
+then asks the agent for its readiness (remote/readiness.py: Python, the native loader, every
+stack's availability, the open-files limit and somaxconn as `doctor` judges them) and compares
+it with this machine's.
 
 A failed check (exit 3) is one sentence with what to do; limits below what `doctor` advises
 are warnings, as they are in `doctor`.
@@ -15,12 +13,8 @@ are warnings, as they are in `doctor`.
 
 import contextlib
 import os
-import platform
-import resource
 import select
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,57 +22,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-import msgspec
 from rich.console import Console
 from rich.text import Text
 
-from stackbench import __version__
 from stackbench.config.hosts import Host, HostsFile, load_hosts
-from stackbench.config.paths import REPO_ROOT, loadgen_binary
-from stackbench.config.status import unavailable_reason
-from stackbench.errors import EnvironmentProblem, ExitCode
+from stackbench.config.paths import REPO_ROOT
+from stackbench.engine.hosts import start_agent
+from stackbench.errors import EnvironmentProblem, ExitCode, StackbenchError
 from stackbench.lab.environment import git_revision, read_text
-from stackbench.lab.inventory import load_inventory
-from stackbench.lab.machine import Verdict, check_nofile, check_somaxconn
-from stackbench.remote.clock import ClockSample, best_sample, clock_sample
-from stackbench.remote.ssh import SSH_FAILED, SshLink, ssh_failure, tail
+from stackbench.lab.machine import Verdict
+from stackbench.remote.clock import ClockSample
+from stackbench.remote.protocol import HostReadiness
+from stackbench.remote.readiness import local_readiness
+from stackbench.remote.ssh import SshLink, tail
 from stackbench.report.termtable import Cell, Col, print_table
 
-CLOCK_SAMPLES = 5
-MAX_PROBE_LINES = 64  # the probe answers at most this many clock requests, then exits
 VERSION_TIMEOUT_S = 60.0
-PROBE_TIMEOUT_S = 120.0  # the probe starts Python and reads every stack's manifest
-CLOCK_TIMEOUT_S = 10.0
 SETUP_TIMEOUT_S = 3600.0  # packages, a venv and a cargo build on a fresh machine
 CLOCK_WARN_S = 1.0
 PARALLEL_CHECKS = 8
 MAX_LINE_BYTES = 1024 * 1024
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
-
-
-class Limit(msgspec.Struct, frozen=True):
-    """One of doctor's checks, as the probed host judged itself."""
-
-    name: str
-    verdict: str
-    value: str
-    advice: str = ""
-
-
-class HostFacts(msgspec.Struct, frozen=True, kw_only=True):
-    """What `hosts probe` reports about its host."""
-
-    version: str
-    git_rev: str | None
-    python: str
-    boot_id: str
-    checkout: str
-    loader: bool
-    stacks: dict[str, str]  # every stack: "" when available, else why not
-    nofile_soft: int
-    nofile_hard: int
-    somaxconn: int | None
-    limits: list[Limit]
 
 
 @dataclass
@@ -96,34 +60,6 @@ class HostReport:
     warnings: list[str] = field(default_factory=list)
 
 
-# --- the probed side -------------------------------------------------------------------------
-
-def local_facts() -> HostFacts:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    somaxconn = read_text("/proc/sys/net/core/somaxconn")
-    limits = [Limit(c.name, c.verdict.value, c.value, c.advice)
-              for c in (check_nofile(), check_somaxconn())]
-    return HostFacts(
-        version=__version__, git_rev=git_revision(), python=platform.python_version(),
-        boot_id=read_text(BOOT_ID) or "", checkout=str(REPO_ROOT),
-        loader=loadgen_binary().exists(),
-        stacks={name: unavailable_reason(entry) for name, entry in load_inventory().items()},
-        nofile_soft=soft, nofile_hard=hard,
-        somaxconn=int(somaxconn) if somaxconn and somaxconn.isdigit() else None, limits=limits)
-
-
-def run_probe(stdin: IO[bytes], stdout: IO[bytes]) -> None:
-    """`stackbench hosts probe`: the facts as one JSON line, then this host's time.time() for
-    every line read, until stdin ends (or MAX_PROBE_LINES)."""
-    stdout.write(msgspec.json.encode(local_facts()) + b"\n")
-    stdout.flush()
-    for _ in range(MAX_PROBE_LINES):
-        if not stdin.readline():
-            return
-        stdout.write(repr(time.time()).encode() + b"\n")
-        stdout.flush()
-
-
 # --- pure judgement --------------------------------------------------------------------------
 
 def format_clock(sample: ClockSample) -> str:
@@ -136,18 +72,9 @@ def parse_version(output: str) -> str | None:
     return words[-1] if len(words) == 3 and words[1] == "version" else None
 
 
-def judge_version(report: HostReport, remote: str | None) -> None:
-    report.version = remote or "?"
-    if remote != __version__:
-        report.failures.append(
-            f"{report.host.name} runs stackbench {remote or '(unknown version)'}, this one is "
-            f"{__version__}: bring its checkout ({report.host.checkout}) to the same revision, "
-            "then run `stackbench hosts setup`")
-
-
-def judge_facts(report: HostReport, here: HostFacts, there: HostFacts,
-                needed_stacks: Collection[str] | None = None) -> None:
-    """Compare a host's facts with this machine's: the stacks available here (or only
+def judge_readiness(report: HostReport, here: HostReadiness, there: HostReadiness,
+                    needed_stacks: Collection[str] | None = None) -> None:
+    """Compare a host's readiness with this machine's: the stacks available here (or only
     `needed_stacks`) and the native loader must be there too; limits warn as in `doctor`."""
     name = report.host.name
     wanted = [s for s, why in here.stacks.items() if not why
@@ -215,52 +142,8 @@ class LineReader:
         return line
 
 
-def probe_host(link: SshLink, report: HostReport) -> tuple[HostFacts, ClockSample] | None:
-    """Run `hosts probe` on the host: its facts and the best clock sample (None on failure,
-    with the failure in the report)."""
-    argv = [*link.host.stackbench, "hosts", "probe"]
-    with tempfile.TemporaryFile() as errors:
-        proc = link.open(argv, stderr=errors)
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            return _exchange(proc.stdin, LineReader(proc.stdout))
-        except (TimeoutError, ValueError, OSError, msgspec.DecodeError) as exc:
-            problem: Exception = exc
-        finally:
-            status = _end(proc)
-        errors.seek(0)
-        stderr = errors.read().decode(errors="replace")
-    if status == SSH_FAILED:
-        report.failures.append(str(ssh_failure(link.host, stderr, " ".join(argv))))
-    else:
-        report.failures.append(
-            f"{link.host.name}: `stackbench hosts probe` gave no facts ({problem}; exit "
-            f"{status}; {tail(stderr) or 'no message'}): run `stackbench hosts setup`, then "
-            f"`{' '.join(argv)}` on {link.host.name} to see why")
-    return None
-
-
-def _exchange(stdin: IO[bytes], lines: LineReader) -> tuple[HostFacts, ClockSample]:
-    first = lines.read_line(PROBE_TIMEOUT_S)
-    if first is None:
-        raise ValueError("it ended without a word")
-    facts = msgspec.json.decode(first, type=HostFacts)
-    samples = []
-    for _ in range(CLOCK_SAMPLES):
-        t1 = time.time()
-        stdin.write(b"t\n")
-        stdin.flush()
-        answer = lines.read_line(CLOCK_TIMEOUT_S)
-        t4 = time.time()
-        if answer is None:
-            raise ValueError("it ended during the clock exchange")
-        # The probe reads its clock once: it is both t2 and t3 of the four timestamps.
-        samples.append(clock_sample(t1, float(answer), float(answer), t4))
-    return facts, best_sample(samples)
-
-
 def _end(proc: "subprocess.Popen[bytes]") -> int:
-    """Close the channel (the probe ends at EOF) and reap ssh; killed if it lingers."""
+    """Close the channel and reap ssh; killed if it lingers."""
     with contextlib.suppress(OSError):
         if proc.stdin is not None:
             proc.stdin.close()
@@ -274,27 +157,22 @@ def _end(proc: "subprocess.Popen[bytes]") -> int:
     return status
 
 
-def check_host(host: Host, here: HostFacts,
+def check_host(host: Host, here: HostReadiness,
                needed_stacks: Collection[str] | None = None) -> HostReport:
+    """One host checked through its agent, as a run would start it."""
     report = HostReport(host)
     try:
         with SshLink(host) as link:
             link.check()
             report.ssh = "ok"
-            done = link.run([*host.stackbench, "--version"], timeout_s=VERSION_TIMEOUT_S)
-            if done.returncode != 0:
-                report.failures.append(
-                    f"{host.name}: `{' '.join(host.stackbench)} --version` exited "
-                    f"{done.returncode} ({tail(done.stderr) or 'no message'}): set stackbench "
-                    "= in the hosts file to its stackbench command, or run `stackbench hosts "
-                    "setup`")
-                return report
-            judge_version(report, parse_version(done.stdout))
-            probed = probe_host(link, report)
-            if probed is not None:
-                judge_facts(report, here, probed[0], needed_stacks)
-                judge_clock(report, probed[1])
-    except EnvironmentProblem as exc:
+            agent = start_agent(link)
+            try:
+                report.version = agent.info.version
+                judge_readiness(report, here, agent.client.readiness(), needed_stacks)
+                judge_clock(report, agent.clock)
+            finally:
+                agent.client.close()
+    except StackbenchError as exc:  # the login, the agent (HostLost: it went silent) ...
         report.ssh = "failed" if report.ssh == "-" else report.ssh
         report.failures.append(str(exc))
     return report
@@ -302,7 +180,7 @@ def check_host(host: Host, here: HostFacts,
 
 def run_hosts_check(console: Console, hosts_file: Path | None, suite: Path | None) -> int:
     hosts = load_hosts(hosts_file, suite)
-    here = local_facts()
+    here = local_readiness()
     with ThreadPoolExecutor(max_workers=min(PARALLEL_CHECKS, len(hosts.hosts))) as pool:
         reports = list(pool.map(lambda h: check_host(h, here), hosts.hosts.values()))
     print_reports(console, hosts, reports)
@@ -421,7 +299,3 @@ def stream(link: SshLink, argv: Sequence[str], console: Console, prefix: str,
         last.append(f"stopped: {exc}")
     return _end(proc), last
 
-
-def probe_command() -> None:
-    """The hidden `hosts probe` as the command line runs it."""
-    run_probe(sys.stdin.buffer, sys.stdout.buffer)

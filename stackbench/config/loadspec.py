@@ -2,9 +2,11 @@
 
 import enum
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from msgspec import Meta, Struct
+
+from stackbench.config.measured import Second
 
 
 class DriverKind(enum.Enum):
@@ -106,7 +108,7 @@ class LoadResult:
     latency_us: dict[str, float]  # p50, p75, p90, p99, p99_9, max, mean, ... as the tool gives
     connect_us: dict[str, float] | None = None
     histogram: str | None = None
-    timeseries: list[dict[str, Any]] | None = None
+    timeseries: tuple[Second, ...] | None = None
     open_loop: dict[str, object] | None = None
     loader_cpu_s: tuple[float, float] | None = None  # user, sys
     unanswered_at_end: tuple[int, float] | None = None  # count, oldest age in µs

@@ -11,6 +11,7 @@ from typing import Literal
 
 import msgspec
 
+from stackbench.config.measured import Second  # the stored record is the document's
 from stackbench.errors import DriverError
 
 # "stackbench-load/N": revisions are additive (new fields only), so any N decodes; a document
@@ -113,19 +114,6 @@ class Histogram(Doc, frozen=True):
     highest: int
     significant_digits: int
     data: str  # HdrHistogram V2 compressed, base64
-
-
-class Second(Doc, frozen=True):
-    t_s: int
-    completed: int
-    errors: int
-    p50_us: int
-    p99_us: int
-    p90_us: int
-    max_us: int
-    duration_s: float
-    partial: bool  # the last, cut second of a level: never plotted or used as a full one
-    histogram: str  # that second's latencies, HdrHistogram V2 compressed, base64
 
 
 class LoaderCpu(Doc, frozen=True):

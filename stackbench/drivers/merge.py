@@ -35,6 +35,7 @@ from hdrh.codec import HdrCookieException, HdrHistogramSettingsException, HdrLen
 from hdrh.histogram import HdrHistogram
 
 from stackbench.config.loadspec import LoadRequest, LoadResult
+from stackbench.config.measured import Second
 from stackbench.drivers.native import histogram_percentiles
 from stackbench.errors import DriverError, InputError
 
@@ -318,8 +319,8 @@ def _median_equivalent(histogram: Any, index: int) -> int:
 # --- per-second series -----------------------------------------------------------------------
 
 
-def merge_timeseries(series: Sequence[Sequence[Mapping[str, Any]] | None],
-                     names: Sequence[str]) -> list[dict[str, Any]] | None:
+def merge_timeseries(series: Sequence[Sequence[Second] | None],
+                     names: Sequence[str]) -> tuple[Second, ...] | None:
     """The loaders' per-second series merged second by second, by index. A second's counts
     are summed and its histograms added, its percentiles read from the sum. It is partial
     when any loader's is, or when a loader has no such second (it stopped earlier): then it
@@ -328,36 +329,29 @@ def merge_timeseries(series: Sequence[Sequence[Mapping[str, Any]] | None],
     if all(s is None for s in series):
         return None
     lists = [list(s or ()) for s in series]
-    return [_merge_second(index, lists, names) for index in range(max(map(len, lists)))]
+    return tuple(_merge_second(index, lists, names) for index in range(max(map(len, lists))))
 
 
-def _merge_second(index: int, series: Sequence[Sequence[Mapping[str, Any]]],
-                  names: Sequence[str]) -> dict[str, Any]:
+def _merge_second(index: int, series: Sequence[Sequence[Second]],
+                  names: Sequence[str]) -> Second:
     present = [(name, s[index]) for name, s in zip(names, series, strict=True) if index < len(s)]
     for name, second in present:
-        if second.get("t_s") != index + 1:
-            raise DriverError(f"{name}'s per-second series has t_s = {second.get('t_s')!r} "
+        if second.t_s != index + 1:
+            raise DriverError(f"{name}'s per-second series has t_s = {second.t_s} "
                               f"at position {index + 1}: the series is not one entry per "
                               "second from 1; rebuild the loader on that host")
-        if not second.get("histogram"):
-            raise DriverError(f"{name}'s second {index + 1} has no latency histogram (a loader "
-                              "older than schema stackbench-load/2); rebuild the loader on "
-                              "that host")
-    histogram = _add_encoded([str(s["histogram"]) for _, s in present],
+    histogram = _add_encoded([s.histogram for _, s in present],
                              [f"{name}'s second {index + 1}" for name, _ in present])
     p50, p90, p99 = _quantiles(histogram, (0.5, 0.9, 0.99))
-    return {
-        "t_s": index + 1,
-        "completed": sum(int(s["completed"]) for _, s in present),
-        "errors": sum(int(s["errors"]) for _, s in present),
-        "p50_us": p50,
-        "p90_us": p90,
-        "p99_us": p99,
-        "max_us": _max_value(histogram),
-        "duration_s": max(float(s["duration_s"]) for _, s in present),
-        "partial": len(present) < len(series) or any(bool(s["partial"]) for _, s in present),
-        "histogram": _encode(histogram),
-    }
+    return Second(
+        t_s=index + 1,
+        completed=sum(s.completed for _, s in present),
+        errors=sum(s.errors for _, s in present),
+        p50_us=p50, p90_us=p90, p99_us=p99, max_us=_max_value(histogram),
+        duration_s=max(s.duration_s for _, s in present),
+        partial=len(present) < len(series) or any(s.partial for _, s in present),
+        histogram=_encode(histogram),
+    )
 
 
 # --- figures without a histogram -------------------------------------------------------------

@@ -73,7 +73,7 @@ class NativeDriver:
             latency_us=latency,
             connect_us=doc.connect_us.figures() if doc.connect_us.count else None,
             histogram=doc.histogram.data,
-            timeseries=[msgspec.structs.asdict(second) for second in doc.timeseries],
+            timeseries=doc.timeseries,
             open_loop=None if doc.open_loop is None else msgspec.to_builtins(doc.open_loop),
             loader_cpu_s=(doc.loader_cpu.user_s, doc.loader_cpu.sys_s),
             warnings=doc.limits.warnings,

@@ -96,25 +96,36 @@ def _open_agent(host: Host, keep: bool, clock_offset_s: float | None) -> Agent:
     link = SshLink(host)
     try:
         link.check()  # a host key problem stops here, with the command that fixes it
-        run_dir = f"/tmp/stackbench-agent-{socket.gethostname()}-{os.getpid()}-{host.name}"
-        proc = link.open(agent_argv(host.stackbench, run_dir, AGENT_HEARTBEAT_S, keep=keep,
-                                    clock_offset_s=clock_offset_s))
-        client = RemoteHost(host.name, proc)
-        try:
-            info = client.hello()
-            if info.version != __version__:
-                raise EnvironmentProblem(
-                    f"{host.label} runs stackbench {info.version}, this is {__version__}: "
-                    f"update its checkout ({host.checkout}) and run 'stackbench hosts setup'")
-            clock = client.clock_offset()
-        except HostLost as exc:
-            client.close()
-            raise EnvironmentProblem(f"{host.label}: its agent did not answer ({exc.what}); "
-                                     "run 'stackbench hosts check' for the details") from exc
-        except BaseException:
-            client.close()
-            raise
+        return start_agent(link, keep, clock_offset_s)
     except BaseException:
         link.close()
+        raise
+
+
+def start_agent(link: SshLink, keep: bool = False,
+                clock_offset_s: float | None = None) -> Agent:
+    """Start the agent over `link` (checked), check its version and measure its clock offset:
+    what every use of another host starts with, a run's and `hosts check`'s. The caller closes
+    the agent's client (and the link)."""
+    host = link.host
+    run_dir = f"/tmp/stackbench-agent-{socket.gethostname()}-{os.getpid()}-{host.name}"
+    argv = agent_argv(host.stackbench, run_dir, AGENT_HEARTBEAT_S, keep=keep,
+                      clock_offset_s=clock_offset_s)
+    client = RemoteHost(host.name, link.open(argv))
+    try:
+        info = client.hello()
+        if info.version != __version__:
+            raise EnvironmentProblem(
+                f"{host.label} runs stackbench {info.version}, this is {__version__}: "
+                f"update its checkout ({host.checkout}) and run 'stackbench hosts setup'")
+        clock = client.clock_offset()
+    except HostLost as exc:
+        client.close()
+        raise EnvironmentProblem(
+            f"{host.label}: its agent (`{' '.join(argv)}`) did not answer ({exc.what}): set "
+            "stackbench = in the hosts file to the stackbench command there, or run "
+            "'stackbench hosts setup'") from exc
+    except BaseException:
+        client.close()
         raise
     return Agent(host, link, client, info, clock, run_dir)

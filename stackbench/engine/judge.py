@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from statistics import median
 
 from stackbench.config.loadspec import LoadResult, Mode
+from stackbench.config.measured import RoleUsage
 from stackbench.config.placement import OTHER_ROLE
 from stackbench.config.slo import SloOutcome, SloStatus, evaluate_slo, percentile_key
 from stackbench.config.suite import Slo
-from stackbench.lab.monitor import RoleUsage, loader_bound
+from stackbench.lab.monitor import loader_bound
 from stackbench.store.records import (
     LevelErrorClass,
     LevelFlag,

@@ -8,12 +8,13 @@ import msgspec
 
 from stackbench.config.loadspec import LoadRequest, LoadResult, LoadSettings, Mode
 from stackbench.config.manifest import Warmup
+from stackbench.config.measured import RoleUsage
 from stackbench.config.plan import Level
 from stackbench.drivers import get_driver, start_load, warm_up
 from stackbench.engine.judge import LevelFailure, Measurement, Verdict
 from stackbench.engine.watch import ExitCheck, Watcher, loader_failed, server_exited
 from stackbench.errors import DriverError
-from stackbench.lab.monitor import Monitor, RoleUsage
+from stackbench.lab.monitor import Monitor
 from stackbench.store.records import JitWarmupRecord, LevelRecord
 
 # The tool's own output is kept for the record, up to this many characters (its end).
@@ -139,7 +140,7 @@ def level_record(case_id: int, level: Level, started_at: float, settings: LoadSe
             repetition=level.repetition, driver=settings.driver.value, mode=settings.mode.value,
             keepalive=settings.keepalive.value, started_at=started_at, duration_s=0.0,
             completed=0, ok=0, errors={}, requests_per_s=0.0, latency_us={},
-            usage={role: u.as_dict() for role, u in m.usage.items()}, flags=verdict.flags,
+            usage=dict(m.usage), flags=verdict.flags,
             status=verdict.status, error_class=failure.error_class, error=failure.error,
             log_tail=failure.log_tail, command="", hosts=dict(m.hosts))
     return LevelRecord(
@@ -149,9 +150,9 @@ def level_record(case_id: int, level: Level, started_at: float, settings: LoadSe
         completed=r.completed, ok=r.ok, errors=dict(r.errors),
         requests_per_s=r.requests_per_s, latency_us=dict(r.latency_us),
         connect_us=r.connect_us, histogram=r.histogram,
-        timeseries=None if r.timeseries is None else tuple(r.timeseries),
+        timeseries=r.timeseries,
         open_loop=r.open_loop, loader_cpu_s=r.loader_cpu_s, bytes_read=r.bytes_read,
-        loader_engine=r.loader_engine, usage={role: u.as_dict() for role, u in m.usage.items()},
+        loader_engine=r.loader_engine, usage=dict(m.usage),
         flags=verdict.flags, status=verdict.status, error_class=failure.error_class,
         error=failure.error, log_tail=failure.log_tail, command=" ".join(r.command),
         raw_output=r.raw_output[-RAW_OUTPUT_CHARS:], hosts=dict(m.hosts),
@@ -177,15 +178,9 @@ def jit_warmup_record(warmup: Warmup, level_value: float, m: Measurement) -> Jit
         return JitWarmupRecord(seconds=warmup.seconds, why=warmup.why, level_value=level_value,
                                completed=0, errors=0, requests_per_s=0.0,
                                first_second_rps=None, last_second_rps=None, failure=failure)
-    full = [s for s in r.timeseries or () if not s.get("partial") and s.get("duration_s")]
+    full = [s for s in r.timeseries or () if s.full]
     return JitWarmupRecord(
         seconds=warmup.seconds, why=warmup.why, level_value=level_value,
         completed=r.completed, errors=r.errors_total, requests_per_s=r.requests_per_s,
-        first_second_rps=_second_rate(full[0]) if full else None,
-        last_second_rps=_second_rate(full[-1]) if full else None, failure=failure)
-
-
-def _second_rate(second: Mapping[str, object]) -> float:
-    completed, duration = second["completed"], second["duration_s"]
-    assert isinstance(completed, int) and isinstance(duration, float | int)
-    return completed / duration
+        first_second_rps=full[0].rate if full else None,
+        last_second_rps=full[-1].rate if full else None, failure=failure)

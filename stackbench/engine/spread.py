@@ -15,13 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from stackbench.config.loadspec import LoadRequest, LoadResult
+from stackbench.config.measured import RoleUsage
 from stackbench.drivers.merge import merge_results, split_request
 from stackbench.engine.hosts import Agent
 from stackbench.engine.judge import LevelFailure, Measurement
 from stackbench.engine.measure import LoadHere, Target, level_budget_s, load_here
 from stackbench.engine.watch import ProcessExit, Watcher, loader_failed, server_exited
 from stackbench.errors import DriverError, HostLost, StackbenchError
-from stackbench.lab.monitor import RoleUsage
 from stackbench.store.records import LoaderPart
 
 # The loaders start this long after the controller sends the start time: enough for every
@@ -117,7 +117,8 @@ def _local_loader(target: Target, req: LoadRequest, spread: Spread, watch: HostW
         load = load_here(req, {}, watch, start_monitors)
         usage.update(load.usage)
         for agent in spread.stack_hosts:
-            usage.update(_role_usage(agent.client.monitor_stop(), exclude=("loader",)))
+            usage.update({role: u for role, u in agent.client.monitor_stop().items()
+                          if role != "loader"})
     except HostLost as exc:
         watch.note_lost(exc)
     return _measurement(target, req, spread, load.result, usage, _failure(watch, load.error))
@@ -235,18 +236,12 @@ def _host_usage(agent: Agent, stack_hosts: Sequence[Agent]) -> dict[str, RoleUsa
     """One host's roles: the stack's and its services' on their hosts, `loader@HOST` for the
     loader a host ran."""
     out = {}
-    for role, values in _role_usage(agent.client.monitor_stop()).items():
+    for role, values in agent.client.monitor_stop().items():
         if role == "loader":
             out[f"loader@{agent.name}"] = values
         elif agent.name in {h.name for h in stack_hosts}:
             out[role] = values
     return out
-
-
-def _role_usage(raw: Mapping[str, Mapping[str, int | float]],
-                exclude: Sequence[str] = ()) -> dict[str, RoleUsage]:
-    return {role: RoleUsage(**values) for role, values in raw.items()  # type: ignore[arg-type]
-            if role not in exclude}
 
 
 def _with_loader_summary(usage: dict[str, RoleUsage]) -> dict[str, RoleUsage]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import psutil
 
+from stackbench.config.measured import RoleUsage
 from stackbench.config.placement import OTHER_ROLE
 from stackbench.lab.procs import tree
 
@@ -39,22 +40,6 @@ class _RoleState:
     rss_samples: list[int] = field(default_factory=list)
     threads_max: int = 0
     processes_max: int = 0
-
-
-@dataclass(frozen=True)
-class RoleUsage:
-    cpu_user_s: float
-    cpu_sys_s: float
-    cpu_percent: float  # 100 = one core busy for the whole level
-    rss_max_bytes: int
-    rss_mean_bytes: int
-    threads_max: int
-    processes_max: int
-    ctx_voluntary: int
-    ctx_involuntary: int
-
-    def as_dict(self) -> dict[str, float]:
-        return dict(self.__dict__)
 
 
 class Monitor:
@@ -96,7 +81,7 @@ class Monitor:
             usage[OTHER_ROLE] = self._other(psutil.cpu_times(percpu=True), usage)
         return usage
 
-    def _other(self, after: list[Any], usage: Mapping[str, "RoleUsage"]) -> "RoleUsage":
+    def _other(self, after: list[Any], usage: Mapping[str, RoleUsage]) -> RoleUsage:
         """The measured cores' user + system time not spent by a monitored role (interrupts
         and softirqs, where loopback networking runs, are left out: they are the level's)."""
         cores = [c for c in self.cpus if c < min(len(after), len(self._cpu_times))]

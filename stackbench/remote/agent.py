@@ -21,10 +21,10 @@ the children's stdin is /dev/null, never the channel. Logs go to stderr and to a
 the run directory.
 
 Requests are answered by the main thread, except those that start or wait for processes
-(start-stack, stop-stack, verify, warm-up, run-load): one long-lived worker thread runs them in
-order. Long-lived, because the kernel sends a child its parent-death signal when the *thread*
-that started it ends (lab/procs.py). While the worker waits for a load level, the main thread
-still answers heartbeats, clock readings, the crash watch (exits) and stop-load.
+(start-stack, stop-stack, verify, warm-up, run-load, readiness): one long-lived worker thread
+runs them in order. Long-lived, because the kernel sends a child its parent-death signal when
+the *thread* that started it ends (lab/procs.py). While the worker waits for a load level, the
+main thread still answers heartbeats, clock readings, the crash watch (exits) and stop-load.
 """
 
 import contextlib
@@ -52,6 +52,7 @@ import psutil
 
 from stackbench import __version__
 from stackbench.config.loadspec import LoadRequest
+from stackbench.config.measured import RoleUsage
 from stackbench.config.names import check_name
 from stackbench.config.placement import Placement, allowed_cpus, format_cpus
 from stackbench.config.status import unavailable_reason
@@ -63,6 +64,7 @@ from stackbench.lab.inventory import load_inventory
 from stackbench.lab.monitor import Monitor, process_counts
 from stackbench.lab.stack import StackInstance
 from stackbench.remote import protocol as p
+from stackbench.remote.readiness import local_readiness
 from stackbench.services import ServiceKind
 from stackbench.session.stacks import (
     ServiceAccess,
@@ -89,7 +91,10 @@ STOP_GRACE_S = 5.0  # between SIGTERM and SIGKILL for what the clean-up finds st
 WORKER_JOIN_S = 30.0  # a request in progress ends soon once its processes are gone
 _PR_SET_CHILD_SUBREAPER = 36
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
-_WORKER_REQUESTS = (p.StartStack, p.StartServices, p.StopStack, p.Verify, p.WarmUp, p.RunLoad)
+# (readiness reads every stack's manifest and asks for runtimes' versions: seconds, during which
+# the main thread must go on answering heartbeats)
+_WORKER_REQUESTS = (p.StartStack, p.StartServices, p.StopStack, p.Verify, p.WarmUp, p.RunLoad,
+                    p.Readiness)
 # What a stack may be given from a services host of its own: addresses, ports, the account and
 # the per-start passwords (token_urlsafe), nothing that could change how a process runs.
 _SERVICE_ENV_KEYS = frozenset({
@@ -314,6 +319,8 @@ class Agent:
             return self._verify(request)
         if isinstance(request, p.RunLoad):
             return self._run_load(request)
+        if isinstance(request, p.Readiness):
+            return p.ReadinessReport(id=request.id, readiness=local_readiness())
         if isinstance(request, p.WarmUp):
             load = self._checked_load(request.request, "warm-up")
             warm_up(get_driver(load.settings.driver), load, new_session=True)
@@ -453,12 +460,12 @@ class Agent:
                 monitor.add_role("loader", self._load.pid)
             self._monitor = monitor.start()
 
-    def _monitor_stop(self) -> dict[str, dict[str, int | float]]:
+    def _monitor_stop(self) -> dict[str, RoleUsage]:
         with self._lock:
             monitor, self._monitor = self._monitor, None
         if monitor is None:
             raise InputError("monitor-stop: the monitor does not run (monitor-start first)")
-        return {role: usage.as_dict() for role, usage in monitor.stop().items()}
+        return monitor.stop()
 
     # --- loads ----------------------------------------------------------------------------------
     def _run_load(self, request: p.RunLoad) -> p.LoadDone:

@@ -26,6 +26,7 @@ from typing import IO, Literal, NoReturn, TypeVar
 import msgspec
 
 from stackbench.config.loadspec import LoadRequest, LoadResult
+from stackbench.config.measured import RoleUsage
 from stackbench.errors import ExitCode, HostLost
 from stackbench.remote import protocol as p
 from stackbench.remote.clock import ClockSample, best_sample, clock_sample
@@ -37,6 +38,7 @@ DEFAULT_TIMEOUT_S = 60.0  # a request answered at once (hello, exits, monitor, s
 START_TIMEOUT_S = 3600.0  # start-stack may build the stack first (builds time out at 1800 s)
 STOP_TIMEOUT_S = 120.0  # stop-stack: SIGTERM, a grace period, SIGKILL
 VERIFY_TIMEOUT_S = 600.0
+READINESS_TIMEOUT_S = 120.0  # every stack's manifest read, runtimes asked for their versions
 ANSWER_MARGIN_S = 30.0  # on top of a load's own budget, for the reply to come back
 HEARTBEAT_S = 3.0  # well inside the agent's default --heartbeat-s 10
 CLOCK_SAMPLES = 8
@@ -155,6 +157,11 @@ class RemoteHost:
         return self._call(p.FetchLogs(id=self._new_id(), part=part, name=name),
                           p.LogFiles).files
 
+    def readiness(self, timeout_s: float = READINESS_TIMEOUT_S) -> p.HostReadiness:
+        """What `hosts check` judges the host by (remote/readiness.py, run over there)."""
+        return self._call(p.Readiness(id=self._new_id()), p.ReadinessReport,
+                          timeout_s).readiness
+
     def exits(self) -> tuple[p.ExitInfo, ...]:
         """The stack and service processes that exited (name, status, log tail)."""
         return self._call(p.Exits(id=self._new_id()), p.Exited).exits
@@ -162,8 +169,8 @@ class RemoteHost:
     def monitor_start(self, interval_s: float = 0.25) -> None:
         self._call(p.MonitorStart(id=self._new_id(), interval_s=interval_s), p.Ok)
 
-    def monitor_stop(self) -> dict[str, dict[str, int | float]]:
-        """Role -> RoleUsage.as_dict() since monitor_start ("loader" for its loaders)."""
+    def monitor_stop(self) -> dict[str, RoleUsage]:
+        """Role -> its usage since monitor_start ("loader" for its loaders)."""
         return self._call(p.MonitorStop(id=self._new_id()), p.Usage).usage
 
     def warm_up(self, request: LoadRequest, timeout_s: float) -> None:

@@ -6,6 +6,9 @@ replies to requests handled in parallel (a load level running while the crash wa
 exits) find their caller. A request that fails on the agent gets an `Error` reply naming the
 StackbenchError class and its exit code, so the controller raises the same class.
 
+The protocol has no number of its own: it is the stackbench version's, which `hello` returns
+and the controller checks before any other request (engine/hosts.py).
+
 Times are `time.time()` on the agent's clock (plus the offset a test injects), never the
 controller's: the controller converts with the offset it measured (`clock.py`).
 """
@@ -16,6 +19,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 from stackbench.config.loadspec import LoadRequest, LoadResult
+from stackbench.config.measured import RoleUsage
 from stackbench.errors import (
     BuildError,
     DriverError,
@@ -139,6 +143,11 @@ class FetchLogs(Request, frozen=True, tag="fetch-logs"):
     name: str = ""  # the stack's planned name, for part "stack"
 
 
+class Readiness(Request, frozen=True, tag="readiness"):
+    """What `hosts check` judges this host by: runtimes, loader, stacks, limits.
+    -> ReadinessReport."""
+
+
 class Heartbeat(Request, frozen=True, tag="heartbeat"):
     """The controller is alive. -> Ok."""
 
@@ -148,8 +157,8 @@ class Bye(Request, frozen=True, tag="bye"):
 
 
 AnyRequest = (Hello | Clock | StartStack | StartServices | Verify | Exits | MonitorStart
-              | MonitorStop | WarmUp | RunLoad | StopLoad | StopStack | FetchLogs | Heartbeat
-              | Bye)
+              | MonitorStop | WarmUp | RunLoad | StopLoad | StopStack | FetchLogs | Readiness
+              | Heartbeat | Bye)
 
 
 class Reply(Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True):
@@ -185,6 +194,33 @@ class ServicesStarted(Reply, frozen=True, tag="services-started"):
     roles: dict[str, int]  # service name -> root pid
 
 
+class Limit(Struct, frozen=True, forbid_unknown_fields=True):
+    """One of doctor's checks of a limit (open files, somaxconn), as the host judged itself."""
+
+    name: str
+    verdict: str  # lab.machine.Verdict's value: "ok", "warn", "fail"
+    value: str
+    advice: str = ""
+
+
+class HostReadiness(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A host's facts that decide whether it can take part in a run (remote/readiness.py);
+    `hosts check` compares another host's with this machine's."""
+
+    python: str
+    git_rev: str | None
+    loader: bool  # the native loader is built
+    stacks: dict[str, str]  # every stack: "" when available, else why not
+    nofile_soft: int
+    nofile_hard: int
+    somaxconn: int | None  # None: not readable there
+    limits: tuple[Limit, ...]
+
+
+class ReadinessReport(Reply, frozen=True, tag="readiness"):
+    readiness: HostReadiness
+
+
 class LogFiles(Reply, frozen=True, tag="log-files"):
     files: dict[str, str]  # path under the part's directory ("mariadb/mariadb.log") -> text
 
@@ -206,8 +242,7 @@ class Exited(Reply, frozen=True, tag="exited"):
 
 
 class Usage(Reply, frozen=True, tag="usage"):
-    # role -> RoleUsage.as_dict(); counts stay integers (int first: JSON 12 -> 12, not 12.0)
-    usage: dict[str, dict[str, int | float]]
+    usage: dict[str, RoleUsage]
 
 
 class LoadDone(Reply, frozen=True, tag="load-done"):
@@ -222,7 +257,7 @@ class Error(Reply, frozen=True, tag="error"):
 
 
 AnyReply = (Ok | AgentInfo | ClockReading | StackStarted | ServicesStarted | Verified | Exited
-            | Usage | LoadDone | LogFiles | Error)
+            | Usage | LoadDone | LogFiles | ReadinessReport | Error)
 
 
 class _IdOnly(Struct):

@@ -170,11 +170,12 @@ def memory(a: Analysis) -> tuple[MemoryRow, ...]:
         roles = sorted({r for s, r in per if s == stack}, key=_role_order)
         for role in roles:
             rows = per[(stack, role)]
-            peaks = [u["rss_max_bytes"] for r in rows if "rss_max_bytes" in (u := r.usage[role])]
-            means = [u["rss_mean_bytes"] for r in rows
-                     if "rss_mean_bytes" in (u := r.usage[role])]
-            procs = [u["processes_max"] for r in rows if (u := r.usage[role]).get("processes_max")]
-            threads = [u["threads_max"] for r in rows if (u := r.usage[role]).get("threads_max")]
+            # 0 bytes: no process of the role was sampled in that level, no figure
+            sampled = [u for r in rows if (u := r.usage[role]).rss_max_bytes]
+            peaks = [u.rss_max_bytes for u in sampled]
+            means = [u.rss_mean_bytes for u in sampled]
+            procs = [u.processes_max for r in rows if (u := r.usage[role]).processes_max]
+            threads = [u.threads_max for r in rows if (u := r.usage[role]).threads_max]
             out.append(MemoryRow(stack, role, int(max(peaks)) if peaks else None,
                                  int(sum(means) / len(means)) if means else None,
                                  max(len(peaks), len(means)),

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView
+from stackbench.config.measured import Second
 from stackbench.config.placement import OTHER_ROLE
 from stackbench.report.chartkit import (
     ChartItem,
@@ -58,9 +59,9 @@ def top_level(c: CaseView) -> float | None:
     return max(values) if values else None
 
 
-def _seconds(r: LevelRow) -> list[dict[str, float]]:
+def _seconds(r: LevelRow) -> list[Second]:
     # The loader marks the cut last second `partial`: it is no full second, not drawn.
-    return [p for p in r.timeseries or () if not p.get("partial")]
+    return [p for p in r.timeseries or () if not p.partial]
 
 
 def _draw_series(ax_rate: Axes, ax_lat: Axes, rows: Sequence[LevelRow], color: str
@@ -71,12 +72,12 @@ def _draw_series(ax_rate: Axes, ax_lat: Axes, rows: Sequence[LevelRow], color: s
     for r in rows:
         series = _seconds(r)
         any_second = any_second or bool(series)
-        t = [float(p.get("t_s", i + 1)) for i, p in enumerate(series)]
-        completed = [float(p.get("completed", 0)) for p in series]
+        t = [float(p.t_s) for p in series]
+        completed = [float(p.completed) for p in series]
         rates += completed
         ax_rate.plot(t, completed, color=color, linewidth=1.1, alpha=0.85)
-        for key, dashes in (("p50_us", "-"), ("p99_us", "--")):
-            values = [float(p[key]) if p.get(key) else math.nan for p in series]
+        for key, dashes in (("p50", "-"), ("p99", "--")):
+            values = [p.percentile_us(key) or math.nan for p in series]
             any_latency = any_latency or any(v > 0 for v in values)
             ax_lat.plot(t, values, color=color, linestyle=dashes, linewidth=1.1, alpha=0.85)
     return rates, any_second, any_latency
@@ -101,8 +102,8 @@ def _series_row(a: Analysis, c: CaseView, level: float, ax_rate: Axes, ax_lat: A
         no_data(ax_lat, "no request completed in any second" if any_second
                 else "the level ended within its first second: no full second")
     ax_lat.set_title("p50, p99", loc="left")
-    lat = [[float(p[k]) for r in rows for p in _seconds(r) if p.get(k)]
-           for k in ("p50_us", "p99_us")]
+    lat = [[p.percentile_us(k) for r in rows for p in _seconds(r) if p.percentile_us(k)]
+           for k in ("p50", "p99")]
     return [c.stack, fmt.level(level), str(len(rows)), str(len(rates)),
             " / ".join(fmt.rate(f(rates)) if rates else fmt.MISSING
                        for f in (min, statistics.median, max)),
@@ -139,8 +140,8 @@ def timeseries_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
 
 # --- resources -------------------------------------------------------------------------------
 def _rss_peak(rows: Sequence[LevelRow], role: str) -> float | None:
-    values = [r.usage[role]["rss_max_bytes"] for r in rows
-              if role in r.usage and "rss_max_bytes" in r.usage[role]]
+    # 0 bytes: no process of the role was sampled, so no memory figure
+    values = [u.rss_max_bytes for r in rows if (u := r.usage.get(role)) and u.rss_max_bytes]
     return stats.median(values) if values else None
 
 

@@ -17,6 +17,7 @@ from msgspec import UNSET, UnsetType
 
 from stackbench.config.deviations import deviation_sentence
 from stackbench.config.loadspec import LevelKind, error_rate
+from stackbench.config.measured import RoleUsage, Second
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]
 CaseStatus = Literal["pending", "ok", "failed", "unavailable"]
@@ -302,9 +303,7 @@ class LevelRecord(Record, frozen=True, kw_only=True):
     latency_us: dict[str, float]  # p50, p99, max ... only what the driver measured
     connect_us: dict[str, float] | None = None
     histogram: str | None = None  # HdrHistogram V2 compressed, base64
-    # One entry per second: counts and percentiles, and (stackbench-load/2) `partial` (a bool:
-    # the cut last second) and that second's `histogram` (a string), hence Any.
-    timeseries: tuple[dict[str, Any], ...] | None = None
+    timeseries: tuple[Second, ...] | None = None  # the native loader's; wrk and ab give none
     open_loop: dict[str, Any] | None = None  # target/achieved rate, sustained, waits
     loader_cpu_s: tuple[float, float] | None = None  # user, sys
     # Bytes received (headers and bodies) in the measured phase, as the tool printed them;
@@ -312,7 +311,7 @@ class LevelRecord(Record, frozen=True, kw_only=True):
     bytes_read: int | None = None
     # The native loader's I/O engine (uring | epoll, or each loader host's when they differ)
     loader_engine: str | None = None
-    usage: dict[str, dict[str, float]]  # per role: cpu user/sys/%, rss, threads, ctx switches
+    usage: dict[str, RoleUsage]  # per role: CPU, memory, threads, processes, context switches
     flags: tuple[str, ...] = ()  # LevelFlag: "loader-bound", "invalid: error rate 5% > 1%"
     status: LevelStatus
     error_class: LevelErrorClass = ""  # set when status is "failed"

@@ -27,6 +27,7 @@ from stackbench.analysis.claims import (
 )
 from stackbench.analysis.claims.kinds import jitter_ratio_interval
 from stackbench.config.claims import Claim, claims_from_data, parse_claims
+from stackbench.config.measured import RoleUsage, Second
 from stackbench.config.suite import parse_suite
 from stackbench.store.records import (
     CalibrationRow,
@@ -45,6 +46,8 @@ from stackbench.store.store import (
     Store,
     VerificationRow,
 )
+from tests.measured import second
+from tests.measured import usage as role_usage
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIMS_DIR = ROOT / "suites" / "claims"
@@ -84,7 +87,7 @@ def make_claim(test: dict[str, Any], requires: dict[str, Any] | None = None,
 def level(case_id: int, value: float, rps: float, rep: int = 0, *,
           latency_ms: dict[str, float] | None = None, errors: dict[str, int] | None = None,
           completed: int = 1000, duration_s: float = 10.0, status: str = "ok",
-          flags: tuple[str, ...] = (), usage: dict[str, dict[str, float]] | None = None,
+          flags: tuple[str, ...] = (), usage: dict[str, RoleUsage] | None = None,
           index: int | None = None) -> LevelRow:
     latency = {k: v * 1000.0 for k, v in (latency_ms or {"mean": 5.0, "p99": 9.0}).items()}
     errs = errors or {}
@@ -100,16 +103,17 @@ SECONDS = 12  # a 12-s level: its first 2 s dropped, a 10-s steady window
 WOBBLE = (-2, 0, 2, -1, 1)  # ±1% per second, mean 0 over every 5 s
 
 
-def seconds(rps: float, latency_us: dict[str, float]) -> tuple[dict[str, Any], ...]:
+def seconds(rps: float, latency_us: dict[str, float]) -> tuple[Second, ...]:
     """A native loader's per-second series around `rps` (the 10-s window's mean is exactly
     rps) with each second's histogram (p50 at the level's mean latency, p99 at its p99), so a
     single repetition carries evidence as a real one does."""
     p50 = int(latency_us.get("p50", latency_us.get("mean", 5000.0)))
     p99 = int(latency_us.get("p99", p50))
     shown = _histogram(p50, p99)
-    return tuple({"t_s": float(i), "completed": rps * (1 + 0.005 * WOBBLE[i % 5]),
-                  "errors": 0.0, "duration_s": 1.0, "p50_us": float(p50), "p99_us": float(p99),
-                  "histogram": shown} for i in range(SECONDS))
+    # Whole responses: rounded half to even, round(rps - x) + round(rps + x) = 2 rps for a
+    # whole rps, so the window's mean stays rps (x = rps * w / 200 is exact for such x).
+    return tuple(second(i + 1, rps + rps * WOBBLE[i % 5] / 200, p50_us=p50, p99_us=p99,
+                        histogram=shown) for i in range(SECONDS))
 
 
 @functools.cache
@@ -353,8 +357,7 @@ def test_ratio_with_a_metric_per_side():
     test = {"kind": "ratio", "metric": "server_cpu", "expect": "greater", "threshold": 2.0,
             "workloads": ["w"], "numerator": {"stack": "a"},
             "denominator": {"stack": "a", "metric": "service_cpu"}}
-    usage = {"node": {"cpu_percent": 80.0}, "mariadb": {"cpu_percent": 16.0},
-             "loader": {"cpu_percent": 40.0}}
+    usage = {"node": role_usage(80.0), "mariadb": role_usage(16.0), "loader": role_usage(40.0)}
     run = RunBuilder()
     # CPU has no per-second series: only repetitions give it evidence
     run.curve("a", "w", {20: [100.0, 100.0]}, usage=usage)
@@ -899,7 +902,7 @@ def test_every_claims_file_evaluates_on_a_synthetic_run(path):
     rng = random.Random(path.stem)
     run = RunBuilder()
     stacks = list(suite.stacks) + ["node-mysql-native", "node-cluster"]
-    usage = {"server": {"cpu_percent": 90.0}, "mariadb": {"cpu_percent": 20.0}}
+    usage = {"server": role_usage(90.0), "mariadb": role_usage(20.0)}
     for stack in dict.fromkeys(stacks):
         for spec in suite.workloads:
             cid = run.case(stack, spec.label)

@@ -19,9 +19,11 @@ from stackbench.analysis.levelsteady import (
 )
 from stackbench.analysis.steady import SteadyClass
 from stackbench.analysis.verdicts import RunSpread, Unit
+from stackbench.config.measured import Second
 from stackbench.store.records import CaseRecord, LevelRow
 from stackbench.store.store import RunData, Store
 from tests.analysis.synthetic_series import flat, ramp_then_plateau
+from tests.measured import second
 from tests.store.test_store import level, run_record
 
 SPREAD = RunSpread(0.05, False, "test")
@@ -40,20 +42,13 @@ SLOW = histogram({300: 90, 5000: 10})   # p50 300 us, p99 5000 us
 
 
 def series(rps: list[float], hist: list[str] | None = None, partial_last: bool = True
-           ) -> tuple[dict[str, float], ...]:
-    out = []
-    for i, value in enumerate(rps):
-        second: dict[str, object] = {"t_s": float(i), "completed": float(value), "errors": 0.0,
-                                     "p50_us": 100.0, "p90_us": 200.0, "p99_us": 1000.0,
-                                     "max_us": 2000.0, "duration_s": 1.0, "partial": False}
-        if hist is not None:
-            second["histogram"] = hist[i]
-        out.append(second)
+           ) -> tuple[Second, ...]:
+    out = [second(i + 1, value, p50_us=100, p90_us=200, p99_us=1000, max_us=2000,
+                  histogram=None if hist is None else hist[i]) for i, value in enumerate(rps)]
     if partial_last:  # the loader's last, cut-short second: a cliff that must not count
-        out.append({"t_s": float(len(rps)), "completed": 10.0, "errors": 0.0, "p50_us": 1.0,
-                    "p90_us": 1.0, "p99_us": 1.0, "max_us": 1.0, "duration_s": 0.3,
-                    "partial": True})
-    return tuple(out)  # type: ignore[arg-type]
+        out.append(second(len(rps) + 1, 10, p50_us=1, p90_us=1, p99_us=1, max_us=1,
+                          duration_s=0.3, partial=True))
+    return tuple(out)
 
 
 def row(rps: list[float] | None, repetition: int = 0, hist: list[str] | None = None,

@@ -10,6 +10,7 @@ from stackbench.config import slo as slo_rule
 from stackbench.config.slo import Probe, SloStatus
 from stackbench.config.suite import Slo
 from stackbench.store.store import LevelRow
+from tests.measured import usage
 
 
 def test_basic_summaries_match_hand_computed_values():
@@ -161,8 +162,7 @@ def _level(rep, rps, latency, case_id=1, index=0, value=10.0, **extra):
         driver="native", mode="closed", keepalive="on", started_at=0.0, duration_s=10.0,
         completed=1000, ok=1000, errors={}, requests_per_s=rps, latency_us=latency,
         connect_us=None, histogram=None, timeseries=None, open_loop=None,
-        loader_cpu_s=(1.0, 1.0), usage={"server": {"cpu_percent": 90.0},
-                                        "redis": {"cpu_percent": 10.0}},
+        loader_cpu_s=(1.0, 1.0), usage={"server": usage(90.0), "redis": usage(10.0)},
         flags=[], status="ok", command="")
     fields.update(extra)
     return LevelRow(**fields)
@@ -227,8 +227,8 @@ def test_transfer_rate_in_mib_per_second():
 def test_level_figures_split_cpu_by_role_and_need_a_closed_loop_for_time_per_request():
     row = _level(0, 100.0, {"p50": 1.0}, value=20.0, duration_s=10.0, completed=1000,
                  bytes_read=5 * 1024 * 1024,
-                 usage={"node": {"cpu_percent": 80.0}, "mariadb": {"cpu_percent": 16.0},
-                        "redis": {"cpu_percent": 2.0}, "loader": {"cpu_percent": 30.0}})
+                 usage={"node": usage(80.0), "mariadb": usage(16.0), "redis": usage(2.0),
+                        "loader": usage(30.0)})
     assert stats.server_cpu_percent(row) == 80.0
     assert stats.service_cpu_percent(row) == 18.0
     assert stats.level_time_per_request_ms(row) == pytest.approx(200.0)  # 20 x 10 s / 1000
@@ -236,7 +236,7 @@ def test_level_figures_split_cpu_by_role_and_need_a_closed_loop_for_time_per_req
     assert stats.level_transfer_mib_per_s(row) == pytest.approx(0.5)
     open_loop = _level(0, 100.0, {}, mode="open", value=500.0)
     assert stats.level_time_per_request_ms(open_loop) is None  # 500 is a rate, not clients
-    assert stats.service_cpu_percent(_level(0, 1.0, {}, usage={"node": {"cpu_percent": 5.0}})
+    assert stats.service_cpu_percent(_level(0, 1.0, {}, usage={"node": usage(5.0)})
                                      ) is None
 
 

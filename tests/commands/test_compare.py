@@ -11,6 +11,7 @@ from stackbench.analysis.analysis import analyse
 from stackbench.analysis.compare import Gate, parse_latency_gate, parse_slower_gate
 from stackbench.analysis.verdicts import RunSpread
 from stackbench.commands.compare import run_compare
+from stackbench.config.measured import Second
 from stackbench.errors import ExitCode, InputError
 from stackbench.report.document import RESULTS_SCHEMA
 from stackbench.report.exports import results_json
@@ -18,18 +19,18 @@ from stackbench.store.records import CaseRecord
 from stackbench.store.store import Store
 from tests.analysis.synthetic_series import flat
 from tests.analysis.test_levelsteady import histogram
+from tests.measured import second
 from tests.store.test_store import level, run_record
 
 
-def seconds(rps: list[float], p99_us: float = 900.0) -> tuple[dict[str, object], ...]:
+def seconds(rps: list[float], p99_us: float = 900.0) -> tuple[Second, ...]:
     """Per-second entries as the native loader writes them, with their histograms; p99
     varies by ±2% from second to second."""
     out = []
     for i, v in enumerate(rps):
         p99 = int(p99_us * (1.0 + 0.02 * ((i % 3) - 1)))
-        out.append({"t_s": float(i), "completed": v, "errors": 0.0, "duration_s": 1.0,
-                    "p50_us": 100.0, "p99_us": float(p99),
-                    "histogram": histogram({100: 98, p99: 2})})
+        out.append(second(i + 1, v, p50_us=100, p99_us=p99,
+                          histogram=histogram({100: 98, p99: 2})))
     return tuple(out)
 
 

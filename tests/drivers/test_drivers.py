@@ -1,6 +1,7 @@
 import json
 from pathlib import Path
 
+import msgspec
 from hdrh.histogram import HdrHistogram
 
 from stackbench.config.loadspec import KeepAlive, LoadRequest, LoadSettings
@@ -84,7 +85,8 @@ def test_native_document_is_parsed_and_extra_percentiles_come_from_the_histogram
     assert r.latency_us["p50"] == 5000 and r.loader_cpu_s == (0.25, 0.5)
     assert abs(r.latency_us["p80"] - 8000) <= 8 and abs(r.latency_us["p95"] - 9500) <= 10
     assert r.connect_us is None and r.warnings == ("raised RLIMIT_NOFILE to 20000",)
-    assert r.timeseries == doc["timeseries"]
+    assert r.timeseries is not None
+    assert [msgspec.structs.asdict(s) for s in r.timeseries] == doc["timeseries"]
     assert r.unanswered_at_end == (0, 0.0) and r.open_loop is None
     assert r.bytes_read == doc["throughput"]["bytes_read"] == 74_500
     assert r.loader_engine == doc["tool"]["engine"] == "uring"  # recorded with the level

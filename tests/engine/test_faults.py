@@ -154,8 +154,12 @@ def test_a_service_killed_mid_level_is_restarted_with_the_stack(tmp_path):
     text = suite_text(["node"], [2, 3, 4], duration_s=2).replace('["hello"]', '["redis-get"]')
     run = stackbench("run", str(write_suite(tmp_path, text)), "--out", str(out))
     db = out / "stackbench.sqlite"
+    # The kill waits for the second level's loader, not for a time: it lands inside that
+    # level however slow the machine is (the first level's loader ended before it was stored).
     wait_for_levels(db, 1)
-    time.sleep(1.0)
+    deadline = time.monotonic() + 120
+    while not descendants(run.pid, "stackbench-load") and time.monotonic() < deadline:
+        time.sleep(0.02)
     victims = descendants(run.pid, "redis-server")
     for p in victims:
         p.send_signal(signal.SIGKILL)

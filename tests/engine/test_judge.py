@@ -1,6 +1,7 @@
 """The judge on hand-made measurements: status, flags and SLO verdicts, no process started."""
 
 from stackbench.config.loadspec import DriverKind, LoadResult, Mode
+from stackbench.config.measured import RoleUsage
 from stackbench.config.slo import SloStatus
 from stackbench.config.suite import Slo
 from stackbench.engine.judge import (
@@ -11,7 +12,6 @@ from stackbench.engine.judge import (
     starvation_flag,
     sustained,
 )
-from stackbench.lab.monitor import RoleUsage
 from stackbench.store.records import LevelRecord
 
 

@@ -12,6 +12,7 @@ from stackbench.engine import measure as measure_module
 from stackbench.engine.judge import LevelFailure, Measurement
 from stackbench.engine.measure import Target, jit_warmup_record, jit_warmup_request, measure
 from stackbench.errors import DriverError
+from tests.measured import second
 
 
 class _Monitor:
@@ -65,10 +66,8 @@ def test_jit_warmup_pass_is_the_first_load_by_duration_and_its_cold_figures():
     assert (req.connections, req.settings.duration_s, req.settings.warmup_s) == (50, 15.0, 0.0)
     assert req.request_count is None and req.url == "http://127.0.0.1:1/hello"
 
-    seconds = [{"completed": 2400, "duration_s": 1.0, "partial": False},
-               {"completed": 30000, "duration_s": 1.0, "partial": False},
-               {"completed": 62000, "duration_s": 1.0, "partial": False},
-               {"completed": 100, "duration_s": 0.25, "partial": True}]  # cut: never used
+    seconds = (second(1, 2400), second(2, 30000), second(3, 62000),
+               second(4, 100, duration_s=0.25, partial=True))  # cut: never used
     result = LoadResult(driver=DriverKind.NATIVE, command=("x",), duration_s=3.25,
                         completed=94500, ok=94490, errors={"status": 10},
                         requests_per_s=94500 / 3.25, latency_us={}, timeseries=seconds)

@@ -78,7 +78,7 @@ def test_run_stores_levels_failures_and_unavailable(tmp_path, fake_inventory, dr
         assert "p50" in lv.latency_us and "server" in lv.usage and "loader" in lv.usage
         # Exact, unlike CPU time (a short level may spend less than one tick): a server that
         # answered requests was woken for them.
-        assert lv.usage["server"]["ctx_voluntary"] > 0
+        assert lv.usage["server"].ctx_voluntary > 0
     crashed = by_stack[("crashing", "hello")]
     assert crashed.status == "failed" and "exited with code 3" in crashed.reason
     assert "crashing on purpose" in crashed.reason  # the log tail is in the reason

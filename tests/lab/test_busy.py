@@ -1,10 +1,10 @@
 """The busy-machine checks: hand-made samples, and a real busy loop pinned to a core."""
 
-import dataclasses
 import os
 import subprocess
 import sys
 
+import msgspec
 import pytest
 
 from stackbench.lab.busy import FIND_BUSY, Sample, busy_checks, sample, steal_check
@@ -77,5 +77,5 @@ def test_the_monitor_counts_what_else_used_the_levels_cores():
     assert usage[OTHER_ROLE].cpu_percent > 50
     flag = disturbed_flag(usage)
     assert flag is not None and flag.startswith("disturbed: other processes used ")
-    quiet = {OTHER_ROLE: dataclasses.replace(usage[OTHER_ROLE], cpu_percent=5.0)}
+    quiet = {OTHER_ROLE: msgspec.structs.replace(usage[OTHER_ROLE], cpu_percent=5.0)}
     assert disturbed_flag(quiet) is None

@@ -123,7 +123,7 @@ pause_s = 0
         assert level.completed > 0 and level.errors_total == 0 and level.status == "ok"
         # The stack's roles were sampled (what a level guarantees; CPU time, counted in ticks,
         # is checked by construction in tests/lab/test_monitor.py).
-        assert any(role != "loader" and u["rss_max_bytes"] > 0 and u["processes_max"] >= 1
+        assert any(role != "loader" and u.rss_max_bytes > 0 and u.processes_max >= 1
                    for role, u in level.usage.items())
     assert data.run.environment.versions
 

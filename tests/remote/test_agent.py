@@ -4,6 +4,7 @@ real native loader, the crash watch, stop-load, and the clean-up when the contro
 (end of file on stdin, mid-level; a lost heartbeat): no process of the agent's survives."""
 
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -114,11 +115,25 @@ def test_hello_names_the_agent_and_keep_leaves_its_run_dir(start_agent):
     assert "the controller said bye" in (run_dir / LOG_NAME).read_text()
 
 
+def test_readiness_comes_from_the_agents_host(start_agent):
+    """`hosts check` asks the agent, in the worker thread: heartbeats go on meanwhile."""
+    host, _, _ = start_agent()
+    ready = host.readiness()
+    assert ready.python == platform.python_version()
+    # The agent's own stacks folder (the fakes), each available or saying why not.
+    assert set(ready.stacks) == {p.name for p in FAKE_STACKS.iterdir() if p.is_dir()}
+    assert ready.stacks["refserver"] == "" and ready.stacks["missing"] != ""
+    assert ready.loader == native_loader_built()
+    assert {limit.name for limit in ready.limits} == {"open files", "somaxconn"}
+    assert host.lost is None
+
+
 def test_an_injected_clock_offset_is_measured(start_agent):
     host, _, _ = start_agent(clock_offset_s=2.5)  # as the controller injects it over SSH
     offset, delay = host.clock_offset()
-    assert offset == pytest.approx(2.5, abs=0.05)
-    assert 0 <= delay < 0.1
+    # The four-timestamp bound, whatever the machine's load: the estimate errs by at most half
+    # the round trip (both clocks are this machine's, 2.5 s apart by construction).
+    assert delay >= 0 and abs(offset - 2.5) <= delay / 2 + 1e-6
     assert host.offset_s == offset
 
 
@@ -178,9 +193,9 @@ def test_a_stack_started_loaded_watched_and_stopped_through_the_agent(start_agen
     # while it waited for them, was woken (context switches are counted exactly, unlike CPU
     # time, which a 1-s level at 2 connections may spend in less than one tick).
     server = usage["server"]
-    assert server["rss_max_bytes"] > 0 and server["processes_max"] >= 1
-    assert server["ctx_voluntary"] > 0
-    assert server["cpu_user_s"] >= 0 and server["cpu_sys_s"] >= 0
+    assert server.rss_max_bytes > 0 and server.processes_max >= 1
+    assert server.ctx_voluntary > 0
+    assert server.cpu_user_s >= 0 and server.cpu_sys_s >= 0
 
     # stop-load ends a level at once: its run-load fails, the stack stays up.
     failed: list[BaseException] = []

@@ -21,6 +21,7 @@ from stackbench.errors import (
 from stackbench.remote import protocol as p
 from stackbench.remote.clock import ClockSample, best_sample, clock_sample
 from stackbench.verify.outcome import VerifyOutcome
+from tests.measured import second, usage
 
 LOAD = LoadRequest("http://10.231.0.11:8080/hello", LoadSettings(mode=Mode.OPEN, duration_s=2,
                                                                    warmup_s=0), 64, 500.0,
@@ -29,7 +30,7 @@ RESULT = LoadResult(
     driver=DriverKind.NATIVE, command=("stackbench-load", "http://x/"), duration_s=2.001,
     completed=1000, ok=998, errors={"status": 2}, requests_per_s=499.5,
     latency_us={"p50": 812.0, "p99": 2400.5}, connect_us={"mean": 90.0}, histogram="HISTFAAA",
-    timeseries=[{"second": 0, "completed": 500, "histogram": "HISTFAAB"}],
+    timeseries=(second(1, 500, p50_us=800, histogram="HISTFAAB"),),
     open_loop={"intended": 1000, "missed": 0}, loader_cpu_s=(0.4, 0.2),
     unanswered_at_end=(1, 1500.0), warnings=("few connections",), raw_output='{"a": 1}\n')
 
@@ -42,6 +43,7 @@ REQUESTS = [
     p.MonitorStop(id=7), p.WarmUp(id=8, request=LOAD),
     p.RunLoad(id=9, request=LOAD, start_at=1_800_000_000.25, timeout_s=340.0),
     p.StopLoad(id=10), p.StopStack(id=11), p.Heartbeat(id=12), p.Bye(id=13),
+    p.Readiness(id=14),
 ]
 REPLIES = [
     p.Ok(id=1), p.AgentInfo(id=2, version="0.1.0", hostname="h1", pid=42, cores=(0, 1)),
@@ -50,9 +52,15 @@ REPLIES = [
                    service_roles={"redis": 101}, params={"workers": "4"}),
     p.Verified(id=5, outcomes=(VerifyOutcome("hello", False, ("body differs",), 3),)),
     p.Exited(id=6, exits=(p.ExitInfo("node process 'server'", -9, "last\nlines"),)),
-    p.Usage(id=7, usage={"server": {"cpu_percent": 97.5}, "loader": {"cpu_percent": 40.0}}),
+    p.Usage(id=7, usage={"server": usage(97.5, rss_max_bytes=2**33, processes_max=4),
+                         "loader": usage(40.0)}),
     p.LoadDone(id=8, result=RESULT, started_at=1_800_000_000.2501),
     p.Error(id=9, kind="StackError", exit_code=4, message="node: not ready\nlog tail"),
+    p.ReadinessReport(id=10, readiness=p.HostReadiness(
+        python="3.11.2", git_rev=None, loader=True, stacks={"node": "", "java": "no java"},
+        nofile_soft=1024, nofile_hard=20000, somaxconn=None,
+        limits=(p.Limit("somaxconn", "warn", "128", "sudo sysctl -w net.core.somaxconn=65535"),
+                p.Limit("open files", "ok", "soft 1024, hard 20000")))),
 ]
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 from hdrh.histogram import HdrHistogram
 
+from stackbench.config.measured import RoleUsage
 from stackbench.store.records import (
     CaseRecord,
     Environment,
@@ -22,6 +23,8 @@ from stackbench.store.records import (
     VerificationRecord,
 )
 from stackbench.store.store import Store
+from tests.measured import second
+from tests.measured import usage as role_usage
 
 LEVELS = (25, 100, 300)
 REPEAT = 5  # the fewest repetitions with which a rank test can name a winner
@@ -126,17 +129,17 @@ def _level(rng: random.Random, stack: str, workload: str, index: int, conns: int
     flags = ["invalid: error rate 3.0% > 1.0%"] if failing else []
     if stack == "go-nethttp" and conns == 300:
         flags.append("loader-bound")
-    usage: dict[str, dict[str, float]] = {}
+    usage: dict[str, RoleUsage] = {}
     for i, role in enumerate(roles):
-        usage[role] = {"cpu_percent": 95.0 / len(roles) * (1 - math.exp(-conns / 60)),
-                       "rss_max_bytes": (30 + 20 * i + conns / 10) * 2**20,
-                       "rss_mean_bytes": (28 + 20 * i + conns / 12) * 2**20,
-                       "threads_max": 8, "processes_max": 1 + i}
-    usage["loader"] = {"cpu_percent": 40.0 + conns / 10, "rss_max_bytes": 12 * 2**20,
-                       "rss_mean_bytes": 11 * 2**20}
-    series = [{"t_s": t, "completed": rps * (0.5 if t in (1, 5) else rng.uniform(0.95, 1.05)),
-               "errors": 0, "p50_us": p50 * rng.uniform(0.9, 1.1),
-               "p99_us": p99 * rng.uniform(0.8, 1.2)} for t in range(1, 6)]
+        usage[role] = role_usage(95.0 / len(roles) * (1 - math.exp(-conns / 60)),
+                                 rss_max_bytes=(30 + 20 * i + conns / 10) * 2**20,
+                                 rss_mean_bytes=(28 + 20 * i + conns / 12) * 2**20,
+                                 threads_max=8, processes_max=1 + i)
+    usage["loader"] = role_usage(40.0 + conns / 10, rss_max_bytes=12 * 2**20,
+                                 rss_mean_bytes=11 * 2**20)
+    series = [second(t, rps * (0.5 if t in (1, 5) else rng.uniform(0.95, 1.05)),
+                     p50_us=p50 * rng.uniform(0.9, 1.1), p99_us=p99 * rng.uniform(0.8, 1.2))
+              for t in range(1, 6)]
     return {
         "level_index": index, "level_value": float(conns), "repetition": rep,
         "driver": "native", "mode": "closed", "keepalive": "on",

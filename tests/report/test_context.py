@@ -14,6 +14,7 @@ from stackbench.report.context import (
 )
 from stackbench.store.records import Environment, PlacementSettings
 from stackbench.store.store import Store
+from tests.measured import usage
 
 MIB = 2**20
 
@@ -49,15 +50,15 @@ def test_memory_per_stack_and_role_by_hand():
     run = start_run(store, "t", "name = 't'", settings(repeat=1))
     a = add_case(store, run, "a", "hello", {"workers": "4"}, "ok")
     b = add_case(store, run, "a", "sha256?n=1", {"workers": "4"}, "ok")
-    add_level(store, a, _level(0, {"nginx": {"rss_max_bytes": 10 * MIB,
-                                             "rss_mean_bytes": 8 * MIB},
-                                   "loader": {"cpu_percent": 50.0}}))
-    add_level(store, a, _level(1, {"nginx": {"rss_max_bytes": 30 * MIB,
-                                             "rss_mean_bytes": 20 * MIB,
-                                             "processes_max": 3, "threads_max": 5}}))
-    add_level(store, b, _level(0, {"nginx": {"rss_max_bytes": 20 * MIB,
-                                             "rss_mean_bytes": 14 * MIB,
-                                             "processes_max": 2, "threads_max": 7}}))
+    add_level(store, a, _level(0, {"nginx": usage(rss_max_bytes=10 * MIB,
+                                                  rss_mean_bytes=8 * MIB),
+                                   "loader": usage(50.0)}))
+    add_level(store, a, _level(1, {"nginx": usage(rss_max_bytes=30 * MIB,
+                                                  rss_mean_bytes=20 * MIB, processes_max=3,
+                                                  threads_max=5)}))
+    add_level(store, b, _level(0, {"nginx": usage(rss_max_bytes=20 * MIB,
+                                                  rss_mean_bytes=14 * MIB, processes_max=2,
+                                                  threads_max=7)}))
     analysis = analyse(store.load_run(run), resamples=50)
     rows = {(m.stack, m.role): m for m in memory(analysis)}
     nginx = rows[("a", "nginx")]
@@ -65,7 +66,7 @@ def test_memory_per_stack_and_role_by_hand():
     assert nginx.mean_bytes == (8 + 20 + 14) * MIB // 3  # mean of the levels' means
     assert nginx.levels == 3
     assert (nginx.processes, nginx.threads) == (3, 7)  # the most counted in any level
-    loader = rows[("a", "loader")]  # sampled CPU but no RSS: no figure, not a zero
+    loader = rows[("a", "loader")]  # CPU but no process sampled: no figure, not a zero
     assert (loader.peak_bytes, loader.mean_bytes, loader.levels) == (None, None, 0)
     assert (loader.processes, loader.threads) == (None, None)
     ctx = build_context(analysis)

@@ -12,6 +12,7 @@ from stackbench.analysis.analysis import analyse
 from stackbench.config.claims import COLUMNS, LEVEL_METRICS
 from stackbench.report import tables, write_all
 from stackbench.store.store import Store
+from tests.measured import usage
 
 MIB = 1024 * 1024
 
@@ -29,8 +30,7 @@ def _db_report_run(store: Store) -> int:
         "completed": 2000, "ok": 2000, "errors": {}, "requests_per_s": 1173.0,
         "latency_us": {"p50": 16_000.0, "p80": 18_000.0, "mean": 17_000.0, "max": 40_000.0},
         "bytes_read": round(21 * MIB * duration), "status": "ok", "command": "ab -c 20",
-        "usage": {"node": {"cpu_percent": 80.0}, "mariadb": {"cpu_percent": 16.0},
-                  "loader": {"cpu_percent": 30.0}}})
+        "usage": {"node": usage(80.0), "mariadb": usage(16.0), "loader": usage(30.0)}})
     store.set_case_status(case, "ok")
     store.finish_run(run, "complete")
     return run

@@ -24,6 +24,7 @@ from stackbench.store.records import (
     VerificationRecord,
 )
 from stackbench.store.store import Store
+from tests.measured import second, usage
 
 CONNECTIONS = [1, 10, 100]
 # req/s per (stack, level index); node's p99 crosses the 5 ms SLO at 100 connections
@@ -89,13 +90,13 @@ def _level(index, value, rep, rps, latency, roles, flags=(), status="ok", errors
         "mode": "closed", "keepalive": "on", "started_at": 1_700_000_000.0 + index,
         "duration_s": 3.0, "completed": int(rps * 3), "ok": int(rps * 3),
         "errors": errors or {}, "requests_per_s": rps, "latency_us": latency,
-        "timeseries": [{"t_s": t, "completed": rps * (0.4 if t in (1, 4) else 1.0), "errors": 0,
-                        "p50_us": latency["p50"], "p99_us": latency.get("p99", 0)}
+        "timeseries": [second(t, rps * (0.4 if t in (1, 4) else 1.0), p50_us=latency["p50"],
+                              p99_us=latency.get("p99", 0))
                        for t in range(1, 5)] if driver == "native" else None,
         "histogram": _histogram(latency) if driver == "native" and latency.get("p50") else None,
         "loader_cpu_s": (0.5, 0.4),
-        "usage": {**{r: {"cpu_percent": 150.0, "rss_max_bytes": 1e7} for r in roles},
-                  "loader": {"cpu_percent": 60.0}, "redis": {"cpu_percent": 12.0}},
+        "usage": {**{r: usage(150.0, rss_max_bytes=1e7) for r in roles},
+                  "loader": usage(60.0), "redis": usage(12.0)},
         "flags": list(flags), "status": status, "command": "stackbench-load ...",
     }
 
@@ -434,7 +435,8 @@ def test_a_level_where_nothing_completed_draws_its_series_without_a_log_axis(sto
     assert isinstance(chart, charts.Chart)
     assert "no request completed in any second" in chart.svg
     short = {**level, "level_index": 1, "level_value": 100,
-             "timeseries": [{**level["timeseries"][0], "p50_us": 80, "partial": True}]}
+             "timeseries": [msgspec.structs.replace(level["timeseries"][0], p50_us=80,
+                                                    partial=True)]}
     _add_level(store, case, short)  # request-bounded, shorter than a second: only a cut second
     a = analyse(store.load_run(run))
     chart = charts.timeseries_chart(a, a.workloads[0], "hello")

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from stackbench.errors import InputError
@@ -35,6 +36,7 @@ from stackbench.store.store import (
     disk_full,
     write_failure,
 )
+from tests.measured import second, usage
 
 
 def settings(**extra: object) -> RunSettings:
@@ -63,7 +65,7 @@ def level(case_id: int, index: int, **extra: object) -> LevelRecord:
         case_id=case_id, level_index=index, level_value=25.0, repetition=0, driver="native",
         mode="closed", keepalive="on", started_at=1.0, duration_s=5.0, completed=1000, ok=998,
         errors={"timeout": 2}, requests_per_s=200.0, latency_us={"p50": 100.0, "p99": 900.0},
-        usage={"server": {"cpu_percent": 95.0}}, status="ok", command="stackbench-load ...")
+        usage={"server": usage(95.0)}, status="ok", command="stackbench-load ...")
     values.update(extra)
     return LevelRecord(**values)  # type: ignore[arg-type]
 
@@ -85,7 +87,8 @@ def test_every_record_comes_back_as_written():
     store.add_script(ScriptRecord(run_id=run, stack="node", label="sha256?n=1", iterations=10,
                                   wall_s=None, user_s=None, sys_s=None, outcome="exited 1"))
     written = level(cid, 0, histogram="HISTFAAA", loader_cpu_s=(1.0, 0.5),
-                    timeseries=({"t_s": 1, "completed": 10},), flags=("loader-bound",),
+                    timeseries=(second(1, 10, p50_us=80, histogram="HISTFAAB"),),
+                    flags=("loader-bound",),
                     open_loop={"sustained": False, "wait_us": {"p50": 3}},
                     raw_output="{...}")
     level_id = store.add_level(written)
@@ -116,10 +119,43 @@ def test_infinite_and_missing_figures_survive_the_round_trip():
     run = store.start_run(run_record())
     cid = store.add_case(case(run))
     store.add_level(level(cid, 0, latency_us={"p50": math.inf}, connect_us=None,
-                          usage={"server": {"cpu_percent": math.nan}}))
+                          usage={"server": usage(math.nan, rss_max_bytes=2**40)}))
     (lv,) = store.load_run(run).levels
     assert lv.latency_us == {"p50": math.inf} and lv.connect_us is None
-    assert math.isnan(lv.usage["server"]["cpu_percent"])
+    assert math.isnan(lv.usage["server"].cpu_percent)
+    assert lv.usage["server"].rss_max_bytes == 2**40
+
+
+def test_usage_and_seconds_are_stored_as_before_and_read_back_typed():
+    """The JSON of a level's usage and per-second series is what stores of this schema
+    version always held (role -> figures; one object per second): a store written before the
+    records were typed reads back as typed records."""
+    store = Store(":memory:")
+    run = store.start_run(run_record())
+    cid = store.add_case(case(run))
+    level_id = store.add_level(level(cid, 0))
+    old_usage = {"server": {"cpu_user_s": 0.5, "cpu_sys_s": 0.25, "cpu_percent": 15.0,
+                            "rss_max_bytes": 31457280, "rss_mean_bytes": 30000000,
+                            "threads_max": 4, "processes_max": 2, "ctx_voluntary": 1200,
+                            "ctx_involuntary": 7}}
+    old_seconds = [{"t_s": 1, "completed": 980, "errors": 0, "p50_us": 812, "p99_us": 2400,
+                    "p90_us": 1500, "max_us": 9000, "duration_s": 1.0, "partial": False,
+                    "histogram": "HISTFAAB"}]
+    store.db.execute("UPDATE levels SET usage = ?, timeseries = ? WHERE id = ?",
+                     (json.dumps(old_usage), json.dumps(old_seconds), level_id))
+    lv = store.level(level_id)
+    assert lv.usage["server"] == usage(15.0, cpu_user_s=0.5, cpu_sys_s=0.25,
+                                       rss_max_bytes=31457280, rss_mean_bytes=30000000,
+                                       threads_max=4, processes_max=2, ctx_voluntary=1200,
+                                       ctx_involuntary=7)
+    assert lv.timeseries == (second(1, 980, p50_us=812, p90_us=1500, p99_us=2400,
+                                    max_us=9000, histogram="HISTFAAB"),)
+    # and written back the same way
+    again = store.add_level(msgspec.structs.replace(level(cid, 1), usage=lv.usage,
+                                                    timeseries=lv.timeseries))
+    raw = store.db.execute("SELECT usage, timeseries FROM levels WHERE id = ?",
+                           (again,)).fetchone()
+    assert (json.loads(raw[0]), json.loads(raw[1])) == (old_usage, old_seconds)
 
 
 def test_each_level_is_committed_at_once(tmp_path):

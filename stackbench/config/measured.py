@@ -1,0 +1,55 @@
+"""What a level measured beside the driver's totals, typed once for everything that handles it:
+the CPU and memory of each role (lab/monitor.py measures it, the agent sends it, the store keeps
+it, analysis and reports read it) and the per-second series (the native loader prints it,
+drivers/merge.py sums it over loader hosts, the store keeps it, the steady-window analysis and
+the charts read it).
+
+Here, below both the machine side and the store, so that neither imports the other.
+"""
+
+import msgspec
+
+
+class RoleUsage(msgspec.Struct, frozen=True, kw_only=True):
+    """One role's processes (a stack process role, a data service, the loader, or the
+    'other processes' on the level's cores) over one level."""
+
+    cpu_user_s: float
+    cpu_sys_s: float
+    cpu_percent: float  # 100 = one core busy for the whole level
+    rss_max_bytes: int  # 0: no process sampled (the 'other processes' pseudo-role)
+    rss_mean_bytes: int
+    threads_max: int
+    processes_max: int
+    ctx_voluntary: int
+    ctx_involuntary: int
+
+
+class Second(msgspec.Struct, frozen=True, kw_only=True):
+    """One second of a level's per-second series (stackbench-load/2 and later: every second of
+    the level, quiet ones included, with its own latency histogram)."""
+
+    t_s: int  # 1, 2, ...: the second's index from the level's start
+    completed: int
+    errors: int
+    p50_us: int
+    p99_us: int
+    p90_us: int
+    max_us: int
+    duration_s: float  # 1.0, or less for the cut last second
+    partial: bool  # the last, cut second of a level: never plotted or used as a full one
+    histogram: str  # that second's latencies, HdrHistogram V2 compressed, base64
+
+    @property
+    def full(self) -> bool:
+        """A whole second, fit to be compared with the others."""
+        return not self.partial and self.duration_s > 0
+
+    @property
+    def rate(self) -> float:
+        """Responses per second over this second's span."""
+        return self.completed / self.duration_s
+
+    def percentile_us(self, key: str) -> float:
+        """p50, p90 or p99 of this second (KeyError for any other key)."""
+        return float({"p50": self.p50_us, "p90": self.p90_us, "p99": self.p99_us}[key])
