@@ -6,7 +6,9 @@ import csv
 import io
 import json
 
+import msgspec
 import pytest
+from measured import second
 from synthetic_run import add_case, add_level, settings, start_run
 
 from stackbench.analysis.analysis import analyse
@@ -22,9 +24,9 @@ def _level(rep: int, steady: bool) -> dict[str, object]:
     # climbing (no steady state)
     rates = ([300.0, 700.0] + [STEADY_RPS + (7 if t % 2 else -7) for t in range(SECONDS - 2)]
              if steady else [100.0 * (t + 1) for t in range(SECONDS)])
-    series = [{"t_s": t + 1, "completed": r, "errors": 0, "p50_us": 500.0, "p99_us": 900.0}
+    series = [msgspec.to_builtins(second(t + 1, r, p50_us=500.0, p99_us=900.0))
               for t, r in enumerate(rates)]
-    completed = int(sum(rates))
+    completed = sum(round(r) for r in rates)
     return {"level_index": 0, "level_value": 10.0, "repetition": rep, "driver": "native",
             "mode": "closed", "keepalive": "on", "started_at": 0.0, "duration_s": SECONDS,
             "completed": completed, "ok": completed, "errors": {},
