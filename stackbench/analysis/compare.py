@@ -196,6 +196,11 @@ def _flatten(value: Mapping[str, object], prefix: str = "") -> Iterator[tuple[st
         name = f"{prefix}{key}"
         if isinstance(item, Mapping):
             yield from _flatten(item, name + ".")
+        elif isinstance(item, list | tuple) and item and all(
+                isinstance(i, Mapping) for i in item):
+            # records in a list (a suite's deviations): each field of each, by position
+            for index, record in enumerate(item):
+                yield from _flatten(record, f"{name}[{index}].")
         else:
             yield name, str(item)
 

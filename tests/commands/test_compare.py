@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from stackbench.analysis.analysis import analyse
-from stackbench.analysis.compare import Gate, parse_latency_gate, parse_slower_gate
+from stackbench.analysis.compare import Gate, _diff, parse_latency_gate, parse_slower_gate
 from stackbench.analysis.verdicts import RunSpread
 from stackbench.commands.compare import run_compare
 from stackbench.config.measured import Second
@@ -212,3 +212,12 @@ def test_terminal_output_fits_80_columns_without_breaking_a_word() -> None:
     assert sorted(" ".join(narrow).split()) == sorted(wide.split())  # no word was cut
     assert narrow[3].lstrip().startswith("slower")  # the verdict comes first
     assert narrow[-1].startswith("1 slower, ") and "figures, run 2 against run 1" in narrow[-1]
+
+
+def test_a_changed_record_in_a_list_shows_only_its_changed_field():
+    a = {"deviations": [{"setting": "load tool", "ours": "native"},
+                       {"setting": "levels", "ours": "1 to 800"}]}
+    b = {"deviations": [{"setting": "load tool", "ours": "native"},
+                       {"setting": "levels", "ours": "1 to 400"}]}
+    (change,) = _diff("settings", a, b)
+    assert (change.key, change.a, change.b) == ("deviations[1].ours", "1 to 800", "1 to 400")
