@@ -963,7 +963,7 @@ def test_a_level_without_a_series_needs_repetitions():
 
 
 # --- the least measurement a claim reads -------------------------------------------------------
-RATIO_AB = {"kind": "ratio", "metric": "requests_per_s", "expect": "greater",
+RATIO_AT_300 = {"kind": "ratio", "metric": "requests_per_s", "expect": "greater",
             "numerator": {"stack": "a"}, "denominator": {"stack": "b"}, "workloads": ["w"],
             "levels": [300]}
 
@@ -973,12 +973,12 @@ def test_a_stored_level_below_the_claims_least_requests_is_untestable():
     run.case("a", "w")
     run.case("b", "w")
     run.levels += [level(1, 300, 2000.0, completed=300), level(2, 300, 1000.0, completed=300)]
-    result = one(make_claim(RATIO_AB), run)  # the default: 1,000 requests
+    result = one(make_claim(RATIO_AT_300), run)  # the default: 1,000 requests
     assert result.status is ClaimStatus.UNTESTABLE
     assert result.why.endswith("only 300 requests measured; the claim needs at least 1,000 "
                                "per level")
     # a claim that states a smaller need reads the same levels
-    enough = one(make_claim(RATIO_AB, requires={"min_requests": 200}), run)
+    enough = one(make_claim(RATIO_AT_300, requires={"min_requests": 200}), run)
     assert enough.status is ClaimStatus.CONFIRMED, enough.why
 
 
@@ -987,14 +987,14 @@ def test_a_claims_least_seconds_is_checked_on_the_stored_level():
     run.case("a", "w")
     run.case("b", "w")
     run.levels += [level(1, 300, 2000.0, duration_s=0.4), level(2, 300, 1000.0, duration_s=0.4)]
-    assert one(make_claim(RATIO_AB), run).status is ClaimStatus.CONFIRMED  # no default
-    result = one(make_claim(RATIO_AB, requires={"min_seconds": 2}), run)
+    assert one(make_claim(RATIO_AT_300), run).status is ClaimStatus.CONFIRMED  # no default
+    result = one(make_claim(RATIO_AT_300, requires={"min_seconds": 2}), run)
     assert result.status is ClaimStatus.UNTESTABLE
     assert "only 0.40 s of load measured; the claim needs at least 2 s per level" in result.why
 
 
 def test_the_plan_says_when_its_levels_send_too_few_requests():
-    claim = make_claim(RATIO_AB)
+    claim = make_claim(RATIO_AT_300)
     facts = Facts(server_cores=1, stacks=(StackFacts("a", True), StackFacts("b", True)),
                   workload_levels={"w": (300.0,)}, requests_per_connection=1)
     (ready,) = requirements_unmet([claim], facts)
@@ -1002,5 +1002,5 @@ def test_the_plan_says_when_its_levels_send_too_few_requests():
                              "300",)
     timed = Facts(server_cores=1, stacks=facts.stacks, workload_levels={"w": (300.0,)},
                   duration_s=1.0)
-    (short,) = requirements_unmet([make_claim(RATIO_AB, requires={"min_seconds": 2})], timed)
+    (short,) = requirements_unmet([make_claim(RATIO_AT_300, requires={"min_seconds": 2})], timed)
     assert short.reasons == ("needs at least 2 s of load per level; w runs 1 s",)
