@@ -1,8 +1,10 @@
 """What every chart of the report shares: the figure size and style, the SVG and PNG output,
 axes with units, legends outside the data, and each stack's colour, marker and line style.
 
-Sizes: a chart is 5 in wide with text of 8 pt and more, so that inlined in report.html at the
-width of a phone (about 320 CSS px of chart at 360 px) no text is drawn under 7 px; on a wide
+Sizes: a chart is 5 in wide with text of 8.5 pt and more (axis text is drawn at matplotlib's
+10 pt today: STYLE is in force while a figure is created, not when its axes are added, and
+the browser test measures what is drawn), so that inlined in report.html at the width of a
+phone (about 320 CSS px of chart at 360 px) no text is drawn under 7 px; on a wide
 screen the page lays the charts out in columns instead of scaling them up. PNGs are rendered at
 1600 px or more across (over 3x the CSS pixel density): sharp on slides and in papers.
 """
@@ -29,7 +31,7 @@ if TYPE_CHECKING:  # matplotlib is heavy: imported when the first chart is drawn
 
 WIDTH_IN = 5.0
 MIN_PNG_PX = 1600
-STYLE: dict[Any, Any] = {  # rcParams of every chart; 8 pt is the smallest text drawn
+STYLE: dict[Any, Any] = {  # rcParams of every chart (see the module's note on sizes)
     "font.size": 9, "axes.titlesize": 9.5, "axes.labelsize": 9, "legend.fontsize": 8.5,
     "xtick.labelsize": 8.5, "ytick.labelsize": 8.5, "figure.titlesize": 11,
     "axes.grid": True, "grid.color": "#e5e7eb", "grid.linewidth": 0.6,
