@@ -36,7 +36,7 @@ typescript="$out/typescript"
 echo "screenshots: running the default suite at 80 columns (results in $out)"
 # A pseudo-terminal of 80 x 50 (stty), COLUMNS for Rich; -e: the run's own exit code.
 status=0
-script -q -e -c "stty cols 80 rows 50; COLUMNS=80 LINES=50 .venv/bin/stackbench run --out '$out'" \
+script -q -e -c "stty cols 80 rows 50; TERM=xterm-256color COLORTERM=truecolor COLUMNS=80 LINES=50 .venv/bin/stackbench run --out '$out'" \
   "$typescript" >/dev/null || status=$?
 if [ ! -f "$out/run-1/report.html" ]; then
   echo "error: the run wrote no report (exit $status); see $typescript" >&2

@@ -23,7 +23,8 @@ def print_stacks(console: Console) -> None:
     """Every stack. At 80 columns the language and I/O model columns give way (in that order)
     to the description or the reason a stack is unavailable, which is never cut."""
     rows: list[list[Cell]] = []
-    for name, entry in load_inventory().items():
+    inventory = load_inventory()
+    for name, entry in inventory.items():
         if entry.parsed is None:  # a broken stack.toml: say what to fix, the rest still works
             rows.append([name, Text("invalid", style="red"), "", "",
                          unavailable_reason(entry)])
@@ -34,11 +35,26 @@ def print_stacks(console: Console) -> None:
                          m.description])
         else:
             rows.append([name, Text("unavailable", style="red"), m.language, m.io_model.value,
-                         unavailable_reason(entry)])
+                         entry.status.reason])
     print_table(console, "stacks", [Col("stack"), Col("status"), Col("language", drop=1),
                                     Col("I/O model", drop=2),
                                     Col("description / reason", wrap=True, min_width=36)],
                 rows)
+    _print_install_hints(console, [(name, e.status.hint) for name, e in inventory.items()
+                                   if e.parsed is not None and not e.status.available
+                                   and e.status.hint])
+
+
+def _print_install_hints(console: Console, hints: list[tuple[str, str]]) -> None:
+    """How to make the unavailable stacks available, each under a comment naming its stack,
+    never wrapped here (a wrapped command breaks when copied)."""
+    if not hints:
+        return
+    console.print()
+    console.print(Text("to make them available (as root):", style="bold"))
+    for name, hint in hints:
+        console.print(Text(f"# {name}", style="dim"), soft_wrap=True)
+        console.print(Text(hint), soft_wrap=True)
 
 
 def print_workloads(console: Console) -> None:
