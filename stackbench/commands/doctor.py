@@ -16,6 +16,7 @@ from rich.text import Text
 
 from stackbench.analysis.calibration import spread_of
 from stackbench.analysis.verdicts import ASSUMED_RUN_SPREAD
+from stackbench.commands.invocation import program
 from stackbench.commands.resultsdir import open_existing_store
 from stackbench.config.paths import DEFAULT_SUITE
 from stackbench.config.placement import Placement, allowed_cpus
@@ -49,7 +50,7 @@ def spread_check(out: Path | None) -> Check:
             calibration = store.calibration(machine_key(msgspec.convert(snapshot(), Environment)))
         finally:
             store.close()
-    calibrate = ("stackbench calibrate" + (f" --out {shlex.quote(str(out))}" if out else ""),)
+    calibrate = (f"{program()} calibrate" + (f" --out {shlex.quote(str(out))}" if out else ""),)
     if calibration is None:
         return Check("run-to-run spread", Verdict.WARN, f"not calibrated: verdicts assume "
                      f"{ASSUMED_RUN_SPREAD:.0%}", "measure it (about 2 min)", calibrate)
