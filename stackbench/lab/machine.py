@@ -86,21 +86,23 @@ def check_governor(cpus: Iterable[int] | None = None, root: Path = CPU_SYS) -> C
     return Check("cpu governor", Verdict.OK, "performance on every usable core")
 
 
+# The machine-wide turbo switches: (file under CPU_SYS, value meaning on, value that turns
+# it off, what the check shows when on / off).
+TURBO_SWITCHES = (("intel_pstate/no_turbo", "0", "1", "on (intel_pstate)", "off (intel_pstate)"),
+                  ("cpufreq/boost", "1", "0", "boost on (cpufreq)", "boost off (cpufreq)"))
+
+
 def check_turbo(root: Path = CPU_SYS) -> Check:
     """Turbo (Intel) or boost (AMD, acpi-cpufreq): the clock then depends on temperature and
     on how many cores are busy, so a level's figure depends on what ran before it."""
-    no_turbo = read_text(str(root / "intel_pstate" / "no_turbo"))
-    if no_turbo is not None:
-        if no_turbo == "0":
-            return Check("turbo", Verdict.WARN, "on (intel_pstate)", TURBO_HINT,
-                         (f"echo 1 > {root / 'intel_pstate' / 'no_turbo'}",))
-        return Check("turbo", Verdict.OK, "off (intel_pstate)")
-    boost = read_text(str(root / "cpufreq" / "boost"))
-    if boost is not None:
-        if boost == "1":
-            return Check("turbo", Verdict.WARN, "boost on (cpufreq)", TURBO_HINT,
-                         (f"echo 0 > {root / 'cpufreq' / 'boost'}",))
-        return Check("turbo", Verdict.OK, "boost off (cpufreq)")
+    for name, on_value, off_value, shown_on, shown_off in TURBO_SWITCHES:
+        value = read_text(str(root / name))
+        if value is None:
+            continue
+        if value == on_value:
+            return Check("turbo", Verdict.WARN, shown_on, TURBO_HINT,
+                         (f"echo {off_value} > {root / name}",))
+        return Check("turbo", Verdict.OK, shown_off)
     policies = sorted((root / "cpufreq").glob("policy*/boost"))
     on = [p.parent.name for p in policies if read_text(str(p)) == "1"]
     if on:
