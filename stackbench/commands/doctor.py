@@ -28,7 +28,7 @@ from stackbench.lab.busy import quiet_machine_checks
 from stackbench.lab.environment import cpu_model, snapshot, tool_versions
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.machine import Check, Verdict, all_checks, plan_limits
-from stackbench.report.termtable import Cell, Col, print_table
+from stackbench.report.termtable import Cell, Col, print_commands, print_table
 from stackbench.store.records import Environment, machine_key
 
 
@@ -77,21 +77,15 @@ def value_and_advice(check: Check, command_mark: str) -> Text:
     return cell
 
 
-def print_commands(console: Console, checks: Sequence[Check]) -> None:
-    """The fixes, one command a line under a comment naming its check: never wrapped here
-    (a long one runs past the edge; the terminal folds it without breaking the copy)."""
-    by_commands: dict[tuple[str, ...], list[str]] = {}  # the same commands shown once
+def print_fixes(console: Console, checks: Sequence[Check]) -> None:
+    """The fixes of the checks not ok, under a comment naming their checks (the same commands
+    shown once)."""
+    by_commands: dict[tuple[str, ...], list[str]] = {}
     for c in checks:
         if c.commands and c.verdict is not Verdict.OK:
             by_commands.setdefault(c.commands, []).append(c.name)
-    if not by_commands:
-        return
-    console.print()
-    console.print(Text("commands (as root; one a line, copy them as they are):", style="bold"))
-    for commands, names in by_commands.items():
-        console.print(Text(f"# {', '.join(names)}", style="dim"), soft_wrap=True)
-        for command in commands:
-            console.print(Text(command), soft_wrap=True)
+    print_commands(console, "commands (as root; one a line, copy them as they are):",
+                   [(", ".join(names), commands) for commands, names in by_commands.items()])
 
 
 def suite_checks(suite_path: Path) -> tuple[Placement, list[Check]]:
@@ -119,7 +113,7 @@ def run_doctor(console: Console, suite_path: Path | None = None,
         for c in checks]
     print_table(console, "checks", [Col("check", wrap=True, min_width=12), Col(""),
                                     Col("value and advice", wrap=True, min_width=40)], rows)
-    print_commands(console, checks)
+    print_fixes(console, checks)
     console.print()
     print_table(console, "runtimes and servers",
                 [Col("tool"), Col("version", wrap=True, min_width=30)],

@@ -14,7 +14,7 @@ from stackbench.errors import InputError
 from stackbench.lab.inventory import load_inventory
 from stackbench.report import FORMATS, write_all
 from stackbench.report.terminal import RunFilter, filter_run, print_run, print_runs
-from stackbench.report.termtable import Cell, Col, print_table
+from stackbench.report.termtable import Cell, Col, print_commands, print_table
 from stackbench.session.script import run_script
 from stackbench.session.stacks import verify_stack
 
@@ -40,21 +40,9 @@ def print_stacks(console: Console) -> None:
                                     Col("I/O model", drop=2),
                                     Col("description / reason", wrap=True, min_width=36)],
                 rows)
-    _print_install_hints(console, [(name, e.status.hint) for name, e in inventory.items()
-                                   if e.parsed is not None and not e.status.available
-                                   and e.status.hint])
-
-
-def _print_install_hints(console: Console, hints: list[tuple[str, str]]) -> None:
-    """How to make the unavailable stacks available, each under a comment naming its stack,
-    never wrapped here (a wrapped command breaks when copied)."""
-    if not hints:
-        return
-    console.print()
-    console.print(Text("to make them available (as root):", style="bold"))
-    for name, hint in hints:
-        console.print(Text(f"# {name}", style="dim"), soft_wrap=True)
-        console.print(Text(hint), soft_wrap=True)
+    print_commands(console, "to make them available (as root):",
+                   [(name, (e.status.hint,)) for name, e in inventory.items()
+                    if e.parsed is not None and not e.status.available and e.status.hint])
 
 
 def print_workloads(console: Console) -> None:

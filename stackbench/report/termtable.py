@@ -182,3 +182,18 @@ def print_notes(console: Console, notes: Sequence[tuple[str, str]], style: str =
     """Numbered notes under a table ('[1] loader-bound ...'), wrapped, hanging indent."""
     for mark, body in notes:
         print_wrapped(console, body, f"  {mark} ", indent=len(mark) + 3, style=style)
+
+
+def print_commands(console: Console, heading: str,
+                   groups: Sequence[tuple[str, Sequence[str]]]) -> None:
+    """Commands to copy, after a table: `heading`, then per group a comment line naming it and
+    its commands one a line. Never wrapped here (a long one runs past the edge; the terminal
+    folds it without breaking the copy). Nothing at all when there are no groups."""
+    if not groups:
+        return
+    console.print()
+    console.print(Text(heading, style="bold"))
+    for name, commands in groups:
+        console.print(Text(f"# {name}", style="dim"), soft_wrap=True)
+        for command in commands:
+            console.print(Text(command), soft_wrap=True)
