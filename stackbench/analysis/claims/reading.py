@@ -238,7 +238,7 @@ def too_little(rows: Sequence[LevelRow], min_requests: int, min_seconds: float) 
     """Why a level is too small for a claim: fewer attempted requests or seconds of load
     than the claim needs (None: enough)."""
     for row in rows:
-        attempts = row.completed + sum(row.errors.values())
+        attempts = row.completed + row.errors_total
         if attempts < min_requests:
             return (f"only {attempts:,} requests measured; the claim needs at least "
                     f"{min_requests:,} per level")
