@@ -98,9 +98,7 @@ def _case_notes(w: WorkloadView) -> list[Finding]:
 
 
 def _level_name(a: Analysis, value: float) -> str:
-    if a.level_kind == "rate":
-        return f"{fmt.rate(value)} req/s offered"
-    return f"{fmt.level(value)} connection{'' if value == 1 else 's'}"
+    return fmt.level_name(a.level_kind, value)
 
 
 def _note(e: RankEntry) -> str:

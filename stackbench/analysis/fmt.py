@@ -68,6 +68,13 @@ def level(value: float) -> str:
     return f"{value:g}"
 
 
+def level_name(level_kind: str, value: float) -> str:
+    """A level with its unit: '50 connections', '5,000 req/s offered' (level_kind "rate")."""
+    if level_kind == "rate":
+        return f"{rate(value)} req/s offered"
+    return f"{level(value)} connection{'' if value == 1 else 's'}"
+
+
 def estimate(est: Estimate | None, fmt: Callable[[float], str] = rate) -> str:
     """'45,123 [44,900–45,400]' or just the median when there is no interval."""
     if est is None:

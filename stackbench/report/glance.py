@@ -160,10 +160,8 @@ def decide(bars: Sequence[GlanceBar], what: str) -> tuple[str | None, str]:
 
 
 def level_name(a: Analysis, value: float) -> str:
-    """A level with its unit: '50 connections', '5,000 req/s offered'."""
-    if a.level_kind == "rate":
-        return f"{fmt.rate(value)} req/s offered"
-    return f"{fmt.level(value)} connection{'' if value == 1 else 's'}"
+    """A level of this run with its unit: '50 connections', '5,000 req/s offered'."""
+    return fmt.level_name(a.level_kind, value)
 
 
 def _not_ranked(w: WorkloadView, with_bars: Sequence[str]) -> list[tuple[str, str]]:
