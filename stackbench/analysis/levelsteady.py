@@ -78,6 +78,12 @@ class LevelSteadyAggregate:
         return all(r.source == SOURCE_WINDOW for r in self.repetitions)
 
     @property
+    def whole_level_sources(self) -> tuple[str, ...]:
+        """Why some repetitions' headlines are their whole level's ('whole level: ...'), each
+        reason once, sorted (empty when every headline is a steady window's)."""
+        return tuple(sorted({r.source for r in self.repetitions if r.source != SOURCE_WINDOW}))
+
+    @property
     def classes(self) -> tuple[SteadyClass, ...]:
         return tuple(r.steady_class for r in self.repetitions if r.steady_class is not None)
 

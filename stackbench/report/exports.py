@@ -120,7 +120,7 @@ def _aggregate_source(c: CaseView, level_index: int) -> str:
     steady = c.steady_at(level_index)
     if steady is None or steady.steady:
         return SOURCE_WINDOW if steady is not None else SOURCE_NO_SERIES
-    return "; ".join(sorted({r.source for r in steady.repetitions if r.source != SOURCE_WINDOW}))
+    return "; ".join(steady.whole_level_sources)
 
 
 def results_json(a: Analysis, found: list[Finding]) -> str:

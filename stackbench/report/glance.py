@@ -22,7 +22,6 @@ from dataclasses import dataclass, replace
 
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, CaseView, Rung, WorkloadView, holm_rungs, ladder
-from stackbench.analysis.levelsteady import SOURCE_WINDOW
 from stackbench.analysis.stats import Estimate, LevelAggregate
 from stackbench.analysis.verdicts import PERCENTILE_THRESHOLD, Outcome, Verdict
 from stackbench.analysis.wording import assumed, interval, sentence
@@ -76,9 +75,7 @@ def whole_level(c: CaseView, g: LevelAggregate) -> str | None:
     steady = c.steady_at(g.level_index)
     if steady is None or steady.steady:
         return None
-    sources = sorted({r.source.removeprefix("whole level: ") for r in steady.repetitions
-                      if r.source != SOURCE_WINDOW})
-    return "; ".join(sources)
+    return "; ".join(s.removeprefix("whole level: ") for s in steady.whole_level_sources)
 
 
 def _throughput_bars(w: WorkloadView) -> list[GlanceBar]:
