@@ -1,11 +1,11 @@
 """Statistics for benchmark results: pure functions, no I/O, deterministic (seeded bootstrap).
 
-Repetitions of a load level are few (typically 1-5) and not normally distributed, so every
-summary is a median with a percentile-bootstrap confidence interval, and two stacks are compared
-by the ratio of their medians with a bootstrap interval of that ratio. With one repetition there
-is no interval at all (never a fake zero-width one). The arithmetic is numpy's (quantiles,
-seeded resampling); steady-state windows, batch-means and order-statistic intervals and the
-significance rules live in steady.py, intervals.py and significance.py.
+Here: the descriptive figures of levels (medians, a percentile-bootstrap interval of a median
+of repetitions, jitter, CPU shares, times per request), the SLO breakpoint and the LOWESS
+curve. The arithmetic is numpy's (quantiles, seeded resampling). The steady windows live in
+steady.py and levelsteady.py, the interval of a figure from its evidence in intervals.py, and
+the verdicts that compare stacks or runs (faster, equivalent, not enough evidence) in
+verdicts.py.
 """
 
 import math

@@ -1,5 +1,6 @@
 """At a glance: per workload, each stack's throughput and p99 latency as a share of the best,
-with a winner named only when the difference is significant. Pure functions of the analysis.
+with a winner named only when the verdicts show it faster than every other stack (see below).
+Pure functions of the analysis.
 
 - Throughput: each stack's best valid level (highest median req/s over the levels that are
   valid, of a rankable case, with completed requests), its 95% CI and the level reached.

@@ -123,4 +123,5 @@ def glance_chart(a: Analysis, glances: Sequence[WorkloadGlance]) -> ChartItem:
     return render("glance", "at a glance", "Each stack's best throughput and its p99 at a "
                   "common level, with 95% CI whiskers; throughput as % of the best, p99 as "
                   "× the best (1.00× = the best; longer bars are slower); a winner is named "
-                  "only when the difference is significant.", fig, _data(a, shown))
+                  "only when the verdicts show it faster than every other stack.", fig,
+                  _data(a, shown))
