@@ -32,13 +32,21 @@ def main() -> None:
         steady = level_steady(row)
         if len(steady.window_throughput) >= 8:
             case = cases[row.case_id]
-            windows.append({"stack": case.stack, "workload": case.label,
-                            "level": row.level_value, "repetition": row.repetition,
-                            "per_second": [round(v, 1) for v in steady.window_throughput]})
+            windows.append(
+                {
+                    "stack": case.stack,
+                    "workload": case.label,
+                    "level": row.level_value,
+                    "repetition": row.repetition,
+                    "per_second": [round(v, 1) for v in steady.window_throughput],
+                }
+            )
     env = data.run.environment
-    doc = {"source": f"run {args.run} of suite {data.run.suite_name}",
-           "machine": f"{env.cpu_model}, {env.cores} cores, kernel {env.kernel}",
-           "windows": windows}
+    doc = {
+        "source": f"run {args.run} of suite {data.run.suite_name}",
+        "machine": f"{env.cpu_model}, {env.cores} cores, kernel {env.kernel}",
+        "windows": windows,
+    }
     Path(args.to).write_text(json.dumps(doc, indent=1) + "\n")
     print(f"{len(windows)} windows written to {args.to}")
 

@@ -46,14 +46,18 @@ def main() -> None:
         path.write_text(SUITE)
         store = Store(Path(tmp) / "s.sqlite")
         started = time.monotonic()
-        run_id = Runner(build_plan(parse_suite(path), inventory, None, None), inventory, store,
-                        Path(tmp)).execute()
+        run_id = Runner(
+            build_plan(parse_suite(path), inventory, None, None), inventory, store, Path(tmp)
+        ).execute()
         wall = time.monotonic() - started
-        starts = [r["started_at"] for r in store.db.execute(
-            "SELECT started_at FROM levels ORDER BY id")]
+        starts = [
+            r["started_at"] for r in store.db.execute("SELECT started_at FROM levels ORDER BY id")
+        ]
     gaps = [b - a - 1.0 for a, b in zip(starts, starts[1:], strict=False)]
-    print(f"run {run_id}: {LEVELS} levels of 1.0 s load, wall {wall:.1f} s (incl. stack start, "
-          "build check and verification)")
+    print(
+        f"run {run_id}: {LEVELS} levels of 1.0 s load, wall {wall:.1f} s (incl. stack start, "
+        "build check and verification)"
+    )
     print(f"{'load per level':>24} {'overhead median':>16} {'overhead max':>13}")
     print(f"{'1.000 s':>24} {statistics.median(gaps):>14.3f} s {max(gaps):>11.3f} s")
 

@@ -27,15 +27,22 @@ RATIOS = (1.0, 1.01, 1.05, 1.4, 8.0)
 def _row(name: str, scenarios: list[sim.Scenario], trials: int) -> str:
     cells = []
     for ratio in RATIOS:
-        rates = [sim.named_rate(sim.Scenario(ratio, s.sigma_true, s.spread, s.window,
-                                             s.repetitions), trials, seed)
-                 for seed, s in enumerate(scenarios)]
+        rates = [
+            sim.named_rate(
+                sim.Scenario(ratio, s.sigma_true, s.spread, s.window, s.repetitions), trials, seed
+            )
+            for seed, s in enumerate(scenarios)
+        ]
         low, high = min(rates), max(rates)
         cells.append(f"{low:.1%}" if math.isclose(low, high) else f"{low:.1%}–{high:.1%}")
     gates = []
     for ratio in (0.586, 0.95):
-        rates = [sim.gate_fire_rate(sim.Scenario(ratio, s.sigma_true, s.spread, s.window),
-                                    0.05, trials, seed) for seed, s in enumerate(scenarios)]
+        rates = [
+            sim.gate_fire_rate(
+                sim.Scenario(ratio, s.sigma_true, s.spread, s.window), 0.05, trials, seed
+            )
+            for seed, s in enumerate(scenarios)
+        ]
         gates.append(f"{min(rates):.1%}–{max(rates):.1%}")
     return f"| {name} | " + " | ".join(cells + gates) + " |"
 
@@ -61,18 +68,35 @@ def main() -> None:
     print("| windows, spread | A/A | 1.01× | 1.05× | 1.4× | 8× | gate @0.586× | gate @0.95× |")
     print("|---|---|---|---|---|---|---|---|")
     for truth in (0.0, 0.02, 0.04):
-        print(_row(f"synthetic, true {truth:.0%}, assumed 5%",
-                   [sim.Scenario(1.0, truth, assumed, sim.synthetic(cv, phi))
-                    for cv, phi in synthetic], n))
-    print(_row("synthetic, true 5%, calibrated 5%",
-               [sim.Scenario(1.0, 0.05, RunSpread(0.05, False, "c"), sim.synthetic(cv, phi))
-                for cv, phi in synthetic], n))
-    print(_row("real windows, true 2%, assumed 5%",
-               [sim.Scenario(1.0, 0.02, assumed, sim.block_bootstrap(w))
-                for w in sim.real_windows()], n // 2))
+        print(
+            _row(
+                f"synthetic, true {truth:.0%}, assumed 5%",
+                [
+                    sim.Scenario(1.0, truth, assumed, sim.synthetic(cv, phi))
+                    for cv, phi in synthetic
+                ],
+                n,
+            )
+        )
+    print(
+        _row(
+            "synthetic, true 5%, calibrated 5%",
+            [
+                sim.Scenario(1.0, 0.05, RunSpread(0.05, False, "c"), sim.synthetic(cv, phi))
+                for cv, phi in synthetic
+            ],
+            n,
+        )
+    )
+    print(
+        _row(
+            "real windows, true 2%, assumed 5%",
+            [sim.Scenario(1.0, 0.02, assumed, sim.block_bootstrap(w)) for w in sim.real_windows()],
+            n // 2,
+        )
+    )
     print()
-    print("Minimum detectable ratio (80% power; per-second CV 2%, AR(1) 0.3; spread "
-          "calibrated):")
+    print("Minimum detectable ratio (80% power; per-second CV 2%, AR(1) 0.3; spread calibrated):")
     print("| run-to-run spread | 1 repetition | 3 | 5 | 10 |")
     print("|---|---|---|---|---|")
     for sigma in (0.02, 0.05):

@@ -26,7 +26,9 @@ php_lint() {
   return $bad
 }
 
-step "ruff" .venv/bin/ruff check stackbench tests loadgen/tests loadgen/bench workloads benchmarks
+PY_TREES=(stackbench tests loadgen/tests loadgen/bench workloads benchmarks scripts)
+step "ruff check" .venv/bin/ruff check "${PY_TREES[@]}"
+step "ruff format --check" .venv/bin/ruff format --check "${PY_TREES[@]}"
 step "mypy --strict" .venv/bin/mypy
 step "suite files parse" .venv/bin/python -c \
   "import sys, pathlib, tomllib; [tomllib.loads(p.read_text()) for p in pathlib.Path('suites').glob('*.toml')]"

@@ -46,8 +46,13 @@ def _out(help_text: str = "Results directory.") -> Callable[[F], F]:
     return click.option("--out", type=click.Path(path_type=Path), help=help_text)
 
 
-_PARAMS = click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
-                       help="Override a stack parameter (repeatable).")
+_PARAMS = click.option(
+    "--param",
+    "params",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Override a stack parameter (repeatable).",
+)
 
 
 def _suite(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
@@ -56,8 +61,7 @@ def _suite(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> 
 
 
 def _suite_argument() -> Callable[[F], F]:
-    return click.argument("suite", type=click.Path(path_type=Path), required=False,
-                          callback=_suite)
+    return click.argument("suite", type=click.Path(path_type=Path), required=False, callback=_suite)
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -70,8 +74,11 @@ def _csv(value: str | None) -> list[str] | None:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="stackbench")
 @click.option("--debug", is_flag=True, help="Show the traceback of an error (for bug reports).")
-@click.option("--no-color", is_flag=True,
-              help="Plain text without colours (also: NO_COLOR=1, or when not a terminal).")
+@click.option(
+    "--no-color",
+    is_flag=True,
+    help="Plain text without colours (also: NO_COLOR=1, or when not a terminal).",
+)
 def cli(debug: bool, no_color: bool) -> None:
     """Benchmark web stacks on your own hardware, honestly."""
     if no_color:
@@ -112,13 +119,23 @@ def verify(stack: str, workload_list: str | None, params: tuple[str, ...]) -> No
 @cli.command()
 @click.argument("stack")
 @click.argument("workload")
-@click.option("--query", default=None, metavar="NAME=VALUE",
-              help="Workload parameter, e.g. n=1000 (or write WORKLOAD as sha256?n=1000).")
-@click.option("--iterations", default=1000, show_default=True, type=int,
-              help="How many times the workload's code runs in one process.")
+@click.option(
+    "--query",
+    default=None,
+    metavar="NAME=VALUE",
+    help="Workload parameter, e.g. n=1000 (or write WORKLOAD as sha256?n=1000).",
+)
+@click.option(
+    "--iterations",
+    default=1000,
+    show_default=True,
+    type=int,
+    help="How many times the workload's code runs in one process.",
+)
 @_PARAMS
-def script(stack: str, workload: str, query: str | None, iterations: int,
-           params: tuple[str, ...]) -> None:
+def script(
+    stack: str, workload: str, query: str | None, iterations: int, params: tuple[str, ...]
+) -> None:
     """Time WORKLOAD's code inside one STACK process, without HTTP (wall/user/sys)."""
     ok = run_script_timing(console, stack, workload, query, iterations, params)
     sys.exit(0 if ok else 1)
@@ -130,31 +147,70 @@ def script(stack: str, workload: str, query: str | None, iterations: int,
 @click.option("--workloads", "workload_list", help="Only these workloads (comma-separated).")
 @click.option("--dry-run", is_flag=True, help="Print the plan and exit.")
 @_out()
-@click.option("--resume", type=click.IntRange(min=1), metavar="RUN",
-              help="Continue interrupted run RUN (same suite and selection) from its first "
-                   "unfinished case.")
-@click.option("--hosts", "hosts_file", type=click.Path(path_type=Path), metavar="FILE",
-              help="The hosts of [placement] server_host / loader_hosts ([hosts.NAME] tables); "
-                   "else the suite's [hosts] or hosts_file.")
-@click.option("--keep", is_flag=True,
-              help="Multi-host runs: leave each host's run directory (logs, configs) there.")
-@click.option("--until-decided", is_flag=True,
-              help="After the plan, repeat the levels of undecided comparisons (fresh starts, "
-                   "most decisions per second first) until every one is decided or --budget "
-                   "is spent.")
-@click.option("--budget", metavar="DURATION",
-              help="With --until-decided: the most time the added rounds may take (e.g. 20m, "
-                   "90s, 1h; default 20m).")
-def run(suite: Path | None, stack_list: str | None, workload_list: str | None, dry_run: bool,
-        out: Path | None, resume: int | None, hosts_file: Path | None, keep: bool,
-        until_decided: bool, budget: str | None) -> None:
+@click.option(
+    "--resume",
+    type=click.IntRange(min=1),
+    metavar="RUN",
+    help="Continue interrupted run RUN (same suite and selection) from its first unfinished case.",
+)
+@click.option(
+    "--hosts",
+    "hosts_file",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="The hosts of [placement] server_host / loader_hosts ([hosts.NAME] tables); "
+    "else the suite's [hosts] or hosts_file.",
+)
+@click.option(
+    "--keep",
+    is_flag=True,
+    help="Multi-host runs: leave each host's run directory (logs, configs) there.",
+)
+@click.option(
+    "--until-decided",
+    is_flag=True,
+    help="After the plan, repeat the levels of undecided comparisons (fresh starts, "
+    "most decisions per second first) until every one is decided or --budget "
+    "is spent.",
+)
+@click.option(
+    "--budget",
+    metavar="DURATION",
+    help="With --until-decided: the most time the added rounds may take (e.g. 20m, "
+    "90s, 1h; default 20m).",
+)
+def run(
+    suite: Path | None,
+    stack_list: str | None,
+    workload_list: str | None,
+    dry_run: bool,
+    out: Path | None,
+    resume: int | None,
+    hosts_file: Path | None,
+    keep: bool,
+    until_decided: bool,
+    budget: str | None,
+) -> None:
     """Run SUITE (default: suites/quick.toml): every stack x workload x load level."""
     if budget is not None and not until_decided:
-        raise InputError("--budget: it limits --until-decided; add --until-decided, or leave "
-                         "--budget out")
+        raise InputError(
+            "--budget: it limits --until-decided; add --until-decided, or leave --budget out"
+        )
     budget_s = parse_duration(budget or DEFAULT_BUDGET, "--budget") if until_decided else None
-    sys.exit(run_command(console, suite, _csv(stack_list), _csv(workload_list), dry_run, out,
-                         resume, hosts_file, keep, budget_s))
+    sys.exit(
+        run_command(
+            console,
+            suite,
+            _csv(stack_list),
+            _csv(workload_list),
+            dry_run,
+            out,
+            resume,
+            hosts_file,
+            keep,
+            budget_s,
+        )
+    )
 
 
 DEFAULT_BUDGET = "20m"
@@ -178,8 +234,10 @@ def _formats(values: tuple[str, ...]) -> tuple[str, ...] | None:
     wanted = [f for v in values for f in _csv(v) or []]
     unknown = [f for f in wanted if f not in FORMATS]
     if unknown:
-        raise InputError(f"--format '{unknown[0]}': choose among {', '.join(FORMATS)} "
-                         "(repeat the flag or separate with commas)")
+        raise InputError(
+            f"--format '{unknown[0]}': choose among {', '.join(FORMATS)} "
+            "(repeat the flag or separate with commas)"
+        )
     return tuple(dict.fromkeys(wanted)) or None
 
 
@@ -193,33 +251,66 @@ def _until(value: datetime.datetime | None) -> datetime.datetime | None:
 @cli.command()
 @click.argument("run_id", required=False)
 @click.option("--suite", "suite_name", help="Only runs of this suite (its name, e.g. quick).")
-@click.option("--stack", "stack_list", help="Only runs with these stacks (comma-separated); "
-              "with RUN_ID, only these stacks of that run.")
-@click.option("--workload", "workload_list", help="Only runs with these workloads (name or "
-              "label, comma-separated); with RUN_ID, only these workloads of that run.")
-@click.option("--since", type=click.DateTime(DATE_FORMATS),
-              help="Only runs started on or after this date (YYYY-MM-DD[ HH:MM]).")
-@click.option("--until", type=click.DateTime(DATE_FORMATS),
-              help="Only runs started on or before this date (a day counts whole).")
+@click.option(
+    "--stack",
+    "stack_list",
+    help="Only runs with these stacks (comma-separated); "
+    "with RUN_ID, only these stacks of that run.",
+)
+@click.option(
+    "--workload",
+    "workload_list",
+    help="Only runs with these workloads (name or "
+    "label, comma-separated); with RUN_ID, only these workloads of that run.",
+)
+@click.option(
+    "--since",
+    type=click.DateTime(DATE_FORMATS),
+    help="Only runs started on or after this date (YYYY-MM-DD[ HH:MM]).",
+)
+@click.option(
+    "--until",
+    type=click.DateTime(DATE_FORMATS),
+    help="Only runs started on or before this date (a day counts whole).",
+)
 @_out()
-def results(run_id: str | None, suite_name: str | None, stack_list: str | None,
-            workload_list: str | None, since: datetime.datetime | None,
-            until: datetime.datetime | None, out: Path | None) -> None:
+def results(
+    run_id: str | None,
+    suite_name: str | None,
+    stack_list: str | None,
+    workload_list: str | None,
+    since: datetime.datetime | None,
+    until: datetime.datetime | None,
+    out: Path | None,
+) -> None:
     """List stored runs (filtered), or show one run's tables and summary."""
-    run_filter = RunFilter(suite_name, tuple(_csv(stack_list) or ()),
-                           tuple(_csv(workload_list) or ()), since, _until(until))
+    run_filter = RunFilter(
+        suite_name,
+        tuple(_csv(stack_list) or ()),
+        tuple(_csv(workload_list) or ()),
+        since,
+        _until(until),
+    )
     print_results(console, run_id, out, run_filter)
 
 
 @cli.command()
 @click.argument("run_id")
-@click.option("--format", "formats", multiple=True, metavar="FORMAT",
-              help="html, md, csv, json or png (the charts); repeat or separate with commas "
-                   "(default: all).")
+@click.option(
+    "--format",
+    "formats",
+    multiple=True,
+    metavar="FORMAT",
+    help="html, md, csv, json or png (the charts); repeat or separate with commas (default: all).",
+)
 @_out("Results directory (its store holds the run).")
-@click.option("--to", type=click.Path(path_type=Path), metavar="DIR",
-              help="Write the files into DIR (created if need be) instead of the run's folder "
-                   "in the results directory.")
+@click.option(
+    "--to",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="Write the files into DIR (created if need be) instead of the run's folder "
+    "in the results directory.",
+)
 def report(run_id: str, formats: tuple[str, ...], out: Path | None, to: Path | None) -> None:
     """(Re)write the report files of a stored run (RUN_ID: a number or 'last')."""
     write_report_files(console, run_id, out, _formats(formats), to)
@@ -229,15 +320,34 @@ def report(run_id: str, formats: tuple[str, ...], out: Path | None, to: Path | N
 @click.argument("run_a")
 @click.argument("run_b")
 @_out("Results directory (its store).")
-@click.option("--format", "output_format", type=click.Choice(["terminal", "md", "json"]),
-              default="terminal", show_default=True, help="Output format.")
-@click.option("--fail-if-slower", metavar="PCT",
-              help="Exit 1 if B's throughput is shown more than PCT (e.g. 5%) lower.")
-@click.option("--fail-if", "fail_if", multiple=True, metavar="'pNN +PCT'",
-              help="Exit 1 if B's percentile is shown more than PCT higher, e.g. "
-                   "'p99 +10%' (repeatable).")
-def compare(run_a: str, run_b: str, out: Path | None, output_format: str,
-            fail_if_slower: str | None, fail_if: tuple[str, ...]) -> None:
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["terminal", "md", "json"]),
+    default="terminal",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "--fail-if-slower",
+    metavar="PCT",
+    help="Exit 1 if B's throughput is shown more than PCT (e.g. 5%) lower.",
+)
+@click.option(
+    "--fail-if",
+    "fail_if",
+    multiple=True,
+    metavar="'pNN +PCT'",
+    help="Exit 1 if B's percentile is shown more than PCT higher, e.g. 'p99 +10%' (repeatable).",
+)
+def compare(
+    run_a: str,
+    run_b: str,
+    out: Path | None,
+    output_format: str,
+    fail_if_slower: str | None,
+    fail_if: tuple[str, ...],
+) -> None:
     """Compare run B against run A case by case: verdict, ratio and its 95% interval.
 
     RUN_A and RUN_B are run ids in the store of --out, or paths of results.json files.
@@ -245,8 +355,7 @@ def compare(run_a: str, run_b: str, out: Path | None, output_format: str,
     Exit codes: 0 every gated case shown not to regress beyond its limit (or no gate);
     1 a regression beyond a gate's limit shown; 2 bad input; 5 the runs have no case in
     common; 6 some gated case undecided (the output says what would decide it)."""
-    sys.exit(compare_command(console, run_a, run_b, out, output_format, fail_if_slower,
-                             fail_if))
+    sys.exit(compare_command(console, run_a, run_b, out, output_format, fail_if_slower, fail_if))
 
 
 @cli.command()
@@ -271,8 +380,12 @@ def hosts() -> None:
     """The hosts of a multi-host run (--hosts FILE or a SUITE's [hosts] table)."""
 
 
-_HOSTS_FILE = click.option("--hosts", "hosts_file", type=click.Path(path_type=Path),
-                           help="A hosts file ([hosts.NAME] tables); else SUITE's [hosts].")
+_HOSTS_FILE = click.option(
+    "--hosts",
+    "hosts_file",
+    type=click.Path(path_type=Path),
+    help="A hosts file ([hosts.NAME] tables); else SUITE's [hosts].",
+)
 
 
 @hosts.command("check")
@@ -295,10 +408,19 @@ def hosts_setup(suite: Path | None, hosts_file: Path | None) -> None:
 
 
 @cli.command(hidden=True)
-@click.option("--run-dir", type=click.Path(path_type=Path), required=True,
-              help="Where everything the agent writes lives (created; removed at the end).")
-@click.option("--heartbeat-s", type=click.FloatRange(min=0.1, max=86_400.0), default=10.0,
-              show_default=True, help="Stop everything when no message came for this long.")
+@click.option(
+    "--run-dir",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Where everything the agent writes lives (created; removed at the end).",
+)
+@click.option(
+    "--heartbeat-s",
+    type=click.FloatRange(min=0.1, max=86_400.0),
+    default=10.0,
+    show_default=True,
+    help="Stop everything when no message came for this long.",
+)
 @click.option("--keep", is_flag=True, help="Keep the run directory at the end.")
 def agent(run_dir: Path, heartbeat_s: float, keep: bool) -> None:
     """The remote side of a multi-host run: JSON lines on stdin/stdout (for the controller)."""
@@ -341,8 +463,9 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             traceback.print_exc()
         message = str(exc) if debug else one_line(str(exc))
-        err_console.print(f"error: {message}", style="red", markup=False, highlight=False,
-                          soft_wrap=True)
+        err_console.print(
+            f"error: {message}", style="red", markup=False, highlight=False, soft_wrap=True
+        )
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err_console.print("interrupted; everything started was stopped")
@@ -350,13 +473,18 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:  # a full disk, a vanished directory: the machine, not the input
         if debug:
             traceback.print_exc()
-        err_console.print(f"error: {exc}", style="red", markup=False, highlight=False,
-                          soft_wrap=True)
+        err_console.print(
+            f"error: {exc}", style="red", markup=False, highlight=False, soft_wrap=True
+        )
         sys.exit(ExitCode.ENVIRONMENT)
     except Exception as exc:  # a bug in stackbench: one line, the traceback on --debug
         if debug:
             traceback.print_exc()
-        err_console.print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug and "
-                          "report it)", style="red", markup=False, highlight=False,
-                          soft_wrap=True)
+        err_console.print(
+            f"internal error: {type(exc).__name__}: {exc} (rerun with --debug and report it)",
+            style="red",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         sys.exit(ExitCode.INTERNAL)

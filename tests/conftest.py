@@ -19,8 +19,9 @@ def fake_inventory():
 def _isolated_build_dir(tmp_path_factory, monkeypatch):
     # Build caches of the real stacks are shared across tests; only override when unset.
     if "STACKBENCH_BUILD_DIR" not in os.environ:
-        monkeypatch.setenv("STACKBENCH_BUILD_DIR",
-                           str(Path(__file__).resolve().parents[1] / ".build"))
+        monkeypatch.setenv(
+            "STACKBENCH_BUILD_DIR", str(Path(__file__).resolve().parents[1] / ".build")
+        )
 
 
 def native_loader_built() -> bool:

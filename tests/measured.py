@@ -24,11 +24,29 @@ def empty_histogram() -> str:
     return encoded.decode() if isinstance(encoded, bytes) else str(encoded)
 
 
-def second(t_s: int, completed: float, *, errors: int = 0, p50_us: float = 0,
-           p90_us: float = 0, p99_us: float = 0, max_us: float = 0, duration_s: float = 1.0,
-           partial: bool = False, histogram: str | None = None) -> Second:
+def second(
+    t_s: int,
+    completed: float,
+    *,
+    errors: int = 0,
+    p50_us: float = 0,
+    p90_us: float = 0,
+    p99_us: float = 0,
+    max_us: float = 0,
+    duration_s: float = 1.0,
+    partial: bool = False,
+    histogram: str | None = None,
+) -> Second:
     """One second; `completed` is rounded to whole responses, latencies to whole µs."""
-    return Second(t_s=t_s, completed=round(completed), errors=errors, p50_us=round(p50_us),
-                  p90_us=round(p90_us), p99_us=round(p99_us), max_us=round(max_us),
-                  duration_s=duration_s, partial=partial,
-                  histogram=empty_histogram() if histogram is None else histogram)
+    return Second(
+        t_s=t_s,
+        completed=round(completed),
+        errors=errors,
+        p50_us=round(p50_us),
+        p90_us=round(p90_us),
+        p99_us=round(p99_us),
+        max_us=round(max_us),
+        duration_s=duration_s,
+        partial=partial,
+        histogram=empty_histogram() if histogram is None else histogram,
+    )

@@ -23,10 +23,29 @@ FORBIDDEN = {
     "remote": ABOVE_MACHINE - {"session", "remote"},
     "engine": {"analysis", "report", "commands", "cli"},
     "store": {"lab", "services", "verify", "drivers"} | ABOVE_MACHINE - {"store"},
-    "analysis": {"lab", "services", "verify", "drivers", "session", "remote", "engine",
-                 "report", "commands", "cli"},
-    "report": {"lab", "services", "verify", "drivers", "session", "remote", "engine",
-               "commands", "cli"},
+    "analysis": {
+        "lab",
+        "services",
+        "verify",
+        "drivers",
+        "session",
+        "remote",
+        "engine",
+        "report",
+        "commands",
+        "cli",
+    },
+    "report": {
+        "lab",
+        "services",
+        "verify",
+        "drivers",
+        "session",
+        "remote",
+        "engine",
+        "commands",
+        "cli",
+    },
     "commands": {"cli"},
 }
 TOP_LEVEL = {"__init__.py", "__main__.py", "cli.py", "errors.py"}
@@ -91,16 +110,18 @@ def test_dependencies_point_downward() -> None:
 
 
 def test_imports_sit_at_the_top_of_modules() -> None:
-    hidden = [f"{module}: {imported}" for module, path in _modules().items()
-              for imported, top in _imports(path)
-              if not top and imported.split(".")[0] not in LAZY_ALLOWED]
+    hidden = [
+        f"{module}: {imported}"
+        for module, path in _modules().items()
+        for imported, top in _imports(path)
+        if not top and imported.split(".")[0] not in LAZY_ALLOWED
+    ]
     assert not hidden, "\n".join(sorted(set(hidden)))
 
 
 def test_no_import_circle_between_modules() -> None:
     modules = _modules()
-    graph = {m: {i for i, _ in _imports(p) if i in modules and i != m}
-             for m, p in modules.items()}
+    graph = {m: {i for i, _ in _imports(p) if i in modules and i != m} for m, p in modules.items()}
     # A package's __init__ re-exporting its own modules is not a circle of the design.
     for m in graph:
         graph[m] = {i for i in graph[m] if not (m.startswith(i + ".") and i in modules)}
@@ -117,7 +138,7 @@ def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state and (found := visit(nxt)):
                 return found
         stack.pop()

@@ -18,9 +18,10 @@ HOSTS_FILE = STATE / "hosts.toml"
 NEEDS_TEST_HOSTS = [
     pytest.mark.integration,
     pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces and sshd need root"),
-    pytest.mark.skipif(not Path("/usr/sbin/sshd").exists(),
-                       reason="no /usr/sbin/sshd: scripts/install-system.sh installs "
-                              "openssh-server"),
+    pytest.mark.skipif(
+        not Path("/usr/sbin/sshd").exists(),
+        reason="no /usr/sbin/sshd: scripts/install-system.sh installs openssh-server",
+    ),
     pytest.mark.skipif(shutil.which("ip") is None, reason="no ip (iproute2)"),
 ]
 
@@ -28,5 +29,11 @@ NEEDS_TEST_HOSTS = [
 def run_testhosts(*args: str) -> subprocess.CompletedProcess[str]:
     # Without a .venv in this checkout, the hosts run this interpreter with this checkout.
     env = {**os.environ, "STACKBENCH_PYTHON": sys.executable}
-    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True,
-                          timeout=120, env=env, check=False)
+    return subprocess.run(
+        ["bash", str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )

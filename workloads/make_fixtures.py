@@ -24,7 +24,7 @@ def random_64k() -> bytes:
 def demo_text() -> bytes:
     line = b"The quick brown fox jumps over the lazy dog; stackbench reads this file.\n"
     text = line * (DEMO_SIZE // len(line) + 1)
-    return text[:DEMO_SIZE - 1] + b"\n"
+    return text[: DEMO_SIZE - 1] + b"\n"
 
 
 def main() -> None:

@@ -139,8 +139,14 @@ def check_timeseries(doc: dict) -> None:
 def test_closed_loop_document(server_url):
     doc = run_json("-n", "500", "-c", "4", "-t", "2", "--expect-body", "Hello World", server_url)
     jsonschema.validate(doc, SCHEMA)
-    assert doc["requests"] == {"sent": 500, "completed": 500, "ok": 500, "errors": 0,
-                               "unanswered_at_end": 0, "oldest_unanswered_us": 0}
+    assert doc["requests"] == {
+        "sent": 500,
+        "completed": 500,
+        "ok": 500,
+        "errors": 0,
+        "unanswered_at_end": 0,
+        "oldest_unanswered_us": 0,
+    }
     assert doc["open_loop"] is None
     check_histogram(doc)
     check_timeseries(doc)
@@ -152,7 +158,8 @@ def test_per_second_histograms_of_a_multi_second_run(server_url):
     series = doc["timeseries"]
     assert len(series) == math.ceil(doc["duration_s"]) >= 3, "2.5 s (or a little more) touch 3 s"
     assert series[-1]["partial"] and series[-1]["duration_s"] == pytest.approx(
-        doc["duration_s"] % 1, abs=1e-6)
+        doc["duration_s"] % 1, abs=1e-6
+    )
     assert all(p["completed"] > 0 for p in series[:2])
     check_histogram(doc)
     check_timeseries(doc)

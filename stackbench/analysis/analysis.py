@@ -57,8 +57,7 @@ class CaseView:
 
     @property
     def rankable(self) -> bool:
-        return (self.case.status not in NOT_RANKED_CASE_STATUSES
-                and not self.verification_failures)
+        return self.case.status not in NOT_RANKED_CASE_STATUSES and not self.verification_failures
 
     def rows_at(self, level_index: int) -> list[LevelRow]:
         return [r for r in self.rows if r.level_index == level_index]
@@ -93,8 +92,8 @@ class LevelRanking:
 class WorkloadView:
     label: str
     workload: str
-    cases: list[CaseView]            # cases with measured levels
-    not_measured: list[CaseView]     # unavailable, failed or never reached
+    cases: list[CaseView]  # cases with measured levels
+    not_measured: list[CaseView]  # unavailable, failed or never reached
     level_values: list[float]
     rankings: list[LevelRanking]
 
@@ -106,7 +105,7 @@ class Analysis:
     level_kind: LevelKind
     repeat: int
     workloads: list[WorkloadView]
-    stacks: list[str]                # every stack of the run, stable order (chart colours)
+    stacks: list[str]  # every stack of the run, stable order (chart colours)
     failed_verifications: list[VerificationRow]
     settings: RunSettings
     spread: RunSpread = field(default_factory=assumed_spread)
@@ -123,8 +122,12 @@ class Analysis:
         return "target rate (req/s)" if self.level_kind == "rate" else "connections"
 
 
-def analyse(data: RunData, resamples: int = stats.DEFAULT_RESAMPLES,
-            seed: int = stats.DEFAULT_SEED, spread: RunSpread | None = None) -> Analysis:
+def analyse(
+    data: RunData,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    seed: int = stats.DEFAULT_SEED,
+    spread: RunSpread | None = None,
+) -> Analysis:
     """`spread`: the run-to-run spread the verdicts add for a single repetition; by default
     the calibration of the run's machine (stackbench calibrate), else the assumed default."""
     spread = spread or spread_of(data.calibration)
@@ -133,14 +136,22 @@ def analyse(data: RunData, resamples: int = stats.DEFAULT_RESAMPLES,
     slo = stats.slo_from_settings(settings.slo)
     failures = _verification_failures(data.verifications)
     labels = list(dict.fromkeys(c.label for c in data.cases))
-    workloads = [_workload(data, label, slo, failures, resamples, seed, spread, confidence)
-                 for label in labels]
+    workloads = [
+        _workload(data, label, slo, failures, resamples, seed, spread, confidence)
+        for label in labels
+    ]
     return Analysis(
-        data=data, slo=slo, level_kind=settings.level_kind, repeat=settings.repeat,
+        data=data,
+        slo=slo,
+        level_kind=settings.level_kind,
+        repeat=settings.repeat,
         workloads=workloads,
         stacks=list(dict.fromkeys(c.stack for c in data.cases)),
-        failed_verifications=[v for v in data.verifications if not v.ok], settings=settings,
-        spread=spread, confidence=confidence)
+        failed_verifications=[v for v in data.verifications if not v.ok],
+        settings=settings,
+        spread=spread,
+        confidence=confidence,
+    )
 
 
 def decision_confidence(looks: int) -> float:
@@ -157,29 +168,41 @@ def _verification_failures(rows: list[VerificationRow]) -> dict[tuple[str, str],
     return out
 
 
-def _workload(data: RunData, label: str, slo: Slo | None,
-              failures: dict[tuple[str, str], list[str]], resamples: int,
-              seed: int, spread: RunSpread, confidence: float) -> WorkloadView:
+def _workload(
+    data: RunData,
+    label: str,
+    slo: Slo | None,
+    failures: dict[tuple[str, str], list[str]],
+    resamples: int,
+    seed: int,
+    spread: RunSpread,
+    confidence: float,
+) -> WorkloadView:
     views = []
     for case in (c for c in data.cases if c.label == label):
         rows = data.levels_of(case.id)
         plain = stats.aggregate_levels(rows, slo, resamples=resamples, seed=seed)
-        steady = [aggregate_steady([r for r in rows if r.level_index == a.level_index], spread)
-                  for a in plain]
+        steady = [
+            aggregate_steady([r for r in rows if r.level_index == a.level_index], spread)
+            for a in plain
+        ]
         aggs = [steady_figures(a, s, slo) for a, s in zip(plain, steady, strict=True)]
         fails = failures.get((case.stack, case.workload), []) or failures.get(
-            (case.stack, case.label), [])
+            (case.stack, case.label), []
+        )
         views.append(CaseView(case, rows, aggs, stats.case_breakpoint(aggs), fails, steady))
     measured = [v for v in views if v.rows]
     values = sorted({a.level_value for v in measured for a in v.aggregates})
     rankings = _judged([_rank(measured, value, spread, confidence) for value in values])
     workload = next(c.workload for c in data.cases if c.label == label)
-    return WorkloadView(label, workload, measured, [v for v in views if not v.rows], values,
-                        rankings)
+    return WorkloadView(
+        label, workload, measured, [v for v in views if not v.rows], values, rankings
+    )
 
 
-def _rank(cases: list[CaseView], level_value: float, spread: RunSpread,
-          confidence: float) -> LevelRanking:
+def _rank(
+    cases: list[CaseView], level_value: float, spread: RunSpread, confidence: float
+) -> LevelRanking:
     ranked: list[tuple[str, LevelAggregate]] = []
     excluded = []
     for view in cases:
@@ -187,8 +210,14 @@ def _rank(cases: list[CaseView], level_value: float, spread: RunSpread,
         if agg is None:
             continue
         if not view.rankable:
-            excluded.append((view.stack, f"case {view.case.status}: verification failed"
-                             if view.verification_failures else f"case {view.case.status}"))
+            excluded.append(
+                (
+                    view.stack,
+                    f"case {view.case.status}: verification failed"
+                    if view.verification_failures
+                    else f"case {view.case.status}",
+                )
+            )
         elif agg.status != "ok":
             excluded.append((view.stack, f"level {agg.status}"))
         elif stats.NO_COMPLETED in agg.flags:
@@ -197,23 +226,39 @@ def _rank(cases: list[CaseView], level_value: float, spread: RunSpread,
             ranked.append((view.stack, agg))
     ranked.sort(key=lambda c: c[1].throughput.value, reverse=True)
     rungs = ladder([agg.throughput for _, agg in ranked], spread, confidence=confidence)
-    entries = [RankEntry(stack, agg.throughput, best, agg.flags, above)
-               for (stack, agg), (best, above) in zip(ranked, rungs, strict=True)]
+    entries = [
+        RankEntry(stack, agg.throughput, best, agg.flags, above)
+        for (stack, agg), (best, above) in zip(ranked, rungs, strict=True)
+    ]
     return LevelRanking(level_value, entries, excluded)
 
 
 Rung = tuple[Verdict | None, Verdict | None]
 
 
-def ladder(figures: list[Estimate], spread: RunSpread, *, higher_is_better: bool = True,
-           threshold: float | None = None, confidence: float = CONFIDENCE) -> list[Rung]:
+def ladder(
+    figures: list[Estimate],
+    spread: RunSpread,
+    *,
+    higher_is_better: bool = True,
+    threshold: float | None = None,
+    confidence: float = CONFIDENCE,
+) -> list[Rung]:
     """For figures sorted best first: each one's (best against it, the one above against
     it); None for the best, and for the one above when that is the best."""
     out: list[Rung] = [(None, None)] if figures else []
     for i in range(1, len(figures)):
+
         def against(other: Estimate, i: int = i) -> Verdict:
-            return compare_figures(other, figures[i], spread, higher_is_better=higher_is_better,
-                                   threshold=threshold, confidence=confidence)
+            return compare_figures(
+                other,
+                figures[i],
+                spread,
+                higher_is_better=higher_is_better,
+                threshold=threshold,
+                confidence=confidence,
+            )
+
         out.append((against(figures[0]), against(figures[i - 1]) if i >= 2 else None))
     return out
 
@@ -222,21 +267,42 @@ def holm_rungs(ladders: list[list[Rung]]) -> list[list[Rung]]:
     """Every verdict of these ladders Holm-adjusted together (the comparisons shown at once)."""
     flat = [v for rungs in ladders for rung in rungs for v in rung if v is not None]
     judged = iter(holm(flat))
-    return [[(None if best is None else next(judged), None if above is None else next(judged))
-             for best, above in rungs] for rungs in ladders]
+    return [
+        [
+            (None if best is None else next(judged), None if above is None else next(judged))
+            for best, above in rungs
+        ]
+        for rungs in ladders
+    ]
 
 
-def compare_figures(a: Estimate, b: Estimate, spread: RunSpread, *,
-                    higher_is_better: bool = True, threshold: float | None = None,
-                    confidence: float = CONFIDENCE) -> Verdict:
+def compare_figures(
+    a: Estimate,
+    b: Estimate,
+    spread: RunSpread,
+    *,
+    higher_is_better: bool = True,
+    threshold: float | None = None,
+    confidence: float = CONFIDENCE,
+) -> Verdict:
     """a against b from the evidence their estimates carry (one family of one: see holm)."""
     band = THROUGHPUT_THRESHOLD if threshold is None else threshold
     caveat = a.caveat or b.caveat
     if caveat:
-        return undecided(caveat, threshold=band, higher_is_better=higher_is_better,
-                         ratio=a.value / b.value if b.value else None)
-    verdict = compare(a.evidence, b.evidence, higher_is_better=higher_is_better,
-                      spread=spread, confidence=confidence, threshold=band)
+        return undecided(
+            caveat,
+            threshold=band,
+            higher_is_better=higher_is_better,
+            ratio=a.value / b.value if b.value else None,
+        )
+    verdict = compare(
+        a.evidence,
+        b.evidence,
+        higher_is_better=higher_is_better,
+        spread=spread,
+        confidence=confidence,
+        threshold=band,
+    )
     if verdict.ratio is None and b.value > 0:
         verdict = replace(verdict, ratio=a.value / b.value)
     return verdict
@@ -245,21 +311,28 @@ def compare_figures(a: Estimate, b: Estimate, spread: RunSpread, *,
 def _judged(rankings: list[LevelRanking]) -> list[LevelRanking]:
     """The rankings of one workload with their verdicts Holm-adjusted together (one family)."""
     ladders = holm_rungs([[(e.vs_best, e.vs_above) for e in r.entries] for r in rankings])
-    return [replace(r, entries=[replace(e, vs_best=best, vs_above=above)
-                                for e, (best, above) in zip(r.entries, rungs, strict=True)])
-            for r, rungs in zip(rankings, ladders, strict=True)]
+    return [
+        replace(
+            r,
+            entries=[
+                replace(e, vs_best=best, vs_above=above)
+                for e, (best, above) in zip(r.entries, rungs, strict=True)
+            ],
+        )
+        for r, rungs in zip(rankings, ladders, strict=True)
+    ]
 
 
-def steady_figures(agg: LevelAggregate, steady: LevelSteadyAggregate,
-                   slo: Slo | None) -> LevelAggregate:
+def steady_figures(
+    agg: LevelAggregate, steady: LevelSteadyAggregate, slo: Slo | None
+) -> LevelAggregate:
     """The aggregate with the figures its verdicts use, each with its evidence: throughput (the
     steady windows', or the whole level's over repetitions) and p50/p90/p99 where levelsteady
     has them. The SLO is judged again on the figures shown."""
     latency = {**agg.latency_us, **steady.latency_us}
     outcome = agg.slo
     if slo is not None and steady.latency_us:
-        outcome = evaluate_slo({k: e.value for k, e in latency.items()},
-                                     agg.error_rate.value, slo)
+        outcome = evaluate_slo({k: e.value for k, e in latency.items()}, agg.error_rate.value, slo)
     throughput_cv, flags = agg.throughput_cv, list(agg.flags)
     if steady.steady:
         # Repetitions vary (or not) by their steady figures: a warm-up of different length in
@@ -271,14 +344,21 @@ def steady_figures(agg: LevelAggregate, steady: LevelSteadyAggregate,
     caveat = disturbed_caveat(flags)
     if caveat:
         latency = {k: replace(e, caveat=caveat) for k, e in latency.items()}
-    return replace(agg, throughput=replace(steady.throughput, caveat=caveat),
-                   latency_us=latency, slo=outcome, throughput_cv=throughput_cv,
-                   flags=tuple(flags))
+    return replace(
+        agg,
+        throughput=replace(steady.throughput, caveat=caveat),
+        latency_us=latency,
+        slo=outcome,
+        throughput_cv=throughput_cv,
+        flags=tuple(flags),
+    )
 
 
 def disturbed_caveat(flags: Sequence[str]) -> str | None:
     """A level other processes disturbed decides nothing: its figure is the machine's too."""
     if not any(LevelFlag.of(f) is LevelFlag.DISTURBED for f in flags):
         return None
-    return ("a level it rests on was disturbed by other processes on its cores; repeat it on "
-            "a quiet machine (stackbench doctor names what runs)")
+    return (
+        "a level it rests on was disturbed by other processes on its cores; repeat it on "
+        "a quiet machine (stackbench doctor names what runs)"
+    )

@@ -31,16 +31,15 @@ UPPER_BOUND_LEVEL = 0.80
 
 @dataclass(frozen=True)
 class SpreadEstimate:
-    sigma: float        # the point estimate of the run-to-run SD (log scale)
-    sigma_used: float   # its upper confidence bound, floored: what verdicts use
+    sigma: float  # the point estimate of the run-to-run SD (log scale)
+    sigma_used: float  # its upper confidence bound, floored: what verdicts use
     starts: int
 
 
 def estimate_spread(figures: Sequence[float], within: Sequence[float]) -> SpreadEstimate:
     """figures: each start's headline; within: each window's variance of its log mean."""
     if len(figures) < MIN_STARTS:
-        raise ValueError(f"a calibration needs at least {MIN_STARTS} starts, got "
-                         f"{len(figures)}")
+        raise ValueError(f"a calibration needs at least {MIN_STARTS} starts, got {len(figures)}")
     logs = np.log(np.asarray(figures, dtype=np.float64))
     k = len(logs)
     between = float(np.var(logs, ddof=1))
@@ -60,9 +59,11 @@ def drift_warning(figures: Sequence[float]) -> str | None:
     if not p < 0.05:
         return None
     way = "fell" if tau < 0 else "rose"
-    return (f"the starts {way} steadily ({', '.join(f'{f:,.0f}' for f in figures)}): the "
-            "machine changed during the calibration (another job, CPU throttling); run "
-            "stackbench doctor, remove the cause and calibrate again")
+    return (
+        f"the starts {way} steadily ({', '.join(f'{f:,.0f}' for f in figures)}): the "
+        "machine changed during the calibration (another job, CPU throttling); run "
+        "stackbench doctor, remove the cause and calibrate again"
+    )
 
 
 def spread_of(calibration: CalibrationRow | None) -> RunSpread:
@@ -70,11 +71,14 @@ def spread_of(calibration: CalibrationRow | None) -> RunSpread:
     if calibration is None:
         return assumed_spread()
     when = datetime.datetime.fromtimestamp(calibration.at, datetime.UTC).strftime("%Y-%m-%d")
-    return RunSpread(calibration.sigma_used, False,
-                     f"run-to-run spread {calibration.sigma_used:.1%} (calibrated {when}: "
-                     f"{len(calibration.figures)} fresh starts of {calibration.stack} "
-                     f"{calibration.workload} @{calibration.level_value:g}, measured "
-                     f"{calibration.sigma:.1%}, 80% upper bound used)")
+    return RunSpread(
+        calibration.sigma_used,
+        False,
+        f"run-to-run spread {calibration.sigma_used:.1%} (calibrated {when}: "
+        f"{len(calibration.figures)} fresh starts of {calibration.stack} "
+        f"{calibration.workload} @{calibration.level_value:g}, measured "
+        f"{calibration.sigma:.1%}, 80% upper bound used)",
+    )
 
 
 def calibration_of(data: RunData) -> CalibrationRecord:
@@ -83,23 +87,40 @@ def calibration_of(data: RunData) -> CalibrationRecord:
     levels = [r for r in data.levels if r.status == "ok"]
     cases = {c.id: c for c in data.cases}
     if not levels or len({(r.case_id, r.level_index) for r in levels}) != 1:
-        raise InputError(f"run {data.run.id}: a calibration needs exactly one valid level "
-                         "of one stack and workload, repeated")
-    steadies = [s for s in map(level_steady, levels)
-                if s.source == SOURCE_WINDOW and s.throughput is not None
-                and s.throughput.evidence is not None]
+        raise InputError(
+            f"run {data.run.id}: a calibration needs exactly one valid level "
+            "of one stack and workload, repeated"
+        )
+    steadies = [
+        s
+        for s in map(level_steady, levels)
+        if s.source == SOURCE_WINDOW
+        and s.throughput is not None
+        and s.throughput.evidence is not None
+    ]
     if len(steadies) < MIN_STARTS:
-        raise InputError(f"run {data.run.id}: {len(steadies)} of {len(levels)} repetitions "
-                         f"have a steady window, a calibration needs {MIN_STARTS}: use longer "
-                         "levels (duration_s) or more repetitions (repeat)")
+        raise InputError(
+            f"run {data.run.id}: {len(steadies)} of {len(levels)} repetitions "
+            f"have a steady window, a calibration needs {MIN_STARTS}: use longer "
+            "levels (duration_s) or more repetitions (repeat)"
+        )
     figures = [s.throughput.value for s in steadies if s.throughput is not None]
-    within = [s.throughput.evidence.variance for s in steadies
-              if s.throughput is not None and s.throughput.evidence is not None]
+    within = [
+        s.throughput.evidence.variance
+        for s in steadies
+        if s.throughput is not None and s.throughput.evidence is not None
+    ]
     estimate = estimate_spread(figures, within)
     case = cases[levels[0].case_id]
     return CalibrationRecord(
-        machine=machine_key(data.run.environment), at=data.run.finished_at or data.run.started_at,
-        run_id=data.run.id, stack=case.stack, workload=case.label,
-        level_value=levels[0].level_value, figures=tuple(figures),
-        within_variance=float(np.mean(within)), sigma=estimate.sigma,
-        sigma_used=estimate.sigma_used)
+        machine=machine_key(data.run.environment),
+        at=data.run.finished_at or data.run.started_at,
+        run_id=data.run.id,
+        stack=case.stack,
+        workload=case.label,
+        level_value=levels[0].level_value,
+        figures=tuple(figures),
+        within_variance=float(np.mean(within)),
+        sigma=estimate.sigma,
+        sigma_used=estimate.sigma_used,
+    )

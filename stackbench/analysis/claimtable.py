@@ -15,21 +15,25 @@ MAX_FIGURES = 8
 MISSING = "–"
 
 
-def claim_rows(results: Iterable[ClaimResult],
-               max_figures: int = MAX_FIGURES) -> list[tuple[str, str, str, str, str]]:
+def claim_rows(
+    results: Iterable[ClaimResult], max_figures: int = MAX_FIGURES
+) -> list[tuple[str, str, str, str, str]]:
     """One row per claim, in the claims file's order."""
-    return [(claim_text(r),
-             format_article(r, max_figures),
-             format_ours(r.ours, max_figures),
-             r.status.value,
-             r.why)
-            for r in results]
+    return [
+        (
+            claim_text(r),
+            format_article(r, max_figures),
+            format_ours(r.ours, max_figures),
+            r.status.value,
+            r.why,
+        )
+        for r in results
+    ]
 
 
 def readiness_rows(readiness: Iterable[Readiness]) -> list[tuple[str, str, str]]:
     """For --dry-run: which claims this plan can test, and why not the others."""
-    return [(r.claim.id, "yes" if r.testable else "no", "; ".join(r.reasons))
-            for r in readiness]
+    return [(r.claim.id, "yes" if r.testable else "no", "; ".join(r.reasons)) for r in readiness]
 
 
 def status_counts(results: Iterable[ClaimResult]) -> dict[str, int]:
@@ -73,8 +77,10 @@ def format_measured(m: Measured) -> str:
         return f"{m.label} {'none' if m.unit == 'connections' else MISSING}"
     text = format_value(m.value, m.unit)
     if m.low is not None and m.high is not None and not m.low == m.high == m.value:
-        text += f" [{format_value(m.low, m.unit, with_unit=False)}–" \
-                f"{format_value(m.high, m.unit, with_unit=False)}]"
+        text += (
+            f" [{format_value(m.low, m.unit, with_unit=False)}–"
+            f"{format_value(m.high, m.unit, with_unit=False)}]"
+        )
     return f"{m.label} {text}"
 
 
@@ -101,11 +107,13 @@ def format_value(value: float, unit: str, with_unit: bool = True) -> str:
 def as_text(results: Sequence[ClaimResult], max_figures: int = MAX_FIGURES) -> list[str]:
     """The table as plain lines, one block per claim (columns would be too wide to align)."""
     lines: list[str] = []
-    for (claim, article, ours, status, why) in claim_rows(results, max_figures):
-        lines += [f"[{status}] {claim}",
-                  f"    article: {article}",
-                  f"    ours:    {ours}",
-                  f"    why:     {why}"]
+    for claim, article, ours, status, why in claim_rows(results, max_figures):
+        lines += [
+            f"[{status}] {claim}",
+            f"    article: {article}",
+            f"    ours:    {ours}",
+            f"    why:     {why}",
+        ]
     counts = status_counts(results)
     lines.append(", ".join(f"{n} {status}" for status, n in counts.items()))
     return lines
@@ -117,9 +125,11 @@ def counts_sentence(results: Sequence[ClaimResult]) -> str:
     if not results:
         return ""
     counts = status_counts(results)
-    return (f"{counts['confirmed']} confirmed, {counts['refuted']} refuted, "
-            f"{counts['not enough evidence']} not enough evidence, "
-            f"{counts['untestable']} untestable here.")
+    return (
+        f"{counts['confirmed']} confirmed, {counts['refuted']} refuted, "
+        f"{counts['not enough evidence']} not enough evidence, "
+        f"{counts['untestable']} untestable here."
+    )
 
 
 def as_markdown(results: Sequence[ClaimResult]) -> list[str]:

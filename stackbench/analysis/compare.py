@@ -44,10 +44,10 @@ class CaseKey:
 
 @dataclass(frozen=True)
 class MetricChange:
-    metric: str                 # throughput | p50 | p90 | p99
-    a_value: float              # A's headline figure (req/s or µs)
+    metric: str  # throughput | p50 | p90 | p99
+    a_value: float  # A's headline figure (req/s or µs)
     b_value: float
-    verdict: Verdict            # B against A, Holm-adjusted within the comparison
+    verdict: Verdict  # B against A, Holm-adjusted within the comparison
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class CaseChange:
 
 @dataclass(frozen=True)
 class SettingChange:
-    section: str                # environment | settings | suite | params of <stack>
+    section: str  # environment | settings | suite | params of <stack>
     key: str
     a: str
     b: str
@@ -72,8 +72,8 @@ class RunComparison:
     only_in_a: tuple[CaseKey, ...]
     only_in_b: tuple[CaseKey, ...]
     changes: tuple[SettingChange, ...]
-    spread: RunSpread           # the run-to-run spread the verdicts used
-    same_run: bool = False      # A and B are one run: nothing was compared but noise
+    spread: RunSpread  # the run-to-run spread the verdicts used
+    same_run: bool = False  # A and B are one run: nothing was compared but noise
 
     @property
     def comparable(self) -> bool:
@@ -106,8 +106,9 @@ class GatedCase:
 
 
 # --- matching and comparing ------------------------------------------------------------------
-def compare_runs(a: Analysis, b: Analysis,
-                 percentiles: Sequence[str] = DEFAULT_PERCENTILES) -> RunComparison:
+def compare_runs(
+    a: Analysis, b: Analysis, percentiles: Sequence[str] = DEFAULT_PERCENTILES
+) -> RunComparison:
     spread = max(a.spread, b.spread, key=lambda s: s.sigma)
     levels_a, levels_b = dict(_levels(a)), dict(_levels(b))
     common = sorted(set(levels_a) & set(levels_b))
@@ -119,8 +120,13 @@ def compare_runs(a: Analysis, b: Analysis,
             if est_a is None or est_b is None:
                 continue
             higher = metric == THROUGHPUT
-            verdict = compare_figures(est_b, est_a, spread, higher_is_better=higher,
-                                      threshold=None if higher else PERCENTILE_THRESHOLD)
+            verdict = compare_figures(
+                est_b,
+                est_a,
+                spread,
+                higher_is_better=higher,
+                threshold=None if higher else PERCENTILE_THRESHOLD,
+            )
             raw.append((key, MetricChange(metric, est_a.value, est_b.value, verdict)))
     judged = holm([m.verdict for _, m in raw])
     by_case: dict[CaseKey, list[MetricChange]] = {}
@@ -128,11 +134,15 @@ def compare_runs(a: Analysis, b: Analysis,
         by_case.setdefault(key, []).append(replace(m, verdict=v))
     same = a.data.run.id == b.data.run.id and a.data.run.started_at == b.data.run.started_at
     return RunComparison(
-        a.data.run.id, b.data.run.id,
+        a.data.run.id,
+        b.data.run.id,
         tuple(CaseChange(k, tuple(by_case[k])) for k in common if k in by_case),
         tuple(sorted(set(levels_a) - set(levels_b))),
         tuple(sorted(set(levels_b) - set(levels_a))),
-        tuple(setting_changes(a, b)), spread, same)
+        tuple(setting_changes(a, b)),
+        spread,
+        same,
+    )
 
 
 def gated_cases(comparison: RunComparison, gates: Sequence[Gate]) -> list[GatedCase]:
@@ -166,10 +176,16 @@ def _estimate(view: CaseView, level_index: int, metric: str) -> Estimate | None:
 # --- what changed between the runs -----------------------------------------------------------
 def setting_changes(a: Analysis, b: Analysis) -> list[SettingChange]:
     """Machine, kernel, tool versions, settings, suite and stack parameters that differ."""
-    out = _diff("environment", msgspec.to_builtins(a.data.run.environment),
-                msgspec.to_builtins(b.data.run.environment))
-    out += _diff("settings", msgspec.to_builtins(a.data.run.settings),
-                 msgspec.to_builtins(b.data.run.settings))
+    out = _diff(
+        "environment",
+        msgspec.to_builtins(a.data.run.environment),
+        msgspec.to_builtins(b.data.run.environment),
+    )
+    out += _diff(
+        "settings",
+        msgspec.to_builtins(a.data.run.settings),
+        msgspec.to_builtins(b.data.run.settings),
+    )
     run_a, run_b = a.data.run, b.data.run
     if run_a.suite_name != run_b.suite_name:
         out.append(SettingChange("suite", "name", run_a.suite_name, run_b.suite_name))
@@ -183,12 +199,13 @@ def setting_changes(a: Analysis, b: Analysis) -> list[SettingChange]:
 
 
 # Records as plain values (msgspec.to_builtins): every field is compared as text, whatever it is.
-def _diff(section: str, a: Mapping[str, object], b: Mapping[str, object]
-          ) -> list[SettingChange]:
+def _diff(section: str, a: Mapping[str, object], b: Mapping[str, object]) -> list[SettingChange]:
     flat_a, flat_b = dict(_flatten(a)), dict(_flatten(b))
-    return [SettingChange(section, key, flat_a.get(key, "(absent)"),
-                          flat_b.get(key, "(absent)"))
-            for key in sorted(set(flat_a) | set(flat_b)) if flat_a.get(key) != flat_b.get(key)]
+    return [
+        SettingChange(section, key, flat_a.get(key, "(absent)"), flat_b.get(key, "(absent)"))
+        for key in sorted(set(flat_a) | set(flat_b))
+        if flat_a.get(key) != flat_b.get(key)
+    ]
 
 
 def _flatten(value: Mapping[str, object], prefix: str = "") -> Iterator[tuple[str, str]]:
@@ -196,8 +213,7 @@ def _flatten(value: Mapping[str, object], prefix: str = "") -> Iterator[tuple[st
         name = f"{prefix}{key}"
         if isinstance(item, Mapping):
             yield from _flatten(item, name + ".")
-        elif isinstance(item, list | tuple) and item and all(
-                isinstance(i, Mapping) for i in item):
+        elif isinstance(item, list | tuple) and item and all(isinstance(i, Mapping) for i in item):
             # records in a list (a suite's deviations): each field of each, by position
             for index, record in enumerate(item):
                 yield from _flatten(record, f"{name}[{index}].")
@@ -222,6 +238,8 @@ def parse_latency_gate(text: str) -> Gate:
     """'p99 +10%' -> fail when p99 is shown more than 10% higher."""
     match = _LATENCY_GATE.match(text.strip())
     if not match:
-        raise InputError(f"--fail-if {text!r}: expected a percentile and a rise, such as "
-                         "'p99 +10%' (p50, p90 or p99)")
+        raise InputError(
+            f"--fail-if {text!r}: expected a percentile and a rise, such as "
+            "'p99 +10%' (p50, p90 or p99)"
+        )
     return Gate(match.group(1), float(match.group(2)) / 100.0)

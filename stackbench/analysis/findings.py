@@ -26,26 +26,26 @@ from stackbench.store.records import LevelFlag
 
 WARNING_WHY = {
     LevelFlag.LOADER_BOUND: "the loader, not the server, was saturated: the server's capacity "
-                            "is higher than measured",
+    "is higher than measured",
     LevelFlag.NOISY: "repetitions vary by more than 5% (CV)",
     NO_COMPLETED: "no request completed during the level: no throughput or latency to report",
     LevelFlag.STARVED: "the server left connections unanswered for longer than any answered "
-                       "request; the latency of those queued requests is not in the histogram",
+    "request; the latency of those queued requests is not in the histogram",
     LevelFlag.DISTURBED: "other processes used the level's cores: its figures are partly the "
-                         "machine's, and no verdict rests on it",
+    "machine's, and no verdict rests on it",
     LevelFlag.UNSTEADY: "the level saw start-up, not a steady state, and is not ranked",
     LevelFlag.INVALID: "the level broke a validity limit and is not ranked",
-    "server-exited": "a server process exited during the level: its figures are not the "
-                     "stack's",
+    "server-exited": "a server process exited during the level: its figures are not the stack's",
 }
 # Flags that make a level unusable: reported as errors.
-ERROR_FLAGS = frozenset({LevelFlag.INVALID, LevelFlag.UNSTEADY, LevelFlag.FAILED,
-                         "server-exited", NO_COMPLETED})
+ERROR_FLAGS = frozenset(
+    {LevelFlag.INVALID, LevelFlag.UNSTEADY, LevelFlag.FAILED, "server-exited", NO_COMPLETED}
+)
 
 
 @dataclass(frozen=True)
 class Finding:
-    severity: str        # info | warn | error
+    severity: str  # info | warn | error
     workload: str | None  # workload label, None for run-wide findings
     text: str
 
@@ -53,9 +53,15 @@ class Finding:
 def findings(a: Analysis) -> list[Finding]:
     out: list[Finding] = []
     for v in a.failed_verifications:
-        out.append(Finding("error", None, f"{v.stack} failed verification of {v.workload} "
-                           f"({v.checked} checked): {'; '.join(v.failures) or 'no detail'} "
-                           "— not ranked"))
+        out.append(
+            Finding(
+                "error",
+                None,
+                f"{v.stack} failed verification of {v.workload} "
+                f"({v.checked} checked): {'; '.join(v.failures) or 'no detail'} "
+                "— not ranked",
+            )
+        )
     warned = a.data.run.environment.machine_warnings
     for text in () if warned is UNSET else warned:
         out.append(Finding("warn", None, f"the machine was busy when the run started: {text}"))
@@ -76,25 +82,35 @@ def jit_warmup_finding(a: Analysis, w: WorkloadView, c: CaseView) -> Finding | N
     if j is None:
         return None
     at = _level_name(a, j.level_value)
-    text = (f"{c.stack}: a JIT warm-up pass of {j.seconds:g} s at {at} ran before the first "
-            f"level and is not in any figure ({j.why})")
+    text = (
+        f"{c.stack}: a JIT warm-up pass of {j.seconds:g} s at {at} ran before the first "
+        f"level and is not in any figure ({j.why})"
+    )
     if j.failure:
         return Finding("warn", w.label, f"{text}; it did not run to its end: {j.failure}")
     cold = [f"{fmt.rate(j.requests_per_s)} req/s over the pass"]
     if j.first_second_rps is not None and j.last_second_rps is not None:
-        cold = [f"{fmt.rate(j.first_second_rps)} req/s in its first second",
-                f"{fmt.rate(j.last_second_rps)} in its last", *cold]
+        cold = [
+            f"{fmt.rate(j.first_second_rps)} req/s in its first second",
+            f"{fmt.rate(j.last_second_rps)} in its last",
+            *cold,
+        ]
     warm = c.aggregate_at(j.level_value)
-    warm_text = ("" if warm is None or warm.throughput.value is None
-                 else f"; warm, the level at the same load: "
-                      f"{fmt.rate(warm.throughput.value)} req/s")
+    warm_text = (
+        ""
+        if warm is None or warm.throughput.value is None
+        else f"; warm, the level at the same load: {fmt.rate(warm.throughput.value)} req/s"
+    )
     return Finding("info", w.label, f"{text}. Cold: {', '.join(cold)}{warm_text}")
 
 
 def _case_notes(w: WorkloadView) -> list[Finding]:
     """What the runner noted on a measured case: a rate search's result, an early stop."""
-    return [Finding("info", w.label, f"{c.stack}: {c.case.reason}") for c in w.cases
-            if c.case.status not in ("failed", "unavailable") and c.case.reason]
+    return [
+        Finding("info", w.label, f"{c.stack}: {c.case.reason}")
+        for c in w.cases
+        if c.case.status not in ("failed", "unavailable") and c.case.reason
+    ]
 
 
 def _level_name(a: Analysis, value: float) -> str:
@@ -121,31 +137,36 @@ def ranking_text(a: Analysis, r: LevelRanking) -> str:
             said.append(sentence(e.vs_best, entries[0].stack, e.stack, "req/s", False))
         if e.vs_above is not None:
             said.append(sentence(e.vs_above, entries[i - 1].stack, e.stack, "req/s", False))
-    note = next((assumed(e.vs_best) for e in entries
-                 if e.vs_best is not None and assumed(e.vs_best)), "")
+    note = next(
+        (assumed(e.vs_best) for e in entries if e.vs_best is not None and assumed(e.vs_best)), ""
+    )
     excluded = "; ".join(f"{stack}: {why}" for stack, why in r.excluded)
     text = f"at {_level_name(a, r.level_value)}: {chain or 'no valid result'}"
     text += f". {'; '.join(said)}{note}" if said else ""
     return text + (f" [not ranked — {excluded}]" if excluded else "")
 
 
-RANKING_LEGEND = ("Rankings by steady-state req/s [95% interval], best first; the mark before "
-                  "a stack is the verdict of the stack above it against it: '>' faster, '≈' "
-                  "equivalent, '≳' real but within the threshold, '?' not enough evidence. "
-                  "Each stack is also compared with the best. " + RULE)
+RANKING_LEGEND = (
+    "Rankings by steady-state req/s [95% interval], best first; the mark before "
+    "a stack is the verdict of the stack above it against it: '>' faster, '≈' "
+    "equivalent, '≳' real but within the threshold, '?' not enough evidence. "
+    "Each stack is also compared with the best. " + RULE
+)
 
 
 def _ranking_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
-    return [Finding("info", w.label, ranking_text(a, r)) for r in w.rankings
-            if len(r.entries) + len(r.excluded) > 1 or r.excluded]
+    return [
+        Finding("info", w.label, ranking_text(a, r))
+        for r in w.rankings
+        if len(r.entries) + len(r.excluded) > 1 or r.excluded
+    ]
 
 
 def slo_text(a: Analysis) -> str:
     if a.slo is None:
         return "no SLO"
     name = percentile_key(a.slo.percentile).replace("_", ".")
-    return (f"{name} ≤ {a.slo.latency_ms:g} ms and error rate ≤ "
-            f"{a.slo.max_error_rate:.2%}")
+    return f"{name} ≤ {a.slo.latency_ms:g} ms and error rate ≤ {a.slo.max_error_rate:.2%}"
 
 
 def _slo_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
@@ -155,20 +176,42 @@ def _slo_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
     for c in w.cases:
         bp = c.breakpoint
         if bp is not None:
-            last = (f"; last level within it: {fmt.level(bp.last_passing)}"
-                    if bp.last_passing is not None else "; no measured level met it")
-            out.append(Finding("warn", w.label, f"{c.stack} breaks the SLO ({slo_text(a)}) at "
-                               f"{_level_name(a, bp.level_value)}: {bp.reason}{last}"))
+            last = (
+                f"; last level within it: {fmt.level(bp.last_passing)}"
+                if bp.last_passing is not None
+                else "; no measured level met it"
+            )
+            out.append(
+                Finding(
+                    "warn",
+                    w.label,
+                    f"{c.stack} breaks the SLO ({slo_text(a)}) at "
+                    f"{_level_name(a, bp.level_value)}: {bp.reason}{last}",
+                )
+            )
         elif all(g.slo is not None and g.slo.status.value == "unknown" for g in c.aggregates):
-            out.append(Finding("warn", w.label, f"{c.stack}: SLO unknown — "
-                               f"{percentile_key(a.slo.percentile)} not measured by the driver"))
+            out.append(
+                Finding(
+                    "warn",
+                    w.label,
+                    f"{c.stack}: SLO unknown — "
+                    f"{percentile_key(a.slo.percentile)} not measured by the driver",
+                )
+            )
         else:
             top = max(g.level_value for g in c.aggregates)
-            unknown = _levels_with(c, lambda g: g.slo is not None
-                                   and g.slo.status.value == "unknown")
-            out.append(Finding("info", w.label, f"{c.stack} met the SLO at every level where it "
-                               f"could be judged (up to {_level_name(a, top)})"
-                               + (f"; unknown at {', '.join(unknown)}" if unknown else "")))
+            unknown = _levels_with(
+                c, lambda g: g.slo is not None and g.slo.status.value == "unknown"
+            )
+            out.append(
+                Finding(
+                    "info",
+                    w.label,
+                    f"{c.stack} met the SLO at every level where it "
+                    f"could be judged (up to {_level_name(a, top)})"
+                    + (f"; unknown at {', '.join(unknown)}" if unknown else ""),
+                )
+            )
     return out
 
 
@@ -200,9 +243,15 @@ def _warning_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
             out.append(Finding(_severity(kind), w.label, _flag_text(a, c, kind, hits)))
         bad = [g for g in c.aggregates if g.status != "ok"]
         if bad and not any(flag_name(f) in ERROR_FLAGS for g in bad for f in g.flags):
-            out.append(Finding("error", w.label, f"{c.stack}: {len(bad)} level(s) not valid "
-                               f"({', '.join(fmt.level(g.level_value) for g in bad)}) — "
-                               "not ranked"))
+            out.append(
+                Finding(
+                    "error",
+                    w.label,
+                    f"{c.stack}: {len(bad)} level(s) not valid "
+                    f"({', '.join(fmt.level(g.level_value) for g in bad)}) — "
+                    "not ranked",
+                )
+            )
         out += _steady_findings(a, w, c)
     return out
 
@@ -211,24 +260,29 @@ def _severity(kind: str) -> str:
     return "error" if kind in ERROR_FLAGS else "warn"
 
 
-def _flag_text(a: Analysis, c: CaseView, kind: str,
-               hits: list[tuple[LevelAggregate, str | None]]) -> str:
+def _flag_text(
+    a: Analysis, c: CaseView, kind: str, hits: list[tuple[LevelAggregate, str | None]]
+) -> str:
     levels = ", ".join(dict.fromkeys(fmt.level(g.level_value) for g, _ in hits))
     why = WARNING_WHY.get(kind)
     text = f"{c.stack}: {kind} at level(s) {levels}" + (f" — {why}" if why else "")
-    details = [f"at {_level_name(a, g.level_value)}: {detail}"
-               for g, reason in hits if (detail := _detail(kind, g, reason))]
+    details = [
+        f"at {_level_name(a, g.level_value)}: {detail}"
+        for g, reason in hits
+        if (detail := _detail(kind, g, reason))
+    ]
     return text + (f" ({'; '.join(details)})" if details else "")
 
 
 def _detail(kind: str, g: LevelAggregate, reason: str | None) -> str | None:
     if kind == LevelFlag.NOISY:
-        return (f"throughput CV {g.throughput_cv:.1%} over {g.repetitions} repetitions"
-                + (f"; {reason}" if reason else ""))
+        return f"throughput CV {g.throughput_cv:.1%} over {g.repetitions} repetitions" + (
+            f"; {reason}" if reason else ""
+        )
     if kind == LevelFlag.LOADER_BOUND and g.loader_cpu_percent is not None:
-        return (f"loader CPU {g.loader_cpu_percent:.0f}%"
-                + ("" if g.server_cpu_percent is None
-                   else f", server CPU {g.server_cpu_percent:.0f}%"))
+        return f"loader CPU {g.loader_cpu_percent:.0f}%" + (
+            "" if g.server_cpu_percent is None else f", server CPU {g.server_cpu_percent:.0f}%"
+        )
     return reason
 
 
@@ -249,32 +303,56 @@ def _steady_findings(a: Analysis, w: WorkloadView, c: CaseView) -> list[Finding]
             if state is None:
                 no_series.append(fmt.level(st.level_value))
             elif r.source != SOURCE_WINDOW:
-                grouped.setdefault(f"{state.message}; the whole-level figures are shown "
-                                   "instead", []).append(level)
+                grouped.setdefault(
+                    f"{state.message}; the whole-level figures are shown instead", []
+                ).append(level)
             elif not state.steady_shown:  # the window's figures, but not a shown steady state
                 grouped.setdefault(state.message, []).append(level)
             elif state.steady_class is SteadyClass.FLAT:
                 flat.append(level)
             else:
                 where = f"{c.stack} at {_level_name(a, st.level_value)}"
-                out.append(Finding("warn", w.label, f"{where}{tag}: {state.message}"
-                                   + _cold_figure(c, st.level_index, rep)))
+                out.append(
+                    Finding(
+                        "warn",
+                        w.label,
+                        f"{where}{tag}: {state.message}" + _cold_figure(c, st.level_index, rep),
+                    )
+                )
         if st.note:
-            out.append(Finding("info", w.label,
-                               f"{c.stack} at {_level_name(a, st.level_value)}: {st.note}"))
+            out.append(
+                Finding(
+                    "info", w.label, f"{c.stack} at {_level_name(a, st.level_value)}: {st.note}"
+                )
+            )
     for message, levels in grouped.items():
-        where = (f"{c.stack} at {_level_name(a, c.steady[0].level_value)}" if len(levels) == 1
-                 and len(c.steady) == 1 else f"{c.stack} at level(s) {', '.join(levels)}")
+        where = (
+            f"{c.stack} at {_level_name(a, c.steady[0].level_value)}"
+            if len(levels) == 1 and len(c.steady) == 1
+            else f"{c.stack} at level(s) {', '.join(levels)}"
+        )
         out.append(Finding("warn", w.label, f"{where}: {message}"))
     if flat:
-        out.append(Finding("info", w.label, f"{c.stack}: steady from the start (flat) at "
-                           f"level(s) {', '.join(dict.fromkeys(flat))}; headline from the "
-                           "steady window"))
+        out.append(
+            Finding(
+                "info",
+                w.label,
+                f"{c.stack}: steady from the start (flat) at "
+                f"level(s) {', '.join(dict.fromkeys(flat))}; headline from the "
+                "steady window",
+            )
+        )
     if no_series:
-        out.append(Finding("info", w.label, f"{c.stack}: level(s) "
-                           f"{', '.join(dict.fromkeys(no_series))} have no per-second series "
-                           "(driver " + (c.rows[0].driver if c.rows else "?") + "): their "
-                           "figures are the whole level's, warm-up included if any"))
+        out.append(
+            Finding(
+                "info",
+                w.label,
+                f"{c.stack}: level(s) "
+                f"{', '.join(dict.fromkeys(no_series))} have no per-second series "
+                "(driver " + (c.rows[0].driver if c.rows else "?") + "): their "
+                "figures are the whole level's, warm-up included if any",
+            )
+        )
     return out
 
 
@@ -287,8 +365,10 @@ def _cold_figure(c: CaseView, level_index: int, repetition: int) -> str:
     r = steady.repetitions[repetition] if repetition < len(steady.repetitions) else None
     if r is None or r.throughput is None:
         return ""
-    return (f"; steady {fmt.rate(r.throughput.value)} req/s vs whole level "
-            f"{fmt.rate(rows[0].requests_per_s)} req/s")
+    return (
+        f"; steady {fmt.rate(r.throughput.value)} req/s vs whole level "
+        f"{fmt.rate(rows[0].requests_per_s)} req/s"
+    )
 
 
 def _not_measured(w: WorkloadView) -> list[Finding]:
@@ -299,6 +379,5 @@ def _not_measured(w: WorkloadView) -> list[Finding]:
         out.append(Finding(severity, w.label, f"{c.stack}: {c.case.status} — {reason}"))
     for c in w.cases:
         if c.case.status in ("failed", "unavailable") and c.case.reason:
-            out.append(Finding("error", w.label, f"{c.stack}: {c.case.status} — "
-                               f"{c.case.reason}"))
+            out.append(Finding("error", w.label, f"{c.stack}: {c.case.status} — {c.case.reason}"))
     return out

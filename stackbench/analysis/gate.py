@@ -9,14 +9,17 @@ def slo_rule(a: Analysis) -> str:
     """'p99 <= 3000 ms, errors <= 1.00%' ('' without an SLO)."""
     if a.slo is None:
         return ""
-    return (f"p{a.slo.percentile:g} <= {a.slo.latency_ms:g} ms, errors <= "
-            f"{a.slo.max_error_rate:.2%}")
+    return f"p{a.slo.percentile:g} <= {a.slo.latency_ms:g} ms, errors <= {a.slo.max_error_rate:.2%}"
 
 
 def slo_breaches(a: Analysis) -> list[str]:
     """One 'stack workload @level: why' per level whose headline broke a gating SLO."""
     if a.slo is None or not a.slo.gate:
         return []
-    return [f"{c.stack} {w.label} @{fmt.level(g.level_value)}: {g.slo.reason}"
-            for w in a.workloads for c in w.cases for g in c.aggregates
-            if g.slo is not None and g.slo.status is SloStatus.FAIL]
+    return [
+        f"{c.stack} {w.label} @{fmt.level(g.level_value)}: {g.slo.reason}"
+        for w in a.workloads
+        for c in w.cases
+        for g in c.aggregates
+        if g.slo is not None and g.slo.status is SloStatus.FAIL
+    ]

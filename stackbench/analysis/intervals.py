@@ -48,7 +48,7 @@ class FigureInterval:
     value: float
     low: float | None
     high: float | None
-    n: int                 # seconds of the window, or repetitions
+    n: int  # seconds of the window, or repetitions
     confidence: float
     evidence: Evidence | None
 
@@ -57,21 +57,25 @@ class FigureInterval:
         return self.low is not None and self.high is not None
 
 
-def evidence_interval(evidence: Evidence | None, value: float,
-                      confidence: float = DEFAULT_CONFIDENCE) -> FigureInterval:
+def evidence_interval(
+    evidence: Evidence | None, value: float, confidence: float = DEFAULT_CONFIDENCE
+) -> FigureInterval:
     """value * e^(+-t se) from the evidence's log-scale variance and degrees of freedom: the
     same arithmetic as a verdict's, so a figure's interval and its comparisons agree."""
     _check_confidence(confidence)
     if evidence is None:
         return FigureInterval(value, None, None, 0, confidence, None)
     half = float(special.stdtrit(evidence.df, 0.5 + confidence / 2.0)) * math.sqrt(
-        evidence.variance)
-    return FigureInterval(value, value * math.exp(-half), value * math.exp(half), evidence.n,
-                          confidence, evidence)
+        evidence.variance
+    )
+    return FigureInterval(
+        value, value * math.exp(-half), value * math.exp(half), evidence.n, confidence, evidence
+    )
 
 
-def window_interval(per_second: Values, shown: float | None = None,
-                    confidence: float = DEFAULT_CONFIDENCE) -> FigureInterval:
+def window_interval(
+    per_second: Values, shown: float | None = None, confidence: float = DEFAULT_CONFIDENCE
+) -> FigureInterval:
     """A steady window's figure (its mean, or `shown`: a percentile merged over the window)
     with the interval of its autocorrelated per-second values (effective sample size; seconds
     without a figure, NaN, are skipped). Fewer than 3 seconds: no interval."""
@@ -86,8 +90,9 @@ def window_interval(per_second: Values, shown: float | None = None,
 
 
 # --- bootstrap -------------------------------------------------------------------------------
-def resample(values: Values, resamples: int, rng: np.random.Generator,
-             statistic: Statistic = np.median) -> FloatArray:
+def resample(
+    values: Values, resamples: int, rng: np.random.Generator, statistic: Statistic = np.median
+) -> FloatArray:
     """`statistic` (np.median or np.mean, along axis 1) of `resamples` samples drawn with
     replacement: one bulk draw of indices, so that a report bootstrapping hundreds of figures
     stays fast."""

@@ -41,14 +41,14 @@ INTERVAL_NONE = "none"
 class LevelSteady:
     """One repetition of one level: its steady window and the figures taken from it."""
 
-    state: SteadyState | None                 # None: no per-second series
-    source: str                               # SOURCE_*: where the headline comes from
-    throughput: FigureInterval | None     # None: the whole-level figure stands
+    state: SteadyState | None  # None: no per-second series
+    source: str  # SOURCE_*: where the headline comes from
+    throughput: FigureInterval | None  # None: the whole-level figure stands
     latency_us: dict[str, FigureInterval]  # merged percentiles of the window
-    window_throughput: tuple[float, ...]      # per-second req/s inside the window
+    window_throughput: tuple[float, ...]  # per-second req/s inside the window
     window_latency_us: dict[str, tuple[float, ...]]  # per-second percentiles in the window
-    full_seconds: int                         # seconds of the series after dropping partials
-    partial_seconds: int                      # seconds dropped as partial
+    full_seconds: int  # seconds of the series after dropping partials
+    partial_seconds: int  # seconds dropped as partial
 
     @property
     def steady_class(self) -> SteadyClass | None:
@@ -67,10 +67,10 @@ class LevelSteadyAggregate:
     level_index: int
     level_value: float
     repetitions: tuple[LevelSteady, ...]
-    throughput: Estimate                      # over repetitions, interval per below
-    latency_us: dict[str, Estimate]           # p50/p90/p99 when every repetition has them
-    interval_source: str                      # INTERVAL_*: which interval the Estimates carry
-    note: str | None                          # e.g. why a figure has no interval
+    throughput: Estimate  # over repetitions, interval per below
+    latency_us: dict[str, Estimate]  # p50/p90/p99 when every repetition has them
+    interval_source: str  # INTERVAL_*: which interval the Estimates carry
+    note: str | None  # e.g. why a figure has no interval
 
     @property
     def steady(self) -> bool:
@@ -110,13 +110,22 @@ def level_steady(row: LevelRow) -> LevelSteady:
     state = detect_steady_state(rps)
     if state.window_start is None or state.window_end is None:
         return LevelSteady(state, SOURCE_NO_STEADY, None, {}, (), {}, len(seconds), dropped)
-    window = seconds[state.window_start:state.window_end]
-    window_rps = rps[state.window_start:state.window_end]
-    per_second_latency = {key: tuple(_latency(p, key) for p in window)
-                          for key in STEADY_PERCENTILES}
+    window = seconds[state.window_start : state.window_end]
+    window_rps = rps[state.window_start : state.window_end]
+    per_second_latency = {
+        key: tuple(_latency(p, key) for p in window) for key in STEADY_PERCENTILES
+    }
     latency = _window_latency(window, per_second_latency)
-    return LevelSteady(state, SOURCE_WINDOW, window_interval(window_rps), latency,
-                       tuple(window_rps), per_second_latency, len(seconds), dropped)
+    return LevelSteady(
+        state,
+        SOURCE_WINDOW,
+        window_interval(window_rps),
+        latency,
+        tuple(window_rps),
+        per_second_latency,
+        len(seconds),
+        dropped,
+    )
 
 
 def merged_percentiles(encoded: Sequence[str]) -> dict[str, float]:
@@ -131,12 +140,12 @@ def merged_percentiles(encoded: Sequence[str]) -> dict[str, float]:
             merged.add(histogram)
     if merged is None or merged.get_total_count() == 0:
         return {}
-    return {key: float(merged.get_value_at_percentile(p))
-            for key, p in STEADY_PERCENTILES.items()}
+    return {key: float(merged.get_value_at_percentile(p)) for key, p in STEADY_PERCENTILES.items()}
 
 
-def _window_latency(window: Sequence[Second], per_second: Mapping[str, tuple[float, ...]]
-                    ) -> dict[str, FigureInterval]:
+def _window_latency(
+    window: Sequence[Second], per_second: Mapping[str, tuple[float, ...]]
+) -> dict[str, FigureInterval]:
     merged = merged_percentiles([p.histogram for p in window])
     out = {}
     for key, value in merged.items():
@@ -158,9 +167,11 @@ def aggregate_steady(rows: Sequence[LevelRow], spread: RunSpread) -> LevelSteady
     Welch over the repetitions' headline figures (window figures when every repetition has a
     steady window, else the whole-level ones)."""
     steadies = tuple(level_steady(r) for r in rows)
-    throughput = combine([headline_throughput(r, s) for r, s in zip(rows, steadies,
-                                                                      strict=True)],
-                         [s.throughput for s in steadies], spread)
+    throughput = combine(
+        [headline_throughput(r, s) for r, s in zip(rows, steadies, strict=True)],
+        [s.throughput for s in steadies],
+        spread,
+    )
     all_steady = all(s.source == SOURCE_WINDOW for s in steadies)
     latency: dict[str, Estimate] = {}
     for key in STEADY_PERCENTILES:
@@ -168,27 +179,32 @@ def aggregate_steady(rows: Sequence[LevelRow], spread: RunSpread) -> LevelSteady
             within = [s.latency_us[key] for s in steadies]
             latency[key] = combine([w.value for w in within], list(within), spread)
         elif len(rows) >= 2 and all(key in measured_latency(r) for r in rows):
-            latency[key] = combine([measured_latency(r)[key] for r in rows],
-                                   [None] * len(rows), spread)
+            latency[key] = combine(
+                [measured_latency(r)[key] for r in rows], [None] * len(rows), spread
+            )
     if len(rows) >= 2:
         source, note = INTERVAL_REPETITIONS, None
     elif steadies[0].throughput is not None:
         source, note = INTERVAL_WITHIN_LEVEL, None
     else:
         source = INTERVAL_NONE
-        note = ("one repetition without a steady per-second series: no interval (repeat the "
-                "level for one)")
+        note = (
+            "one repetition without a steady per-second series: no interval (repeat the "
+            "level for one)"
+        )
     row = rows[0]
-    return LevelSteadyAggregate(row.case_id, row.level_index, row.level_value, steadies,
-                                throughput, latency, source, note)
+    return LevelSteadyAggregate(
+        row.case_id, row.level_index, row.level_value, steadies, throughput, latency, source, note
+    )
 
 
 def headline_throughput(row: LevelRow, steady: LevelSteady) -> float:
     return steady.throughput.value if steady.throughput is not None else row.requests_per_s
 
 
-def combine(figures: Sequence[float], within: Sequence[FigureInterval | None],
-            spread: RunSpread) -> Estimate:
+def combine(
+    figures: Sequence[float], within: Sequence[FigureInterval | None], spread: RunSpread
+) -> Estimate:
     """One figure from its repetitions (see aggregate_steady)."""
     if len(figures) == 1:
         one = within[0]

@@ -33,8 +33,7 @@ NO_COMPLETED = "no completed requests"
 LOADER_ROLE = "loader"
 SERVICE_ROLES = frozenset({"mariadb", "redis", "memcached"})
 # Display order of latency figures; a driver may give any subset.
-LATENCY_KEYS = ("min", "p50", "p75", "p80", "p90", "p99", "p99_9", "p99_99", "max", "mean",
-                "stdev")
+LATENCY_KEYS = ("min", "p50", "p75", "p80", "p90", "p99", "p99_9", "p99_99", "max", "mean", "stdev")
 _STATUS_RANK = {"ok": 0, "invalid": 1, "failed": 2}
 
 
@@ -98,8 +97,12 @@ class Estimate:
         return self.low is not None and self.high is not None
 
 
-def bootstrap_median(values: Sequence[float], resamples: int = DEFAULT_RESAMPLES,
-                     confidence: float = DEFAULT_CONFIDENCE, seed: int = DEFAULT_SEED) -> Estimate:
+def bootstrap_median(
+    values: Sequence[float],
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = DEFAULT_SEED,
+) -> Estimate:
     """Median with a percentile-bootstrap confidence interval of the median (seeded numpy
     generator: the same values and seed give the same interval)."""
     vals = [float(v) for v in values]
@@ -116,10 +119,10 @@ def bootstrap_median(values: Sequence[float], resamples: int = DEFAULT_RESAMPLES
 # --- per-second jitter -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Jitter:
-    seconds: int                 # full seconds considered
-    cv: float                    # of completed requests per second
-    max_over_min: float | None   # None when some second completed nothing (see zero_seconds)
-    zero_seconds: int            # full seconds with no completed request: stalls
+    seconds: int  # full seconds considered
+    cv: float  # of completed requests per second
+    max_over_min: float | None  # None when some second completed nothing (see zero_seconds)
+    zero_seconds: int  # full seconds with no completed request: stalls
 
 
 def jitter(completed_per_second: Sequence[float]) -> Jitter | None:
@@ -171,8 +174,9 @@ def lowess(points: Sequence[tuple[float, float]], frac: float = 0.7) -> list[tup
     if len(pts) == 0:
         return []
     k = min(len(pts), max(3, math.ceil(frac * len(pts))))
-    return [(float(x0), _local_fit(pts[:, 0], pts[:, 1], float(x0), k))
-            for x0 in np.unique(pts[:, 0])]
+    return [
+        (float(x0), _local_fit(pts[:, 0], pts[:, 1], float(x0), k)) for x0 in np.unique(pts[:, 0])
+    ]
 
 
 def _local_fit(xs: FloatArray, ys: FloatArray, x0: float, k: int) -> float:
@@ -291,14 +295,14 @@ class LevelAggregate:
     errors_total: int
     server_cpu_percent: float | None
     loader_cpu_percent: float | None
-    cpu_by_role: dict[str, float]    # median cpu_percent per role
+    cpu_by_role: dict[str, float]  # median cpu_percent per role
     # Medians over the repetitions that have the figure (None: none has it).
     service_cpu_percent: float | None
-    time_per_request_ms: float | None       # ab's mean time per request
-    time_per_request_all_ms: float | None   # ab's across all concurrent requests (Tpq)
+    time_per_request_ms: float | None  # ab's mean time per request
+    time_per_request_all_ms: float | None  # ab's across all concurrent requests (Tpq)
     transfer_mib_per_s: float | None
     flags: tuple[str, ...]
-    status: str                      # worst of the repetitions: ok < invalid < failed
+    status: str  # worst of the repetitions: ok < invalid < failed
     slo: SloOutcome | None
 
     @property
@@ -310,9 +314,13 @@ class LevelAggregate:
         return None if est is None else est.value
 
 
-def aggregate_levels(levels: Sequence[LevelRow], slo: Slo | None = None,
-                     noisy_cv: float = NOISY_CV, resamples: int = DEFAULT_RESAMPLES,
-                     seed: int = DEFAULT_SEED) -> list[LevelAggregate]:
+def aggregate_levels(
+    levels: Sequence[LevelRow],
+    slo: Slo | None = None,
+    noisy_cv: float = NOISY_CV,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> list[LevelAggregate]:
     """One aggregate per (case_id, level_index), in case then sweep order."""
     groups: dict[tuple[int, int], list[LevelRow]] = {}
     for row in levels:
@@ -325,8 +333,9 @@ def _median_of(rows: Sequence[LevelRow], get: Callable[[LevelRow], float | None]
     return median(values) if values else None
 
 
-def _aggregate(rows: list[LevelRow], slo: Slo | None, noisy_cv: float, resamples: int,
-               seed: int) -> LevelAggregate:
+def _aggregate(
+    rows: list[LevelRow], slo: Slo | None, noisy_cv: float, resamples: int, seed: int
+) -> LevelAggregate:
     def boot(values: Sequence[float]) -> Estimate:
         return bootstrap_median(values, resamples, seed=seed)
 
@@ -334,12 +343,12 @@ def _aggregate(rows: list[LevelRow], slo: Slo | None, noisy_cv: float, resamples
     measured = [measured_latency(r) for r in rows]
     keys = [k for k in LATENCY_KEYS if all(k in m for m in measured)]
     keys += sorted(set.intersection(*(set(m) for m in measured)) - set(keys))
-    latency = {k: _latency_estimate(k, [m[k] for m in measured], resamples, seed)
-               for k in keys}
+    latency = {k: _latency_estimate(k, [m[k] for m in measured], resamples, seed) for k in keys}
     err = boot([level_error_rate(r) for r in rows])
     roles = sorted({role for r in rows for role in r.usage})
-    cpu_by_role = {role: v for role in roles
-                   if (v := _median_of(rows, _role_cpu(role))) is not None}
+    cpu_by_role = {
+        role: v for role in roles if (v := _median_of(rows, _role_cpu(role))) is not None
+    }
     throughput_cv = cv(rps)
     flags = sorted({f for r in rows for f in r.flags})
     if len(rps) >= 2 and throughput_cv > noisy_cv and LevelFlag.NOISY not in flags:
@@ -350,9 +359,14 @@ def _aggregate(rows: list[LevelRow], slo: Slo | None, noisy_cv: float, resamples
     if slo is not None:
         outcome = evaluate_slo({k: e.value for k, e in latency.items()}, err.value, slo)
     return LevelAggregate(
-        case_id=rows[0].case_id, level_index=rows[0].level_index,
-        level_value=rows[0].level_value, repetitions=len(rows), throughput=boot(rps),
-        throughput_cv=throughput_cv, latency_us=latency, error_rate=err,
+        case_id=rows[0].case_id,
+        level_index=rows[0].level_index,
+        level_value=rows[0].level_value,
+        repetitions=len(rows),
+        throughput=boot(rps),
+        throughput_cv=throughput_cv,
+        latency_us=latency,
+        error_rate=err,
         errors_total=sum(r.errors_total for r in rows),
         server_cpu_percent=_median_of(rows, server_cpu_percent),
         loader_cpu_percent=_median_of(rows, loader_cpu_percent),
@@ -380,5 +394,6 @@ def _latency_estimate(key: str, values: list[float], resamples: int, seed: int) 
 
 def case_breakpoint(aggregates: Sequence[LevelAggregate]) -> Breakpoint | None:
     """Breakpoint of one case from its aggregates (each judged on the median repetition)."""
-    return find_breakpoint([(a.level_index, a.level_value, a.slo) for a in aggregates
-                            if a.slo is not None])
+    return find_breakpoint(
+        [(a.level_index, a.level_value, a.slo) for a in aggregates if a.slo is not None]
+    )

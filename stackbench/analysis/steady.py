@@ -114,20 +114,20 @@ class SteadyState:
     start of the series given (second i covers [i, i + 1)); windows are [start, end)."""
 
     steady_class: SteadyClass
-    window_start: int | None       # None: no steady state
+    window_start: int | None  # None: no steady state
     window_end: int | None
-    steady_mean: float | None      # mean throughput of the window
-    warmup_s: int | None           # warm-up: seconds before the window; flat: 0; else None
+    steady_mean: float | None  # mean throughput of the window
+    warmup_s: int | None  # warm-up: seconds before the window; flat: 0; else None
     changepoints: tuple[int, ...]  # seconds where PELT starts a new segment
     segments: tuple[Segment, ...]  # the segments after the floor
     transients: tuple[tuple[int, int], ...]  # stalls/bursts [start, end) kept in the window
-    floor_s: int                   # seconds always dropped at the start
-    seconds: int                   # length of the series
+    floor_s: int  # seconds always dropped at the start
+    seconds: int  # length of the series
     message: str
     # Steadiness shown (item 6 above): the window's fitted change is within STEADY_TOLERANCE
     # with 95% confidence; False also when there is no window.
     steady_shown: bool = False
-    change: float | None = None        # the window's fitted relative change
+    change: float | None = None  # the window's fitted relative change
     change_bound: float | None = None  # |change| + its one-sided 95% margin (None: unknown)
 
     @property
@@ -151,9 +151,11 @@ def min_window_seconds(seconds: int) -> int:
     return max(MIN_WINDOW_S, math.ceil(MIN_WINDOW_FRACTION * seconds))
 
 
-def detect_steady_state(per_second: Values,
-                        penalty_per_log_n: float = PENALTY_PER_LOG_N,
-                        tolerance: float = EQUIVALENCE_TOLERANCE) -> SteadyState:
+def detect_steady_state(
+    per_second: Values,
+    penalty_per_log_n: float = PENALTY_PER_LOG_N,
+    tolerance: float = EQUIVALENCE_TOLERANCE,
+) -> SteadyState:
     """Steady-state window and class of a level from its per-second throughput.
 
     `per_second` holds full seconds only: the caller drops the partial last second."""
@@ -162,10 +164,15 @@ def detect_steady_state(per_second: Values,
     floor = floor_seconds(n)
     needed = min_window_seconds(n)
     if n - floor < needed:
-        return _no_steady_state(n, floor, (), (),
-                                f"the level is too short to find a steady state ({n} s: "
-                                f"{floor} s are always dropped and a steady window needs "
-                                f"{needed} s); {_longer_level(n)}")
+        return _no_steady_state(
+            n,
+            floor,
+            (),
+            (),
+            f"the level is too short to find a steady state ({n} s: "
+            f"{floor} s are always dropped and a steady window needs "
+            f"{needed} s); {_longer_level(n)}",
+        )
     segments = _segment(values, floor, penalty_per_log_n)
     changepoints = tuple(s.start for s in segments[1:])
     first, transients = _window_start(segments, tolerance)
@@ -174,25 +181,34 @@ def detect_steady_state(per_second: Values,
     length = end - last_level
     if length < needed:
         return _no_steady_state(
-            n, floor, changepoints, tuple(segments),
+            n,
+            floor,
+            changepoints,
+            tuple(segments),
             f"no steady state: throughput still changed {last_level} s into the {n}-s level "
             f"(the last stable stretch is {length} s, a steady window needs {needed} s); "
-            f"{_longer_level(n)}")
+            f"{_longer_level(n)}",
+        )
     start = _undrifted_start(values, last_level, end, needed, tolerance)
     if start is None:
-        drift = _drift(values[end - needed:end]).change
+        drift = _drift(values[end - needed : end]).change
         return _no_steady_state(
-            n, floor, changepoints, tuple(segments),
+            n,
+            floor,
+            changepoints,
+            tuple(segments),
             f"no steady state: throughput still drifts ({drift:+.1%} over the last "
-            f"{needed} s of the {n}-s level); {_longer_level(n)}")
+            f"{needed} s of the {n}-s level); {_longer_level(n)}",
+        )
     earlier = list(segments[:first])
     if start - last_level >= MIN_SEGMENT_S:
         # The start of the last level drifted: a level of its own before the window. Shorter
         # than a segment it is too short to call a level (as PELT's minimum size), and it
         # would make a warm-up or a slowdown of a few noisy seconds.
         trimmed = values[last_level:start]
-        earlier.append(Segment(last_level, start, float(np.mean(trimmed)),
-                               float(np.median(trimmed))))
+        earlier.append(
+            Segment(last_level, start, float(np.mean(trimmed)), float(np.median(trimmed)))
+        )
     steady_mean = float(np.mean(values[start:end]))
     # Earlier levels are judged against the last segment, as the window was built.
     steady_class = _classify(earlier, segments[-1].median, tolerance)
@@ -202,17 +218,34 @@ def detect_steady_state(per_second: Values,
     message = _message(steady_class, start, end, earlier, steady_mean)
     if not shown.shown:
         message += f"; {shown.why(n - (end - start))}"
-    return SteadyState(steady_class, start, end, steady_mean, warmup_s, changepoints,
-                       tuple(segments), kept, floor, n, message, shown.shown, shown.change,
-                       shown.bound)
+    return SteadyState(
+        steady_class,
+        start,
+        end,
+        steady_mean,
+        warmup_s,
+        changepoints,
+        tuple(segments),
+        kept,
+        floor,
+        n,
+        message,
+        shown.shown,
+        shown.change,
+        shown.bound,
+    )
 
 
 def _segment(values: FloatArray, floor: int, penalty_per_log_n: float) -> list[Segment]:
     analysed = values[floor:]
     ends = _pelt_ends(analysed, penalty_per_log_n)
     starts = [0, *ends[:-1]]
-    return [Segment(floor + s, floor + e, float(np.mean(analysed[s:e])),
-                    float(np.median(analysed[s:e]))) for s, e in zip(starts, ends, strict=True)]
+    return [
+        Segment(
+            floor + s, floor + e, float(np.mean(analysed[s:e])), float(np.median(analysed[s:e]))
+        )
+        for s, e in zip(starts, ends, strict=True)
+    ]
 
 
 def _pelt_ends(analysed: FloatArray, penalty_per_log_n: float) -> list[int]:
@@ -256,8 +289,9 @@ def _equivalent(segment: Segment, reference: float, tolerance: float) -> bool:
     return abs(segment.median - reference) <= tolerance * abs(reference)
 
 
-def _window_start(segments: Sequence[Segment], tolerance: float
-                  ) -> tuple[int, list[tuple[int, int]]]:
+def _window_start(
+    segments: Sequence[Segment], tolerance: float
+) -> tuple[int, list[tuple[int, int]]]:
     """Index of the first segment of the steady window, and the transients inside it."""
     reference = segments[-1].median
     first = len(segments) - 1
@@ -282,8 +316,8 @@ def _window_start(segments: Sequence[Segment], tolerance: float
 
 @dataclass(frozen=True)
 class Drift:
-    change: float        # fitted relative change from the first to the last second
-    significant: bool    # the slope differs from 0 at DRIFT_ALPHA (AR(1)-adjusted)
+    change: float  # fitted relative change from the first to the last second
+    significant: bool  # the slope differs from 0 at DRIFT_ALPHA (AR(1)-adjusted)
     se: float | None = None  # standard error of `change` (None: too short or too correlated)
     df: float = 0.0
 
@@ -294,20 +328,24 @@ class Steadiness:
 
     shown: bool
     change: float
-    bound: float | None   # |change| + t(0.95, df) * se; None when it cannot be estimated
+    bound: float | None  # |change| + t(0.95, df) * se; None when it cannot be estimated
     seconds: int
     tolerance: float
 
     def why(self, outside_window: int) -> str:
         """'steadiness not shown: ...' with the level length that would show it."""
         if self.bound is None:
-            return (f"steadiness not shown: the {self.seconds}-s window is too short or too "
-                    f"autocorrelated to bound its change (fitted {self.change:+.1%}); "
-                    f"{_longer_level(self.seconds + outside_window)}")
+            return (
+                f"steadiness not shown: the {self.seconds}-s window is too short or too "
+                f"autocorrelated to bound its change (fitted {self.change:+.1%}); "
+                f"{_longer_level(self.seconds + outside_window)}"
+            )
         margin = self.bound - abs(self.change)
-        head = (f"steadiness not shown: throughput changes {self.change:+.1%} across the "
-                f"{self.seconds}-s window (95% bound {self.bound:.1%}, tolerance "
-                f"±{self.tolerance:.0%})")
+        head = (
+            f"steadiness not shown: throughput changes {self.change:+.1%} across the "
+            f"{self.seconds}-s window (95% bound {self.bound:.1%}, tolerance "
+            f"±{self.tolerance:.0%})"
+        )
         room = self.tolerance - abs(self.change)
         if room <= 0.2 * self.tolerance or margin <= 0:
             return head + "; a longer level would show whether it settles"
@@ -348,8 +386,7 @@ def _drift(window: FloatArray) -> Drift:
         return Drift(change, False)
     stderr = float(fit.stderr) * math.sqrt((n - 2) / (effective - 2))
     critical = float(scipy_stats.t.ppf(1.0 - DRIFT_ALPHA / 2.0, effective - 2))
-    return Drift(change, abs(float(fit.slope)) / stderr > critical, stderr * (n - 1),
-                 effective - 2)
+    return Drift(change, abs(float(fit.slope)) / stderr > critical, stderr * (n - 1), effective - 2)
 
 
 def _lag1_autocorrelation(residuals: FloatArray) -> float:
@@ -366,8 +403,9 @@ def _drifting(window: FloatArray, tolerance: float) -> bool:
     return drift.significant and abs(drift.change) > tolerance
 
 
-def _undrifted_start(values: FloatArray, start: int, end: int, needed: int,
-                     tolerance: float) -> int | None:
+def _undrifted_start(
+    values: FloatArray, start: int, end: int, needed: int, tolerance: float
+) -> int | None:
     """The earliest second from `start` on after which the stretch up to `end` does not drift
     by more than `tolerance`, leaving at least `needed` seconds; None if there is none."""
     for candidate in range(start, end - needed + 1):
@@ -385,24 +423,37 @@ def _classify(earlier: Sequence[Segment], steady: float, tolerance: float) -> St
     return SteadyClass.WARMUP
 
 
-def _no_steady_state(n: int, floor: int, changepoints: tuple[int, ...],
-                     segments: tuple[Segment, ...], message: str) -> SteadyState:
-    return SteadyState(SteadyClass.NO_STEADY_STATE, None, None, None, None, changepoints,
-                       segments, (), floor, n, message)
+def _no_steady_state(
+    n: int, floor: int, changepoints: tuple[int, ...], segments: tuple[Segment, ...], message: str
+) -> SteadyState:
+    return SteadyState(
+        SteadyClass.NO_STEADY_STATE,
+        None,
+        None,
+        None,
+        None,
+        changepoints,
+        segments,
+        (),
+        floor,
+        n,
+        message,
+    )
 
 
 def _longer_level(n: int) -> str:
     return f"a longer level (at least {max(2 * n, 20)} s) gives it room to settle"
 
 
-def _message(steady_class: SteadyClass, start: int, end: int, earlier: Sequence[Segment],
-             steady_mean: float) -> str:
+def _message(
+    steady_class: SteadyClass, start: int, end: int, earlier: Sequence[Segment], steady_mean: float
+) -> str:
     window = f"steady from {start} s to {end} s ({end - start} s, mean {_rate(steady_mean)})"
     if steady_class is SteadyClass.FLAT:
         return f"flat: {window}"
     if steady_class is SteadyClass.WARMUP:
         lowest = min(s.median for s in earlier)
-        return (f"warm-up of {start} s: throughput rose from {_rate(lowest)}; {window}")
+        return f"warm-up of {start} s: throughput rose from {_rate(lowest)}; {window}"
     highest = max(s.median for s in earlier)
     return f"slowdown: throughput fell from {_rate(highest)}; {window}"
 

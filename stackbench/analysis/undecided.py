@@ -31,8 +31,8 @@ class LevelKey:
 class Undecided:
     """The undecided verdicts of a run's rankings."""
 
-    decidable: dict[LevelKey, int]   # level -> how many decidable comparisons it is in
-    hopeless: int                    # undecided comparisons more measurement will not decide
+    decidable: dict[LevelKey, int]  # level -> how many decidable comparisons it is in
+    hopeless: int  # undecided comparisons more measurement will not decide
 
     @property
     def done(self) -> bool:
@@ -64,8 +64,9 @@ def _verdicts(a: Analysis) -> Iterator[tuple[str, float, str, str, Verdict]]:
                     yield w.label, r.level_value, e.stack, r.entries[i - 1].stack, e.vs_above
 
 
-def next_round(found: Undecided, seconds: Callable[[LevelKey], float],
-               budget_s: float) -> list[LevelKey]:
+def next_round(
+    found: Undecided, seconds: Callable[[LevelKey], float], budget_s: float
+) -> list[LevelKey]:
     """The levels to repeat next, most decisions per second first, as many as fit."""
     ranked = sorted(found.decidable, key=lambda k: (-found.decidable[k] / seconds(k), k))
     chosen: list[LevelKey] = []

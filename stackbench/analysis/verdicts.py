@@ -53,7 +53,7 @@ ASSUMED_RUN_SPREAD = 0.05
 # The bias-corrected lag-1 autocorrelation is capped: beyond 0.9 a window of ten seconds would
 # count as half a second, and no level of a benchmark is that close to a random walk.
 MAX_AUTOCORRELATION = 0.9
-MIN_SECONDS = 3           # a lag-1 autocorrelation needs at least three seconds
+MIN_SECONDS = 3  # a lag-1 autocorrelation needs at least three seconds
 MAX_REPETITIONS_ADVISED = 50
 
 
@@ -82,7 +82,7 @@ class RunSpread:
 
     sigma: float
     assumed: bool
-    source: str      # for people: "assumed 5% (not calibrated: run `stackbench calibrate`)"
+    source: str  # for people: "assumed 5% (not calibrated: run `stackbench calibrate`)"
 
     @property
     def variance(self) -> float:
@@ -90,22 +90,25 @@ class RunSpread:
 
 
 def assumed_spread() -> RunSpread:
-    return RunSpread(ASSUMED_RUN_SPREAD, True,
-                     f"run-to-run spread assumed {ASSUMED_RUN_SPREAD:.0%} (this machine is not "
-                     "calibrated: `stackbench calibrate` measures it)")
+    return RunSpread(
+        ASSUMED_RUN_SPREAD,
+        True,
+        f"run-to-run spread assumed {ASSUMED_RUN_SPREAD:.0%} (this machine is not "
+        "calibrated: `stackbench calibrate` measures it)",
+    )
 
 
 @dataclass(frozen=True)
 class Evidence:
     """What one side of a comparison knows about its figure."""
 
-    value: float        # the figure shown (req/s, or a latency percentile in µs)
-    log_mean: float     # the log of the figure the comparison uses
-    variance: float     # variance of log_mean from the measurement itself
-    df: float           # its degrees of freedom
-    n: int              # seconds of the window, or repetitions
+    value: float  # the figure shown (req/s, or a latency percentile in µs)
+    log_mean: float  # the log of the figure the comparison uses
+    variance: float  # variance of log_mean from the measurement itself
+    df: float  # its degrees of freedom
+    n: int  # seconds of the window, or repetitions
     unit: Unit
-    within: float       # one repetition's within-level variance (for what-would-decide)
+    within: float  # one repetition's within-level variance (for what-would-decide)
 
     @property
     def single_run(self) -> bool:
@@ -136,8 +139,9 @@ def effective_size(n: int, r1: float) -> float:
     return n * (1.0 - r) / (1.0 + r)
 
 
-def series_evidence(per_second: Sequence[float] | np.ndarray, shown: float | None = None
-                    ) -> Evidence | None:
+def series_evidence(
+    per_second: Sequence[float] | np.ndarray, shown: float | None = None
+) -> Evidence | None:
     """Evidence of a steady window's per-second values (NaN seconds, with no figure, are
     skipped); `shown` is the headline when it is not the window's mean (a merged percentile).
     None with fewer than MIN_SECONDS seconds or a mean of zero."""
@@ -153,8 +157,9 @@ def series_evidence(per_second: Sequence[float] | np.ndarray, shown: float | Non
     r = corrected_autocorrelation(len(x), lag1_autocorrelation(relative))
     n_eff = len(x) * (1.0 - r) / (1.0 + r)
     variance = float(np.var(relative, ddof=1)) / n_eff
-    return Evidence(value, math.log(value), variance, variance_df(len(x), r), len(x),
-                    Unit.SECONDS, variance)
+    return Evidence(
+        value, math.log(value), variance, variance_df(len(x), r), len(x), Unit.SECONDS, variance
+    )
 
 
 def variance_df(n: int, r: float) -> float:
@@ -164,8 +169,9 @@ def variance_df(n: int, r: float) -> float:
     return max(n * (1.0 - r * r) / (1.0 + r * r) - 1.0, 1.0)
 
 
-def repetition_evidence(figures: Sequence[float], within: Sequence[float],
-                        spread: RunSpread) -> Evidence | None:
+def repetition_evidence(
+    figures: Sequence[float], within: Sequence[float], spread: RunSpread
+) -> Evidence | None:
     """Evidence of several repetitions of one level: their figures' logs, Welch-style; for 3
     or fewer the variance is floored at sigma_run^2 plus a repetition's within-level variance
     (`within`: each repetition's, empty when the driver gave none). None below 2 figures."""
@@ -178,8 +184,15 @@ def repetition_evidence(figures: Sequence[float], within: Sequence[float],
     if len(x) <= 3:
         sample = max(sample, spread.variance + one_within)
     log_mean = float(np.mean(logs))
-    return Evidence(math.exp(log_mean), log_mean, sample / len(x), len(x) - 1.0, len(x),
-                    Unit.REPETITIONS, one_within)
+    return Evidence(
+        math.exp(log_mean),
+        log_mean,
+        sample / len(x),
+        len(x) - 1.0,
+        len(x),
+        Unit.REPETITIONS,
+        one_within,
+    )
 
 
 def single_run_evidence(value: float) -> Evidence | None:
@@ -197,22 +210,22 @@ class Verdict:
     For throughput a ratio above 1 is better; for latency (higher_is_better False) below."""
 
     outcome: Outcome
-    ratio: float | None       # a / b; None when a side has no figure
-    low: float | None         # interval of the ratio at `confidence`
+    ratio: float | None  # a / b; None when a side has no figure
+    low: float | None  # interval of the ratio at `confidence`
     high: float | None
-    log_diff: float | None    # ln(a / b)
-    se: float | None          # its standard error (measurement + run-to-run)
+    log_diff: float | None  # ln(a / b)
+    se: float | None  # its standard error (measurement + run-to-run)
     df: float | None
-    p_raw: float | None       # p of "beyond the threshold", before Holm
-    p_value: float | None     # after Holm over the comparisons shown together
+    p_raw: float | None  # p of "beyond the threshold", before Holm
+    p_value: float | None  # after Holm over the comparisons shown together
     threshold: float
     higher_is_better: bool
     n_a: int
     n_b: int
-    unit: str                 # what n counts: seconds | repetitions (or "a/b" when mixed)
+    unit: str  # what n counts: seconds | repetitions (or "a/b" when mixed)
     spread: RunSpread | None  # the run-to-run term used (None: repetitions on both sides)
     resolvable: float | None  # smallest ratio (>= 1) this design can tell beyond the band
-    decide: str | None        # UNDECIDED: what would decide it
+    decide: str | None  # UNDECIDED: what would decide it
     confidence: float = CONFIDENCE
     alpha: float = ALPHA
     # UNDECIDED: the repetitions a side that would decide it if the ratio stayed (None: more
@@ -226,24 +239,58 @@ class Verdict:
         return (self.ratio > 1.0) == self.higher_is_better
 
 
-def undecided(reason: str, *, threshold: float, higher_is_better: bool, ratio: float | None
-              = None, n_a: int = 0, n_b: int = 0) -> Verdict:
+def undecided(
+    reason: str,
+    *,
+    threshold: float,
+    higher_is_better: bool,
+    ratio: float | None = None,
+    n_a: int = 0,
+    n_b: int = 0,
+) -> Verdict:
     """No comparison could be made (a side without evidence): `reason` says what would."""
-    return Verdict(Outcome.UNDECIDED, ratio, None, None, None, None, None, None, None,
-                   threshold, higher_is_better, n_a, n_b, "", None, None, reason)
+    return Verdict(
+        Outcome.UNDECIDED,
+        ratio,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        threshold,
+        higher_is_better,
+        n_a,
+        n_b,
+        "",
+        None,
+        None,
+        reason,
+    )
 
 
-def compare(a: Evidence | None, b: Evidence | None, *, higher_is_better: bool = True,
-            threshold: float = THROUGHPUT_THRESHOLD, spread: RunSpread | None = None,
-            confidence: float = CONFIDENCE) -> Verdict:
+def compare(
+    a: Evidence | None,
+    b: Evidence | None,
+    *,
+    higher_is_better: bool = True,
+    threshold: float = THROUGHPUT_THRESHOLD,
+    spread: RunSpread | None = None,
+    confidence: float = CONFIDENCE,
+) -> Verdict:
     """a against b (a family of one: pass a list of verdicts shown together to `holm`)."""
     spread = spread or assumed_spread()
     if a is None or b is None:
         ratio = a.value / b.value if a is not None and b is not None and b.value else None
         missing = "either side" if a is None and b is None else ("a" if a is None else "b")
-        return undecided(f"no evidence on {missing}: a level needs a per-second series "
-                         f"(at least {MIN_SECONDS} steady seconds) or 2 repetitions",
-                         threshold=threshold, higher_is_better=higher_is_better, ratio=ratio)
+        return undecided(
+            f"no evidence on {missing}: a level needs a per-second series "
+            f"(at least {MIN_SECONDS} steady seconds) or 2 repetitions",
+            threshold=threshold,
+            higher_is_better=higher_is_better,
+            ratio=ratio,
+        )
     lr = log_ratio([a], [b], spread)
     d, se, df = lr.d, lr.se, lr.df
     t = _t_quantile(0.5 + confidence / 2.0, df)
@@ -252,10 +299,27 @@ def compare(a: Evidence | None, b: Evidence | None, *, higher_is_better: bool = 
     p = _p_beyond(d, se, df, band)
     run_terms = lr.run_variance
     unit = a.unit.value if a.unit is b.unit else f"{a.unit.value}/{b.unit.value}"
-    verdict = Verdict(_outcome(low, high, band, higher_is_better), math.exp(d), math.exp(low),
-                      math.exp(high), d, se, df, p, p, threshold, higher_is_better, a.n, b.n,
-                      unit, spread if run_terms else None, math.exp(band + t * se), None,
-                      confidence, round(1.0 - confidence, 12))
+    verdict = Verdict(
+        _outcome(low, high, band, higher_is_better),
+        math.exp(d),
+        math.exp(low),
+        math.exp(high),
+        d,
+        se,
+        df,
+        p,
+        p,
+        threshold,
+        higher_is_better,
+        a.n,
+        b.n,
+        unit,
+        spread if run_terms else None,
+        math.exp(band + t * se),
+        None,
+        confidence,
+        round(1.0 - confidence, 12),
+    )
     if verdict.outcome is Outcome.UNDECIDED:
         text, reps = what_would_decide(verdict, a, b)
         verdict = replace(verdict, decide=text, repetitions_needed=reps)
@@ -269,12 +333,13 @@ class LogRatio:
     d: float
     se: float
     df: float
-    run_variance: float       # the run-to-run terms inside se^2
-    per_run: float            # sum over the sides of sigma_run^2 + one repetition's within
+    run_variance: float  # the run-to-run terms inside se^2
+    per_run: float  # sum over the sides of sigma_run^2 + one repetition's within
 
 
-def log_ratio(numerators: Sequence[Evidence], denominators: Sequence[Evidence],
-              spread: RunSpread) -> LogRatio:
+def log_ratio(
+    numerators: Sequence[Evidence], denominators: Sequence[Evidence], spread: RunSpread
+) -> LogRatio:
     """The arithmetic of every comparison: logs subtract, variances add (each single
     repetition adds sigma_run^2), Welch-Satterthwaite df. A claim comparing a ratio of two
     ratios (four sides) uses it as a verdict does with two."""
@@ -337,10 +402,13 @@ def holm(verdicts: Sequence[Verdict]) -> list[Verdict]:
     for i, p in zip(tested, adjusted, strict=True):
         v = replace(verdicts[i], p_value=p)
         if v.outcome in (Outcome.FASTER, Outcome.SLOWER) and p > v.alpha:
-            v = replace(v, outcome=Outcome.UNDECIDED,
-                        decide=f"its interval clears the ±{_pct(v.threshold)} threshold, but not "
-                               f"after Holm's adjustment over {m} comparisons (p={p:.2g}); "
-                               "more repetitions would decide it")
+            v = replace(
+                v,
+                outcome=Outcome.UNDECIDED,
+                decide=f"its interval clears the ±{_pct(v.threshold)} threshold, but not "
+                f"after Holm's adjustment over {m} comparisons (p={p:.2g}); "
+                "more repetitions would decide it",
+            )
         out[i] = v
     return out
 
@@ -364,33 +432,43 @@ def what_would_decide(v: Verdict, a: Evidence, b: Evidence) -> tuple[str, int | 
     repetitions per side (from the same within-level and run-to-run variances)."""
     assert v.log_diff is not None and v.se is not None and v.df is not None
     band = math.log1p(v.threshold)
-    needed = abs(abs(v.log_diff) - band)     # the half-width that would decide it
+    needed = abs(abs(v.log_diff) - band)  # the half-width that would decide it
     target = "show it beyond" if abs(v.log_diff) > band else "show it inside"
     t = _t_quantile(0.5 + v.confidence / 2.0, max(v.df, 1.0))
     if needed < 0.1 * band:
-        return (f"the ratio sits at the ±{_pct(v.threshold)} threshold: no practical amount of "
-                "measurement decides it"), None
+        return (
+            f"the ratio sits at the ±{_pct(v.threshold)} threshold: no practical amount of "
+            "measurement decides it"
+        ), None
     spread = v.spread or RunSpread(0.0, False, "")
-    reps = repetitions_to_decide(needed, _one_repetition(a, spread) + _one_repetition(b, spread),
-                                 v.confidence)
-    run_terms = v.se ** 2 - a.variance - b.variance
+    reps = repetitions_to_decide(
+        needed, _one_repetition(a, spread) + _one_repetition(b, spread), v.confidence
+    )
+    run_terms = v.se**2 - a.variance - b.variance
     within = a.variance + b.variance
     room = (needed / t) ** 2 - run_terms
     if a.single_run and b.single_run and room > 0 and within > 0:
         factor = within / room
         seconds = math.ceil(max(a.n, b.n) * factor)
         if factor <= 20:
-            return (f"levels of about {seconds + 2} s (steady windows of {seconds} s) would "
-                    f"{target} the ±{_pct(v.threshold)} threshold"), reps
+            return (
+                f"levels of about {seconds + 2} s (steady windows of {seconds} s) would "
+                f"{target} the ±{_pct(v.threshold)} threshold"
+            ), reps
     if reps is None:
-        return (f"more than {MAX_REPETITIONS_ADVISED} repetitions a side would be needed to "
-                f"{target} the ±{_pct(v.threshold)} threshold"), None
-    return (f"{reps} repetitions a side (`repeat = {reps}`) would {target} the "
-            f"±{_pct(v.threshold)} threshold"), reps
+        return (
+            f"more than {MAX_REPETITIONS_ADVISED} repetitions a side would be needed to "
+            f"{target} the ±{_pct(v.threshold)} threshold"
+        ), None
+    return (
+        f"{reps} repetitions a side (`repeat = {reps}`) would {target} the "
+        f"±{_pct(v.threshold)} threshold"
+    ), reps
 
 
-def repetitions_to_decide(needed: float, per_run: float,
-                          confidence: float = CONFIDENCE) -> int | None:
+def repetitions_to_decide(
+    needed: float, per_run: float, confidence: float = CONFIDENCE
+) -> int | None:
     """Smallest r a side with t(2r - 2) sqrt(per_run / r) <= needed: `per_run` is the
     variance one repetition of every side adds (sigma_run^2 + its within-level variance,
     summed over the sides); None beyond MAX_REPETITIONS_ADVISED."""
@@ -411,9 +489,9 @@ class GateOutcome(enum.Enum):
 @dataclass(frozen=True)
 class GateResult:
     outcome: GateOutcome
-    p_regressed: float        # one-sided p of "regressed beyond the limit", Holm-adjusted
-    p_cleared: float          # one-sided p of "not regressed beyond the limit"
-    limit: float              # the allowed change (0.05: 5%)
+    p_regressed: float  # one-sided p of "regressed beyond the limit", Holm-adjusted
+    p_cleared: float  # one-sided p of "not regressed beyond the limit"
+    limit: float  # the allowed change (0.05: 5%)
 
 
 def gate(verdicts: Sequence[Verdict], limit: float, alpha: float = ALPHA) -> list[GateResult]:

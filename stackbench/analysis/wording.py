@@ -9,20 +9,34 @@ evidence" always with the smallest ratio the design resolves and what would deci
 from stackbench.analysis import fmt
 from stackbench.analysis.verdicts import Outcome, Verdict
 
-SYMBOL = {Outcome.FASTER: ">", Outcome.SLOWER: "<", Outcome.EQUIVALENT: "≈",
-          Outcome.WITHIN_THRESHOLD: "≳", Outcome.UNDECIDED: "?"}
-SHORT = {Outcome.FASTER: "faster", Outcome.SLOWER: "slower", Outcome.EQUIVALENT: "equivalent",
-         Outcome.WITHIN_THRESHOLD: "within threshold", Outcome.UNDECIDED: "undecided"}
-RULE = ("Verdicts: 'faster'/'slower' when the 95% interval of the ratio lies wholly beyond the "
-        "noise threshold (±2% req/s, ±5% latency percentiles) and Holm's adjustment over the "
-        "comparisons shown agrees; 'equivalent' when it lies wholly inside; 'real but within "
-        "the threshold' when inside but excluding 1; otherwise 'not enough evidence', with "
-        "what would decide it.")
+SYMBOL = {
+    Outcome.FASTER: ">",
+    Outcome.SLOWER: "<",
+    Outcome.EQUIVALENT: "≈",
+    Outcome.WITHIN_THRESHOLD: "≳",
+    Outcome.UNDECIDED: "?",
+}
+SHORT = {
+    Outcome.FASTER: "faster",
+    Outcome.SLOWER: "slower",
+    Outcome.EQUIVALENT: "equivalent",
+    Outcome.WITHIN_THRESHOLD: "within threshold",
+    Outcome.UNDECIDED: "undecided",
+}
+RULE = (
+    "Verdicts: 'faster'/'slower' when the 95% interval of the ratio lies wholly beyond the "
+    "noise threshold (±2% req/s, ±5% latency percentiles) and Holm's adjustment over the "
+    "comparisons shown agrees; 'equivalent' when it lies wholly inside; 'real but within "
+    "the threshold' when inside but excluding 1; otherwise 'not enough evidence', with "
+    "what would decide it."
+)
 
 
-FIGURES_NOTE = ("Each figure is the steady window's (one repetition) or the geometric mean of "
-                "the repetitions' (several), with its 95% interval in brackets (– means not "
-                "measured).")
+FIGURES_NOTE = (
+    "Each figure is the steady window's (one repetition) or the geometric mean of "
+    "the repetitions' (several), with its 95% interval in brackets (– means not "
+    "measured)."
+)
 
 
 def interval(v: Verdict) -> str:
@@ -40,8 +54,11 @@ def cell(v: Verdict | None) -> str:
         return fmt.MISSING
     if v.ratio is None:
         return SHORT[v.outcome]
-    bounds = "" if v.low is None or v.high is None else \
-        f" [{_ratio(v.low, False)}–{_ratio(v.high, False)}]"
+    bounds = (
+        ""
+        if v.low is None or v.high is None
+        else f" [{_ratio(v.low, False)}–{_ratio(v.high, False)}]"
+    )
     return f"{SHORT[v.outcome]} {_ratio(v.ratio)}{bounds}"
 
 

@@ -29,8 +29,11 @@ def calibrate_command(console: Console, suite_path: Path | None, out: Path | Non
     check_calibration_suite(path)
     code, run_id = run_suite(console, path, None, None, False, out)
     if run_id is None or code != ExitCode.OK:
-        console.print(Text.assemble(("calibration not stored", "red"),
-                                    ": the calibration run did not finish cleanly"))
+        console.print(
+            Text.assemble(
+                ("calibration not stored", "red"), ": the calibration run did not finish cleanly"
+            )
+        )
         return code or ExitCode.STACK_FAILED
     store = open_existing_store(out, console)
     record = calibration_of(store.load_run(run_id))
@@ -38,8 +41,12 @@ def calibrate_command(console: Console, suite_path: Path | None, out: Path | Non
     spread = spread_of(store.calibration(record.machine))
     console.print()
     console.print(Text.assemble(("calibrated: ", "bold"), spread.source))
-    console.print(Text(f"stored for machine {record.machine}; every verdict on this machine "
-                       "uses it from now on, including reports rewritten from older runs"))
+    console.print(
+        Text(
+            f"stored for machine {record.machine}; every verdict on this machine "
+            "uses it from now on, including reports rewritten from older runs"
+        )
+    )
     warning = drift_warning(record.figures)
     if warning:
         console.print(Text.assemble(("warning", "yellow"), f": {warning}"))
@@ -57,8 +64,10 @@ def check_calibration_suite(path: Path) -> None:
     if len(suite.levels) != 1:
         problems.append(f"[load] has {len(suite.levels)} levels, a calibration takes one")
     if suite.load.repeat < MIN_STARTS:
-        problems.append(f"[load] repeat = {suite.load.repeat}, a calibration needs at least "
-                        f"{MIN_STARTS} fresh starts")
+        problems.append(
+            f"[load] repeat = {suite.load.repeat}, a calibration needs at least "
+            f"{MIN_STARTS} fresh starts"
+        )
     if suite.search is not None:
         problems.append("[search] is set: a calibration repeats one fixed level")
     if problems:

@@ -49,8 +49,9 @@ def run_claims(data: RunData, inventory: Mapping[str, StackEntry]) -> tuple[Clai
     return evaluate(claims.claims, data, facts_from_run(data, defaults))
 
 
-def plan_readiness(plan: Plan, inventory: Mapping[str, StackEntry],
-                   params: Sequence[PlannedParams] = ()) -> tuple[Readiness, ...]:
+def plan_readiness(
+    plan: Plan, inventory: Mapping[str, StackEntry], params: Sequence[PlannedParams] = ()
+) -> tuple[Readiness, ...]:
     """Which claims the plan can test; `params`: the stacks' parameters as they will start
     (lab.stack.planned_params), for the claims that require a parameter."""
     claims = suite_claims(plan.suite.name)
@@ -65,8 +66,9 @@ def print_claims(console: Console, results: Sequence[ClaimResult]) -> None:
     if not results:
         return
     console.print()
-    console.print(Text("The article's claims, tested here (ratios: the hardware differs)",
-                       style="bold"))
+    console.print(
+        Text("The article's claims, tested here (ratios: the hardware differs)", style="bold")
+    )
     for claim, article, ours, status, why in claimtable.claim_rows(results):
         print_wrapped(console, claim, first=f"[{status}] ", indent=4)
         print_wrapped(console, article, first="    article: ", indent=13)
@@ -101,8 +103,12 @@ def print_readiness(console: Console, readiness: Sequence[Readiness]) -> None:
     if not readiness:
         return
     blocked = [r for r in readiness if not r.testable]
-    console.print(Text(f"article claims: {len(readiness) - len(blocked)} of {len(readiness)} "
-                       "testable with this plan on this machine"))
+    console.print(
+        Text(
+            f"article claims: {len(readiness) - len(blocked)} of {len(readiness)} "
+            "testable with this plan on this machine"
+        )
+    )
     by_reason: dict[str, list[str]] = {}
     for r in blocked:
         by_reason.setdefault("; ".join(r.reasons), []).append(r.claim.id)
@@ -122,9 +128,12 @@ def print_claims_overview(console: Console) -> None:
         plan = build_plan(suite, inventory, None, None)
         readiness = plan_readiness(plan, inventory, planned_params(plan, inventory))
         testable = sum(r.testable for r in readiness)
-        console.print(Text.assemble((f"{path.stem}", "bold"),
-                                    f" ({claims.article}): {testable} of {len(readiness)} "
-                                    "claims testable here"))
+        console.print(
+            Text.assemble(
+                (f"{path.stem}", "bold"),
+                f" ({claims.article}): {testable} of {len(readiness)} claims testable here",
+            )
+        )
         for line in machine_needs(readiness, suite.server_cores):
             print_wrapped(console, line, first="  - ", indent=4)
 
@@ -141,9 +150,10 @@ def machine_needs(readiness: Sequence[Readiness], server_cores: int) -> list[str
         lines.append(
             f"{len(cores)} {verb} a server with up to {need} cores (this machine gives it "
             f"{server_cores}): a machine of {2 * need} cores with the default placement, one "
-            f"of {need + 1} with [placement] server_cpus = \"0-{need - 1}\" and the loader on "
+            f'of {need + 1} with [placement] server_cpus = "0-{need - 1}" and the loader on '
             f"the rest, or a server host of {need} cores and a loader host ([placement] "
-            "server_host and loader_hosts, docs/multi-host.md)")
+            "server_host and loader_hosts, docs/multi-host.md)"
+        )
     rest: dict[str, int] = {}
     for r in blocked:
         if r in cores:

@@ -43,12 +43,24 @@ from stackbench.store.store import RunData, Store
 FORMATS = ("terminal", "md", "json")
 
 
-def compare_command(console: Console, run_a: str, run_b: str, out: Path | None,
-                    output_format: str, fail_if_slower: str | None,
-                    fail_if: Sequence[str]) -> int:
+def compare_command(
+    console: Console,
+    run_a: str,
+    run_b: str,
+    out: Path | None,
+    output_format: str,
+    fail_if_slower: str | None,
+    fail_if: Sequence[str],
+) -> int:
     needs_store = not (is_path(run_a) and is_path(run_b))
-    return run_compare(console, open_existing_store(out) if needs_store else None, run_a, run_b,
-                       output_format, gates(fail_if_slower, fail_if))
+    return run_compare(
+        console,
+        open_existing_store(out) if needs_store else None,
+        run_a,
+        run_b,
+        output_format,
+        gates(fail_if_slower, fail_if),
+    )
 
 
 def is_path(ref: str) -> bool:
@@ -63,9 +75,11 @@ def results_file(ref: str) -> Path:
     if path.is_dir():
         path = path / "results.json"
     if not path.is_file():
-        raise InputError(f"{ref}: no such file: give a results.json written by 'stackbench "
-                         "run' or 'stackbench report' (or its report folder), or a stored run "
-                         "number (see 'stackbench results')")
+        raise InputError(
+            f"{ref}: no such file: give a results.json written by 'stackbench "
+            "run' or 'stackbench report' (or its report folder), or a stored run "
+            "number (see 'stackbench results')"
+        )
     return path
 
 
@@ -107,18 +121,23 @@ def run_from_results(path: Path) -> tuple[RunData, RunSpread]:
     except msgspec.DecodeError as exc:
         raise InputError(f"{path}: not a stackbench results.json ({exc})") from exc
     if version != RESULTS_SCHEMA:
-        what = ("it has no 'schema' key" if version == "none" else f"its schema is {version!r}")
-        raise InputError(f"{path}: not a stackbench results.json of this version: {what}, "
-                         f"this stackbench reads {RESULTS_SCHEMA!r}; rewrite it from the store "
-                         "with 'stackbench report RUN_ID --format json', or compare stored "
-                         "runs by number")
+        what = "it has no 'schema' key" if version == "none" else f"its schema is {version!r}"
+        raise InputError(
+            f"{path}: not a stackbench results.json of this version: {what}, "
+            f"this stackbench reads {RESULTS_SCHEMA!r}; rewrite it from the store "
+            "with 'stackbench report RUN_ID --format json', or compare stored "
+            "runs by number"
+        )
     try:
         parts = msgspec.json.decode(raw, type=_StoredParts)
     except msgspec.DecodeError as exc:
-        raise InputError(f"{path}: not a valid stackbench results.json ({exc}); rewrite it "
-                         "with 'stackbench report RUN_ID --format json'") from exc
-    return RunData(parts.run, parts.cases, parts.levels, parts.verifications,
-                   parts.scripts), parts.run_spread
+        raise InputError(
+            f"{path}: not a valid stackbench results.json ({exc}); rewrite it "
+            "with 'stackbench report RUN_ID --format json'"
+        ) from exc
+    return RunData(
+        parts.run, parts.cases, parts.levels, parts.verifications, parts.scripts
+    ), parts.run_spread
 
 
 def gates(fail_if_slower: str | None, fail_if: Sequence[str]) -> list[Gate]:
@@ -126,8 +145,14 @@ def gates(fail_if_slower: str | None, fail_if: Sequence[str]) -> list[Gate]:
     return out + [parse_latency_gate(text) for text in fail_if]
 
 
-def run_compare(console: Console, store: Store | None, run_a: str, run_b: str,
-                output_format: str, gate_list: Sequence[Gate]) -> int:
+def run_compare(
+    console: Console,
+    store: Store | None,
+    run_a: str,
+    run_b: str,
+    output_format: str,
+    gate_list: Sequence[Gate],
+) -> int:
     """Print the comparison of B against A; the exit code says what the gates found."""
     if output_format not in FORMATS:
         raise InputError(f"--format {output_format!r}: expected one of {', '.join(FORMATS)}")
@@ -140,8 +165,12 @@ def run_compare(console: Console, store: Store | None, run_a: str, run_b: str,
     elif output_format == "md":
         _plain(console, markdown(comparison, gated))
     else:
-        _plain(console, "\n".join(terminal_lines(comparison, gated, console.width,
-                                                 sources(store, run_a, run_b))))
+        _plain(
+            console,
+            "\n".join(
+                terminal_lines(comparison, gated, console.width, sources(store, run_a, run_b))
+            ),
+        )
     return exit_code(comparison, gated)
 
 
@@ -184,8 +213,10 @@ def summary_line(comparison: RunComparison) -> str:
     parts = [f"{counts[o]} {SHORT[o]}" for o in Outcome if counts[o]]
     total = sum(counts.values())
     same = "; the same run twice" if comparison.same_run else ""
-    return f"{', '.join(parts) or 'nothing compared'} ({total} figure{'s' * (total != 1)}, " \
-           f"run {comparison.b_run} against run {comparison.a_run}{same})"
+    return (
+        f"{', '.join(parts) or 'nothing compared'} ({total} figure{'s' * (total != 1)}, "
+        f"run {comparison.b_run} against run {comparison.a_run}{same})"
+    )
 
 
 def gate_summary(gated: Sequence[GatedCase]) -> list[str]:
@@ -194,17 +225,23 @@ def gate_summary(gated: Sequence[GatedCase]) -> list[str]:
     for g in dict.fromkeys(c.gate for c in gated):
         cases = [c for c in gated if c.gate == g]
         counts = Counter(c.outcome for c in cases)
-        lines.append(f"gate '{g.describe()}': " + ", ".join(
-            f"{counts[o]} {o.value}" for o in GateOutcome if counts[o]))
+        lines.append(
+            f"gate '{g.describe()}': "
+            + ", ".join(f"{counts[o]} {o.value}" for o in GateOutcome if counts[o])
+        )
         for c in cases:
             if c.outcome is GateOutcome.REGRESSED:
                 m = c.change
-                lines.append(f"  regressed: {_case(c.key)}: {_figure(m.metric, m.a_value)} -> "
-                             f"{_figure(m.metric, m.b_value)}, {cell(m.verdict)}")
+                lines.append(
+                    f"  regressed: {_case(c.key)}: {_figure(m.metric, m.a_value)} -> "
+                    f"{_figure(m.metric, m.b_value)}, {cell(m.verdict)}"
+                )
             elif c.outcome is GateOutcome.UNDECIDED:
                 v = c.change.verdict
-                lines.append(f"  undecided: {_case(c.key)}: {cell(v)}"
-                             + (f"; {v.decide}" if v.decide else ""))
+                lines.append(
+                    f"  undecided: {_case(c.key)}: {cell(v)}"
+                    + (f"; {v.decide}" if v.decide else "")
+                )
     return lines
 
 
@@ -212,15 +249,19 @@ def same_run_warning(comparison: RunComparison) -> list[str]:
     """First, before any verdict: a run compared with itself says nothing about a change."""
     if not comparison.same_run:
         return []
-    return [f"warning: A and B are the same run ({comparison.a_run}): every figure is compared "
-            "with itself, which says nothing about a change"]
+    return [
+        f"warning: A and B are the same run ({comparison.a_run}): every figure is compared "
+        "with itself, which says nothing about a change"
+    ]
 
 
 def _notes(comparison: RunComparison) -> list[str]:
     lines = []
     if not comparison.comparable:
-        lines.append(f"runs {comparison.a_run} and {comparison.b_run} are not comparable: no "
-                     "(stack, workload, level) with a valid figure in both")
+        lines.append(
+            f"runs {comparison.a_run} and {comparison.b_run} are not comparable: no "
+            "(stack, workload, level) with a valid figure in both"
+        )
     lines += [f"only in run {comparison.a_run}: {_case(k)}" for k in comparison.only_in_a]
     lines += [f"only in run {comparison.b_run}: {_case(k)}" for k in comparison.only_in_b]
     if comparison.spread.assumed:
@@ -234,19 +275,25 @@ def sources(store: Store | None, run_a: str, run_b: str) -> str:
         return ""
 
     def where(ref: str) -> str:
-        return str(results_file(ref)) if is_path(ref) or store is None else \
-            f"run {ref} of {store.path}"
+        return (
+            str(results_file(ref))
+            if is_path(ref) or store is None
+            else f"run {ref} of {store.path}"
+        )
 
     return f"A = {where(run_a)}; B = {where(run_b)}"
 
 
-def terminal_lines(comparison: RunComparison, gated: Sequence[GatedCase],
-                   width: int, source_line: str = "") -> list[str]:
+def terminal_lines(
+    comparison: RunComparison, gated: Sequence[GatedCase], width: int, source_line: str = ""
+) -> list[str]:
     """Verdicts first, one block per case, every line wrapped at word boundaries to `width`
     (never below 60); the last line is the summary. `source_line`: where A and B come from."""
     width = max(60, width)
-    out = [f"run {comparison.b_run} against run {comparison.a_run} (ratio = B / A; "
-           "req/s > 1 is faster, latency > 1 is slower)"]
+    out = [
+        f"run {comparison.b_run} against run {comparison.a_run} (ratio = B / A; "
+        "req/s > 1 is faster, latency > 1 is slower)"
+    ]
     if source_line:
         out += _wrap(source_line, width, 4)
     for line in same_run_warning(comparison):
@@ -255,15 +302,18 @@ def terminal_lines(comparison: RunComparison, gated: Sequence[GatedCase],
         out.append("")
         out.append(_case(case.key))
         for m in case.metrics:
-            row = (f"  {SHORT[m.verdict.outcome]:<16} {m.metric:<10} "
-                   f"{_figure(m.metric, m.a_value)} -> {_figure(m.metric, m.b_value)}  "
-                   f"{cell(m.verdict).removeprefix(SHORT[m.verdict.outcome]).strip()}")
+            row = (
+                f"  {SHORT[m.verdict.outcome]:<16} {m.metric:<10} "
+                f"{_figure(m.metric, m.a_value)} -> {_figure(m.metric, m.b_value)}  "
+                f"{cell(m.verdict).removeprefix(SHORT[m.verdict.outcome]).strip()}"
+            )
             out += _wrap(row, width, 19)
             if m.verdict.outcome is Outcome.UNDECIDED and m.verdict.decide:
                 out += _wrap(f"  {'':<16} {m.verdict.decide}", width, 19)
     for change in comparison.changes:
-        out += _wrap(f"changed ({change.section}): {change.key}: {change.a} -> {change.b}",
-                     width, 2)
+        out += _wrap(
+            f"changed ({change.section}): {change.key}: {change.a} -> {change.b}", width, 2
+        )
     for line in _notes(comparison) + gate_summary(gated):
         out += _wrap(line, width, 4)
     out.append(summary_line(comparison))
@@ -272,8 +322,14 @@ def terminal_lines(comparison: RunComparison, gated: Sequence[GatedCase],
 
 def _wrap(text: str, width: int, indent: int) -> list[str]:
     """Break only between words (a long word stays whole on its own line)."""
-    return textwrap.wrap(text, width, subsequent_indent=" " * indent, break_long_words=False,
-                         break_on_hyphens=False, drop_whitespace=True) or [""]
+    return textwrap.wrap(
+        text,
+        width,
+        subsequent_indent=" " * indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+        drop_whitespace=True,
+    ) or [""]
 
 
 def _wrap_all(lines: list[str], width: int) -> list[str]:
@@ -284,15 +340,27 @@ def _wrap_all(lines: list[str], width: int) -> list[str]:
 
 
 def markdown(comparison: RunComparison, gated: Sequence[GatedCase]) -> str:
-    lines = [f"# run {comparison.b_run} against run {comparison.a_run}", "",
-             "Ratio = B / A. Throughput > 1 is faster; latency > 1 is slower.", "",
-             "| verdict | case | metric | A | B | ratio [95%] |", "|---|---|---|---|---|---|"]
-    lines += [f"| {SHORT[m.verdict.outcome]} | {_case(c.key)} | {m.metric} | "
-              f"{_figure(m.metric, m.a_value)} | {_figure(m.metric, m.b_value)} | "
-              f"{cell(m.verdict).removeprefix(SHORT[m.verdict.outcome]).strip()} |"
-              for c in comparison.cases for m in c.metrics]
-    undecided = [(c, m) for c in comparison.cases for m in c.metrics
-                 if m.verdict.outcome is Outcome.UNDECIDED and m.verdict.decide]
+    lines = [
+        f"# run {comparison.b_run} against run {comparison.a_run}",
+        "",
+        "Ratio = B / A. Throughput > 1 is faster; latency > 1 is slower.",
+        "",
+        "| verdict | case | metric | A | B | ratio [95%] |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {SHORT[m.verdict.outcome]} | {_case(c.key)} | {m.metric} | "
+        f"{_figure(m.metric, m.a_value)} | {_figure(m.metric, m.b_value)} | "
+        f"{cell(m.verdict).removeprefix(SHORT[m.verdict.outcome]).strip()} |"
+        for c in comparison.cases
+        for m in c.metrics
+    ]
+    undecided = [
+        (c, m)
+        for c in comparison.cases
+        for m in c.metrics
+        if m.verdict.outcome is Outcome.UNDECIDED and m.verdict.decide
+    ]
     if undecided:
         lines += ["", "## What would decide the undecided", ""]
         lines += [f"- {_case(c.key)} {m.metric}: {m.verdict.decide}" for c, m in undecided]
@@ -307,29 +375,60 @@ def markdown(comparison: RunComparison, gated: Sequence[GatedCase]) -> str:
 
 def as_json(comparison: RunComparison, gated: Sequence[GatedCase]) -> dict[str, Any]:
     return {
-        "a_run": comparison.a_run, "b_run": comparison.b_run,
-        "comparable": comparison.comparable, "same_run": comparison.same_run,
-        "run_spread": {"sigma": comparison.spread.sigma, "assumed": comparison.spread.assumed,
-                       "source": comparison.spread.source},
-        "cases": [{"stack": c.key.stack, "workload": c.key.label,
-                   "level": c.key.level_value,
-                   "metrics": [_metric_json(m, c.key) for m in c.metrics]}
-                  for c in comparison.cases],
+        "a_run": comparison.a_run,
+        "b_run": comparison.b_run,
+        "comparable": comparison.comparable,
+        "same_run": comparison.same_run,
+        "run_spread": {
+            "sigma": comparison.spread.sigma,
+            "assumed": comparison.spread.assumed,
+            "source": comparison.spread.source,
+        },
+        "cases": [
+            {
+                "stack": c.key.stack,
+                "workload": c.key.label,
+                "level": c.key.level_value,
+                "metrics": [_metric_json(m, c.key) for m in c.metrics],
+            }
+            for c in comparison.cases
+        ],
         "only_in_a": [_case(k) for k in comparison.only_in_a],
         "only_in_b": [_case(k) for k in comparison.only_in_b],
-        "changes": [{"section": c.section, "key": c.key, "a": c.a, "b": c.b}
-                    for c in comparison.changes],
-        "gates": [{"gate": g.gate.describe(), "case": _case(g.key), "metric": g.change.metric,
-                   "outcome": g.outcome.value, "p_regressed": g.result.p_regressed,
-                   "p_cleared": g.result.p_cleared} for g in gated],
+        "changes": [
+            {"section": c.section, "key": c.key, "a": c.a, "b": c.b} for c in comparison.changes
+        ],
+        "gates": [
+            {
+                "gate": g.gate.describe(),
+                "case": _case(g.key),
+                "metric": g.change.metric,
+                "outcome": g.outcome.value,
+                "p_regressed": g.result.p_regressed,
+                "p_cleared": g.result.p_cleared,
+            }
+            for g in gated
+        ],
         "summary": summary_line(comparison),
     }
 
 
 def _metric_json(m: MetricChange, key: CaseKey) -> dict[str, Any]:
     v = m.verdict
-    return {"metric": m.metric, "a": m.a_value, "b": m.b_value, "verdict": v.outcome.value,
-            "ratio": v.ratio, "low": v.low, "high": v.high, "p_value": v.p_value,
-            "threshold": v.threshold, "n_a": v.n_a, "n_b": v.n_b, "unit": v.unit,
-            "resolvable": v.resolvable, "decide": v.decide,
-            "text": sentence(v, "B", "A", _what(m.metric))}
+    return {
+        "metric": m.metric,
+        "a": m.a_value,
+        "b": m.b_value,
+        "verdict": v.outcome.value,
+        "ratio": v.ratio,
+        "low": v.low,
+        "high": v.high,
+        "p_value": v.p_value,
+        "threshold": v.threshold,
+        "n_a": v.n_a,
+        "n_b": v.n_b,
+        "unit": v.unit,
+        "resolvable": v.resolvable,
+        "decide": v.decide,
+        "text": sentence(v, "B", "A", _what(m.metric)),
+    }

@@ -52,13 +52,23 @@ def spread_check(out: Path | None) -> Check:
             store.close()
     calibrate = (f"{program()} calibrate" + (f" --out {shlex.quote(str(out))}" if out else ""),)
     if calibration is None:
-        return Check("run-to-run spread", Verdict.WARN, f"not calibrated: verdicts assume "
-                     f"{ASSUMED_RUN_SPREAD:.0%}", "measure it (about 2 min)", calibrate)
+        return Check(
+            "run-to-run spread",
+            Verdict.WARN,
+            f"not calibrated: verdicts assume {ASSUMED_RUN_SPREAD:.0%}",
+            "measure it (about 2 min)",
+            calibrate,
+        )
     spread = spread_of(calibration)
     if calibration.sigma_used > NOISY_SPREAD:
-        return Check("run-to-run spread", Verdict.WARN, spread.source,
-                     "fresh starts differ a lot on this machine: find what else runs (the "
-                     "checks above), then calibrate again", calibrate)
+        return Check(
+            "run-to-run spread",
+            Verdict.WARN,
+            spread.source,
+            "fresh starts differ a lot on this machine: find what else runs (the "
+            "checks above), then calibrate again",
+            calibrate,
+        )
     return Check("run-to-run spread", Verdict.OK, spread.source)
 
 
@@ -84,8 +94,11 @@ def print_fixes(console: Console, checks: Sequence[Check]) -> None:
     for c in checks:
         if c.commands and c.verdict is not Verdict.OK:
             by_commands.setdefault(c.commands, []).append(c.name)
-    print_commands(console, "commands (as root; one a line, copy them as they are):",
-                   [(", ".join(names), commands) for commands, names in by_commands.items()])
+    print_commands(
+        console,
+        "commands (as root; one a line, copy them as they are):",
+        [(", ".join(names), commands) for commands, names in by_commands.items()],
+    )
 
 
 def suite_checks(suite_path: Path) -> tuple[Placement, list[Check]]:
@@ -96,34 +109,55 @@ def suite_checks(suite_path: Path) -> tuple[Placement, list[Check]]:
     default = suite_path.resolve() == DEFAULT_SUITE.resolve()
     name = suite_path.name + (" (the default suite)" if default else "")
     return suite.placement, plan_limits(plan) or [
-        Check(f"limits for {name}", Verdict.OK, "enough for the suite's largest level")]
+        Check(f"limits for {name}", Verdict.OK, "enough for the suite's largest level")
+    ]
 
 
-def run_doctor(console: Console, suite_path: Path | None = None,
-               out: Path | None = None) -> None:
+def run_doctor(console: Console, suite_path: Path | None = None, out: Path | None = None) -> None:
     """SUITE (default: the default suite) decides the cores checked and the limits needed."""
     console.print(Text.assemble(("machine", "bold"), f": {cpu_model()}"))
     placement, limits = suite_checks(suite_path or DEFAULT_SUITE)
-    checks = [*all_checks(), *limits,
-              *quiet_machine_checks(placement_roles(placement), allowed_cpus()),
-              spread_check(out)]
+    checks = [
+        *all_checks(),
+        *limits,
+        *quiet_machine_checks(placement_roles(placement), allowed_cpus()),
+        spread_check(out),
+    ]
     rows: list[list[Cell]] = [
-        [Text(c.name), Text(c.verdict.value, style=VERDICT_STYLE[c.verdict]),
-         value_and_advice(c, "command below" if len(c.commands) == 1 else "commands below")]
-        for c in checks]
-    print_table(console, "checks", [Col("check", wrap=True, min_width=12), Col(""),
-                                    Col("value and advice", wrap=True, min_width=40)], rows)
+        [
+            Text(c.name),
+            Text(c.verdict.value, style=VERDICT_STYLE[c.verdict]),
+            value_and_advice(c, "command below" if len(c.commands) == 1 else "commands below"),
+        ]
+        for c in checks
+    ]
+    print_table(
+        console,
+        "checks",
+        [
+            Col("check", wrap=True, min_width=12),
+            Col(""),
+            Col("value and advice", wrap=True, min_width=40),
+        ],
+        rows,
+    )
     print_fixes(console, checks)
     console.print()
-    print_table(console, "runtimes and servers",
-                [Col("tool"), Col("version", wrap=True, min_width=30)],
-                [[name, version] for name, version in tool_versions().items()])
+    print_table(
+        console,
+        "runtimes and servers",
+        [Col("tool"), Col("version", wrap=True, min_width=30)],
+        [[name, version] for name, version in tool_versions().items()],
+    )
     console.print()
     stacks: list[list[Cell]] = []
     for name, entry in load_inventory().items():
-        status = (Text("available", style="green") if entry.status.available
-                  else Text.assemble((entry.status.availability.value, "red"),
-                                     f": {unavailable_reason(entry)}"))
+        status = (
+            Text("available", style="green")
+            if entry.status.available
+            else Text.assemble(
+                (entry.status.availability.value, "red"), f": {unavailable_reason(entry)}"
+            )
+        )
         stacks.append([name, status])
-    print_table(console, "stacks", [Col("stack"), Col("status", wrap=True, min_width=30)],
-                stacks)
+    print_table(console, "stacks", [Col("stack"), Col("status", wrap=True, min_width=30)], stacks)

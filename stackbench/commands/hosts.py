@@ -62,6 +62,7 @@ class HostReport:
 
 # --- pure judgement --------------------------------------------------------------------------
 
+
 def format_clock(sample: ClockSample) -> str:
     return f"{sample.offset_s * 1000:+.2f} ms ± {sample.delay_s * 500:.2f} ms"
 
@@ -72,30 +73,44 @@ def parse_version(output: str) -> str | None:
     return words[-1] if len(words) == 3 and words[1] == "version" else None
 
 
-def judge_readiness(report: HostReport, here: HostReadiness, there: HostReadiness,
-                    needed_stacks: Collection[str] | None = None) -> None:
+def judge_readiness(
+    report: HostReport,
+    here: HostReadiness,
+    there: HostReadiness,
+    needed_stacks: Collection[str] | None = None,
+) -> None:
     """Compare a host's readiness with this machine's: the stacks available here (or only
     `needed_stacks`) and the native loader must be there too; limits warn as in `doctor`."""
     name = report.host.name
-    wanted = [s for s, why in here.stacks.items() if not why
-              and (needed_stacks is None or s in needed_stacks)]
+    wanted = [
+        s
+        for s, why in here.stacks.items()
+        if not why and (needed_stacks is None or s in needed_stacks)
+    ]
     missing = [s for s in wanted if there.stacks.get(s, "not there") != ""]
     available = sum(1 for why in there.stacks.values() if not why)
-    report.runtimes = (f"py {there.python}, {'loader' if there.loader else 'no loader'}, "
-                       f"{available}/{len(there.stacks)} stacks")
+    report.runtimes = (
+        f"py {there.python}, {'loader' if there.loader else 'no loader'}, "
+        f"{available}/{len(there.stacks)} stacks"
+    )
     if missing:
         reasons = "; ".join(f"{s}: {there.stacks.get(s) or 'not there'}" for s in missing[:3])
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
         report.failures.append(
             f"{name} lacks stacks available here ({reasons}{more}): run `stackbench hosts "
             f"setup`, and install the runtimes it does not (`stackbench stacks` on {name} says "
-            "how)")
+            "how)"
+        )
     if here.loader and not there.loader:
-        report.failures.append(f"{name} has no native loader (loadgen/target/release/"
-                               "stackbench-load): run `stackbench hosts setup` (it builds it)")
+        report.failures.append(
+            f"{name} has no native loader (loadgen/target/release/"
+            "stackbench-load): run `stackbench hosts setup` (it builds it)"
+        )
     if here.git_rev and there.git_rev and here.git_rev != there.git_rev:
-        report.warnings.append(f"{name}'s checkout is at {there.git_rev}, this one at "
-                               f"{here.git_rev}: results may differ; check out the same revision")
+        report.warnings.append(
+            f"{name}'s checkout is at {there.git_rev}, this one at "
+            f"{here.git_rev}: results may differ; check out the same revision"
+        )
     report.nofile = str(there.nofile_hard)
     report.somaxconn = "?" if there.somaxconn is None else str(there.somaxconn)
     for limit in there.limits:
@@ -109,10 +124,12 @@ def judge_clock(report: HostReport, sample: ClockSample) -> None:
         report.warnings.append(
             f"{report.host.name}'s clock is {sample.offset_s:+.3f} s off this one's: runs "
             "measure and correct it, but run a time service there (chrony, "
-            "systemd-timesyncd) so per-second series line up without it")
+            "systemd-timesyncd) so per-second series line up without it"
+        )
 
 
 # --- the controller --------------------------------------------------------------------------
+
 
 class LineReader:
     """Lines from a pipe, each within a deadline (a stalled host never hangs the check)."""
@@ -157,8 +174,9 @@ def _end(proc: "subprocess.Popen[bytes]") -> int:
     return status
 
 
-def check_host(host: Host, here: HostReadiness,
-               needed_stacks: Collection[str] | None = None) -> HostReport:
+def check_host(
+    host: Host, here: HostReadiness, needed_stacks: Collection[str] | None = None
+) -> HostReport:
     """One host checked through its agent, as a run would start it."""
     report = HostReport(host)
     try:
@@ -188,13 +206,34 @@ def run_hosts_check(console: Console, hosts_file: Path | None, suite: Path | Non
 
 
 def print_reports(console: Console, hosts: HostsFile, reports: Sequence[HostReport]) -> None:
-    rows: list[list[Cell]] = [[Text(r.host.name, style="red" if r.failures else ""),
-                               _endpoint(r.host), r.ssh, r.version, r.runtimes, r.nofile,
-                               r.somaxconn, r.clock] for r in reports]
-    print_table(console, f"hosts of {hosts.source}",
-                [Col("host"), Col("address"), Col("ssh"), Col("stackbench"),
-                 Col("runtimes", wrap=True, min_width=20), Col("ulimit -n", "right"),
-                 Col("somaxconn", "right"), Col("clock offset", "right")], rows)
+    rows: list[list[Cell]] = [
+        [
+            Text(r.host.name, style="red" if r.failures else ""),
+            _endpoint(r.host),
+            r.ssh,
+            r.version,
+            r.runtimes,
+            r.nofile,
+            r.somaxconn,
+            r.clock,
+        ]
+        for r in reports
+    ]
+    print_table(
+        console,
+        f"hosts of {hosts.source}",
+        [
+            Col("host"),
+            Col("address"),
+            Col("ssh"),
+            Col("stackbench"),
+            Col("runtimes", wrap=True, min_width=20),
+            Col("ulimit -n", "right"),
+            Col("somaxconn", "right"),
+            Col("clock offset", "right"),
+        ],
+        rows,
+    )
     for report in reports:
         for failure in report.failures:
             console.print(Text.assemble(("failed: ", "red bold"), failure))
@@ -212,6 +251,7 @@ def _endpoint(host: Host) -> str:
 
 
 # --- hosts setup -----------------------------------------------------------------------------
+
 
 def run_hosts_setup(console: Console, hosts_file: Path | None, suite: Path | None) -> int:
     """Run the installer (scripts/setup.sh of the host's checkout) on every host, once per
@@ -236,32 +276,50 @@ def run_hosts_setup(console: Console, hosts_file: Path | None, suite: Path | Non
     return ExitCode.OK
 
 
-def _setup_host(console: Console, link: SshLink, local_boot: str,
-                done: dict[tuple[str, str], str]) -> bool:
+def _setup_host(
+    console: Console, link: SshLink, local_boot: str, done: dict[tuple[str, str], str]
+) -> bool:
     host = link.host
     boot = link.run(["cat", BOOT_ID], timeout_s=VERSION_TIMEOUT_S).stdout.strip()
     key = (boot, str(host.checkout))
     if boot and boot == local_boot and os.path.realpath(host.checkout) == str(REPO_ROOT):
-        console.print(f"{host.name}: this machine and this checkout ({REPO_ROOT}), e.g. a "
-                      "namespace test host: nothing to install, the local `make setup` covers it")
+        console.print(
+            f"{host.name}: this machine and this checkout ({REPO_ROOT}), e.g. a "
+            "namespace test host: nothing to install, the local `make setup` covers it"
+        )
         return _runs_stackbench(console, link)
     if key in done:
         console.print(f"{host.name}: same machine and checkout as {done[key]}: set up above")
         return True
     setup = f"{host.checkout}/scripts/setup.sh"
     if link.run(["test", "-f", setup], timeout_s=VERSION_TIMEOUT_S).returncode != 0:
-        console.print(Text.assemble(("failed: ", "red bold"), (
-            f"{host.name}: no stackbench checkout at {host.checkout} ({setup} is missing): "
-            f"clone the repository there at this revision ({git_revision() or 'see git log'}), "
-            "or set checkout = in the hosts file")))
+        console.print(
+            Text.assemble(
+                ("failed: ", "red bold"),
+                (
+                    f"{host.name}: no stackbench checkout at {host.checkout} ({setup} is missing): "
+                    f"clone the repository there at this revision "
+                    f"({git_revision() or 'see git log'}), "
+                    "or set checkout = in the hosts file"
+                ),
+            )
+        )
         return False
-    console.print(f"{host.name}: running {setup} (packages, venv, loader build: minutes on a "
-                  "fresh machine)")
+    console.print(
+        f"{host.name}: running {setup} (packages, venv, loader build: minutes on a fresh machine)"
+    )
     status, last = stream(link, ["bash", setup], console, f"{host.name}| ", SETUP_TIMEOUT_S)
     if status != 0:
-        console.print(Text.assemble(("failed: ", "red bold"), (
-            f"{host.name}: {setup} exited {status} ({' | '.join(last) or 'no output'}): fix "
-            "what it says there and run `stackbench hosts setup` again")))
+        console.print(
+            Text.assemble(
+                ("failed: ", "red bold"),
+                (
+                    f"{host.name}: {setup} exited {status} "
+                    f"({' | '.join(last) or 'no output'}): fix "
+                    "what it says there and run `stackbench hosts setup` again"
+                ),
+            )
+        )
         return False
     done[key] = host.name
     return _runs_stackbench(console, link)
@@ -272,17 +330,25 @@ def _runs_stackbench(console: Console, link: SshLink) -> bool:
     result = link.run([*host.stackbench, "--version"], timeout_s=VERSION_TIMEOUT_S)
     version = parse_version(result.stdout) if result.returncode == 0 else None
     if version is None:
-        console.print(Text.assemble(("failed: ", "red bold"), (
-            f"{host.name}: `{' '.join(host.stackbench)} --version` does not answer (exit "
-            f"{result.returncode}: {tail(result.stderr) or 'no message'}): set stackbench = in "
-            "the hosts file to the stackbench command there")))
+        console.print(
+            Text.assemble(
+                ("failed: ", "red bold"),
+                (
+                    f"{host.name}: `{' '.join(host.stackbench)} --version` does not answer (exit "
+                    f"{result.returncode}: {tail(result.stderr) or 'no message'}): "
+                    "set stackbench = in "
+                    "the hosts file to the stackbench command there"
+                ),
+            )
+        )
         return False
     console.print(f"{host.name}: stackbench {version} runs there")
     return True
 
 
-def stream(link: SshLink, argv: Sequence[str], console: Console, prefix: str,
-           timeout_s: float) -> tuple[int, list[str]]:
+def stream(
+    link: SshLink, argv: Sequence[str], console: Console, prefix: str, timeout_s: float
+) -> tuple[int, list[str]]:
     """Run `argv` on the host, printing its output line by line: (exit status, last lines)."""
     proc = link.open(argv, stderr=subprocess.STDOUT)
     assert proc.stdin is not None and proc.stdout is not None
@@ -298,4 +364,3 @@ def stream(link: SshLink, argv: Sequence[str], console: Console, prefix: str,
     except (TimeoutError, ValueError) as exc:
         last.append(f"stopped: {exc}")
     return _end(proc), last
-

@@ -31,16 +31,22 @@ def results_dir(out: Path | None) -> Path:
 
 def _flag(out: Path | None) -> str:
     """How the messages name the directory: the flag and the path the user gave."""
-    return f"--out {out}" if out is not None else \
-        f"the results directory {DEFAULT_RESULTS_DIR} (the default of --out)"
+    return (
+        f"--out {out}"
+        if out is not None
+        else f"the results directory {DEFAULT_RESULTS_DIR} (the default of --out)"
+    )
 
 
 def _unusable(out: Path | None, exc: OSError, what: str) -> StackbenchError:
     if exc.errno in DISK_FULL_ERRNOS:
-        return EnvironmentProblem(f"{_flag(out)}: {what}: the disk is full ({exc.strerror}); "
-                                  "free some space or give --out another disk")
-    return InputError(f"{_flag(out)}: {what} ({exc.strerror or exc}); give --out a directory "
-                      "you can write to")
+        return EnvironmentProblem(
+            f"{_flag(out)}: {what}: the disk is full ({exc.strerror}); "
+            "free some space or give --out another disk"
+        )
+    return InputError(
+        f"{_flag(out)}: {what} ({exc.strerror or exc}); give --out a directory you can write to"
+    )
 
 
 def _probe_writable(directory: Path, flag: str) -> None:
@@ -53,11 +59,15 @@ def _probe_writable(directory: Path, flag: str) -> None:
         os.rmdir(tempfile.mkdtemp(prefix=".stackbench-probe-", dir=existing))
     except OSError as exc:
         if exc.errno in DISK_FULL_ERRNOS:
-            raise EnvironmentProblem(f"{flag}: the disk of {existing} is full "
-                                     f"({exc.strerror}); free some space or give another "
-                                     "folder") from exc
-        raise InputError(f"{flag}: cannot write in {existing} ({exc.strerror or exc}); give "
-                         "a folder you can write to") from exc
+            raise EnvironmentProblem(
+                f"{flag}: the disk of {existing} is full "
+                f"({exc.strerror}); free some space or give another "
+                "folder"
+            ) from exc
+        raise InputError(
+            f"{flag}: cannot write in {existing} ({exc.strerror or exc}); give "
+            "a folder you can write to"
+        ) from exc
 
 
 def check_report_dir(to: Path) -> Path:
@@ -74,13 +84,15 @@ def check_results_dir(out: Path | None) -> Path:
     directory = results_dir(out)
     existing = next(p for p in (directory, *directory.parents) if p.exists())
     if not existing.is_dir():
-        raise _unusable(out, NotADirectoryError(errno.ENOTDIR, "not a directory"),
-                        f"{existing} is a file, not a folder")
+        raise _unusable(
+            out,
+            NotADirectoryError(errno.ENOTDIR, "not a directory"),
+            f"{existing} is a file, not a folder",
+        )
     try:
         os.rmdir(tempfile.mkdtemp(prefix=".stackbench-probe-", dir=existing))
     except OSError as exc:
-        raise _unusable(out, exc, f"cannot create the results directory in {existing}") \
-            from exc
+        raise _unusable(out, exc, f"cannot create the results directory in {existing}") from exc
     if (directory / STORE_NAME).exists():
         Store(directory / STORE_NAME, create=False).close()
     return directory
@@ -102,9 +114,11 @@ def open_existing_store(out: Path | None, console: Console | None = None) -> Sto
     path = results_dir(out) / STORE_NAME
     if not path.is_file():
         why = "is not a file" if path.exists() else "does not exist"
-        raise InputError(f"{_flag(out)}: no results store there ({path} {why}); "
-                         "give the --out of an earlier 'stackbench run' (nothing was "
-                         "created)")
+        raise InputError(
+            f"{_flag(out)}: no results store there ({path} {why}); "
+            "give the --out of an earlier 'stackbench run' (nothing was "
+            "created)"
+        )
     return _recovered(Store(path, create=False), console)
 
 
@@ -113,5 +127,6 @@ def _recovered(store: Store, console: Console | None) -> Store:
     interrupted and their temporary files removed, and the user is told."""
     for recovered in recover_stale_runs(store):
         (console or Console(stderr=True)).print(
-            Text.assemble(("note", "yellow"), f": {recovered.describe()}"))
+            Text.assemble(("note", "yellow"), f": {recovered.describe()}")
+        )
     return store

@@ -60,26 +60,39 @@ from stackbench.report.termtable import Cell, Col, print_notes, print_table, pri
 from stackbench.store.store import DISK_FULL_ERRNOS, RunData, Store
 
 
-def print_plan(console: Console, plan: Plan, params: Sequence[PlannedParams] = (),
-               cores_note: str = "") -> None:
+def print_plan(
+    console: Console, plan: Plan, params: Sequence[PlannedParams] = (), cores_note: str = ""
+) -> None:
     """The plan: load, cores (and `cores_note`: what the server lacks against the article),
     stacks and workloads, and (`params`) the parameters each stack will start with."""
     suite = plan.suite
     s = suite.load
-    console.print(Text.assemble(("suite ", "bold"), f"{suite.name} ({shown(suite.path)}) — "
-                                f"{suite.description}"))
-    amount = (f"{s.duration_s:g} s" if s.duration_s else
-              f"{s.requests_per_connection} requests per connection"
-              if s.requests_per_connection is not None else f"{s.requests} requests")
-    console.print(Text(
-        f"load: driver={s.driver.value} mode={s.mode.value} keepalive={s.keepalive.value} "
-        f"{suite.level_kind}={', '.join(f'{v:g}' for v in suite.levels)} "
-        f"each {amount} (+{s.warmup_s:g} s warm-up, {s.pause_s:g} s pause), repeat={s.repeat}"))
+    console.print(
+        Text.assemble(
+            ("suite ", "bold"), f"{suite.name} ({shown(suite.path)}) — {suite.description}"
+        )
+    )
+    amount = (
+        f"{s.duration_s:g} s"
+        if s.duration_s
+        else f"{s.requests_per_connection} requests per connection"
+        if s.requests_per_connection is not None
+        else f"{s.requests} requests"
+    )
+    console.print(
+        Text(
+            f"load: driver={s.driver.value} mode={s.mode.value} keepalive={s.keepalive.value} "
+            f"{suite.level_kind}={', '.join(f'{v:g}' for v in suite.levels)} "
+            f"each {amount} (+{s.warmup_s:g} s warm-up, {s.pause_s:g} s pause), repeat={s.repeat}"
+        )
+    )
     if plan.interleaved:
         print_wrapped(console, interleaving_note(plan), indent=2)
     p = suite.placement
-    cpus = Text(f"cpus: server {format_cpus(p.server)}, loader {format_cpus(p.loader)}, "
-                f"services {format_cpus(p.services)}")
+    cpus = Text(
+        f"cpus: server {format_cpus(p.server)}, loader {format_cpus(p.loader)}, "
+        f"services {format_cpus(p.services)}"
+    )
     if p.shared:
         cpus.append(" (server and loader share cores)", style="yellow")
     console.print(cpus)
@@ -93,31 +106,56 @@ def print_plan(console: Console, plan: Plan, params: Sequence[PlannedParams] = (
         else:
             notes.append((f"[{len(notes) + 1}]", f"{st.name}: {st.reason}"))
             status = Text(f"unavailable {notes[-1][0]}", style="red")
-        rows.append([st.name, status, ", ".join(c.spec.label for c in st.cases),
-                     str(sum(len(c.levels) for c in st.cases))])
-    print_table(console, "plan", [Col("stack"), Col("status"), Col("workloads", wrap=True),
-                                  Col("levels", "right")], rows)
+        rows.append(
+            [
+                st.name,
+                status,
+                ", ".join(c.spec.label for c in st.cases),
+                str(sum(len(c.levels) for c in st.cases)),
+            ]
+        )
+    print_table(
+        console,
+        "plan",
+        [Col("stack"), Col("status"), Col("workloads", wrap=True), Col("levels", "right")],
+        rows,
+    )
     print_notes(console, notes, style="red")
     print_params(console, suite.server_cores, params)
-    console.print(Text(f"{plan.level_count()} load levels, about "
-                       f"{plan.estimated_seconds() / 60:.1f} min of load and pauses, plus "
-                       "builds, start-up and verification"))
+    console.print(
+        Text(
+            f"{plan.level_count()} load levels, about "
+            f"{plan.estimated_seconds() / 60:.1f} min of load and pauses, plus "
+            "builds, start-up and verification"
+        )
+    )
     for check in plan_limits(plan):
-        print_wrapped(console, f"{check.name}: {check.value}; {check.hint}", "limit ",
-                      indent=2, first_style="yellow")
+        print_wrapped(
+            console,
+            f"{check.name}: {check.value}; {check.hint}",
+            "limit ",
+            indent=2,
+            first_style="yellow",
+        )
         print_check_commands(console, check)
 
 
 def interleaving_note(plan: Plan) -> str:
     """How the repetitions run: round-robin, shuffled, each on a fresh start."""
     rounds = plan.rounds()
-    orders = "; ".join(f"round {r.repetition + 1 if r.repetition is not None else 1}: "
-                       + ", ".join(st.name for st in r.order if st.available) for r in rounds)
-    warmups = ", ".join(f"{st.name} {st.jit_warmup_s:g} s" for st in plan.stacks
-                        if st.available and st.jit_warmup_s)
-    text = (f"repetitions interleaved: {len(rounds)} rounds, each starting every stack afresh "
-            f"(a stop and a start between rounds, for every stack) in a shuffled order, so "
-            f"that machine drift spreads over all stacks ({orders})")
+    orders = "; ".join(
+        f"round {r.repetition + 1 if r.repetition is not None else 1}: "
+        + ", ".join(st.name for st in r.order if st.available)
+        for r in rounds
+    )
+    warmups = ", ".join(
+        f"{st.name} {st.jit_warmup_s:g} s" for st in plan.stacks if st.available and st.jit_warmup_s
+    )
+    text = (
+        f"repetitions interleaved: {len(rounds)} rounds, each starting every stack afresh "
+        f"(a stop and a start between rounds, for every stack) in a shuffled order, so "
+        f"that machine drift spreads over all stacks ({orders})"
+    )
     return text + (f"; the JIT warm-up repeats on every start ({warmups})" if warmups else "")
 
 
@@ -129,10 +167,14 @@ def print_params(console: Console, server_cores: int, params: Sequence[PlannedPa
     cores = f"{server_cores} server core" + ("" if server_cores == 1 else "s")
     console.print(Text(f"parameters each stack starts with on {cores} (* = from the cores):"))
     for p in params:
-        text = p.problem or ", ".join(f"{k}={v}{'*' if k in p.derived else ''}"
-                                      for k, v in p.values.items()) or "none"
-        print_wrapped(console, text, first=f"  {p.stack}: ", indent=4,
-                      style="red" if p.problem else "")
+        text = (
+            p.problem
+            or ", ".join(f"{k}={v}{'*' if k in p.derived else ''}" for k, v in p.values.items())
+            or "none"
+        )
+        print_wrapped(
+            console, text, first=f"  {p.stack}: ", indent=4, style="red" if p.problem else ""
+        )
 
 
 # --- live progress ------------------------------------------------------------------------------
@@ -142,11 +184,11 @@ class Slot:
 
     stack: str
     label: str
-    index: int | None   # None: a probe of a rate search (its rate is chosen during the run)
+    index: int | None  # None: a probe of a rate search (its rate is chosen during the run)
     value: float | None
     repetition: int
     repeat: int
-    seconds: float      # planned: duration + warm-up + pause
+    seconds: float  # planned: duration + warm-up + pause
 
 
 def plan_slots(plan: Plan) -> list[Slot]:
@@ -159,11 +201,23 @@ def plan_slots(plan: Plan) -> list[Slot]:
             s = suite.load_for(case.spec.label)
             seconds = (s.duration_s or 0.0) + s.warmup_s + s.pause_s
             if suite.search is not None:
-                out += [Slot(st.name, case.spec.label, None, None, rep % s.repeat, s.repeat,
-                             seconds) for rep in range(suite.search.probes * s.repeat)]
+                out += [
+                    Slot(st.name, case.spec.label, None, None, rep % s.repeat, s.repeat, seconds)
+                    for rep in range(suite.search.probes * s.repeat)
+                ]
             else:
-                out += [Slot(st.name, case.spec.label, lv.index, lv.value, lv.repetition,
-                             s.repeat, seconds) for lv in case.levels]
+                out += [
+                    Slot(
+                        st.name,
+                        case.spec.label,
+                        lv.index,
+                        lv.value,
+                        lv.repetition,
+                        s.repeat,
+                        seconds,
+                    )
+                    for lv in case.levels
+                ]
     return out
 
 
@@ -175,18 +229,18 @@ class EtaTracker:
     that failed, a sweep stopped early) drop out as soon as a later stack or level reports.
     The ETA covers load, warm-ups and pauses; builds and start-ups come on top."""
 
-    def __init__(self, slots: Sequence[Slot], clock: Callable[[], float] = time.monotonic
-                 ) -> None:
+    def __init__(self, slots: Sequence[Slot], clock: Callable[[], float] = time.monotonic) -> None:
         self.slots = list(slots)
         self.clock = clock
-        self.position = 0          # index of the next slot to run
+        self.position = 0  # index of the next slot to run
         self.started = clock()
         self.since = self.started  # last event: when the current level (probably) began
-        self.phase = ""            # the last message, until a level finishes
+        self.phase = ""  # the last message, until a level finishes
 
     def _find(self, match: Callable[[Slot], bool]) -> int | None:
-        return next((i for i in range(self.position, len(self.slots))
-                     if match(self.slots[i])), None)
+        return next(
+            (i for i in range(self.position, len(self.slots)) if match(self.slots[i])), None
+        )
 
     def message(self, text: str) -> None:
         self.phase = text
@@ -199,9 +253,13 @@ class EtaTracker:
                 self.position = found
 
     def level_done(self, stack: str, label: str, index: int, repetition: int) -> None:
-        found = self._find(lambda s: s.stack == stack and s.label == label
-                           and (s.index is None or (s.index == index
-                                                    and s.repetition == repetition)))
+        found = self._find(
+            lambda s: (
+                s.stack == stack
+                and s.label == label
+                and (s.index is None or (s.index == index and s.repetition == repetition))
+            )
+        )
         if found is not None:
             self.position = found + 1
         self.phase = ""
@@ -215,7 +273,7 @@ class EtaTracker:
         if current is None:
             return 0.0
         into = self.clock() - self.since
-        later = sum(s.seconds for s in self.slots[self.position + 1:])
+        later = sum(s.seconds for s in self.slots[self.position + 1 :])
         return max(0.0, current.seconds - into) + later
 
     def line(self, level_kind: str, width: int | None = None) -> Text:
@@ -230,20 +288,26 @@ class EtaTracker:
         elif self.phase:
             what = self.phase
         else:
-            where = ("probe" if current.value is None else
-                     f"rate {current.value:g}/s" if level_kind == "rate"
-                     else f"c={current.value:g}")
-            what = (f"{current.stack} {current.label} {where} "
-                    f"rep {current.repetition + 1}/{current.repeat} "
-                    f"{_clock(min(now - self.since, current.seconds))}/"
-                    f"{_clock(current.seconds)}")
+            where = (
+                "probe"
+                if current.value is None
+                else f"rate {current.value:g}/s"
+                if level_kind == "rate"
+                else f"c={current.value:g}"
+            )
+            what = (
+                f"{current.stack} {current.label} {where} "
+                f"rep {current.repetition + 1}/{current.repeat} "
+                f"{_clock(min(now - self.since, current.seconds))}/"
+                f"{_clock(current.seconds)}"
+            )
         elapsed = f" · elapsed {_clock(now - self.started)}"
         eta = f" · ETA ~{_clock(self.remaining_s())}"
         if width is not None and len(head + what + elapsed + eta) > width:
             elapsed = ""
             room = width - len(head + eta)
             if len(what) > room:
-                what = what[:max(0, room - 1)] + "…"
+                what = what[: max(0, room - 1)] + "…"
         line = Text(head, style="bold", no_wrap=True, overflow="ellipsis")
         line.append(what)
         line.append(elapsed + eta, style="cyan")
@@ -253,8 +317,7 @@ class EtaTracker:
 def _clock(seconds: float) -> str:
     seconds = max(0, int(seconds))
     hours, rest = divmod(seconds, 3600)
-    return (f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours
-            else f"{rest // 60}:{rest % 60:02d}")
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
 class Interrupted(KeyboardInterrupt):
@@ -296,15 +359,15 @@ def _signal_number(exc: KeyboardInterrupt) -> int:
     return exc.signum if isinstance(exc, Interrupted) else int(signal.SIGINT)
 
 
-def _resume_request(store: Store, run_ref: int, suite_path: Path | None,
-                    selection: Selection) -> tuple[int, Suite, Selection]:
+def _resume_request(
+    store: Store, run_ref: int, suite_path: Path | None, selection: Selection
+) -> tuple[int, Suite, Selection]:
     """The run to resume, its suite parsed again (refused if the file changed) and its
     selection."""
     run = store.run(store.resolve_run(str(run_ref)))
     check_resumable(run)
     check_same_request(run, suite_path, selection)
-    return run.id, resume_suite(run, parse_suite), Selection(run.only_stacks,
-                                                             run.only_workloads)
+    return run.id, resume_suite(run, parse_suite), Selection(run.only_stacks, run.only_workloads)
 
 
 def hosts_line(suite: Suite, hosts: HostsFile) -> str:
@@ -313,33 +376,73 @@ def hosts_line(suite: Suite, hosts: HostsFile) -> str:
     server = hosts.hosts[placement.server_host] if placement.server_host else None
     apart = placement.separate_services_host
     services = None if apart is None else hosts.hosts[apart]
-    where = (f"server{'' if services else ' and its services'} on host {server.name} "
-             f"({server.address})" if server else "server on this machine")
+    where = (
+        f"server{'' if services else ' and its services'} on host {server.name} ({server.address})"
+        if server
+        else "server on this machine"
+    )
     if services is not None:
-        where += (f"; data services on host {services.name} ({services.address}), "
-                  f"reached over the network by {placement.server_host} only"
-                  + (" (memcached, which has no authentication, by any host reaching "
-                     "that address: memcached_on_network)"
-                     if placement.memcached_on_network else ""))
+        where += (
+            f"; data services on host {services.name} ({services.address}), "
+            f"reached over the network by {placement.server_host} only"
+            + (
+                " (memcached, which has no authentication, by any host reaching "
+                "that address: memcached_on_network)"
+                if placement.memcached_on_network
+                else ""
+            )
+        )
     loaders = ", ".join(f"{h} ({hosts.hosts[h].address})" for h in placement.loader_hosts)
-    return (f"Hosts ({hosts.source}): {where}; "
-            + (f"one loader on each of {loaders}, each level split over them and their "
-               "histograms merged" if loaders else "the loader on this machine") + ".")
+    return (
+        f"Hosts ({hosts.source}): {where}; "
+        + (
+            f"one loader on each of {loaders}, each level split over them and their "
+            "histograms merged"
+            if loaders
+            else "the loader on this machine"
+        )
+        + "."
+    )
 
 
-def run_command(console: Console, suite_path: Path | None, stacks: list[str] | None,
-                workloads: list[str] | None, dry_run: bool, out: Path | None,
-                resume: int | None = None, hosts_file: Path | None = None,
-                keep_remote: bool = False, until_decided_s: float | None = None) -> int:
-    return run_suite(console, suite_path, stacks, workloads, dry_run, out, resume, hosts_file,
-                     keep_remote, until_decided_s)[0]
+def run_command(
+    console: Console,
+    suite_path: Path | None,
+    stacks: list[str] | None,
+    workloads: list[str] | None,
+    dry_run: bool,
+    out: Path | None,
+    resume: int | None = None,
+    hosts_file: Path | None = None,
+    keep_remote: bool = False,
+    until_decided_s: float | None = None,
+) -> int:
+    return run_suite(
+        console,
+        suite_path,
+        stacks,
+        workloads,
+        dry_run,
+        out,
+        resume,
+        hosts_file,
+        keep_remote,
+        until_decided_s,
+    )[0]
 
 
-def run_suite(console: Console, suite_path: Path | None, stacks: list[str] | None,
-              workloads: list[str] | None, dry_run: bool, out: Path | None,
-              resume: int | None = None, hosts_file: Path | None = None,
-              keep_remote: bool = False, until_decided_s: float | None = None
-              ) -> tuple[int, int | None]:
+def run_suite(
+    console: Console,
+    suite_path: Path | None,
+    stacks: list[str] | None,
+    workloads: list[str] | None,
+    dry_run: bool,
+    out: Path | None,
+    resume: int | None = None,
+    hosts_file: Path | None = None,
+    keep_remote: bool = False,
+    until_decided_s: float | None = None,
+) -> tuple[int, int | None]:
     """Run (or plan) a suite: (the exit code, the stored run's id; None for a dry run).
     `until_decided_s`: then keep repeating the levels of undecided comparisons for at most
     that many seconds (run --until-decided --budget)."""
@@ -351,8 +454,9 @@ def run_suite(console: Console, suite_path: Path | None, stacks: list[str] | Non
     else:
         suite = parse_suite(suite_path or DEFAULT_SUITE)
     inventory = load_inventory()
-    plan = build_plan(suite, inventory, list(selection.stacks) or None,
-                      list(selection.workloads) or None)
+    plan = build_plan(
+        suite, inventory, list(selection.stacks) or None, list(selection.workloads) or None
+    )
     hosts = resolve_hosts(suite, hosts_file)
     # Every input checked before the plan is printed: --out too (a dry run creates nothing).
     if dry_run:
@@ -377,13 +481,25 @@ def run_suite(console: Console, suite_path: Path | None, stacks: list[str] | Non
     _stop_signals_as_interrupt()
     assert store is not None  # opened above
     looks = MAX_LOOKS if until_decided_s is not None else 1
-    run_id, stopped_by = _execute(console, plan, inventory, store, out,
-                                  Execution(selection, resume, hosts, keep_remote, looks,
-                                            tuple(warnings)))
+    run_id, stopped_by = _execute(
+        console,
+        plan,
+        inventory,
+        store,
+        out,
+        Execution(selection, resume, hosts, keep_remote, looks, tuple(warnings)),
+    )
     if until_decided_s is not None and not stopped_by:
-        stopped_by = _until_decided(console, plan, inventory, store, out, run_id,
-                                    Execution(selection, run_id, hosts, keep_remote, looks),
-                                    until_decided_s)
+        stopped_by = _until_decided(
+            console,
+            plan,
+            inventory,
+            store,
+            out,
+            run_id,
+            Execution(selection, run_id, hosts, keep_remote, looks),
+            until_decided_s,
+        )
     try:
         if stopped_by:
             return _interrupted(console, store, run_id, out, stopped_by), run_id
@@ -404,25 +520,36 @@ class Execution:
     machine_warnings: tuple[str, ...] = ()  # doctor's, stored with the run's environment
 
 
-def _execute(console: Console, plan: Plan, inventory: dict[str, StackEntry], store: Store,
-             out: Path | None, how: Execution) -> tuple[int, int]:
+def _execute(
+    console: Console,
+    plan: Plan,
+    inventory: dict[str, StackEntry],
+    store: Store,
+    out: Path | None,
+    how: Execution,
+) -> tuple[int, int]:
     """Run the plan with the live progress line: (the run's id, the signal that stopped it,
     0 when none did)."""
     suite = plan.suite
     tracker = EtaTracker(plan_slots(plan))
     # Redrawn twice a second from the tracker; transient, and silent when not a terminal.
-    live = Live(console=console, refresh_per_second=2, transient=True,
-                get_renderable=lambda: tracker.line(suite.level_kind, console.width))
+    live = Live(
+        console=console,
+        refresh_per_second=2,
+        transient=True,
+        get_renderable=lambda: tracker.line(suite.level_kind, console.width),
+    )
     runner = None
     shown_case: list[tuple[str, str]] = []  # the case of the last level printed
     with live:
+
         def level_done(event: LevelEvent) -> None:
             raise_if_stop_requested()
-            tracker.level_done(event.stack, event.label, event.level.index,
-                               event.level.repetition)
+            tracker.level_done(event.stack, event.label, event.level.index, event.level.repetition)
             case = (event.stack, event.label)
-            for line in level_lines(event.stack, event.label, event.row, console.width,
-                                    shown_case[-1:] != [case]):
+            for line in level_lines(
+                event.stack, event.label, event.row, console.width, shown_case[-1:] != [case]
+            ):
                 live.console.print(Text(line), no_wrap=True, overflow="fold")
             shown_case[:] = [case]
 
@@ -432,10 +559,19 @@ def _execute(console: Console, plan: Plan, inventory: dict[str, StackEntry], sto
             shown_case.clear()  # the next level names its case again, under this message
             live.console.print(Text(text, style="dim"))
 
-        runner = Runner(plan, inventory, store, results_dir(out),
-                        RunnerProgress(message, level_done), how.selection, how.resume,
-                        how.hosts, how.keep_remote, decision_looks=how.looks,
-                        machine_warnings=how.machine_warnings)
+        runner = Runner(
+            plan,
+            inventory,
+            store,
+            results_dir(out),
+            RunnerProgress(message, level_done),
+            how.selection,
+            how.resume,
+            how.hosts,
+            how.keep_remote,
+            decision_looks=how.looks,
+            machine_warnings=how.machine_warnings,
+        )
         stopped_by = 0
         try:
             runner.execute()
@@ -465,8 +601,14 @@ def busy_machine(suite: Suite) -> list[Check]:
 def print_machine_checks(console: Console, checks: Sequence[Check]) -> None:
     """Each warning wrapped, its commands on lines of their own (copied as they are)."""
     for c in checks:
-        print_wrapped(console, f"{c.name}: {c.value}" + (f"; {c.hint}" if c.hint else ""),
-                      "machine: ", indent=2, style="yellow", first_style="yellow")
+        print_wrapped(
+            console,
+            f"{c.name}: {c.value}" + (f"; {c.hint}" if c.hint else ""),
+            "machine: ",
+            indent=2,
+            style="yellow",
+            first_style="yellow",
+        )
         print_check_commands(console, c)
 
 
@@ -482,17 +624,26 @@ MAX_LOOKS = 6  # the first analysis and at most five added rounds: alpha / 6 per
 
 
 def until_decided_note(budget_s: float) -> str:
-    return (f"until decided: after the plan, the levels of undecided comparisons are repeated "
-            f"(most decisions per second first, each on a fresh start) for at most "
-            f"{budget_s / 60:g} min and {MAX_LOOKS - 1} rounds; with up to {MAX_LOOKS} looks at "
-            f"the data every verdict uses alpha / {MAX_LOOKS} (95% becomes "
-            f"{decision_confidence(MAX_LOOKS):.1%} intervals), so the false-winner rate stays "
-            "at 5% despite the repeated looks")
+    return (
+        f"until decided: after the plan, the levels of undecided comparisons are repeated "
+        f"(most decisions per second first, each on a fresh start) for at most "
+        f"{budget_s / 60:g} min and {MAX_LOOKS - 1} rounds; with up to {MAX_LOOKS} looks at "
+        f"the data every verdict uses alpha / {MAX_LOOKS} (95% becomes "
+        f"{decision_confidence(MAX_LOOKS):.1%} intervals), so the false-winner rate stays "
+        "at 5% despite the repeated looks"
+    )
 
 
-def _until_decided(console: Console, plan: Plan, inventory: dict[str, StackEntry],
-                   store: Store, out: Path | None, run_id: int, how: Execution,
-                   budget_s: float) -> int:
+def _until_decided(
+    console: Console,
+    plan: Plan,
+    inventory: dict[str, StackEntry],
+    store: Store,
+    out: Path | None,
+    run_id: int,
+    how: Execution,
+    budget_s: float,
+) -> int:
     """Add rounds of the levels whose comparisons are undecided until none is, the budget is
     spent or the looks are used up; the signal that stopped it (0: none)."""
     started = time.monotonic()
@@ -500,24 +651,37 @@ def _until_decided(console: Console, plan: Plan, inventory: dict[str, StackEntry
         data = store.load_run(run_id)
         found = undecided(analyse(data))
         if found.done:
-            console.print(Text("until decided: every comparison that measurement can decide "
-                               "is decided" + _hopeless(found)))
+            console.print(
+                Text(
+                    "until decided: every comparison that measurement can decide "
+                    "is decided" + _hopeless(found)
+                )
+            )
             return 0
         remaining = budget_s - (time.monotonic() - started)
         chosen = next_round(found, lambda k: _level_seconds(plan, k), remaining)
         if not chosen:
-            console.print(Text(f"until decided: the budget ({budget_s / 60:g} min) is spent; "
-                               f"{len(found.decidable)} level(s) still in undecided "
-                               "comparisons" + _hopeless(found)))
+            console.print(
+                Text(
+                    f"until decided: the budget ({budget_s / 60:g} min) is spent; "
+                    f"{len(found.decidable)} level(s) still in undecided "
+                    "comparisons" + _hopeless(found)
+                )
+            )
             return 0
         extension = extension_plan(plan, data, chosen)
         for case in data.cases:
             if any(k.stack == case.stack and k.label == case.label for k in chosen):
                 store.set_case_status(case.id, "pending", case.reason)
         seconds = sum(_level_seconds(plan, k) for k in chosen)
-        console.print(Text(f"until decided: look {look} of {how.looks}: repeating "
-                           f"{len(chosen)} level(s) of undecided comparisons (about "
-                           f"{seconds:.0f} s of load)", style="bold"))
+        console.print(
+            Text(
+                f"until decided: look {look} of {how.looks}: repeating "
+                f"{len(chosen)} level(s) of undecided comparisons (about "
+                f"{seconds:.0f} s of load)",
+                style="bold",
+            )
+        )
         _, stopped_by = _execute(console, extension, inventory, store, out, how)
         if stopped_by:
             return stopped_by
@@ -526,8 +690,12 @@ def _until_decided(console: Console, plan: Plan, inventory: dict[str, StackEntry
 
 
 def _hopeless(found: Undecided) -> str:
-    return (f"; {found.hopeless} comparison(s) sit too close to the threshold for more "
-            "measurement to decide them" if found.hopeless else "")
+    return (
+        f"; {found.hopeless} comparison(s) sit too close to the threshold for more "
+        "measurement to decide them"
+        if found.hopeless
+        else ""
+    )
 
 
 def _level_seconds(plan: Plan, key: LevelKey) -> float:
@@ -543,12 +711,23 @@ def extension_plan(plan: Plan, data: RunData, chosen: Sequence[LevelKey]) -> Pla
         picked = []
         for case in st.cases:
             levels = tuple(
-                Level(lv.index, lv.value, 1 + max(
-                    (r.repetition for r in data.levels
-                     if r.case_id == cases.get((st.name, case.spec.label))
-                     and r.level_index == lv.index), default=-1))
+                Level(
+                    lv.index,
+                    lv.value,
+                    1
+                    + max(
+                        (
+                            r.repetition
+                            for r in data.levels
+                            if r.case_id == cases.get((st.name, case.spec.label))
+                            and r.level_index == lv.index
+                        ),
+                        default=-1,
+                    ),
+                )
                 for lv in dict((lv.index, lv) for lv in case.levels).values()
-                if LevelKey(st.name, case.spec.label, lv.value) in chosen)
+                if LevelKey(st.name, case.spec.label, lv.value) in chosen
+            )
             if levels:
                 picked.append(replace(case, levels=levels))
         if picked:
@@ -558,17 +737,20 @@ def extension_plan(plan: Plan, data: RunData, chosen: Sequence[LevelKey]) -> Pla
     return Plan(plan.suite, tuple(stacks), (Round(None, tuple(order)),))
 
 
-def _interrupted(console: Console, store: Store, run_id: int, out: Path | None,
-                 signum: int) -> int:
+def _interrupted(console: Console, store: Store, run_id: int, out: Path | None, signum: int) -> int:
     """Stopped by a signal: the report of what was measured, exit 128 + n."""
     if run_id:
         # A closed terminal (SIGHUP) cannot be written to: the files still are.
         quiet = signum == signal.SIGHUP
         with contextlib.suppress(OSError) if quiet else contextlib.nullcontext():
-            console.print(Text.assemble(
-                ("interrupted", "yellow"), f" ({signal.Signals(signum).name}): run {run_id} "
-                "keeps its finished levels; continue it with 'stackbench run --resume "
-                f"{run_id}'"))
+            console.print(
+                Text.assemble(
+                    ("interrupted", "yellow"),
+                    f" ({signal.Signals(signum).name}): run {run_id} "
+                    "keeps its finished levels; continue it with 'stackbench run --resume "
+                    f"{run_id}'",
+                )
+            )
         _finish(console, store, run_id, out, quiet=quiet)
     return 128 + signum
 
@@ -578,12 +760,12 @@ def _report_despite(console: Console, store: Store, run_id: int, out: Path | Non
     try:
         _finish(console, store, run_id, out)
     except StackbenchError as exc:
-        console.print(Text.assemble(("the report could not be written either", "red"),
-                                    f": {exc}"))
+        console.print(Text.assemble(("the report could not be written either", "red"), f": {exc}"))
 
 
-def _finish(console: Console, store: Store, run_id: int, out: Path | None,
-            quiet: bool = False) -> int:
+def _finish(
+    console: Console, store: Store, run_id: int, out: Path | None, quiet: bool = False
+) -> int:
     """Write the report files, print the run, return the exit code (engine/outcome.py)."""
     data = store.load_run(run_id)
     directory = results_dir(out) / f"run-{run_id}"
@@ -599,9 +781,13 @@ def _finish(console: Console, store: Store, run_id: int, out: Path | None,
         print_claims(console, claims)  # an article suite: its claims, confirmed or not
         console.print()
         console.print(Text.assemble(("report: ", "bold"), str(target / "report.html")))
-        console.print(Text(f"(also {target / 'summary.md'}, results.csv, results.json, "
-                           f"charts/; store {store.path}; rewrite with 'stackbench report "
-                           f"{run_id}')"))
+        console.print(
+            Text(
+                f"(also {target / 'summary.md'}, results.csv, results.json, "
+                f"charts/; store {store.path}; rewrite with 'stackbench report "
+                f"{run_id}')"
+            )
+        )
         for problem in outcome.problems:
             console.print(Text.assemble((f"exit {outcome.exit_code}", "red"), f": {problem}"))
     return outcome.exit_code
@@ -613,19 +799,28 @@ def with_slo_gate(outcome: RunOutcome, analysis: Analysis) -> RunOutcome:
     breaches = slo_breaches(analysis)
     if outcome.exit_code != ExitCode.OK or not breaches:
         return outcome
-    shown = "; ".join(breaches[:5]) + (f"; and {len(breaches) - 5} more" if len(breaches) > 5
-                                       else "")
-    return RunOutcome(ExitCode.RULE_BROKEN, (
-        f"SLO ({slo_rule(analysis)}) broken at {len(breaches)} level(s): {shown} "
-        "(set gate = false in [slo] when breaking it is the finding)",))
+    shown = "; ".join(breaches[:5]) + (
+        f"; and {len(breaches) - 5} more" if len(breaches) > 5 else ""
+    )
+    return RunOutcome(
+        ExitCode.RULE_BROKEN,
+        (
+            f"SLO ({slo_rule(analysis)}) broken at {len(breaches)} level(s): {shown} "
+            "(set gate = false in [slo] when breaking it is the finding)",
+        ),
+    )
 
 
-def _report_write_failure(directory: Path, run_id: int, store: Store,
-                          exc: OSError) -> EnvironmentProblem:
+def _report_write_failure(
+    directory: Path, run_id: int, store: Store, exc: OSError
+) -> EnvironmentProblem:
     if exc.errno in DISK_FULL_ERRNOS:
         return EnvironmentProblem(
             f"writing the report to {directory}: the disk is full ({exc.strerror}); every "
             f"finished level is kept in {store.path}. Free some space, then 'stackbench "
-            f"report {run_id}'")
-    return EnvironmentProblem(f"writing the report to {directory} failed: {exc}; fix the "
-                              f"directory, then 'stackbench report {run_id}'")
+            f"report {run_id}'"
+        )
+    return EnvironmentProblem(
+        f"writing the report to {directory} failed: {exc}; fix the "
+        f"directory, then 'stackbench report {run_id}'"
+    )

@@ -40,8 +40,13 @@ def existing_suite(path: Path | None, folder: Path = SUITES_DIR) -> Path | None:
     if path is None or path.exists():
         return path
     guess = closest_suite(str(path), folder)
-    hint = (f"did you mean {shown(guess)}?" if guess is not None else
-            f"the suites shipped are in {shown(folder)}/: "
-            + ", ".join(p.name for p in suite_files(folder)))
-    raise InputError(f"{path}: cannot read the suite file: no such file; {hint} (SUITE is "
-                     "the path of a suite file)")
+    hint = (
+        f"did you mean {shown(guess)}?"
+        if guess is not None
+        else f"the suites shipped are in {shown(folder)}/: "
+        + ", ".join(p.name for p in suite_files(folder))
+    )
+    raise InputError(
+        f"{path}: cannot read the suite file: no such file; {hint} (SUITE is "
+        "the path of a suite file)"
+    )

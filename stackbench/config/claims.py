@@ -53,7 +53,7 @@ LEVEL_METRICS: dict[str, str] = {
     "time_per_request_all": "ms",
     # Bytes received per second (headers and bodies), 2**20 bytes to the MiB.
     "transfer": "MiB/s",
-    "error_rate": "fraction",      # 0..1, as the suites' max_error_rate; shown as a percent
+    "error_rate": "fraction",  # 0..1, as the suites' max_error_rate; shown as a percent
     "errors": "failed requests",
     "server_cpu": "% of a core",
     "service_cpu": "% of a core",
@@ -74,17 +74,47 @@ def metric_unit(metric: str) -> str:
 # The figures an article's tables showed besides req/s, by metric name: `columns` of a claims
 # file adds them to the terminal's per-workload table (report/tables.py FIGURES renders each;
 # summary.md and report.html show them all in every run).
-COLUMNS = ("mean_latency", "p80", "time_per_request", "time_per_request_all", "transfer",
-           "errors", "service_cpu")
-Column = Literal["mean_latency", "p80", "time_per_request", "time_per_request_all", "transfer",
-                 "errors", "service_cpu"]
+COLUMNS = (
+    "mean_latency",
+    "p80",
+    "time_per_request",
+    "time_per_request_all",
+    "transfer",
+    "errors",
+    "service_cpu",
+)
+Column = Literal[
+    "mean_latency",
+    "p80",
+    "time_per_request",
+    "time_per_request_all",
+    "transfer",
+    "errors",
+    "service_cpu",
+]
 
 
-Metric = Literal["requests_per_s", "mean_latency", "p50", "p75", "p80", "p90", "p99", "p99_9",
-                 "max_latency", "time_per_request", "time_per_request_all", "transfer",
-                 "error_rate",
-                 "errors", "server_cpu", "service_cpu", "script_wall", "script_user",
-                 "script_cpu"]
+Metric = Literal[
+    "requests_per_s",
+    "mean_latency",
+    "p50",
+    "p75",
+    "p80",
+    "p90",
+    "p99",
+    "p99_9",
+    "max_latency",
+    "time_per_request",
+    "time_per_request_all",
+    "transfer",
+    "error_rate",
+    "errors",
+    "server_cpu",
+    "service_cpu",
+    "script_wall",
+    "script_user",
+    "script_cpu",
+]
 Expect = Literal["greater", "less", "near"]
 Level = Annotated[float, msgspec.Meta(gt=0)]
 Text = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TEXT)]
@@ -227,8 +257,15 @@ class BreakpointTest(_Test, frozen=True, tag="breakpoint"):
     other: Name | None = None
 
 
-Test = (OrderTest | RatioTest | RatioChangeTest | ThresholdTest | ShapeTest | ScatterTest
-        | BreakpointTest)
+Test = (
+    OrderTest
+    | RatioTest
+    | RatioChangeTest
+    | ThresholdTest
+    | ShapeTest
+    | ScatterTest
+    | BreakpointTest
+)
 TEST_KINDS = ("order", "ratio", "ratio_change", "threshold", "shape", "scatter", "breakpoint")
 
 
@@ -301,8 +338,9 @@ def claims_from_data(path: Path, data: dict[str, Any]) -> ClaimsFile:
         raise InputError(f"{path}: {len(raw.claim)} claims; at most {MAX_CLAIMS}")
     _check_text(path, "article", raw.article)
     if "/" in raw.article or raw.article.startswith("."):
-        raise InputError(f"{path}: key 'article': a file name of ../shared/articles/, got "
-                         f"{raw.article!r}")
+        raise InputError(
+            f"{path}: key 'article': a file name of ../shared/articles/, got {raw.article!r}"
+        )
     twice = sorted({c for c in raw.columns if raw.columns.count(c) > 1})
     if twice:
         raise InputError(f"{path}: key 'columns': '{twice[0]}' is listed twice")
@@ -311,8 +349,9 @@ def claims_from_data(path: Path, data: dict[str, Any]) -> ClaimsFile:
     for index, claim in enumerate(claims):
         where = f"{path}: claim '{claim.id}' (the {_ordinal(index + 1)} [[claim]])"
         if not ID_PATTERN.match(claim.id):
-            raise InputError(f"{where}: key 'id': use lower-case letters, digits and '-' "
-                             "(at most 80)")
+            raise InputError(
+                f"{where}: key 'id': use lower-case letters, digits and '-' (at most 80)"
+            )
         if claim.id in seen:
             raise InputError(f"{where}: key 'id': another claim has this id")
         seen.add(claim.id)
@@ -340,8 +379,10 @@ def load_claims_for(claims_dir: Path, suite_name: str) -> ClaimsFile | None:
         return None
     claims = parse_claims(path)
     if suite_name not in claims.suites:
-        raise InputError(f"{path}: key 'suites': the suite '{suite_name}' uses this file but "
-                         f"is not listed ({', '.join(claims.suites)})")
+        raise InputError(
+            f"{path}: key 'suites': the suite '{suite_name}' uses this file but "
+            f"is not listed ({', '.join(claims.suites)})"
+        )
     return claims
 
 
@@ -349,8 +390,7 @@ def _read(path: Path) -> str:
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise InputError(f"{path}: {size} bytes; a claims file holds at most "
-                             f"{MAX_FILE_BYTES}")
+            raise InputError(f"{path}: {size} bytes; a claims file holds at most {MAX_FILE_BYTES}")
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
@@ -419,12 +459,15 @@ def _check_metric_scope(w: str, test: Test) -> None:
         metrics |= {m for m in (test.numerator.metric, test.denominator.metric) if m}
     script = {m for m in metrics if m in SCRIPT_METRICS}
     if script and script != metrics:
-        raise InputError(f"{w}: key 'metric': script metrics ({', '.join(SCRIPT_METRICS)}) "
-                         "cannot be mixed with per-level metrics")
+        raise InputError(
+            f"{w}: key 'metric': script metrics ({', '.join(SCRIPT_METRICS)}) "
+            "cannot be mixed with per-level metrics"
+        )
     if script:
         if not isinstance(test, RatioTest | OrderTest | ThresholdTest):
-            raise InputError(f"{w}: key 'metric': script metrics only work with kinds order, "
-                             "ratio and threshold")
+            raise InputError(
+                f"{w}: key 'metric': script metrics only work with kinds order, ratio and threshold"
+            )
         levels = [getattr(test, "levels", None)]
         if isinstance(test, RatioTest):
             levels += [test.numerator.level, test.denominator.level]
@@ -445,9 +488,11 @@ def _check_iteration(w: str, test: OrderTest | RatioTest | RatioChangeTest) -> N
     sides = (test.numerator, test.denominator)
     conditions = (test.before, test.after) if isinstance(test, RatioChangeTest) else ()
     workload_fixed = all(s.workload for s in sides) or (
-        bool(conditions) and all(c.workload for c in conditions))
+        bool(conditions) and all(c.workload for c in conditions)
+    )
     level_fixed = all(s.level is not None for s in sides) or (
-        bool(conditions) and all(c.level is not None for c in conditions))
+        bool(conditions) and all(c.level is not None for c in conditions)
+    )
     if workload_fixed and test.workloads is not None:
         raise InputError(f"{w}: key 'workloads': both sides already name their workload")
     if not workload_fixed and test.workloads is None:
@@ -458,8 +503,9 @@ def _check_iteration(w: str, test: OrderTest | RatioTest | RatioChangeTest) -> N
 
 def _check_expect(w: str, expect: str, article: float | None) -> None:
     if expect == "near" and article is None:
-        raise InputError(f"{w}: key 'article': expect = \"near\" compares with the article's "
-                         "ratio, so give it")
+        raise InputError(
+            f"{w}: key 'article': expect = \"near\" compares with the article's ratio, so give it"
+        )
 
 
 def _check_breakpoint(w: str, test: BreakpointTest) -> None:
@@ -515,11 +561,13 @@ def _explain(path: Path, data: dict[str, Any], message: str) -> str:
     """msgspec's message, located as claim + key, with what the place allows."""
     text, _, at = message.partition(" - at `")
     at = at.rstrip("`")
-    parts = [m.group(1) if m.group(1) else int(m.group(2))
-             for m in _PATH_PART.finditer(at.removeprefix("$"))]
+    parts = [
+        m.group(1) if m.group(1) else int(m.group(2))
+        for m in _PATH_PART.finditer(at.removeprefix("$"))
+    ]
     where = _where(path, data, parts)
     if "[...]" in at and text.startswith("Expected `str`"):
-        return f"{where}: {text} (write parameter values as strings, e.g. \"150\")"
+        return f'{where}: {text} (write parameter values as strings, e.g. "150")'
     hint = _allowed(data, parts, text)
     return f"{where}: {text}" + (f" (allowed: {hint})" if hint else "")
 
@@ -550,7 +598,8 @@ def _allowed(data: Any, parts: list[str | int], text: str) -> str:
     node: Any = data
     target = parts
     if text.startswith("Object contains unknown field") or text.startswith(
-            "Object missing required field"):
+        "Object missing required field"
+    ):
         target = parts  # the error is at the table itself
     elif parts and isinstance(parts[-1], str):
         target = parts[:-1]  # the error is at a key: look at its table

@@ -39,19 +39,27 @@ def loader_deviation(article: ArticleLoader | None, placement: Placement) -> Dev
     ours = _loader_place(placement)
     if ours == article:
         return None
-    said = {"server-cores": "ran its load tool on the server's own cores",
-            "other-cores": "ran its load tool on other cores of the server's machine",
-            "other-host": "ran its load tool on a second machine"}[article]
-    where = {"server-cores": "the loader shares the server's cores",
-             "other-cores": "the loader runs on cores of its own on this machine",
-             "other-host": "the loader runs on another host"}[ours]
+    said = {
+        "server-cores": "ran its load tool on the server's own cores",
+        "other-cores": "ran its load tool on other cores of the server's machine",
+        "other-host": "ran its load tool on a second machine",
+    }[article]
+    where = {
+        "server-cores": "the loader shares the server's cores",
+        "other-cores": "the loader runs on cores of its own on this machine",
+        "other-host": "the loader runs on another host",
+    }[ours]
     if article == "other-host":
-        why = ("one machine by default, on separate cores so that the loader takes no CPU from "
-               "the server; the multi-host placement ([placement] server_host and "
-               "loader_hosts, docs/multi-host.md) reproduces the article's two machines")
+        why = (
+            "one machine by default, on separate cores so that the loader takes no CPU from "
+            "the server; the multi-host placement ([placement] server_host and "
+            "loader_hosts, docs/multi-host.md) reproduces the article's two machines"
+        )
     elif article == "server-cores":
-        why = ('the suite\'s placement; [placement] loader_cpus = "server" reproduces the '
-               "article, where the loader competes with the server for its core")
+        why = (
+            'the suite\'s placement; [placement] loader_cpus = "server" reproduces the '
+            "article, where the loader competes with the server for its core"
+        )
     else:
         why = "the suite's placement"
     return Deviation("loader placement", said, where, why)

@@ -94,23 +94,24 @@ def parse_hosts_file(path: Path) -> HostsFile:
     return hosts_from_table(table.hosts, path, ("hosts",), source=str(path))
 
 
-def hosts_from_table(table: object, path: Path, at: Sequence[Segment] = ("hosts",),
-                     source: str | None = None) -> HostsFile:
+def hosts_from_table(
+    table: object, path: Path, at: Sequence[Segment] = ("hosts",), source: str | None = None
+) -> HostsFile:
     """The `[hosts]` table of `path` found at `at` (already parsed by config.toml.read_toml),
     e.g. a suite's. Every host is checked; the first problem is an InputError."""
     where = f"{path}: [{'.'.join(str(s) for s in at)}]"
     if not isinstance(table, dict):
-        raise InputError(f"{where}: expected tables [hosts.NAME] with address = \"...\"")
+        raise InputError(f'{where}: expected tables [hosts.NAME] with address = "..."')
     if not table:
-        raise InputError(f"{where}: no host; add at least one [hosts.NAME] table with "
-                         "address = \"...\"")
+        raise InputError(
+            f'{where}: no host; add at least one [hosts.NAME] table with address = "..."'
+        )
     if len(table) > MAX_HOSTS:
         raise InputError(f"{where}: {len(table)} hosts, at most {MAX_HOSTS}")
     hosts = {}
     for name, spec in table.items():
         check_name(name, f"{path}: {location((*at, name))} (a host name)")
-        hosts[name] = _host(name, convert(spec, _HostTable, path, (*at, name)), path,
-                            (*at, name))
+        hosts[name] = _host(name, convert(spec, _HostTable, path, (*at, name)), path, (*at, name))
     return HostsFile(MappingProxyType(hosts), source or where)
 
 
@@ -119,12 +120,16 @@ def load_hosts(hosts_file: Path | None, suite: Path | None) -> HostsFile:
     if hosts_file is not None:
         return parse_hosts_file(hosts_file)
     if suite is None:
-        raise InputError("no hosts given: pass --hosts FILE (scripts/testhosts.sh up N writes "
-                         "/run/stackbench-testhosts/hosts.toml) or a SUITE with a [hosts] table")
+        raise InputError(
+            "no hosts given: pass --hosts FILE (scripts/testhosts.sh up N writes "
+            "/run/stackbench-testhosts/hosts.toml) or a SUITE with a [hosts] table"
+        )
     _text, data = read_toml(suite, "suite file")
     if "hosts" not in data:
-        raise InputError(f"{suite}: no [hosts] table; add [hosts.NAME] tables with address = "
-                         "\"...\", or pass --hosts FILE")
+        raise InputError(
+            f"{suite}: no [hosts] table; add [hosts.NAME] tables with address = "
+            '"...", or pass --hosts FILE'
+        )
     return hosts_from_table(data["hosts"], suite, ("hosts",))
 
 
@@ -132,8 +137,9 @@ def _host(name: str, table: _HostTable, path: Path, at: tuple[Segment, ...]) -> 
     def where(key: str) -> str:
         return f"{path}: {location((*at, key))}"
 
-    checkout = (_absolute(table.checkout, where("checkout")) if table.checkout is not None
-                else REPO_ROOT)
+    checkout = (
+        _absolute(table.checkout, where("checkout")) if table.checkout is not None else REPO_ROOT
+    )
     return Host(
         name=name,
         address=check_address(table.address, where("address")),
@@ -154,29 +160,39 @@ def check_address(text: str, where: str) -> str:
         pass
     labels = text.split(".")
     # A name's last label is never all digits: that is a mistyped IPv4 address (10.0.0.256).
-    if (len(text) <= 253 and all(_DNS_LABEL.fullmatch(label) for label in labels)
-            and not labels[-1].isdigit()):
+    if (
+        len(text) <= 253
+        and all(_DNS_LABEL.fullmatch(label) for label in labels)
+        and not labels[-1].isdigit()
+    ):
         return text
-    raise InputError(f"{where}: {text!r} is not an IP address or a host name: write an IPv4 "
-                     "or IPv6 address (10.0.0.2, fd00::2) or a DNS name (bench-1.example.org; "
-                     "letters, digits and '-' between dots)")
+    raise InputError(
+        f"{where}: {text!r} is not an IP address or a host name: write an IPv4 "
+        "or IPv6 address (10.0.0.2, fd00::2) or a DNS name (bench-1.example.org; "
+        "letters, digits and '-' between dots)"
+    )
 
 
 def _user(text: str, where: str) -> str:
     if not _USER.fullmatch(text):
-        raise InputError(f"{where}: {text!r} is not a user name: lowercase letters, digits, '_' "
-                         "and '-', starting with a letter or '_', at most 32 characters")
+        raise InputError(
+            f"{where}: {text!r} is not a user name: lowercase letters, digits, '_' "
+            "and '-', starting with a letter or '_', at most 32 characters"
+        )
     return text
 
 
 def _absolute(text: str, where: str) -> Path:
     if not PurePosixPath(text).is_absolute():
-        raise InputError(f"{where}: {text!r} is not an absolute path: write the full path "
-                         "(starting with '/')")
+        raise InputError(
+            f"{where}: {text!r} is not an absolute path: write the full path (starting with '/')"
+        )
     if _PATH_FORBIDDEN.search(text):
-        raise InputError(f"{where}: {text!r} contains whitespace, a quote, '%', '\\' or a "
-                         "control character, which ssh would split or expand: move the file "
-                         "to a plain path")
+        raise InputError(
+            f"{where}: {text!r} contains whitespace, a quote, '%', '\\' or a "
+            "control character, which ssh would split or expand: move the file "
+            "to a plain path"
+        )
     return Path(text)
 
 
@@ -194,6 +210,7 @@ def _command(value: str | list[str] | None, checkout: Path, where: str) -> tuple
         if _ARG_FORBIDDEN.search(word):
             raise InputError(f"{where}: {word[:60]!r} contains a control character")
     if words[0].startswith("-"):
-        raise InputError(f"{where}: {words[0][:60]!r} is an option, not a program: start with "
-                         "the program's path")
+        raise InputError(
+            f"{where}: {words[0][:60]!r} is an option, not a program: start with the program's path"
+        )
     return tuple(words)

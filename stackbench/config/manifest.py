@@ -25,22 +25,52 @@ NonEmptyText = Annotated[str, Meta(min_length=1)]
 Command = Annotated[tuple[NonEmptyText, ...], Meta(min_length=1)]
 # Template sources and destinations are plain file names: a destination is written inside the
 # run directory and must not climb out of it.
-FileName = Annotated[str, Meta(
-    pattern=r"\A[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\Z",
-    description="a file name in the stack folder (letters, digits, '.', '_', '-'; no '/')")]
+FileName = Annotated[
+    str,
+    Meta(
+        pattern=r"\A[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\Z",
+        description="a file name in the stack folder (letters, digits, '.', '_', '-'; no '/')",
+    ),
+]
 # Requirement names become template variables {{cmd.NAME}}.
-RequirementName = Annotated[str, Meta(
-    pattern=r"\A[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}\Z",
-    description="a name of letters, digits, '.', '_' and '-' (at most 64)")]
+RequirementName = Annotated[
+    str,
+    Meta(
+        pattern=r"\A[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}\Z",
+        description="a name of letters, digits, '.', '_' and '-' (at most 64)",
+    ),
+]
 # Parameter names become template variables {{name}} and environment variables NAME.
 PARAM_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # Names the orchestrator already gives a stack (docs/contracts.md sections 2 to 4): a parameter
 # of the same name would silently replace the run directory, the port ...
-RESERVED_PARAM_NAMES = frozenset({
-    "host", "port", "run_dir", "stack_dir", "stacks_dir", "build_dir", "fixtures_dir",
-    "server_core_count", "server_cpus", "db_host", "db_port", "db_socket", "db_user",
-    "db_password", "db_name", "redis_host", "redis_port", "memcached_host", "memcached_port",
-    "path", "home", "ld_preload", "ld_library_path"})
+RESERVED_PARAM_NAMES = frozenset(
+    {
+        "host",
+        "port",
+        "run_dir",
+        "stack_dir",
+        "stacks_dir",
+        "build_dir",
+        "fixtures_dir",
+        "server_core_count",
+        "server_cpus",
+        "db_host",
+        "db_port",
+        "db_socket",
+        "db_user",
+        "db_password",
+        "db_name",
+        "redis_host",
+        "redis_port",
+        "memcached_host",
+        "memcached_port",
+        "path",
+        "home",
+        "ld_preload",
+        "ld_library_path",
+    }
+)
 MAX_INT_PARAM = 1_000_000_000
 # Characters no parameter value may hold, whatever its type: C0 and C1 control characters
 # (newline, carriage return, tab, escape ...), DEL and the Unicode line separators.
@@ -63,8 +93,7 @@ def control_free(text: str) -> bool:
     return _CONTROL.search(text) is None
 
 
-class _ParamType(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True,
-                 tag_field="type"):
+class _ParamType(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, tag_field="type"):
     """One [params] entry: NAME = { type = "...", default = ..., help = "...", bounds }."""
 
     default: str | int | bool
@@ -106,8 +135,7 @@ class EnumParam(_ParamType, frozen=True, tag="enum"):
     def check_spec(self) -> str | None:
         bad = [v for v in self.values if not _ENUM_VALUE.fullmatch(v)]
         if bad:
-            return (f"value {bad[0]!r} may only hold letters, digits and . _ : + / - "
-                    "(at most 64)")
+            return f"value {bad[0]!r} may only hold letters, digits and . _ : + / - (at most 64)"
         return None
 
 
@@ -201,8 +229,10 @@ class Param:
         canonical = self.type.canonical(value) if control_free(value) else None
         if canonical is None:
             shown = value if len(value) <= 60 else value[:57] + "..."
-            raise InputError(f"{where}: {shown!r} is not allowed for parameter '{self.name}'; "
-                             f"expected {self.allowed()}")
+            raise InputError(
+                f"{where}: {shown!r} is not allowed for parameter '{self.name}'; "
+                f"expected {self.allowed()}"
+            )
         return canonical
 
 
@@ -259,8 +289,9 @@ class Process(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
 
 
 class Ready(Struct, frozen=True, forbid_unknown_fields=True):
-    path: Annotated[str, Meta(pattern=r"\A/[\x21-\x7e]*\Z",
-                              description="a URL path starting with '/'")] = "/hello"
+    path: Annotated[
+        str, Meta(pattern=r"\A/[\x21-\x7e]*\Z", description="a URL path starting with '/'")
+    ] = "/hello"
     timeout_s: Annotated[float, Meta(gt=0.0, le=3600.0)] = 30.0
 
 
@@ -274,8 +305,9 @@ class Warmup(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     unless: dict[str, tuple[str, ...]] = {}
 
     def applies(self, params: Mapping[str, str]) -> bool:
-        return not self.unless or any(params.get(k) not in values
-                                      for k, values in self.unless.items())
+        return not self.unless or any(
+            params.get(k) not in values for k, values in self.unless.items()
+        )
 
 
 class _Script(Struct, frozen=True, forbid_unknown_fields=True):
@@ -332,20 +364,26 @@ class Manifest:
             if p.name == name:
                 return p
         known = ", ".join(p.name for p in self.params) or "none"
-        raise InputError(f"{where}: the stack '{self.name}' has no parameter {name!r} "
-                         f"(parameters: {known})")
+        raise InputError(
+            f"{where}: the stack '{self.name}' has no parameter {name!r} (parameters: {known})"
+        )
 
     def check_params(self, values: dict[str, str], where: str) -> dict[str, str]:
         """Suite or command-line values in canonical form; `where` says where they came from."""
-        return {key: self.param(key, f"{where} key {key!r}").check(value, f"{where} key {key!r}")
-                for key, value in values.items()}
+        return {
+            key: self.param(key, f"{where} key {key!r}").check(value, f"{where} key {key!r}")
+            for key, value in values.items()
+        }
 
 
 def _param(path: Path, name: str, table: object) -> Param:
     at = ("params", name)
     if not PARAM_NAME.fullmatch(name) or name in RESERVED_PARAM_NAMES:
-        rule = ("is reserved for a variable stackbench sets" if name in RESERVED_PARAM_NAMES
-                else "must be lowercase letters, digits and '_', starting with a letter")
+        rule = (
+            "is reserved for a variable stackbench sets"
+            if name in RESERVED_PARAM_NAMES
+            else "must be lowercase letters, digits and '_', starting with a letter"
+        )
         raise InputError(f"{path}: [params] {location((name,))}: a parameter name {rule}")
     param = Param(name, convert(table, ParamType, path, at))
     problem = param.type.check_spec()
@@ -361,8 +399,10 @@ def _param(path: Path, name: str, table: object) -> Param:
 def _check_workloads(path: Path, workloads: tuple[str, ...]) -> None:
     unknown = [w for w in workloads if w not in CATALOG]
     if unknown:
-        raise InputError(f"{path}: key 'workloads': unknown workload {unknown[0]!r} "
-                         f"(known: {', '.join(CATALOG)})")
+        raise InputError(
+            f"{path}: key 'workloads': unknown workload {unknown[0]!r} "
+            f"(known: {', '.join(CATALOG)})"
+        )
 
 
 def parse_manifest(path: Path) -> Manifest:
@@ -372,13 +412,13 @@ def parse_manifest(path: Path) -> Manifest:
     if not is_name(folder):
         check_name(folder, f"{path}: the folder name (the stack's name)")
     if raw.name != folder:
-        raise InputError(f"{path}: key 'name': {raw.name!r} must equal the folder name "
-                         f"'{folder}'")
+        raise InputError(f"{path}: key 'name': {raw.name!r} must equal the folder name '{folder}'")
     _check_workloads(path, raw.workloads)
     for i, req in enumerate(raw.requires):
         if not req.commands and not req.check:
-            raise InputError(f"{path}: [[requires]] #{i + 1} ('{req.name}'): needs 'commands' "
-                             "or 'check'")
+            raise InputError(
+                f"{path}: [[requires]] #{i + 1} ('{req.name}'): needs 'commands' or 'check'"
+            )
     params = tuple(_param(path, name, table) for name, table in raw.params.items())
     return Manifest(
         name=raw.name,
@@ -404,16 +444,23 @@ def _ports(path: Path, names: tuple[str, ...], params: tuple[Param, ...]) -> tup
     already defines, ending in _port so the variables say what they hold."""
     taken = {p.name for p in params}
     if len(names) > MAX_PORTS:
-        raise InputError(f"{path}: key 'ports': {len(names)} names; a stack may ask for at "
-                         f"most {MAX_PORTS} extra ports")
+        raise InputError(
+            f"{path}: key 'ports': {len(names)} names; a stack may ask for at "
+            f"most {MAX_PORTS} extra ports"
+        )
     for i, name in enumerate(names):
         where = f"{path}: key 'ports' #{i + 1} ({name!r})"
         if not PARAM_NAME.fullmatch(name) or not name.endswith("_port"):
-            raise InputError(f"{where}: a port name is lowercase letters, digits and '_', "
-                             "starting with a letter and ending in '_port' (e.g. 'app_port')")
+            raise InputError(
+                f"{where}: a port name is lowercase letters, digits and '_', "
+                "starting with a letter and ending in '_port' (e.g. 'app_port')"
+            )
         if name in RESERVED_PARAM_NAMES or name in taken:
-            what = "a variable stackbench sets" if name in RESERVED_PARAM_NAMES else \
-                "a parameter of this stack"
+            what = (
+                "a variable stackbench sets"
+                if name in RESERVED_PARAM_NAMES
+                else "a parameter of this stack"
+            )
             raise InputError(f"{where}: the name is already {what}; choose another")
         if name in names[:i]:
             raise InputError(f"{where}: listed twice")
@@ -431,8 +478,10 @@ def _process(path: Path, index: int, proc: Process, params: tuple[Param, ...]) -
     for name, values in proc.when.items():
         param = by_name.get(name)
         if param is None:
-            raise InputError(f"{where} 'when': {name!r} is not a parameter of this stack "
-                             f"(parameters: {', '.join(by_name) or 'none'})")
+            raise InputError(
+                f"{where} 'when': {name!r} is not a parameter of this stack "
+                f"(parameters: {', '.join(by_name) or 'none'})"
+            )
         when[name] = tuple(param.check(v, f"{where} 'when.{name}'") for v in values)
     return structs.replace(proc, when=when)
 
@@ -442,8 +491,10 @@ def _warmup(path: Path, raw: _ManifestFile) -> Warmup | None:
         return None
     for name in raw.warmup.unless:
         if name not in raw.params:
-            raise InputError(f"{path}: [warmup] key 'unless': {name!r} is not a parameter of "
-                             f"this stack (parameters: {', '.join(raw.params) or 'none'})")
+            raise InputError(
+                f"{path}: [warmup] key 'unless': {name!r} is not a parameter of "
+                f"this stack (parameters: {', '.join(raw.params) or 'none'})"
+            )
     return raw.warmup
 
 

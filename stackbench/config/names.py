@@ -11,8 +11,10 @@ import re
 from stackbench.errors import InputError
 
 NAME_PATTERN = "[a-z0-9][a-z0-9._-]{0,63}"
-NAME_RULE = ("lowercase letters, digits, '.', '_' and '-', starting with a letter or digit, "
-             f"at most 64 characters ({NAME_PATTERN})")
+NAME_RULE = (
+    "lowercase letters, digits, '.', '_' and '-', starting with a letter or digit, "
+    f"at most 64 characters ({NAME_PATTERN})"
+)
 _NAME = re.compile(NAME_PATTERN)
 
 

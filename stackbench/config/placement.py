@@ -98,10 +98,16 @@ def default_placement(cpus: frozenset[int] | None = None) -> Placement:
     return Placement(server, loader, server)
 
 
-def make_placement(server: str | None, loader: str | None, services: str | None,
-                   where: str, server_host: str | None = None,
-                   loader_hosts: tuple[str, ...] = (), services_host: str | None = None,
-                   memcached_on_network: bool = False) -> Placement:
+def make_placement(
+    server: str | None,
+    loader: str | None,
+    services: str | None,
+    where: str,
+    server_host: str | None = None,
+    loader_hosts: tuple[str, ...] = (),
+    services_host: str | None = None,
+    memcached_on_network: bool = False,
+) -> Placement:
     default = default_placement()
     allowed = allowed_cpus()
     server_cpus = parse_cpu_list(server, f"{where} server_cpus") if server else default.server
@@ -109,32 +115,52 @@ def make_placement(server: str | None, loader: str | None, services: str | None,
         server_cpus,
         # "server": the loader on the server's own cores, as an article whose load tool ran
         # on its one-core server (the plan and the reports say they share).
-        server_cpus if loader == LOADER_ON_SERVER else
-        parse_cpu_list(loader, f"{where} loader_cpus") if loader else default.loader,
-        parse_cpu_list(services, f"{where} services_cpus") if services else
-        (parse_cpu_list(server, f"{where} server_cpus") if server else default.services),
-        server_host, loader_hosts, services_host, memcached_on_network,
+        server_cpus
+        if loader == LOADER_ON_SERVER
+        else parse_cpu_list(loader, f"{where} loader_cpus")
+        if loader
+        else default.loader,
+        parse_cpu_list(services, f"{where} services_cpus")
+        if services
+        else (parse_cpu_list(server, f"{where} server_cpus") if server else default.services),
+        server_host,
+        loader_hosts,
+        services_host,
+        memcached_on_network,
     )
     if loader_hosts and server_host is None:
-        raise InputError(f"{where} loader_hosts: loaders on other hosts cannot reach a server "
-                         "on this machine's loopback; set server_host too")
+        raise InputError(
+            f"{where} loader_hosts: loaders on other hosts cannot reach a server "
+            "on this machine's loopback; set server_host too"
+        )
     if services_host is not None and server_host is None:
-        raise InputError(f"{where} services_host: services on another host are reached over "
-                         "the network by a server on another host; set server_host too")
+        raise InputError(
+            f"{where} services_host: services on another host are reached over "
+            "the network by a server on another host; set server_host too"
+        )
     if memcached_on_network and not chosen.services_apart:
-        raise InputError(f"{where} memcached_on_network: only means something with the "
-                         "services on a host of their own (services_host other than "
-                         "server_host); remove it")
+        raise InputError(
+            f"{where} memcached_on_network: only means something with the "
+            "services on a host of their own (services_host other than "
+            "server_host); remove it"
+        )
     if len(set(loader_hosts)) != len(loader_hosts):
         raise InputError(f"{where} loader_hosts: a host is listed twice")
-    on_other_host = {"server": server_host is not None,
-                     "services": server_host is not None or services_host is not None,
-                     "loader": bool(loader_hosts)}
-    for name, group in (("server", chosen.server), ("loader", chosen.loader),
-                        ("services", chosen.services)):
+    on_other_host = {
+        "server": server_host is not None,
+        "services": server_host is not None or services_host is not None,
+        "loader": bool(loader_hosts),
+    }
+    for name, group in (
+        ("server", chosen.server),
+        ("loader", chosen.loader),
+        ("services", chosen.services),
+    ):
         if on_other_host[name]:
             continue  # that host's agent checks them against its own cores
         if not group <= allowed:
-            raise InputError(f"{where} {name}_cpus: CPUs {format_cpus(group - allowed)} are not "
-                             f"available here (allowed: {format_cpus(allowed)})")
+            raise InputError(
+                f"{where} {name}_cpus: CPUs {format_cpus(group - allowed)} are not "
+                f"available here (allowed: {format_cpus(allowed)})"
+            )
     return chosen

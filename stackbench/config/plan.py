@@ -51,8 +51,9 @@ class Round:
     def levels(self, case: PlannedCase) -> PlannedCase:
         if self.repetition is None:
             return case
-        return replace(case, levels=tuple(lv for lv in case.levels
-                                          if lv.repetition == self.repetition))
+        return replace(
+            case, levels=tuple(lv for lv in case.levels if lv.repetition == self.repetition)
+        )
 
 
 @dataclass(frozen=True)
@@ -86,10 +87,12 @@ class Plan:
         return tuple(out)
 
     def level_count(self) -> int:
-        per_case_search = (self.suite.search.probes * self.suite.load.repeat
-                           if self.suite.search else 0)
-        return sum(len(c.levels) + per_case_search
-                   for s in self.stacks if s.available for c in s.cases)
+        per_case_search = (
+            self.suite.search.probes * self.suite.load.repeat if self.suite.search else 0
+        )
+        return sum(
+            len(c.levels) + per_case_search for s in self.stacks if s.available for c in s.cases
+        )
 
     def estimated_seconds(self) -> float:
         """Load time and pauses only; start-up and verification come on top."""
@@ -112,26 +115,35 @@ def _filter(items: tuple[str, ...], wanted: list[str] | None, what: str, where: 
         return list(items)
     unknown = [w for w in wanted if w not in items]
     if unknown:
-        raise InputError(f"{where}: '{unknown[0]}' is not among the suite's {what} "
-                         f"({', '.join(items)})")
+        raise InputError(
+            f"{where}: '{unknown[0]}' is not among the suite's {what} ({', '.join(items)})"
+        )
     return [i for i in items if i in wanted]
 
 
-def build_plan(suite: Suite, inventory: dict[str, StackEntry], only_stacks: list[str] | None,
-               only_workloads: list[str] | None) -> Plan:
+def build_plan(
+    suite: Suite,
+    inventory: dict[str, StackEntry],
+    only_stacks: list[str] | None,
+    only_workloads: list[str] | None,
+) -> Plan:
     variant_params = _check_variants(suite, inventory)
     _check_request_counts(suite)
     missing = [s for s in suite.stacks if s not in inventory and s not in suite.variants]
     if missing:
-        raise InputError(f"{suite.path}: key 'stacks': unknown stack '{missing[0]}' "
-                         f"(stacks: {', '.join(inventory)}; or define [variants.{missing[0]}])")
+        raise InputError(
+            f"{suite.path}: key 'stacks': unknown stack '{missing[0]}' "
+            f"(stacks: {', '.join(inventory)}; or define [variants.{missing[0]}])"
+        )
     suite_params = {}
     for stack, params in suite.params.items():
         if stack not in inventory:
-            raise InputError(f"{suite.path}: [params.{stack}]: unknown stack "
-                             f"(stacks: {', '.join(inventory)})")
-        suite_params[stack] = _check_params(inventory[stack], params,
-                                            f"{suite.path}: [params.{stack}]")
+            raise InputError(
+                f"{suite.path}: [params.{stack}]: unknown stack (stacks: {', '.join(inventory)})"
+            )
+        suite_params[stack] = _check_params(
+            inventory[stack], params, f"{suite.path}: [params.{stack}]"
+        )
     stacks = _filter(suite.stacks, only_stacks, "stacks", "--stacks")
     labels = tuple(s.label for s in suite.workloads)
     names = tuple(dict.fromkeys(s.name for s in suite.workloads))
@@ -139,8 +151,9 @@ def build_plan(suite: Suite, inventory: dict[str, StackEntry], only_stacks: list
     if wanted:
         unknown = [w for w in wanted if w not in labels and w not in names]
         if unknown:
-            raise InputError(f"--workloads: '{unknown[0]}' is not in the suite "
-                             f"({', '.join(labels)})")
+            raise InputError(
+                f"--workloads: '{unknown[0]}' is not in the suite ({', '.join(labels)})"
+            )
     specs = [s for s in suite.workloads if not wanted or s.label in wanted or s.name in wanted]
     planned = []
     for name in stacks:
@@ -152,12 +165,22 @@ def build_plan(suite: Suite, inventory: dict[str, StackEntry], only_stacks: list
             implemented = set(entry.parsed.workloads)
             for spec in specs:
                 if spec.name not in implemented:
-                    raise InputError(f"{suite.path}: stack '{stack}' does not implement "
-                                     f"workload '{spec.name}' (see {entry.parsed.path})")
+                    raise InputError(
+                        f"{suite.path}: stack '{stack}' does not implement "
+                        f"workload '{spec.name}' (see {entry.parsed.path})"
+                    )
         cases = tuple(PlannedCase(name, spec, _levels(suite, spec.label)) for spec in specs)
-        planned.append(PlannedStack(name, stack, entry.status.available,
-                                    unavailable_reason(entry), params, cases,
-                                    _jit_warmup_s(entry, params)))
+        planned.append(
+            PlannedStack(
+                name,
+                stack,
+                entry.status.available,
+                unavailable_reason(entry),
+                params,
+                cases,
+                _jit_warmup_s(entry, params),
+            )
+        )
     return Plan(suite, tuple(planned))
 
 
@@ -177,13 +200,20 @@ def _check_variants(suite: Suite, inventory: dict[str, StackEntry]) -> dict[str,
     for variant in suite.variants.values():
         where = f"{suite.path}: [variants.{variant.name}]"
         if variant.stack not in inventory:
-            raise InputError(f"{where} key 'stack': unknown stack '{variant.stack}' "
-                             f"(stacks: {', '.join(inventory)})")
+            raise InputError(
+                f"{where} key 'stack': unknown stack '{variant.stack}' "
+                f"(stacks: {', '.join(inventory)})"
+            )
         if variant.name in inventory:
-            raise InputError(f"{where}: '{variant.name}' is already the name of a stack; give "
-                             "the variant another name")
-        params[variant.name] = _check_params(inventory[variant.stack], variant.params,
-                                             f"{suite.path}: [variants.{variant.name}.params]")
+            raise InputError(
+                f"{where}: '{variant.name}' is already the name of a stack; give "
+                "the variant another name"
+            )
+        params[variant.name] = _check_params(
+            inventory[variant.stack],
+            variant.params,
+            f"{suite.path}: [variants.{variant.name}.params]",
+        )
     return params
 
 
@@ -201,12 +231,16 @@ def _check_request_counts(suite: Suite) -> None:
                     f"{suite.path}: workload '{spec.label}', level {connections:g} connections: "
                     f"[load] requests = {requests} is below the connection count, so at most "
                     f"{requests} connections are ever open at once; raise requests to at least "
-                    f"{connections:g} or give requests_per_connection instead")
+                    f"{connections:g} or give requests_per_connection instead"
+                )
 
 
 def _levels(suite: Suite, label: str) -> tuple[Level, ...]:
-    return tuple(Level(i, v, rep) for i, v in enumerate(suite.levels_for(label))
-                 for rep in range(suite.load.repeat))
+    return tuple(
+        Level(i, v, rep)
+        for i, v in enumerate(suite.levels_for(label))
+        for rep in range(suite.load.repeat)
+    )
 
 
 def _check_params(entry: StackEntry, params: dict[str, str], where: str) -> dict[str, str]:

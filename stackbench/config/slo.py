@@ -32,8 +32,7 @@ def percentile_key(percentile: float) -> str:
 def evaluate_slo(latency_us: Mapping[str, float], error_rate: float, slo: Slo) -> SloOutcome:
     key = percentile_key(slo.percentile)
     if error_rate > slo.max_error_rate:
-        return SloOutcome(SloStatus.FAIL, f"error rate {error_rate:.2%} > "
-                                          f"{slo.max_error_rate:.2%}")
+        return SloOutcome(SloStatus.FAIL, f"error rate {error_rate:.2%} > {slo.max_error_rate:.2%}")
     if key not in latency_us:
         return SloOutcome(SloStatus.UNKNOWN, f"{key} latency not measured by this driver")
     latency_ms = latency_us[key] / 1000.0
@@ -58,8 +57,14 @@ def sustainable_bounds(history: Sequence[Probe]) -> tuple[float | None, float | 
     return lower, min(above, default=None)
 
 
-def next_rate(history: Sequence[Probe], lo: float, hi: float, budget: int,
-              tolerance: float = 0.05, growth: float = 2.0) -> float | None:
+def next_rate(
+    history: Sequence[Probe],
+    lo: float,
+    hi: float,
+    budget: int,
+    tolerance: float = 0.05,
+    growth: float = 2.0,
+) -> float | None:
     """The next rate to probe in a search for the maximum sustainable rate in [lo, hi], or None
     when done: budget spent, bracket narrower than `tolerance` (relative to the sustained
     rate), lo itself fails, or hi is sustained. Starts at lo and grows geometrically (never

@@ -209,8 +209,9 @@ def expand_sweep(items: list[float | Range], where: str) -> tuple[float, ...]:
 def _expand_range(item: Range, where: str) -> list[float]:
     start, step, stop = item.start, item.step, item.stop
     if stop < start:
-        raise InputError(f"{where}: a range needs stop >= start (got start = {start:g}, "
-                         f"stop = {stop:g})")
+        raise InputError(
+            f"{where}: a range needs stop >= start (got start = {start:g}, stop = {stop:g})"
+        )
     count = int((stop - start) / step + 1e-9) + 1
     if count > MAX_LEVELS:
         raise InputError(f"{where}: the range has {count} levels; at most {MAX_LEVELS}")
@@ -227,53 +228,67 @@ def _whole(levels: tuple[float, ...], where: str) -> tuple[float, ...]:
     return levels
 
 
-def _load(path: Path, table: _LoadTable, given: dict[str, Any], searching: bool
-          ) -> tuple[LoadSettings, tuple[float, ...]]:
+def _load(
+    path: Path, table: _LoadTable, given: dict[str, Any], searching: bool
+) -> tuple[LoadSettings, tuple[float, ...]]:
     """The load settings and the levels of [load], after the rules that span several keys."""
     settings = LoadSettings(**{f: getattr(table, f) for f in LoadSettings.__struct_fields__})
     counted = settings.requests is not None or settings.requests_per_connection is not None
     if settings.requests is not None and settings.requests_per_connection is not None:
-        raise InputError(f"{_where(path, 'load', 'requests')}: give requests or "
-                         "requests_per_connection")
+        raise InputError(
+            f"{_where(path, 'load', 'requests')}: give requests or requests_per_connection"
+        )
     if counted:
         if "duration_s" in given:
-            raise InputError(f"{_where(path, 'load', 'requests')}: give either a request count "
-                             "or duration_s, not both")
+            raise InputError(
+                f"{_where(path, 'load', 'requests')}: give either a request count "
+                "or duration_s, not both"
+            )
         settings = msgspec.structs.replace(settings, duration_s=None)
     if settings.driver is not DriverKind.NATIVE and settings.mode is Mode.OPEN:
-        raise InputError(f"{_where(path, 'load', 'driver')}: '{settings.driver.value}' has no "
-                         "open-loop mode; use driver = \"native\"")
+        raise InputError(
+            f"{_where(path, 'load', 'driver')}: '{settings.driver.value}' has no "
+            'open-loop mode; use driver = "native"'
+        )
     if settings.driver is DriverKind.WRK and counted:
-        raise InputError(f"{_where(path, 'load', 'requests')}: wrk cannot stop after a request "
-                         "count; use duration_s or driver = \"native\"/\"ab\"")
+        raise InputError(
+            f"{_where(path, 'load', 'requests')}: wrk cannot stop after a request "
+            'count; use duration_s or driver = "native"/"ab"'
+        )
     if settings.mode is Mode.OPEN:
         if counted:
-            raise InputError(f"{_where(path, 'load', 'requests')}: open loop runs for "
-                             "duration_s, not a request count")
+            raise InputError(
+                f"{_where(path, 'load', 'requests')}: open loop runs for "
+                "duration_s, not a request count"
+            )
         if table.rates is None and not searching:
-            raise InputError(f"{_where(path, 'load', 'rates')}: open loop (mode = \"open\") "
-                             "needs a list of request rates")
+            raise InputError(
+                f'{_where(path, "load", "rates")}: open loop (mode = "open") '
+                "needs a list of request rates"
+            )
         if table.connections is not None:
-            raise InputError(f"{_where(path, 'load', 'connections')}: open loop (mode = "
-                             "\"open\") is set by request rates; remove connections")
+            raise InputError(
+                f"{_where(path, 'load', 'connections')}: open loop (mode = "
+                '"open") is set by request rates; remove connections'
+            )
         if searching or table.rates is None:  # a search chooses the rates itself
             return settings, ()
         return settings, expand_sweep(table.rates, _where(path, "load", "rates"))
     if table.rates is not None:
-        raise InputError(f"{_where(path, 'load', 'rates')}: rates need mode = \"open\"")
+        raise InputError(f'{_where(path, "load", "rates")}: rates need mode = "open"')
     where = _where(path, "load", "connections")
     sweep = table.connections
     levels = DEFAULT_CONNECTIONS if sweep is None else expand_sweep(sweep, where)
     return settings, _whole(levels, where)
 
 
-def _search(path: Path, search: RateSearch | None, mode: Mode, slo: Slo | None
-            ) -> RateSearch | None:
+def _search(
+    path: Path, search: RateSearch | None, mode: Mode, slo: Slo | None
+) -> RateSearch | None:
     if search is None:
         return None
     if mode is not Mode.OPEN:
-        raise InputError(f"{path}: [search] finds a maximum rate, so it needs [load] mode = "
-                         "\"open\"")
+        raise InputError(f'{path}: [search] finds a maximum rate, so it needs [load] mode = "open"')
     if slo is None:
         raise InputError(f"{path}: [search] needs an [slo] to judge each probe")
     if search.hi < search.lo:
@@ -296,8 +311,10 @@ def _param_values(path: Path, values: object, at: tuple[Segment, ...]) -> dict[s
     """NAME = value, as text; the stack's manifest checks each value's type in the plan."""
     if not isinstance(values, dict):
         raise InputError(f"{path}: {location(at)}: expected a table of NAME = value")
-    return {key: param_text(convert(value, ParamValue, path, (*at, key)))
-            for key, value in values.items()}
+    return {
+        key: param_text(convert(value, ParamValue, path, (*at, key)))
+        for key, value in values.items()
+    }
 
 
 def _variants(path: Path, data: dict[str, Any]) -> dict[str, Variant]:
@@ -311,8 +328,9 @@ def _variants(path: Path, data: dict[str, Any]) -> dict[str, Variant]:
     return out
 
 
-def _workload_levels(path: Path, data: dict[str, Any], labels: tuple[str, ...], mode: Mode
-                     ) -> dict[str, tuple[float, ...]]:
+def _workload_levels(
+    path: Path, data: dict[str, Any], labels: tuple[str, ...], mode: Mode
+) -> dict[str, tuple[float, ...]]:
     out = {}
     for label, items in data.items():
         where = _where(path, "levels", label)
@@ -323,8 +341,9 @@ def _workload_levels(path: Path, data: dict[str, Any], labels: tuple[str, ...], 
     return out
 
 
-def _workload_durations(path: Path, data: dict[str, Any], labels: tuple[str, ...],
-                        load: LoadSettings) -> dict[str, float]:
+def _workload_durations(
+    path: Path, data: dict[str, Any], labels: tuple[str, ...], load: LoadSettings
+) -> dict[str, float]:
     if data and load.duration_s is None:
         raise InputError(f"{path}: [durations] needs [load] duration_s (not a request count)")
     out = {}
@@ -332,8 +351,9 @@ def _workload_durations(path: Path, data: dict[str, Any], labels: tuple[str, ...
         where = _where(path, "durations", label)
         if label not in labels:
             raise InputError(f"{where}: not one of the suite's workloads ({', '.join(labels)})")
-        out[label] = convert(seconds, Annotated[float, Meta(ge=0.1, le=MAX_SECONDS)], path,
-                             ("durations", label))
+        out[label] = convert(
+            seconds, Annotated[float, Meta(ge=0.1, le=MAX_SECONDS)], path, ("durations", label)
+        )
     return out
 
 
@@ -361,27 +381,37 @@ def _suite_name(path: Path, name: str | None) -> str:
     if name is not None:
         return check_name(name, _where(path, "name"))
     if not is_name(path.stem):
-        raise InputError(f"{path}: the file name {path.stem!r} is not a valid suite name; "
-                         f"add name = \"...\" using {NAME_RULE}")
+        raise InputError(
+            f"{path}: the file name {path.stem!r} is not a valid suite name; "
+            f'add name = "..." using {NAME_RULE}'
+        )
     return path.stem
 
 
 def parse_suite(path: Path) -> Suite:
     text, data = read_toml(path, "suite file")
     suite = convert(data, _SuiteFile, path)
-    load_settings, levels = _load(path, suite.load, data.get("load", {}),
-                                  searching=suite.search is not None)
+    load_settings, levels = _load(
+        path, suite.load, data.get("load", {}), searching=suite.search is not None
+    )
     search = _search(path, suite.search, load_settings.mode, suite.slo)
-    placement = make_placement(suite.placement.server_cpus, suite.placement.loader_cpus,
-                               suite.placement.services_cpus, f"{path}: [placement]",
-                               _host_name(path, suite.placement.server_host, "server_host"),
-                               tuple(check_name(h, f"{path}: [placement] key 'loader_hosts'")
-                                     for h in suite.placement.loader_hosts),
-                               _host_name(path, suite.placement.services_host, "services_host"),
-                               suite.placement.memcached_on_network)
+    placement = make_placement(
+        suite.placement.server_cpus,
+        suite.placement.loader_cpus,
+        suite.placement.services_cpus,
+        f"{path}: [placement]",
+        _host_name(path, suite.placement.server_host, "server_host"),
+        tuple(
+            check_name(h, f"{path}: [placement] key 'loader_hosts'")
+            for h in suite.placement.loader_hosts
+        ),
+        _host_name(path, suite.placement.services_host, "services_host"),
+        suite.placement.memcached_on_network,
+    )
     if suite.hosts and suite.hosts_file is not None:
-        raise InputError(f"{path}: key 'hosts_file': give [hosts.NAME] tables or a hosts_file, "
-                         "not both")
+        raise InputError(
+            f"{path}: key 'hosts_file': give [hosts.NAME] tables or a hosts_file, not both"
+        )
     specs = _workloads(path, suite.workloads)
     _check_memcached(path, placement, specs)
     labels = tuple(s.label for s in specs)
@@ -421,11 +451,12 @@ def _check_memcached(path: Path, placement: Placement, specs: tuple[WorkloadSpec
     needing = [s.label for s in specs if "memcached" in CATALOG[s.name].services]
     if needing:
         raise InputError(
-            f"{path}: [placement] services_host = \"{placement.services_host}\" would put "
+            f'{path}: [placement] services_host = "{placement.services_host}" would put '
             f"memcached (for {', '.join(needing)}) on that host's network address, and "
             "memcached has no authentication: any host that reaches it could read and change "
             "the cache being measured. Set memcached_on_network = true in [placement] if that "
-            "network is yours alone, or leave the memcached workloads out of this suite")
+            "network is yours alone, or leave the memcached workloads out of this suite"
+        )
 
 
 def _host_name(path: Path, name: str | None, key: str) -> str | None:
@@ -442,20 +473,25 @@ def resolve_hosts(suite: Suite, hosts_file: Path | None) -> HostsFile | None:
     file = hosts_file or suite.hosts_file
     if file is not None:
         if not file.exists():
-            raise InputError(f"{file}: no such hosts file (named by "
-                             f"{'--hosts' if hosts_file else f'{suite.path}: hosts_file'}); "
-                             "for test hosts on this machine run 'sudo scripts/testhosts.sh "
-                             "up 3', or pass --hosts FILE")
+            raise InputError(
+                f"{file}: no such hosts file (named by "
+                f"{'--hosts' if hosts_file else f'{suite.path}: hosts_file'}); "
+                "for test hosts on this machine run 'sudo scripts/testhosts.sh "
+                "up 3', or pass --hosts FILE"
+            )
         hosts = parse_hosts_file(file)
     elif suite.hosts is not None:
         hosts = suite.hosts
     else:
-        raise InputError(f"{where}: server_host/loader_hosts name other hosts, but the suite "
-                         "has no [hosts] tables or hosts_file; add them or pass --hosts FILE")
+        raise InputError(
+            f"{where}: server_host/loader_hosts name other hosts, but the suite "
+            "has no [hosts] tables or hosts_file; add them or pass --hosts FILE"
+        )
     for name in placement.hosts():
         if name not in hosts.hosts:
-            raise InputError(f"{where}: host '{name}' is not in {hosts.source} (hosts: "
-                             f"{', '.join(hosts.hosts)})")
+            raise InputError(
+                f"{where}: host '{name}' is not in {hosts.source} (hosts: {', '.join(hosts.hosts)})"
+            )
     _check_spread(suite)
     return hosts
 
@@ -468,11 +504,15 @@ def _check_spread(suite: Suite) -> None:
         return
     where = f"{suite.path}: [placement] loader_hosts"
     if suite.load.driver is not DriverKind.NATIVE:
-        raise InputError(f"{where}: {loaders} loaders need [load] driver = \"native\": only its "
-                         f"histograms merge exactly (driver is {suite.load.driver.value})")
+        raise InputError(
+            f'{where}: {loaders} loaders need [load] driver = "native": only its '
+            f"histograms merge exactly (driver is {suite.load.driver.value})"
+        )
     if suite.load.mode is Mode.CLOSED:
         levels = [*suite.levels, *(v for lv in suite.workload_levels.values() for v in lv)]
         few = [v for v in levels if v < loaders]
         if few:
-            raise InputError(f"{where}: a level of {few[0]:g} connections cannot be split over "
-                             f"{loaders} loaders; every level needs at least {loaders}")
+            raise InputError(
+                f"{where}: a level of {few[0]:g} connections cannot be split over "
+                f"{loaders} loaders; every level needs at least {loaders}"
+            )

@@ -39,13 +39,15 @@ def read_toml(path: Path, what: str) -> tuple[str, dict[str, Any]]:
     except OSError as exc:
         raise InputError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from exc
     if len(raw) > MAX_FILE_BYTES:
-        raise InputError(f"{path}: larger than {MAX_FILE_BYTES // 1024} KiB; a {what} is a "
-                         "small TOML text file")
+        raise InputError(
+            f"{path}: larger than {MAX_FILE_BYTES // 1024} KiB; a {what} is a small TOML text file"
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (invalid byte at offset {exc.start}); save "
-                         f"the {what} as UTF-8") from exc
+        raise InputError(
+            f"{path}: not UTF-8 text (invalid byte at offset {exc.start}); save the {what} as UTF-8"
+        ) from exc
     try:
         return text, tomllib.loads(text)
     except ValueError as exc:  # TOMLDecodeError, and integers too long to convert
@@ -131,8 +133,14 @@ def _segments(path: str) -> tuple[Segment, ...]:
 
 def _value_at(data: object, segments: Sequence[Segment]) -> object:
     for s in segments:
-        found = (isinstance(s, str) and isinstance(data, dict) and s in data
-                 or isinstance(s, int) and isinstance(data, list) and s < len(data))
+        found = (
+            isinstance(s, str)
+            and isinstance(data, dict)
+            and s in data
+            or isinstance(s, int)
+            and isinstance(data, list)
+            and s < len(data)
+        )
         if not found:
             return None
         data = data[s]  # type: ignore[index]
@@ -164,8 +172,14 @@ def _resolve(info: mi.Type, data: object, segments: Sequence[Segment]) -> mi.Typ
 def _tags(info: mi.Type, key: Segment) -> tuple[str | int, ...]:
     """The tags a tagged union (or one of its members) accepts when `key` is its tag field."""
     members = info.types if isinstance(info, mi.UnionType) else (info,)
-    return tuple(t.tag for t in members if isinstance(t, mi.StructType)
-                 and t.tag is not None and t.tag_field is not None and t.tag_field == key)
+    return tuple(
+        t.tag
+        for t in members
+        if isinstance(t, mi.StructType)
+        and t.tag is not None
+        and t.tag_field is not None
+        and t.tag_field == key
+    )
 
 
 def _pick(info: mi.Type, value: object) -> mi.Type:
@@ -238,9 +252,13 @@ def _describe(info: mi.Type | None) -> str:
 
 
 def _plural(text: str) -> str:
-    for single, many in (("a whole number", "whole numbers"), ("a number", "numbers"),
-                         ("a non-empty string", "non-empty strings"), ("a string", "strings"),
-                         ("a table", "tables")):
+    for single, many in (
+        ("a whole number", "whole numbers"),
+        ("a number", "numbers"),
+        ("a non-empty string", "non-empty strings"),
+        ("a string", "strings"),
+        ("a table", "tables"),
+    ):
         text = text.replace(single, many)
     return text
 
@@ -248,9 +266,11 @@ def _plural(text: str) -> str:
 def _range(ge: float | None, gt: float | None, le: float | None, lt: float | None) -> str:
     if ge is not None and le is not None:
         return f" from {_number(ge)} to {_number(le)}"
-    bounds = [f"{word} {_number(v)}" for word, v in (("of at least", ge), ("above", gt),
-                                                     ("of at most", le), ("below", lt))
-              if v is not None]
+    bounds = [
+        f"{word} {_number(v)}"
+        for word, v in (("of at least", ge), ("above", gt), ("of at most", le), ("below", lt))
+        if v is not None
+    ]
     if not bounds:
         return ""
     return " " + " and ".join([bounds[0]] + [b.removeprefix("of ") for b in bounds[1:]])

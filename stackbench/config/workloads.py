@@ -67,50 +67,165 @@ def sha256_chain(n: int) -> bytes:
 
 
 _MICRO = [
-    Workload("hello", "nothing: the fixed cost of a request", Group.MICRO,
-             expected=lambda _n: b"Hello World"),
-    Workload("data", "n bytes of payload (n dots)", Group.MICRO, "n", 128, 0, 1048576,
-             expected=lambda n: b"." * n, path_param=True),
-    Workload("concat", "append 's' to a string n times", Group.MICRO, "n", 1000, 0, 10_000_000,
-             expected=lambda n: b"s" * n),
-    Workload("add", "increment an integer n times", Group.MICRO, "n", 1000, 0, 100_000_000,
-             expected=lambda n: str(n).encode()),
-    Workload("array", "push 's' onto an array n times", Group.MICRO, "n", 1000, 0, 10_000_000,
-             expected=lambda n: str(n).encode()),
-    Workload("assoc", "set map['s'+i] = 's' for i < n", Group.MICRO, "n", 1000, 0, 10_000_000,
-             expected=lambda n: str(n).encode()),
-    Workload("readfile", "open, read and close demo.txt n times (blocking)", Group.MICRO,
-             "n", 100, 0, 100_000, expected=lambda n: str(n * _demo_size()).encode()),
-    Workload("sha256", "chained SHA-256 over a 64 KiB file, n rounds", Group.MICRO,
-             "n", 1, 1, 100_000, expected=sha256_chain),
+    Workload(
+        "hello",
+        "nothing: the fixed cost of a request",
+        Group.MICRO,
+        expected=lambda _n: b"Hello World",
+    ),
+    Workload(
+        "data",
+        "n bytes of payload (n dots)",
+        Group.MICRO,
+        "n",
+        128,
+        0,
+        1048576,
+        expected=lambda n: b"." * n,
+        path_param=True,
+    ),
+    Workload(
+        "concat",
+        "append 's' to a string n times",
+        Group.MICRO,
+        "n",
+        1000,
+        0,
+        10_000_000,
+        expected=lambda n: b"s" * n,
+    ),
+    Workload(
+        "add",
+        "increment an integer n times",
+        Group.MICRO,
+        "n",
+        1000,
+        0,
+        100_000_000,
+        expected=lambda n: str(n).encode(),
+    ),
+    Workload(
+        "array",
+        "push 's' onto an array n times",
+        Group.MICRO,
+        "n",
+        1000,
+        0,
+        10_000_000,
+        expected=lambda n: str(n).encode(),
+    ),
+    Workload(
+        "assoc",
+        "set map['s'+i] = 's' for i < n",
+        Group.MICRO,
+        "n",
+        1000,
+        0,
+        10_000_000,
+        expected=lambda n: str(n).encode(),
+    ),
+    Workload(
+        "readfile",
+        "open, read and close demo.txt n times (blocking)",
+        Group.MICRO,
+        "n",
+        100,
+        0,
+        100_000,
+        expected=lambda n: str(n * _demo_size()).encode(),
+    ),
+    Workload(
+        "sha256",
+        "chained SHA-256 over a 64 KiB file, n rounds",
+        Group.MICRO,
+        "n",
+        1,
+        1,
+        100_000,
+        expected=sha256_chain,
+    ),
 ]
 
 _DATA = [
-    Workload("db-report", "two SELECTs (2 x 300 rows) rendered as HTML tables", Group.DATA,
-             services=("mariadb",), content_type="text/html"),
-    Workload("mysql-row", "one-row SELECT", Group.DATA, services=("mariadb",),
-             expected=lambda _n: b"test"),
-    Workload("redis-get", "Redis GET", Group.DATA, services=("redis",),
-             expected=lambda _n: b"test"),
-    Workload("memcache-get", "memcached get", Group.DATA, services=("memcached",),
-             expected=lambda _n: b"test"),
+    Workload(
+        "db-report",
+        "two SELECTs (2 x 300 rows) rendered as HTML tables",
+        Group.DATA,
+        services=("mariadb",),
+        content_type="text/html",
+    ),
+    Workload(
+        "mysql-row",
+        "one-row SELECT",
+        Group.DATA,
+        services=("mariadb",),
+        expected=lambda _n: b"test",
+    ),
+    Workload(
+        "redis-get", "Redis GET", Group.DATA, services=("redis",), expected=lambda _n: b"test"
+    ),
+    Workload(
+        "memcache-get",
+        "memcached get",
+        Group.DATA,
+        services=("memcached",),
+        expected=lambda _n: b"test",
+    ),
 ]
 
 _TFB = [
-    Workload("json", "TechEmpower JSON serialisation", Group.TECHEMPOWER,
-             content_type="application/json", expected=lambda _n: b'{"message":"Hello, World!"}'),
-    Workload("plaintext", "TechEmpower plaintext", Group.TECHEMPOWER,
-             expected=lambda _n: b"Hello, World!"),
-    Workload("db", "TechEmpower single query", Group.TECHEMPOWER, services=("mariadb",),
-             content_type="application/json", stability=BodyStability.VARIES),
-    Workload("queries", "TechEmpower multiple queries", Group.TECHEMPOWER, "queries", 20, 1, 500,
-             services=("mariadb",), content_type="application/json",
-             stability=BodyStability.VARIES),
-    Workload("fortunes", "TechEmpower fortunes (sort, escape, template)", Group.TECHEMPOWER,
-             services=("mariadb",), content_type="text/html"),
-    Workload("updates", "TechEmpower database updates", Group.TECHEMPOWER, "queries", 20, 1, 500,
-             services=("mariadb",), content_type="application/json",
-             stability=BodyStability.VARIES),
+    Workload(
+        "json",
+        "TechEmpower JSON serialisation",
+        Group.TECHEMPOWER,
+        content_type="application/json",
+        expected=lambda _n: b'{"message":"Hello, World!"}',
+    ),
+    Workload(
+        "plaintext",
+        "TechEmpower plaintext",
+        Group.TECHEMPOWER,
+        expected=lambda _n: b"Hello, World!",
+    ),
+    Workload(
+        "db",
+        "TechEmpower single query",
+        Group.TECHEMPOWER,
+        services=("mariadb",),
+        content_type="application/json",
+        stability=BodyStability.VARIES,
+    ),
+    Workload(
+        "queries",
+        "TechEmpower multiple queries",
+        Group.TECHEMPOWER,
+        "queries",
+        20,
+        1,
+        500,
+        services=("mariadb",),
+        content_type="application/json",
+        stability=BodyStability.VARIES,
+    ),
+    Workload(
+        "fortunes",
+        "TechEmpower fortunes (sort, escape, template)",
+        Group.TECHEMPOWER,
+        services=("mariadb",),
+        content_type="text/html",
+    ),
+    Workload(
+        "updates",
+        "TechEmpower database updates",
+        Group.TECHEMPOWER,
+        "queries",
+        20,
+        1,
+        500,
+        services=("mariadb",),
+        content_type="application/json",
+        stability=BodyStability.VARIES,
+    ),
 ]
 
 CATALOG: dict[str, Workload] = {w.name: w for w in _MICRO + _DATA + _TFB}
@@ -165,16 +280,22 @@ def parse_spec(text: str, where: str) -> WorkloadSpec:
     keys = [key for key, _ in pairs]
     extra = sorted(set(keys) - {workload.param})
     if extra:
-        raise InputError(f"{where}: workload '{name}' has no parameter {extra[0]!r} "
-                         f"(it takes '{workload.param}')")
+        raise InputError(
+            f"{where}: workload '{name}' has no parameter {extra[0]!r} "
+            f"(it takes '{workload.param}')"
+        )
     if len(keys) > 1:
         raise InputError(f"{where}: workload '{name}' gets '{workload.param}' more than once")
     raw = pairs[0][1]
     if not _WHOLE_NUMBER.fullmatch(raw):
-        raise InputError(f"{where}: {name} {workload.param}={raw!r} is not a whole number "
-                         f"(use ASCII digits, {workload.minimum}..{workload.maximum})")
+        raise InputError(
+            f"{where}: {name} {workload.param}={raw!r} is not a whole number "
+            f"(use ASCII digits, {workload.minimum}..{workload.maximum})"
+        )
     value = int(raw)
     if not workload.minimum <= value <= workload.maximum:
-        raise InputError(f"{where}: {name} {workload.param}={value} is outside "
-                         f"{workload.minimum}..{workload.maximum}")
+        raise InputError(
+            f"{where}: {name} {workload.param}={value} is outside "
+            f"{workload.minimum}..{workload.maximum}"
+        )
     return WorkloadSpec(workload, value)

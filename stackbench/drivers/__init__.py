@@ -30,8 +30,15 @@ class Driver(Protocol):
     # (wrk, ab); None when the tool warms up itself or warmup_s is 0.
     def warmup_command(self, req: LoadRequest) -> list[str] | None: ...
 
-    def parse(self, req: LoadRequest, command: list[str], stdout: str, stderr: str,
-              wall_s: float, cpu_s: tuple[float, float]) -> LoadResult: ...
+    def parse(
+        self,
+        req: LoadRequest,
+        command: list[str],
+        stdout: str,
+        stderr: str,
+        wall_s: float,
+        cpu_s: tuple[float, float],
+    ) -> LoadResult: ...
 
 
 @dataclass
@@ -52,13 +59,17 @@ class RunningLoad:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             stdout, stderr = self.proc.communicate()
-            raise DriverError(f"{self.command[0]} did not finish within {timeout_s:.0f} s; "
-                              f"killed. stderr: {stderr[-500:]}") from None
+            raise DriverError(
+                f"{self.command[0]} did not finish within {timeout_s:.0f} s; "
+                f"killed. stderr: {stderr[-500:]}"
+            ) from None
         wall = time.monotonic() - self.started
         usage = _child_cpu()
         if self.proc.returncode != 0:
-            raise DriverError(f"{' '.join(self.command)} exited {self.proc.returncode}: "
-                              f"{(stderr or stdout)[-OUTPUT_TAIL_CHARS:]}")
+            raise DriverError(
+                f"{' '.join(self.command)} exited {self.proc.returncode}: "
+                f"{(stderr or stdout)[-OUTPUT_TAIL_CHARS:]}"
+            )
         try:
             return self.driver.parse(self.request, self.command, stdout, stderr, wall, usage)
         except ValueError as exc:
@@ -70,15 +81,16 @@ class RunningLoad:
             self.proc.wait()
 
 
-def unreadable_output(command: list[str], exc: ValueError, stdout: str, stderr: str
-                      ) -> DriverError:
+def unreadable_output(command: list[str], exc: ValueError, stdout: str, stderr: str) -> DriverError:
     """A load tool that ran but printed output its parser does not recognise (another
     version, a locale, a crash message): it fails the level, its output's tail kept as the
     level's log (engine.watch.loader_failed keeps the message's last lines)."""
     output = "\n".join(part.strip() for part in (stdout, stderr) if part.strip())
-    return DriverError(f"{command[0]} printed output stackbench cannot read ({exc}); check "
-                       f"that `{command[0]}` is the version scripts/setup.sh installs. "
-                       f"Its output ends:\n{output[-OUTPUT_TAIL_CHARS:] or '(nothing)'}")
+    return DriverError(
+        f"{command[0]} printed output stackbench cannot read ({exc}); check "
+        f"that `{command[0]}` is the version scripts/setup.sh installs. "
+        f"Its output ends:\n{output[-OUTPUT_TAIL_CHARS:] or '(nothing)'}"
+    )
 
 
 _last_children = [0.0, 0.0]
@@ -102,24 +114,37 @@ def warm_up(driver: Driver, req: LoadRequest, new_session: bool = False) -> list
         return None
     budget = req.settings.warmup_s + 10 * req.settings.timeout_s + 60
     try:
-        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              stdin=subprocess.DEVNULL, text=True, timeout=budget,
-                              preexec_fn=child_setup(req.loader_cpus), check=False,
-                              start_new_session=new_session)
+        done = subprocess.run(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            timeout=budget,
+            preexec_fn=child_setup(req.loader_cpus),
+            check=False,
+            start_new_session=new_session,
+        )
     except FileNotFoundError as exc:
-        raise DriverError(f"load tool not found: {command[0]} ({driver.kind.value} driver); "
-                          "run 'make setup' or scripts/setup.sh") from exc
+        raise DriverError(
+            f"load tool not found: {command[0]} ({driver.kind.value} driver); "
+            "run 'make setup' or scripts/setup.sh"
+        ) from exc
     except subprocess.TimeoutExpired:
-        raise DriverError(f"warm-up pass {' '.join(command)} did not finish within "
-                          f"{budget:.0f} s; killed") from None
+        raise DriverError(
+            f"warm-up pass {' '.join(command)} did not finish within {budget:.0f} s; killed"
+        ) from None
     if done.returncode != 0:
-        raise DriverError(f"warm-up pass {' '.join(command)} exited {done.returncode}: "
-                          f"{(done.stderr or '')[-OUTPUT_TAIL_CHARS:]}")
+        raise DriverError(
+            f"warm-up pass {' '.join(command)} exited {done.returncode}: "
+            f"{(done.stderr or '')[-OUTPUT_TAIL_CHARS:]}"
+        )
     return command
 
 
-def start_load(driver: Driver, req: LoadRequest, warm_up_first: bool = True,
-               new_session: bool = False) -> RunningLoad:
+def start_load(
+    driver: Driver, req: LoadRequest, warm_up_first: bool = True, new_session: bool = False
+) -> RunningLoad:
     """Start the measured pass, after the driver's warm-up pass unless the caller ran it
     (warm_up) already, e.g. before starting its monitor so that the warm-up's CPU is not
     counted in the level's usage. `new_session`: the tool runs in a process group of its own
@@ -129,18 +154,27 @@ def start_load(driver: Driver, req: LoadRequest, warm_up_first: bool = True,
     command = driver.command(req)
     _child_cpu()  # reset the baseline: only this tool's CPU counts
     try:
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, text=True,
-                                preexec_fn=child_setup(req.loader_cpus),
-                                start_new_session=new_session)
+        proc = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            preexec_fn=child_setup(req.loader_cpus),
+            start_new_session=new_session,
+        )
     except FileNotFoundError as exc:
-        raise DriverError(f"load tool not found: {command[0]} ({driver.kind.value} driver); "
-                          "run 'make setup' or scripts/setup.sh") from exc
+        raise DriverError(
+            f"load tool not found: {command[0]} ({driver.kind.value} driver); "
+            "run 'make setup' or scripts/setup.sh"
+        ) from exc
     return RunningLoad(driver, req, command, proc, time.monotonic())
 
 
 _DRIVERS: dict[DriverKind, type[Driver]] = {
-    DriverKind.NATIVE: NativeDriver, DriverKind.WRK: WrkDriver, DriverKind.AB: AbDriver,
+    DriverKind.NATIVE: NativeDriver,
+    DriverKind.WRK: WrkDriver,
+    DriverKind.AB: AbDriver,
 }
 
 

@@ -15,8 +15,17 @@ import re
 from stackbench.config.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult
 from stackbench.drivers.precision import precise_duration
 
-_PCTS = {"50": "p50", "66": "p66", "75": "p75", "80": "p80", "90": "p90", "95": "p95",
-         "98": "p98", "99": "p99", "100": "max"}
+_PCTS = {
+    "50": "p50",
+    "66": "p66",
+    "75": "p75",
+    "80": "p80",
+    "90": "p90",
+    "95": "p95",
+    "98": "p98",
+    "99": "p99",
+    "100": "max",
+}
 _PCT = re.compile(r"^\s*(\d+)%\s+(\d+)", re.M)
 _FIELD = re.compile(r"^([A-Za-z][A-Za-z0-9 -]*):\s+(\d+(?:\.\d+)?)(?:\s|$)", re.M)
 _FAILED_DETAIL = re.compile(r"\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)")
@@ -47,14 +56,31 @@ class AbDriver:
         s = req.settings
         if s.warmup_s <= 0:
             return None
-        cmd = ["ab", "-c", str(req.connections), "-s", f"{max(1, round(s.timeout_s))}", "-r",
-               "-t", f"{max(1, math.ceil(s.warmup_s))}", "-n", "50000000"]
+        cmd = [
+            "ab",
+            "-c",
+            str(req.connections),
+            "-s",
+            f"{max(1, round(s.timeout_s))}",
+            "-r",
+            "-t",
+            f"{max(1, math.ceil(s.warmup_s))}",
+            "-n",
+            "50000000",
+        ]
         if s.keepalive is KeepAlive.ON:
             cmd.append("-k")
         return [*cmd, req.url]
 
-    def parse(self, req: LoadRequest, command: list[str], stdout: str, stderr: str,
-              wall_s: float, cpu_s: tuple[float, float]) -> LoadResult:
+    def parse(
+        self,
+        req: LoadRequest,
+        command: list[str],
+        stdout: str,
+        stderr: str,
+        wall_s: float,
+        cpu_s: tuple[float, float],
+    ) -> LoadResult:
         return parse_ab(stdout, command, cpu_s)
 
 
@@ -67,11 +93,14 @@ def parse_ab(text: str, command: list[str], cpu_s: tuple[float, float] | None) -
     completed = int(fields["Complete requests"])
     failed = int(fields.get("Failed requests", 0))
     non2xx = int(fields.get("Non-2xx responses", 0))
-    errors = {"connect": 0, "read": 0, "body_mismatch": 0, "exceptions": 0,
-              "status": non2xx}
+    errors = {"connect": 0, "read": 0, "body_mismatch": 0, "exceptions": 0, "status": non2xx}
     if m := _FAILED_DETAIL.search(text):
-        errors.update(connect=int(m.group(1)), read=int(m.group(2)),
-                      body_mismatch=int(m.group(3)), exceptions=int(m.group(4)))
+        errors.update(
+            connect=int(m.group(1)),
+            read=int(m.group(2)),
+            body_mismatch=int(m.group(3)),
+            exceptions=int(m.group(4)),
+        )
     elif failed:
         errors["read"] = failed
     latency = {_PCTS[p]: float(v) * 1000.0 for p, v in _PCT.findall(text) if p in _PCTS}
@@ -82,16 +111,28 @@ def parse_ab(text: str, command: list[str], cpu_s: tuple[float, float] | None) -
         latency["min"] = float(m.group(1)) * 1000.0
     connect = None
     if m := _CONNECT_ROW.search(text):
-        connect = {"min": float(m.group(1)) * 1e3, "mean": float(m.group(2)) * 1e3,
-                   "p50": float(m.group(4)) * 1e3, "max": float(m.group(5)) * 1e3}
+        connect = {
+            "min": float(m.group(1)) * 1e3,
+            "mean": float(m.group(2)) * 1e3,
+            "p50": float(m.group(4)) * 1e3,
+            "max": float(m.group(5)) * 1e3,
+        }
     printed = fields.get("Time taken for tests", 0.0)
     rps = fields.get("Requests per second", completed / printed if printed else 0.0)
     duration = precise_duration(printed, 0.0005, completed, rps)
     ok = max(0, completed - failed - non2xx)
     transferred = fields.get("Total transferred")
     return LoadResult(
-        driver=DriverKind.AB, command=tuple(command), duration_s=duration, completed=completed,
-        ok=ok, errors=errors, requests_per_s=rps, latency_us=latency, connect_us=connect,
-        loader_cpu_s=cpu_s, bytes_read=None if transferred is None else int(transferred),
+        driver=DriverKind.AB,
+        command=tuple(command),
+        duration_s=duration,
+        completed=completed,
+        ok=ok,
+        errors=errors,
+        requests_per_s=rps,
+        latency_us=latency,
+        connect_us=connect,
+        loader_cpu_s=cpu_s,
+        bytes_read=None if transferred is None else int(transferred),
         raw_output=text,
     )

@@ -87,8 +87,9 @@ class Summary(Doc, frozen=True):
 
     def figures(self) -> dict[str, float]:
         """Every figure but the count, by the names the store uses (p50, p99_9, max ...)."""
-        return {name: float(getattr(self, name)) for name in self.__struct_fields__
-                if name != "count"}
+        return {
+            name: float(getattr(self, name)) for name in self.__struct_fields__ if name != "count"
+        }
 
 
 class Waits(Doc, frozen=True):
@@ -153,12 +154,14 @@ def decode(text: str, stderr: str = "") -> LoadDocument:
     try:
         doc = _DECODER.decode(text)
     except msgspec.ValidationError as exc:
-        raise DriverError(f"stackbench-load printed a document this stackbench cannot read "
-                          f"({exc}); rebuild the loader (cargo build --release in loadgen/)") \
-            from exc
+        raise DriverError(
+            f"stackbench-load printed a document this stackbench cannot read "
+            f"({exc}); rebuild the loader (cargo build --release in loadgen/)"
+        ) from exc
     except msgspec.DecodeError as exc:
-        raise DriverError(f"stackbench-load printed no JSON document ({exc}); "
-                          f"stderr: {stderr[-500:]}") from exc
+        raise DriverError(
+            f"stackbench-load printed no JSON document ({exc}); stderr: {stderr[-500:]}"
+        ) from exc
     if not SCHEMA_PATTERN.fullmatch(doc.schema):
         raise DriverError(f"stackbench-load schema {doc.schema!r}, expected stackbench-load/N")
     return doc

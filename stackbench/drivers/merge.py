@@ -47,9 +47,11 @@ def split_connections(total: int, loaders: int) -> tuple[int, ...]:
     the remainder: 10 over 3 is 4, 3, 3); every loader gets at least one."""
     _check_loader_count(loaders)
     if total < loaders:
-        raise InputError(f"the level of {total} connection(s) cannot be spread over {loaders} "
-                         f"loaders: each loader needs at least one connection; use levels of "
-                         f"{loaders} connections or more, or place fewer loaders")
+        raise InputError(
+            f"the level of {total} connection(s) cannot be spread over {loaders} "
+            f"loaders: each loader needs at least one connection; use levels of "
+            f"{loaders} connections or more, or place fewer loaders"
+        )
     return _even_split(total, loaders)
 
 
@@ -57,13 +59,16 @@ def split_rate(rate: float, loaders: int) -> tuple[float, ...]:
     """An open-loop rate (requests/s) over `loaders` loaders in equal shares."""
     _check_loader_count(loaders)
     if not (math.isfinite(rate) and rate > 0):
-        raise InputError(f"the open-loop level of {rate:g} requests/s cannot be spread over "
-                         f"{loaders} loaders: the rate must be a positive number")
+        raise InputError(
+            f"the open-loop level of {rate:g} requests/s cannot be spread over "
+            f"{loaders} loaders: the rate must be a positive number"
+        )
     return tuple(rate / loaders for _ in range(loaders))
 
 
-def split_request(req: LoadRequest, loader_cpus: Sequence[frozenset[int]]
-                  ) -> tuple[LoadRequest, ...]:
+def split_request(
+    req: LoadRequest, loader_cpus: Sequence[frozenset[int]]
+) -> tuple[LoadRequest, ...]:
     """One level as one request per loader: loader i gets `loader_cpus[i]`, its share of the
     connections and of the open-loop rate, and its share of a total request count
     (proportional to its connections; `requests_per_connection` applies to each loader's own
@@ -71,26 +76,33 @@ def split_request(req: LoadRequest, loader_cpus: Sequence[frozenset[int]]
     timeout, warm-up, duration) applies to each loader as it is."""
     loaders = len(loader_cpus)
     connections = split_connections(req.connections, loaders)
-    rates: tuple[float | None, ...] = ((None,) * loaders if req.rate is None
-                                       else split_rate(req.rate, loaders))
+    rates: tuple[float | None, ...] = (
+        (None,) * loaders if req.rate is None else split_rate(req.rate, loaders)
+    )
     requests = _split_request_count(req, connections)
     return tuple(
         dataclasses.replace(
-            req, connections=connections[i], rate=rates[i], loader_cpus=frozenset(loader_cpus[i]),
-            settings=msgspec.structs.replace(req.settings, requests=requests[i]))
-        for i in range(loaders))
+            req,
+            connections=connections[i],
+            rate=rates[i],
+            loader_cpus=frozenset(loader_cpus[i]),
+            settings=msgspec.structs.replace(req.settings, requests=requests[i]),
+        )
+        for i in range(loaders)
+    )
 
 
-def _split_request_count(req: LoadRequest, connections: tuple[int, ...]
-                         ) -> tuple[int | None, ...]:
+def _split_request_count(req: LoadRequest, connections: tuple[int, ...]) -> tuple[int | None, ...]:
     total = req.settings.requests
     if total is None or req.settings.requests_per_connection is not None:
         # no total, or one the per-connection count overrides (LoadRequest.request_count)
         return (total,) * len(connections)
     if total < len(connections):
-        raise InputError(f"[load] requests = {total} cannot be spread over {len(connections)} "
-                         f"loaders: each loader needs at least one request; raise requests or "
-                         f"place fewer loaders")
+        raise InputError(
+            f"[load] requests = {total} cannot be spread over {len(connections)} "
+            f"loaders: each loader needs at least one request; raise requests or "
+            f"place fewer loaders"
+        )
     return _proportional_split(total, connections)
 
 
@@ -110,7 +122,7 @@ def _proportional_split(total: int, weights: Sequence[int]) -> tuple[int, ...]:
     weight = sum(weights)
     shares = [total * w // weight for w in weights]
     by_remainder = sorted(range(len(weights)), key=lambda i: (-(total * weights[i] % weight), i))
-    for i in by_remainder[:total - sum(shares)]:
+    for i in by_remainder[: total - sum(shares)]:
         shares[i] += 1
     return tuple(shares)
 
@@ -130,8 +142,11 @@ class MergedLoad:
     notes: tuple[str, ...]  # every figure of `result` that is not exact, and why; () if none
 
 
-def merge_results(parts: Sequence[LoadResult], started_at: Sequence[float],
-                  loader_names: Sequence[str] | None = None) -> MergedLoad:
+def merge_results(
+    parts: Sequence[LoadResult],
+    started_at: Sequence[float],
+    loader_names: Sequence[str] | None = None,
+) -> MergedLoad:
     """The loaders' results of one level as one `LoadResult` (see the module docstring).
 
     `started_at[i]` is when loader i started, already on the controller's clock (offsets
@@ -148,8 +163,9 @@ def merge_results(parts: Sequence[LoadResult], started_at: Sequence[float],
     names = _names(parts, started_at, loader_names)
     _check_histograms(parts, names)
     notes: list[str] = []
-    histogram = _add_encoded([p.histogram or "" for p in parts],
-                             [f"{n}'s histogram" for n in names])
+    histogram = _add_encoded(
+        [p.histogram or "" for p in parts], [f"{n}'s histogram" for n in names]
+    )
     connect, connect_note = _merge_connect(parts)
     open_loop, open_loop_note = _merge_open_loop(parts, names)
     cpu, cpu_note = _merge_loader_cpu(parts, names)
@@ -178,48 +194,72 @@ def merge_results(parts: Sequence[LoadResult], started_at: Sequence[float],
         warnings=tuple(f"{name}: {w}" for name, p in named for w in p.warnings),
         raw_output="".join(f"--- {name} ---\n{p.raw_output}\n" for name, p in named),
     )
-    return MergedLoad(result=result, parts=tuple(parts), loader_names=names,
-                      started_at=tuple(started_at),
-                      start_skew_s=max(started_at) - min(started_at), notes=tuple(notes))
+    return MergedLoad(
+        result=result,
+        parts=tuple(parts),
+        loader_names=names,
+        started_at=tuple(started_at),
+        start_skew_s=max(started_at) - min(started_at),
+        notes=tuple(notes),
+    )
 
 
-def _names(parts: Sequence[LoadResult], started_at: Sequence[float],
-           loader_names: Sequence[str] | None) -> tuple[str, ...]:
+def _names(
+    parts: Sequence[LoadResult], started_at: Sequence[float], loader_names: Sequence[str] | None
+) -> tuple[str, ...]:
     if not parts:
         raise ValueError("merge_results needs at least one loader's result")
-    names = tuple(loader_names) if loader_names is not None else tuple(
-        f"loader {i + 1}" for i in range(len(parts)))
+    names = (
+        tuple(loader_names)
+        if loader_names is not None
+        else tuple(f"loader {i + 1}" for i in range(len(parts)))
+    )
     if not len(parts) == len(started_at) == len(names):
-        raise ValueError(f"{len(parts)} results, {len(started_at)} start times and "
-                         f"{len(names)} names: one of each per loader")
+        raise ValueError(
+            f"{len(parts)} results, {len(started_at)} start times and "
+            f"{len(names)} names: one of each per loader"
+        )
     return names
 
 
 def _check_histograms(parts: Sequence[LoadResult], names: Sequence[str]) -> None:
     for name, p in zip(names, parts, strict=True):
         if not p.histogram:
-            raise InputError(f"{name} ran the {p.driver.value} driver, which gives no latency "
-                             f"histogram to merge: a level spread over {len(parts)} loaders "
-                             f"needs [load] driver = \"native\"")
+            raise InputError(
+                f"{name} ran the {p.driver.value} driver, which gives no latency "
+                f"histogram to merge: a level spread over {len(parts)} loaders "
+                f'needs [load] driver = "native"'
+            )
     if len({p.driver for p in parts}) > 1:
         drivers = ", ".join(f"{n}: {p.driver.value}" for n, p in zip(names, parts, strict=True))
-        raise DriverError(f"the loaders of one level ran different drivers ({drivers}); every "
-                          "loader of a level must run the same one")
+        raise DriverError(
+            f"the loaders of one level ran different drivers ({drivers}); every "
+            "loader of a level must run the same one"
+        )
 
 
 # --- HDR histograms --------------------------------------------------------------------------
 
 # What a damaged encoded histogram raises when decoded.
-_UNREADABLE = (ValueError, TypeError, zlib.error, binascii.Error, HdrCookieException,
-               HdrLengthException, HdrHistogramSettingsException)
+_UNREADABLE = (
+    ValueError,
+    TypeError,
+    zlib.error,
+    binascii.Error,
+    HdrCookieException,
+    HdrLengthException,
+    HdrHistogramSettingsException,
+)
 
 
 def _decode(encoded: str, what: str) -> Any:
     try:
         return HdrHistogram.decode(encoded)
     except _UNREADABLE as exc:
-        raise DriverError(f"{what} is not a readable HdrHistogram ({exc!r}); rebuild the "
-                          "loader on that host (cargo build --release in loadgen/)") from exc
+        raise DriverError(
+            f"{what} is not a readable HdrHistogram ({exc!r}); rebuild the "
+            "loader on that host (cargo build --release in loadgen/)"
+        ) from exc
 
 
 def _add_encoded(encoded: Sequence[str], what: Sequence[str]) -> Any:
@@ -227,9 +267,11 @@ def _add_encoded(encoded: Sequence[str], what: Sequence[str]) -> Any:
     histograms = [_decode(text, label) for text, label in zip(encoded, what, strict=True)]
     shapes = {(h.lowest_trackable_value, h.significant_figures) for h in histograms}
     if len(shapes) > 1:
-        raise DriverError(f"{', '.join(what)} have different resolutions "
-                          f"(lowest value, significant digits: {sorted(shapes)}); they cannot "
-                          "be added exactly: run the same loader build on every host")
+        raise DriverError(
+            f"{', '.join(what)} have different resolutions "
+            f"(lowest value, significant digits: {sorted(shapes)}); they cannot "
+            "be added exactly: run the same loader build on every host"
+        )
     lowest, digits = shapes.pop()
     merged = HdrHistogram(lowest, max(h.highest_trackable_value for h in histograms), digits)
     for h in histograms:
@@ -242,7 +284,7 @@ def _encode(histogram: Any) -> str:
 
 
 def _counts(histogram: Any) -> np.ndarray[Any, np.dtype[np.uint64]]:
-    return np.ctypeslib.as_array(histogram.counts)[:histogram.counts_len]
+    return np.ctypeslib.as_array(histogram.counts)[: histogram.counts_len]
 
 
 def _quantiles(histogram: Any, quantiles: Sequence[float]) -> list[int]:
@@ -257,8 +299,9 @@ def _quantiles(histogram: Any, quantiles: Sequence[float]) -> list[int]:
     for q in quantiles:
         target = max(1, math.ceil(min(q, 1.0) * total))
         index = int(np.searchsorted(cumulative, target, side="left"))
-        values.append(int(histogram.get_highest_equivalent_value(
-            histogram.get_value_from_index(index))))
+        values.append(
+            int(histogram.get_highest_equivalent_value(histogram.get_value_from_index(index)))
+        )
     return values
 
 
@@ -266,13 +309,20 @@ def _max_value(histogram: Any) -> int:
     nonzero = np.flatnonzero(_counts(histogram))
     if len(nonzero) == 0:
         return 0
-    return int(histogram.get_highest_equivalent_value(
-        histogram.get_value_from_index(int(nonzero[-1]))))
+    return int(
+        histogram.get_highest_equivalent_value(histogram.get_value_from_index(int(nonzero[-1])))
+    )
 
 
 # The loader's summary (loadjson.Summary, loadgen's Stats::of), by name and quantile.
-SUMMARY_QUANTILES = {"p50": 0.5, "p75": 0.75, "p90": 0.9, "p99": 0.99, "p99_9": 0.999,
-                     "p99_99": 0.9999}
+SUMMARY_QUANTILES = {
+    "p50": 0.5,
+    "p75": 0.75,
+    "p90": 0.9,
+    "p99": 0.99,
+    "p99_9": 0.999,
+    "p99_99": 0.9999,
+}
 
 
 def latency_figures(histogram: Any) -> dict[str, float]:
@@ -302,9 +352,13 @@ def latency_figures(histogram: Any) -> dict[str, float]:
         "stdev": math.sqrt(square_deviations / float(total)),
         "max": float(_max_value(histogram)),
     }
-    figures.update(zip(SUMMARY_QUANTILES,
-                       map(float, _quantiles(histogram, list(SUMMARY_QUANTILES.values()))),
-                       strict=True))
+    figures.update(
+        zip(
+            SUMMARY_QUANTILES,
+            map(float, _quantiles(histogram, list(SUMMARY_QUANTILES.values()))),
+            strict=True,
+        )
+    )
     figures.update(histogram_percentiles(_encode(histogram)))
     return figures
 
@@ -319,8 +373,9 @@ def _median_equivalent(histogram: Any, index: int) -> int:
 # --- per-second series -----------------------------------------------------------------------
 
 
-def merge_timeseries(series: Sequence[Sequence[Second] | None],
-                     names: Sequence[str]) -> tuple[Second, ...] | None:
+def merge_timeseries(
+    series: Sequence[Sequence[Second] | None], names: Sequence[str]
+) -> tuple[Second, ...] | None:
     """The loaders' per-second series merged second by second, by index. A second's counts
     are summed and its histograms added, its percentiles read from the sum. It is partial
     when any loader's is, or when a loader has no such second (it stopped earlier): then it
@@ -332,22 +387,27 @@ def merge_timeseries(series: Sequence[Sequence[Second] | None],
     return tuple(_merge_second(index, lists, names) for index in range(max(map(len, lists))))
 
 
-def _merge_second(index: int, series: Sequence[Sequence[Second]],
-                  names: Sequence[str]) -> Second:
+def _merge_second(index: int, series: Sequence[Sequence[Second]], names: Sequence[str]) -> Second:
     present = [(name, s[index]) for name, s in zip(names, series, strict=True) if index < len(s)]
     for name, second in present:
         if second.t_s != index + 1:
-            raise DriverError(f"{name}'s per-second series has t_s = {second.t_s} "
-                              f"at position {index + 1}: the series is not one entry per "
-                              "second from 1; rebuild the loader on that host")
-    histogram = _add_encoded([s.histogram for _, s in present],
-                             [f"{name}'s second {index + 1}" for name, _ in present])
+            raise DriverError(
+                f"{name}'s per-second series has t_s = {second.t_s} "
+                f"at position {index + 1}: the series is not one entry per "
+                "second from 1; rebuild the loader on that host"
+            )
+    histogram = _add_encoded(
+        [s.histogram for _, s in present], [f"{name}'s second {index + 1}" for name, _ in present]
+    )
     p50, p90, p99 = _quantiles(histogram, (0.5, 0.9, 0.99))
     return Second(
         t_s=index + 1,
         completed=sum(s.completed for _, s in present),
         errors=sum(s.errors for _, s in present),
-        p50_us=p50, p90_us=p90, p99_us=p99, max_us=_max_value(histogram),
+        p50_us=p50,
+        p90_us=p90,
+        p99_us=p99,
+        max_us=_max_value(histogram),
         duration_s=max(s.duration_s for _, s in present),
         partial=len(present) < len(series) or any(s.partial for _, s in present),
         histogram=_encode(histogram),
@@ -369,23 +429,34 @@ def _merge_connect(parts: Sequence[LoadResult]) -> tuple[dict[str, float] | None
     keys = [k for k in summaries[0] if all(k in s for s in summaries)]
     merged = {k: (min if k == "min" else max)(s[k] for s in summaries) for k in keys}
     approximate = [k for k in keys if k not in ("min", "max")]
-    note = (f"connect_us {', '.join(approximate)}: the largest of the {len(summaries)} loaders' "
+    note = (
+        (
+            f"connect_us {', '.join(approximate)}: the largest of the {len(summaries)} loaders' "
             "figures, not the pooled ones (the loader reports no connect-time histogram); "
-            "min and max are exact") if approximate else ""
+            "min and max are exact"
+        )
+        if approximate
+        else ""
+    )
     return merged, note
 
 
-def _merge_open_loop(parts: Sequence[LoadResult], names: Sequence[str]
-                     ) -> tuple[dict[str, object] | None, str]:
+def _merge_open_loop(
+    parts: Sequence[LoadResult], names: Sequence[str]
+) -> tuple[dict[str, object] | None, str]:
     """Open-loop facts: rates and counts summed, sustained only if every loader sustained
     its share; the wait percentiles are the largest loader's (noted), the wait max exact."""
     loops = [p.open_loop for p in parts]
     if all(o is None for o in loops):
         return None, ""
     if any(o is None for o in loops):
-        raise DriverError("some loaders of the level ran open loop and others closed ("
-                          + ", ".join(f"{n}: {'open' if o else 'closed'}"
-                                      for n, o in zip(names, loops, strict=True)) + ")")
+        raise DriverError(
+            "some loaders of the level ran open loop and others closed ("
+            + ", ".join(
+                f"{n}: {'open' if o else 'closed'}" for n, o in zip(names, loops, strict=True)
+            )
+            + ")"
+        )
     present = [o for o in loops if o is not None]
     waits = [_mapping(o.get("wait_us")) for o in present]
     merged: dict[str, object] = {
@@ -397,20 +468,29 @@ def _merge_open_loop(parts: Sequence[LoadResult], names: Sequence[str]
         "scheduled": sum(int(_number(o.get("scheduled"))) for o in present),
         "unsent": sum(int(_number(o.get("unsent"))) for o in present),
     }
-    note = "" if len(present) == 1 else (
-        f"open_loop wait_us p50, p99: the largest of the {len(present)} loaders' figures, not "
-        "the pooled ones (the loader reports no wait histogram); max is exact")
+    note = (
+        ""
+        if len(present) == 1
+        else (
+            f"open_loop wait_us p50, p99: the largest of the {len(present)} loaders' figures, not "
+            "the pooled ones (the loader reports no wait histogram); max is exact"
+        )
+    )
     return merged, note
 
 
-def _merge_loader_cpu(parts: Sequence[LoadResult], names: Sequence[str]
-                      ) -> tuple[tuple[float, float] | None, str]:
+def _merge_loader_cpu(
+    parts: Sequence[LoadResult], names: Sequence[str]
+) -> tuple[tuple[float, float] | None, str]:
     measured = [p.loader_cpu_s for p in parts if p.loader_cpu_s is not None]
     if not measured:
         return None, ""
     missing = [n for n, p in zip(names, parts, strict=True) if p.loader_cpu_s is None]
-    note = (f"loader_cpu_s: the sum without {', '.join(missing)}, which did not report its "
-            "CPU time") if missing else ""
+    note = (
+        (f"loader_cpu_s: the sum without {', '.join(missing)}, which did not report its CPU time")
+        if missing
+        else ""
+    )
     return (math.fsum(u for u, _ in measured), math.fsum(s for _, s in measured)), note
 
 
@@ -427,6 +507,8 @@ def _mapping(value: object) -> Mapping[str, object]:
 
 def _number(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise DriverError(f"a loader's open_loop figure is {value!r}, not a number; rebuild "
-                          "the loader on that host")
+        raise DriverError(
+            f"a loader's open_loop figure is {value!r}, not a number; rebuild "
+            "the loader on that host"
+        )
     return float(value)

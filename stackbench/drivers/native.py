@@ -15,8 +15,9 @@ from stackbench.errors import DriverError
 EXTRA_PERCENTILES = (66.0, 80.0, 95.0, 98.0)
 
 
-def histogram_percentiles(encoded: str, percentiles: Sequence[float] = EXTRA_PERCENTILES
-                          ) -> dict[str, float]:
+def histogram_percentiles(
+    encoded: str, percentiles: Sequence[float] = EXTRA_PERCENTILES
+) -> dict[str, float]:
     histogram = HdrHistogram.decode(encoded)
     if histogram.get_total_count() == 0:
         return {}
@@ -33,11 +34,23 @@ class NativeDriver:
         s = req.settings
         binary = loadgen_binary()
         if not binary.exists():
-            raise DriverError(f"{binary} is not built; run scripts/setup.sh (or "
-                              "cargo build --release in loadgen/), or set STACKBENCH_LOAD")
-        cmd = [str(binary), req.url, "--json", "-c", str(req.connections),
-               "-t", str(req.threads), "--timeout", f"{s.timeout_s}s",
-               "--expect-status", str(req.expect_status)]
+            raise DriverError(
+                f"{binary} is not built; run scripts/setup.sh (or "
+                "cargo build --release in loadgen/), or set STACKBENCH_LOAD"
+            )
+        cmd = [
+            str(binary),
+            req.url,
+            "--json",
+            "-c",
+            str(req.connections),
+            "-t",
+            str(req.threads),
+            "--timeout",
+            f"{s.timeout_s}s",
+            "--expect-status",
+            str(req.expect_status),
+        ]
         if s.duration_s is not None:
             cmd += ["-d", f"{s.duration_s}s"]
         if req.request_count is not None:
@@ -54,8 +67,15 @@ class NativeDriver:
             cmd += ["--expect-sha256", req.expect_body_sha256]
         return cmd
 
-    def parse(self, req: LoadRequest, command: list[str], stdout: str, stderr: str,
-              wall_s: float, cpu_s: tuple[float, float]) -> LoadResult:
+    def parse(
+        self,
+        req: LoadRequest,
+        command: list[str],
+        stdout: str,
+        stderr: str,
+        wall_s: float,
+        cpu_s: tuple[float, float],
+    ) -> LoadResult:
         doc = loadjson.decode(stdout, stderr)
         completed = doc.requests.completed
         latency: dict[str, float] = {}
@@ -77,8 +97,10 @@ class NativeDriver:
             open_loop=None if doc.open_loop is None else msgspec.to_builtins(doc.open_loop),
             loader_cpu_s=(doc.loader_cpu.user_s, doc.loader_cpu.sys_s),
             warnings=doc.limits.warnings,
-            unanswered_at_end=(doc.requests.unanswered_at_end,
-                               float(doc.requests.oldest_unanswered_us)),
+            unanswered_at_end=(
+                doc.requests.unanswered_at_end,
+                float(doc.requests.oldest_unanswered_us),
+            ),
             bytes_read=doc.throughput.bytes_read,
             loader_engine=doc.tool.engine or None,
             raw_output=stdout,

@@ -18,8 +18,7 @@ _DURATION = re.compile(r"([\d.]+)(us|ms|s|m|h)\b")
 _PCT = re.compile(r"^\s*(50|75|90|99)(?:\.000)?%\s+([\d.]+\w+)", re.M)
 _SUMMARY = re.compile(r"(\d+) requests in ([\d.]+\w+),")
 _READ = re.compile(r"requests in [\d.]+\w+, ([\d.]+)(B|KB|MB|GB|TB|PB) read")
-_BINARY_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4,
-                 "PB": 1024**5}
+_BINARY_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4, "PB": 1024**5}
 _ERRORS = re.compile(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)")
 _NON2XX = re.compile(r"Non-2xx or 3xx responses: (\d+)")
 _RPS = re.compile(r"Requests/sec:\s+([\d.]+)")
@@ -47,14 +46,31 @@ class WrkDriver:
 
     def _command(self, req: LoadRequest, seconds: int) -> list[str]:
         s = req.settings
-        cmd = ["wrk", "-t", str(req.threads), "-c", str(req.connections),
-               "-d", f"{seconds}s", "--timeout", f"{s.timeout_s:g}s", "--latency"]
+        cmd = [
+            "wrk",
+            "-t",
+            str(req.threads),
+            "-c",
+            str(req.connections),
+            "-d",
+            f"{seconds}s",
+            "--timeout",
+            f"{s.timeout_s:g}s",
+            "--latency",
+        ]
         if s.keepalive is KeepAlive.OFF:
             cmd += ["-H", "Connection: close"]
         return [*cmd, req.url]
 
-    def parse(self, req: LoadRequest, command: list[str], stdout: str, stderr: str,
-              wall_s: float, cpu_s: tuple[float, float]) -> LoadResult:
+    def parse(
+        self,
+        req: LoadRequest,
+        command: list[str],
+        stdout: str,
+        stderr: str,
+        wall_s: float,
+        cpu_s: tuple[float, float],
+    ) -> LoadResult:
         return parse_wrk(stdout, command, cpu_s)
 
 
@@ -63,7 +79,7 @@ def _half_last_digit(printed: str) -> float:
     number = re.match(r"[\d.]+", printed)
     assert number is not None  # _SUMMARY matched digits
     decimals = len(number.group().partition(".")[2])
-    return 0.5 * 10.0 ** -decimals * to_us("1" + printed[number.end():]) / 1e6
+    return 0.5 * 10.0**-decimals * to_us("1" + printed[number.end() :]) / 1e6
 
 
 def parse_wrk(text: str, command: list[str], cpu_s: tuple[float, float] | None) -> LoadResult:
@@ -84,8 +100,12 @@ def parse_wrk(text: str, command: list[str], cpu_s: tuple[float, float] | None) 
         latency[f"p{pct}"] = to_us(value)
     errors = {"connect": 0, "read": 0, "write": 0, "timeout": 0, "status": 0}
     if m := _ERRORS.search(text):
-        errors.update(connect=int(m.group(1)), read=int(m.group(2)), write=int(m.group(3)),
-                      timeout=int(m.group(4)))
+        errors.update(
+            connect=int(m.group(1)),
+            read=int(m.group(2)),
+            write=int(m.group(3)),
+            timeout=int(m.group(4)),
+        )
     if m := _NON2XX.search(text):
         errors["status"] = int(m.group(1))
     rps = float(m.group(1)) if (m := _RPS.search(text)) else completed / printed_s
@@ -93,10 +113,17 @@ def parse_wrk(text: str, command: list[str], cpu_s: tuple[float, float] | None) 
     duration_s = precise_duration(printed_s, _half_last_digit(summary.group(2)), completed, rps)
     read = _READ.search(text)
     return LoadResult(
-        driver=DriverKind.WRK, command=tuple(command), duration_s=duration_s,
-        completed=completed, ok=completed - errors["status"], errors=errors,
-        requests_per_s=rps, latency_us=latency, loader_cpu_s=cpu_s,
-        bytes_read=None if read is None else round(float(read.group(1))
-                                                    * _BINARY_UNITS[read.group(2)]),
+        driver=DriverKind.WRK,
+        command=tuple(command),
+        duration_s=duration_s,
+        completed=completed,
+        ok=completed - errors["status"],
+        errors=errors,
+        requests_per_s=rps,
+        latency_us=latency,
+        loader_cpu_s=cpu_s,
+        bytes_read=None
+        if read is None
+        else round(float(read.group(1)) * _BINARY_UNITS[read.group(2)]),
         raw_output=text,
     )

@@ -44,10 +44,15 @@ class Agent:
 
     def facts(self) -> HostFacts:
         """What the run records about the host (its environment's `hosts` entry)."""
-        return HostFacts(address=self.host.address, hostname=self.info.hostname,
-                         run_dir=self.run_dir, version=self.info.version,
-                         cores=tuple(self.info.cores), clock_offset_s=self.clock.offset_s,
-                         clock_delay_s=self.clock.delay_s)
+        return HostFacts(
+            address=self.host.address,
+            hostname=self.info.hostname,
+            run_dir=self.run_dir,
+            version=self.info.version,
+            cores=tuple(self.info.cores),
+            clock_offset_s=self.clock.offset_s,
+            clock_delay_s=self.clock.delay_s,
+        )
 
 
 @dataclass
@@ -75,8 +80,12 @@ class RemoteHosts:
         self.close()
 
 
-def open_hosts(hosts: HostsFile, names: Sequence[str], keep: bool = False,
-               clock_offsets_for_tests: Mapping[str, float] | None = None) -> RemoteHosts:
+def open_hosts(
+    hosts: HostsFile,
+    names: Sequence[str],
+    keep: bool = False,
+    clock_offsets_for_tests: Mapping[str, float] | None = None,
+) -> RemoteHosts:
     """An agent on every named host, checked; on any failure the ones opened are closed.
     With `keep`, each agent leaves its run directory on its host at the end.
     `clock_offsets_for_tests` makes a host's agent report its clock that far off (namespace
@@ -102,29 +111,31 @@ def _open_agent(host: Host, keep: bool, clock_offset_s: float | None) -> Agent:
         raise
 
 
-def start_agent(link: SshLink, keep: bool = False,
-                clock_offset_s: float | None = None) -> Agent:
+def start_agent(link: SshLink, keep: bool = False, clock_offset_s: float | None = None) -> Agent:
     """Start the agent over `link` (checked), check its version and measure its clock offset:
     what every use of another host starts with, a run's and `hosts check`'s. The caller closes
     the agent's client (and the link)."""
     host = link.host
     run_dir = f"/tmp/stackbench-agent-{socket.gethostname()}-{os.getpid()}-{host.name}"
-    argv = agent_argv(host.stackbench, run_dir, AGENT_HEARTBEAT_S, keep=keep,
-                      clock_offset_s=clock_offset_s)
+    argv = agent_argv(
+        host.stackbench, run_dir, AGENT_HEARTBEAT_S, keep=keep, clock_offset_s=clock_offset_s
+    )
     client = RemoteHost(host.name, link.open(argv))
     try:
         info = client.hello()
         if info.version != __version__:
             raise EnvironmentProblem(
                 f"{host.label} runs stackbench {info.version}, this is {__version__}: "
-                f"update its checkout ({host.checkout}) and run 'stackbench hosts setup'")
+                f"update its checkout ({host.checkout}) and run 'stackbench hosts setup'"
+            )
         clock = client.clock_offset()
     except HostLost as exc:
         client.close()
         raise EnvironmentProblem(
             f"{host.label}: its agent (`{' '.join(argv)}`) did not answer ({exc.what}): set "
             "stackbench = in the hosts file to the stackbench command there, or run "
-            "'stackbench hosts setup'") from exc
+            "'stackbench hosts setup'"
+        ) from exc
     except BaseException:
         client.close()
         raise

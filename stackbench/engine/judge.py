@@ -81,8 +81,10 @@ def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
     # A level spread over loader hosts is checked host by host: one saturated loader is
     # enough to make the level's figure a lower bound.
     loaders = [role for role in m.usage if role.startswith("loader@")] or ["loader"]
-    if any(loader_bound(m.usage, m.loader_cores, list(m.server_roles), m.server_cores, role)
-           for role in loaders):
+    if any(
+        loader_bound(m.usage, m.loader_cores, list(m.server_roles), m.server_cores, role)
+        for role in loaders
+    ):
         flags.append(LevelFlag.LOADER_BOUND)
     unsteady = unsteady_flag(m)
     if unsteady:
@@ -96,8 +98,9 @@ def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
         flags.append(disturbed)
     if m.result.error_rate > max_error_rate:
         status = "invalid"
-        flags.append(LevelFlag.INVALID.detail(
-            f"error rate {m.result.error_rate:.1%} > {max_error_rate:.1%}"))
+        flags.append(
+            LevelFlag.INVALID.detail(f"error rate {m.result.error_rate:.1%} > {max_error_rate:.1%}")
+        )
     return Verdict(status, tuple(flags))
 
 
@@ -113,7 +116,8 @@ def disturbed_flag(usage: Mapping[str, RoleUsage]) -> str | None:
         return None
     return LevelFlag.DISTURBED.detail(
         f"other processes used {other.cpu_percent:.0f}% of a core on the level's cores; "
-        "repeat it on a quiet machine (stackbench doctor names what runs)")
+        "repeat it on a quiet machine (stackbench doctor names what runs)"
+    )
 
 
 def unsteady_flag(m: Measurement) -> str | None:
@@ -122,11 +126,17 @@ def unsteady_flag(m: Measurement) -> str | None:
     Requests in flight at the end are dropped, so the level saw start-up, not a steady state;
     a processor-sharing server (every request progressing at once) then shows 0 req/s.
     """
-    if (m.result is None or m.mode is not Mode.CLOSED or not m.duration_s
-            or m.result.completed >= m.connections):
+    if (
+        m.result is None
+        or m.mode is not Mode.CLOSED
+        or not m.duration_s
+        or m.result.completed >= m.connections
+    ):
         return None
-    return LevelFlag.UNSTEADY.detail(f"{m.result.completed} responses for {m.connections} "
-                                     f"connections in {m.duration_s:g} s; raise duration_s")
+    return LevelFlag.UNSTEADY.detail(
+        f"{m.result.completed} responses for {m.connections} "
+        f"connections in {m.duration_s:g} s; raise duration_s"
+    )
 
 
 def starvation_flag(result: LoadResult) -> str | None:
@@ -141,7 +151,8 @@ def starvation_flag(result: LoadResult) -> str | None:
         return None
     return LevelFlag.STARVED.detail(
         f"a request was still unanswered after {oldest_us / 1e6:.1f} s at the end "
-        f"(longest answered: {longest / 1e6:.2f} s; {count} in flight at the end)")
+        f"(longest answered: {longest / 1e6:.2f} s; {count} in flight at the end)"
+    )
 
 
 def slo_outcome(levels: Sequence[LevelRecord], slo: Slo) -> SloOutcome:

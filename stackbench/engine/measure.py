@@ -43,12 +43,20 @@ def open_loop_connections(rate: float) -> int:
     return int(min(max(low, rate / OPEN_LOOP_RATE_PER_CONNECTION), high))
 
 
-def load_request(target: Target, path: str, settings: LoadSettings, level: Level,
-                 expect_sha256: str | None) -> LoadRequest:
+def load_request(
+    target: Target, path: str, settings: LoadSettings, level: Level, expect_sha256: str | None
+) -> LoadRequest:
     closed = settings.mode is Mode.CLOSED
     connections = int(level.value) if closed else open_loop_connections(level.value)
-    return LoadRequest(target.base_url + path, settings, connections,
-                       None if closed else level.value, target.loader_cpus, 200, expect_sha256)
+    return LoadRequest(
+        target.base_url + path,
+        settings,
+        connections,
+        None if closed else level.value,
+        target.loader_cpus,
+        200,
+        expect_sha256,
+    )
 
 
 def measure(target: Target, req: LoadRequest, exits: ExitCheck) -> Measurement:
@@ -62,9 +70,12 @@ def measure(target: Target, req: LoadRequest, exits: ExitCheck) -> Measurement:
     dead = exits()
     if dead:
         return _measurement(target, req, None, {}, server_exited(dead, before_level=True))
-    load = load_here(req, {**target.server_roles, **target.service_roles}, exits,
-                     cpus=target.server_cpus | target.loader_cpus if target.server_cpus
-                     else frozenset())
+    load = load_here(
+        req,
+        {**target.server_roles, **target.service_roles},
+        exits,
+        cpus=target.server_cpus | target.loader_cpus if target.server_cpus else frozenset(),
+    )
     failure: LevelFailure | None = None
     dead = exits()
     if dead:  # the loader's own failure, if any, was only the consequence
@@ -89,9 +100,13 @@ def level_budget_s(settings: LoadSettings) -> float:
     return (settings.duration_s or 0) + settings.warmup_s + 10 * settings.timeout_s + 300
 
 
-def load_here(req: LoadRequest, roles: Mapping[str, int], exits: ExitCheck,
-              start_other_monitors: Callable[[], None] = lambda: None,
-              cpus: frozenset[int] = frozenset()) -> LoadHere:
+def load_here(
+    req: LoadRequest,
+    roles: Mapping[str, int],
+    exits: ExitCheck,
+    start_other_monitors: Callable[[], None] = lambda: None,
+    cpus: frozenset[int] = frozenset(),
+) -> LoadHere:
     """The one level-measuring loop of the load tool on this machine, for a local level and
     for a spread one whose loader runs here: the warm-up pass, then the measured pass with
     `roles` and the loader monitored, stopped at once when `exits` reports a dead process. A
@@ -121,51 +136,115 @@ def load_here(req: LoadRequest, roles: Mapping[str, int], exits: ExitCheck,
     return LoadHere(result, usage, loader_error)
 
 
-def _measurement(target: Target, req: LoadRequest, result: LoadResult | None,
-                 usage: Mapping[str, RoleUsage], failure: LevelFailure | None) -> Measurement:
+def _measurement(
+    target: Target,
+    req: LoadRequest,
+    result: LoadResult | None,
+    usage: Mapping[str, RoleUsage],
+    failure: LevelFailure | None,
+) -> Measurement:
     s = req.settings
-    return Measurement(result=result, usage=usage, mode=s.mode, connections=req.connections,
-                       duration_s=s.duration_s, server_roles=tuple(target.server_roles),
-                       server_cores=target.server_cores, loader_cores=len(req.loader_cpus),
-                       failure=failure)
+    return Measurement(
+        result=result,
+        usage=usage,
+        mode=s.mode,
+        connections=req.connections,
+        duration_s=s.duration_s,
+        server_roles=tuple(target.server_roles),
+        server_cores=target.server_cores,
+        loader_cores=len(req.loader_cpus),
+        failure=failure,
+    )
 
 
-def level_record(case_id: int, level: Level, started_at: float, settings: LoadSettings,
-                 m: Measurement, verdict: Verdict) -> LevelRecord:
+def level_record(
+    case_id: int,
+    level: Level,
+    started_at: float,
+    settings: LoadSettings,
+    m: Measurement,
+    verdict: Verdict,
+) -> LevelRecord:
     failure = m.failure or LevelFailure("", "", "")
     r = m.result
     if r is None:  # nothing measured: zeros and empty figures, never invented ones
         return LevelRecord(
-            case_id=case_id, level_index=level.index, level_value=level.value,
-            repetition=level.repetition, driver=settings.driver.value, mode=settings.mode.value,
-            keepalive=settings.keepalive.value, started_at=started_at, duration_s=0.0,
-            completed=0, ok=0, errors={}, requests_per_s=0.0, latency_us={},
-            usage=dict(m.usage), flags=verdict.flags,
-            status=verdict.status, error_class=failure.error_class, error=failure.error,
-            log_tail=failure.log_tail, command="", hosts=dict(m.hosts))
+            case_id=case_id,
+            level_index=level.index,
+            level_value=level.value,
+            repetition=level.repetition,
+            driver=settings.driver.value,
+            mode=settings.mode.value,
+            keepalive=settings.keepalive.value,
+            started_at=started_at,
+            duration_s=0.0,
+            completed=0,
+            ok=0,
+            errors={},
+            requests_per_s=0.0,
+            latency_us={},
+            usage=dict(m.usage),
+            flags=verdict.flags,
+            status=verdict.status,
+            error_class=failure.error_class,
+            error=failure.error,
+            log_tail=failure.log_tail,
+            command="",
+            hosts=dict(m.hosts),
+        )
     return LevelRecord(
-        case_id=case_id, level_index=level.index, level_value=level.value,
-        repetition=level.repetition, driver=r.driver.value, mode=settings.mode.value,
-        keepalive=settings.keepalive.value, started_at=started_at, duration_s=r.duration_s,
-        completed=r.completed, ok=r.ok, errors=dict(r.errors),
-        requests_per_s=r.requests_per_s, latency_us=dict(r.latency_us),
-        connect_us=r.connect_us, histogram=r.histogram,
+        case_id=case_id,
+        level_index=level.index,
+        level_value=level.value,
+        repetition=level.repetition,
+        driver=r.driver.value,
+        mode=settings.mode.value,
+        keepalive=settings.keepalive.value,
+        started_at=started_at,
+        duration_s=r.duration_s,
+        completed=r.completed,
+        ok=r.ok,
+        errors=dict(r.errors),
+        requests_per_s=r.requests_per_s,
+        latency_us=dict(r.latency_us),
+        connect_us=r.connect_us,
+        histogram=r.histogram,
         timeseries=r.timeseries,
-        open_loop=r.open_loop, loader_cpu_s=r.loader_cpu_s, bytes_read=r.bytes_read,
-        loader_engine=r.loader_engine, usage=dict(m.usage),
-        flags=verdict.flags, status=verdict.status, error_class=failure.error_class,
-        error=failure.error, log_tail=failure.log_tail, command=" ".join(r.command),
-        raw_output=r.raw_output[-RAW_OUTPUT_CHARS:], hosts=dict(m.hosts),
-        start_skew_s=m.start_skew_s, loader_parts=m.loader_parts,
+        open_loop=r.open_loop,
+        loader_cpu_s=r.loader_cpu_s,
+        bytes_read=r.bytes_read,
+        loader_engine=r.loader_engine,
+        usage=dict(m.usage),
+        flags=verdict.flags,
+        status=verdict.status,
+        error_class=failure.error_class,
+        error=failure.error,
+        log_tail=failure.log_tail,
+        command=" ".join(r.command),
+        raw_output=r.raw_output[-RAW_OUTPUT_CHARS:],
+        hosts=dict(m.hosts),
+        start_skew_s=m.start_skew_s,
+        loader_parts=m.loader_parts,
     )
 
 
-def jit_warmup_request(target: Target, path: str, settings: LoadSettings, level: Level,
-                       warmup: Warmup, expect_sha256: str | None) -> LoadRequest:
+def jit_warmup_request(
+    target: Target,
+    path: str,
+    settings: LoadSettings,
+    level: Level,
+    warmup: Warmup,
+    expect_sha256: str | None,
+) -> LoadRequest:
     """The JIT warm-up pass: the first level's load for the warm-up's seconds, by duration
     (never a request count), with no warm-up of its own."""
-    pass_settings = msgspec.structs.replace(settings, duration_s=warmup.seconds, warmup_s=0.0,
-                                            requests=None, requests_per_connection=None)
+    pass_settings = msgspec.structs.replace(
+        settings,
+        duration_s=warmup.seconds,
+        warmup_s=0.0,
+        requests=None,
+        requests_per_connection=None,
+    )
     return load_request(target, path, pass_settings, level, expect_sha256)
 
 
@@ -175,12 +254,26 @@ def jit_warmup_record(warmup: Warmup, level_value: float, m: Measurement) -> Jit
     r = m.result
     failure = m.failure.error if m.failure is not None else ""
     if r is None:
-        return JitWarmupRecord(seconds=warmup.seconds, why=warmup.why, level_value=level_value,
-                               completed=0, errors=0, requests_per_s=0.0,
-                               first_second_rps=None, last_second_rps=None, failure=failure)
+        return JitWarmupRecord(
+            seconds=warmup.seconds,
+            why=warmup.why,
+            level_value=level_value,
+            completed=0,
+            errors=0,
+            requests_per_s=0.0,
+            first_second_rps=None,
+            last_second_rps=None,
+            failure=failure,
+        )
     full = [s for s in r.timeseries or () if s.full]
     return JitWarmupRecord(
-        seconds=warmup.seconds, why=warmup.why, level_value=level_value,
-        completed=r.completed, errors=r.errors_total, requests_per_s=r.requests_per_s,
+        seconds=warmup.seconds,
+        why=warmup.why,
+        level_value=level_value,
+        completed=r.completed,
+        errors=r.errors_total,
+        requests_per_s=r.requests_per_s,
         first_second_rps=full[0].rate if full else None,
-        last_second_rps=full[-1].rate if full else None, failure=failure)
+        last_second_rps=full[-1].rate if full else None,
+        failure=failure,
+    )

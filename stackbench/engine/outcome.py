@@ -28,13 +28,19 @@ class RunOutcome:
 def run_outcome(data: RunData) -> RunOutcome:
     failed_cases = [c for c in data.cases if c.status == "failed"]
     never_ran = [c for c in data.cases if c.status == "pending"]
-    crashed = [lv for lv in data.levels if lv.status == "failed"
-               and lv.error_class == "server-exited"]
-    loader = [lv for lv in data.levels if lv.status == "failed"
-              and lv.error_class == "loader-failed"]
+    crashed = [
+        lv for lv in data.levels if lv.status == "failed" and lv.error_class == "server-exited"
+    ]
+    loader = [
+        lv for lv in data.levels if lv.status == "failed" and lv.error_class == "loader-failed"
+    ]
     lost = [lv for lv in data.levels if lv.status == "failed" and lv.error_class == "host-lost"]
-    other = [lv for lv in data.levels if lv.status == "failed"
-             and lv.error_class not in ("server-exited", "loader-failed", "host-lost")]
+    other = [
+        lv
+        for lv in data.levels
+        if lv.status == "failed"
+        and lv.error_class not in ("server-exited", "loader-failed", "host-lost")
+    ]
     problems: list[str] = []
     if failed_cases:
         stacks = ", ".join(sorted({c.stack for c in failed_cases}))
@@ -42,16 +48,19 @@ def run_outcome(data: RunData) -> RunOutcome:
     if never_ran:
         problems.append(f"{len(never_ran)} case(s) never ran")
     if crashed:
-        problems.append(f"{len(crashed)} level(s) failed: a stack or service process exited "
-                        "(server-exited)")
+        problems.append(
+            f"{len(crashed)} level(s) failed: a stack or service process exited (server-exited)"
+        )
     if other:
         problems.append(f"{len(other)} level(s) failed")
     if loader:
         problems.append(f"{len(loader)} level(s) failed: the load tool failed (loader-failed)")
     if lost:
         hosts = sorted({lv.error.split(":")[0] for lv in lost})
-        problems.append(f"{len(lost)} level(s) failed: a host was lost mid-level (host-lost: "
-                        f"{'; '.join(hosts)})")
+        problems.append(
+            f"{len(lost)} level(s) failed: a host was lost mid-level (host-lost: "
+            f"{'; '.join(hosts)})"
+        )
     if failed_cases or never_ran or crashed or other:
         return RunOutcome(ExitCode.STACK_FAILED, tuple(problems))
     if loader or lost:

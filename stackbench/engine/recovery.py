@@ -90,14 +90,19 @@ class Recovered:
 
     def describe(self) -> str:
         removed = f"; removed its temporary files {self.removed}" if self.removed else ""
-        return (f"run {self.run_id} was left running by process {self.owner_pid}, which is "
-                f"gone: marked interrupted{removed}. Continue it with 'stackbench run "
-                f"--resume {self.run_id}'")
+        return (
+            f"run {self.run_id} was left running by process {self.owner_pid}, which is "
+            f"gone: marked interrupted{removed}. Continue it with 'stackbench run "
+            f"--resume {self.run_id}'"
+        )
 
 
-def recover_stale_runs(store: Store, host: str | None = None,
-                       start_time_of: Callable[[int], float | None] = process_start_time,
-                       temp_root: Path | None = None) -> list[Recovered]:
+def recover_stale_runs(
+    store: Store,
+    host: str | None = None,
+    start_time_of: Callable[[int], float | None] = process_start_time,
+    temp_root: Path | None = None,
+) -> list[Recovered]:
     """Mark every run whose owner is gone `interrupted` and remove its scratch directory."""
     host = socket.gethostname() if host is None else host
     root = Path(tempfile.gettempdir()) if temp_root is None else temp_root

@@ -35,33 +35,49 @@ class Selection:
 
 def check_resumable(run: RunRow) -> None:
     if run.status == "running":
-        raise InputError(f"run {run.id} is still running (process {run.owner_pid} on "
-                         f"{run.owner_host or 'this host'}); wait for it to end or stop it, "
-                         "then resume it")
+        raise InputError(
+            f"run {run.id} is still running (process {run.owner_pid} on "
+            f"{run.owner_host or 'this host'}); wait for it to end or stop it, "
+            "then resume it"
+        )
     if run.status not in RESUMABLE:
-        raise InputError(f"run {run.id} is {run.status}: nothing to resume (see 'stackbench "
-                         f"results {run.id}')")
+        raise InputError(
+            f"run {run.id} is {run.status}: nothing to resume (see 'stackbench results {run.id}')"
+        )
 
 
 def check_same_request(run: RunRow, suite_path: Path | None, selection: Selection) -> None:
     """--resume takes the plan from the run: another suite or selection is refused."""
     if suite_path is not None and suite_path.resolve() != Path(run.suite_path).resolve():
-        raise InputError(f"--resume {run.id}: run {run.id} ran {run.suite_path}, not "
-                         f"{suite_path}; give no SUITE (the run's own is used)")
+        raise InputError(
+            f"--resume {run.id}: run {run.id} ran {run.suite_path}, not "
+            f"{suite_path}; give no SUITE (the run's own is used)"
+        )
     if selection.stacks or selection.workloads:
-        raise InputError(f"--resume {run.id}: the run keeps its own selection (--stacks "
-                         f"{','.join(run.only_stacks) or 'all'}, --workloads "
-                         f"{','.join(run.only_workloads) or 'all'}); drop --stacks/--workloads")
+        raise InputError(
+            f"--resume {run.id}: the run keeps its own selection (--stacks "
+            f"{','.join(run.only_stacks) or 'all'}, --workloads "
+            f"{','.join(run.only_workloads) or 'all'}); drop --stacks/--workloads"
+        )
 
 
-def suite_changes(stored: str, current: str, path: str,
-                  max_lines: int = DIFF_LINES_SHOWN) -> str | None:
+def suite_changes(
+    stored: str, current: str, path: str, max_lines: int = DIFF_LINES_SHOWN
+) -> str | None:
     """None when the texts are equal; else a short unified diff (stored -> current)."""
     if stored == current:
         return None
-    diff = [line for line in difflib.unified_diff(
-        stored.splitlines(), current.splitlines(), f"{path} (when the run started)",
-        f"{path} (now)", lineterm="", n=0)]
+    diff = [
+        line
+        for line in difflib.unified_diff(
+            stored.splitlines(),
+            current.splitlines(),
+            f"{path} (when the run started)",
+            f"{path} (now)",
+            lineterm="",
+            n=0,
+        )
+    ]
     shown = diff[:max_lines]
     if len(diff) > max_lines:
         shown.append(f"... ({len(diff) - max_lines} more diff lines)")
@@ -76,14 +92,15 @@ def resume_suite(run: RunRow, parse: Callable[[Path], Suite]) -> Suite:
     except FileNotFoundError:
         return _parse_stored(run, parse)
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"--resume {run.id}: cannot read the run's suite {path}: {exc}") \
-            from exc
+        raise InputError(f"--resume {run.id}: cannot read the run's suite {path}: {exc}") from exc
     change = suite_changes(run.suite_text, current, str(path))
     if change is not None:
-        raise InputError(f"--resume {run.id}: {path} changed since run {run.id} started, so "
-                         "the remaining levels would not follow the same plan:\n"
-                         f"{change}\nrestore the file as it was (the lines marked '-') to "
-                         f"resume run {run.id}, or start a new run")
+        raise InputError(
+            f"--resume {run.id}: {path} changed since run {run.id} started, so "
+            "the remaining levels would not follow the same plan:\n"
+            f"{change}\nrestore the file as it was (the lines marked '-') to "
+            f"resume run {run.id}, or start a new run"
+        )
     return parse(path)
 
 
@@ -96,8 +113,9 @@ def _parse_stored(run: RunRow, parse: Callable[[Path], Suite]) -> Suite:
         return parse(copy)
 
 
-def levels_to_run(planned: Sequence[Level], stored: Collection[tuple[int, int]]
-                  ) -> tuple[Level, ...]:
+def levels_to_run(
+    planned: Sequence[Level], stored: Collection[tuple[int, int]]
+) -> tuple[Level, ...]:
     """The planned levels from the first one not stored on ((index, repetition) pairs)."""
     for position, level in enumerate(planned):
         if (level.index, level.repetition) not in stored:

@@ -114,12 +114,21 @@ class _CaseState:
 
 
 class Runner:
-    def __init__(self, plan: Plan, inventory: dict[str, StackEntry], store: Store,
-                 out_dir: Path, progress: Progress | None = None,
-                 selection: Selection | None = None, resume: int | None = None,
-                 hosts: HostsFile | None = None, keep_remote: bool = False,
-                 clock_offsets_for_tests: dict[str, float] | None = None,
-                 decision_looks: int = 1, machine_warnings: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        inventory: dict[str, StackEntry],
+        store: Store,
+        out_dir: Path,
+        progress: Progress | None = None,
+        selection: Selection | None = None,
+        resume: int | None = None,
+        hosts: HostsFile | None = None,
+        keep_remote: bool = False,
+        clock_offsets_for_tests: dict[str, float] | None = None,
+        decision_looks: int = 1,
+        machine_warnings: tuple[str, ...] = (),
+    ) -> None:
         self.plan = plan
         self.suite = plan.suite
         self.inventory = inventory
@@ -142,15 +151,23 @@ class Runner:
 
     def execute(self) -> int:
         if self.hosts is not None:  # before the run is stored: a host that fails stops it here
-            self.progress.message("hosts: " + ", ".join(self.suite.placement.hosts())
-                                  + ": connecting (ssh), starting their agents")
-            self.remote = open_hosts(self.hosts, self.suite.placement.hosts(), self.keep_remote,
-                                     self.clock_offsets_for_tests)
+            self.progress.message(
+                "hosts: "
+                + ", ".join(self.suite.placement.hosts())
+                + ": connecting (ssh), starting their agents"
+            )
+            self.remote = open_hosts(
+                self.hosts,
+                self.suite.placement.hosts(),
+                self.keep_remote,
+                self.clock_offsets_for_tests,
+            )
             for name, agent in self.remote.agents.items():
                 self.progress.message(
                     f"host {name}: {agent.host.address}, clock offset "
                     f"{agent.clock.offset_s * 1000:+.2f} ms, files in {agent.run_dir}"
-                    + (" (kept)" if self.keep_remote else ""))
+                    + (" (kept)" if self.keep_remote else "")
+                )
         scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
         try:
             self.run_id = self._open_run(current_owner(), scratch)
@@ -179,17 +196,27 @@ class Runner:
 
     def _open_run(self, owner: Owner, scratch: Path) -> int:
         if self.resume is not None:
-            self.store.reopen_run(self.resume, owner.pid, owner.started_at, owner.host,
-                                  str(scratch))
+            self.store.reopen_run(
+                self.resume, owner.pid, owner.started_at, owner.host, str(scratch)
+            )
             return self.resume
         suite = self.suite
-        return self.store.start_run(RunRecord(
-            suite_name=suite.name, suite_path=str(suite.path.resolve()),
-            suite_text=suite.raw_text, settings=run_settings(suite, self.decision_looks),
-            environment=self._environment(), started_at=time.time(),
-            owner_pid=owner.pid, owner_started_at=owner.started_at, owner_host=owner.host,
-            scratch_dir=str(scratch), only_stacks=self.selection.stacks,
-            only_workloads=self.selection.workloads))
+        return self.store.start_run(
+            RunRecord(
+                suite_name=suite.name,
+                suite_path=str(suite.path.resolve()),
+                suite_text=suite.raw_text,
+                settings=run_settings(suite, self.decision_looks),
+                environment=self._environment(),
+                started_at=time.time(),
+                owner_pid=owner.pid,
+                owner_started_at=owner.started_at,
+                owner_host=owner.host,
+                scratch_dir=str(scratch),
+                only_stacks=self.selection.stacks,
+                only_workloads=self.selection.workloads,
+            )
+        )
 
     def _environment(self) -> Environment:
         snapshot = msgspec.convert(environment.snapshot(), Environment)
@@ -205,9 +232,11 @@ class Runner:
         if placement.server_host is None:
             return None
         services = placement.separate_services_host
-        return Spread(self.remote[placement.server_host],
-                      tuple(self.remote[name] for name in placement.loader_hosts),
-                      None if services is None else self.remote[services])
+        return Spread(
+            self.remote[placement.server_host],
+            tuple(self.remote[name] for name in placement.loader_hosts),
+            None if services is None else self.remote[services],
+        )
 
     def _cases(self) -> dict[tuple[str, str], _CaseState]:
         """Every case of the plan, stored at once (pending) so an interrupted run shows what
@@ -221,12 +250,20 @@ class Runner:
                 key = (planned.name, case.spec.label)
                 row = stored.get(key)
                 if row is not None and previous is not None:
-                    states[key] = _CaseState(row.id, row.status,
-                                             Replay(previous.levels_of(row.id)), key in scripted)
+                    states[key] = _CaseState(
+                        row.id, row.status, Replay(previous.levels_of(row.id)), key in scripted
+                    )
                     continue
-                case_id = self.store.add_case(CaseRecord(
-                    run_id=self.run_id, stack=planned.name, workload=case.spec.name,
-                    label=case.spec.label, path=case.spec.path, params=planned.params))
+                case_id = self.store.add_case(
+                    CaseRecord(
+                        run_id=self.run_id,
+                        stack=planned.name,
+                        workload=case.spec.name,
+                        label=case.spec.label,
+                        path=case.spec.path,
+                        params=planned.params,
+                    )
+                )
                 states[key] = _CaseState(case_id, "pending", Replay(()), False)
         return states
 
@@ -244,8 +281,14 @@ class Runner:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def _run_stack(self, planned: PlannedStack, services: Services, scratch: Path,
-                   cases: dict[tuple[str, str], _CaseState], round_: Round) -> None:
+    def _run_stack(
+        self,
+        planned: PlannedStack,
+        services: Services,
+        scratch: Path,
+        cases: dict[tuple[str, str], _CaseState],
+        round_: Round,
+    ) -> None:
         """One round of one stack: a fresh start, its pending cases at the round's levels."""
         states = {c.spec.label: cases[(planned.name, c.spec.label)] for c in planned.cases}
         pending = [s for s in states.values() if s.status == "pending"]
@@ -258,8 +301,10 @@ class Runner:
                 state.status = "unavailable"
             return
         if round_.repetition is not None:
-            self.progress.message(f"{planned.name}: round {round_.repetition + 1} of "
-                                  f"{self.suite.load.repeat}, a fresh start")
+            self.progress.message(
+                f"{planned.name}: round {round_.repetition + 1} of "
+                f"{self.suite.load.repeat}, a fresh start"
+            )
         stack = _StackRun(self, planned, states, services, scratch / planned.name, round_)
         try:
             stack.start()
@@ -290,8 +335,7 @@ class Runner:
                     log.warning("host %s: fetching its %s logs failed: %s", name, part, exc)
                     continue
                 where = self.logs_dir / REMOTE_LOG_DIR / name
-                write_fetched_logs(files, where / SERVICES_LOG_DIR
-                                        if part == "services" else where)
+                write_fetched_logs(files, where / SERVICES_LOG_DIR if part == "services" else where)
 
     def keep_logs(self, source: Path, name: str, by_subdir: bool = False) -> None:
         """Copy the *.log files of `source` (of each of its subdirectories with `by_subdir`)
@@ -374,8 +418,15 @@ class _StackRun:
     """One planned stack: started, then each pending case verified and loaded; restarted
     when one of its processes (or of its services) exits, at most max_restarts times."""
 
-    def __init__(self, runner: Runner, planned: PlannedStack, cases: dict[str, _CaseState],
-                 services: Services, run_dir: Path, round_: Round) -> None:
+    def __init__(
+        self,
+        runner: Runner,
+        planned: PlannedStack,
+        cases: dict[str, _CaseState],
+        services: Services,
+        run_dir: Path,
+        round_: Round,
+    ) -> None:
         self.runner = runner
         self.planned = planned
         self.round = round_
@@ -414,24 +465,43 @@ class _StackRun:
         except StackbenchError as exc:
             raise StackError(f"services could not start: {exc}") from exc
         started = ExitStack()
-        instance = started.enter_context(running_stack(
-            runner.inventory[self.planned.stack], runner.suite.placement, self.run_dir,
-            self.planned.params, access.env, self._message))
-        runner.store.set_effective_params((c.case_id for c in self.cases.values()),
-                                          instance.params_in_force())
+        instance = started.enter_context(
+            running_stack(
+                runner.inventory[self.planned.stack],
+                runner.suite.placement,
+                self.run_dir,
+                self.planned.params,
+                access.env,
+                self._message,
+            )
+        )
+        runner.store.set_effective_params(
+            (c.case_id for c in self.cases.values()), instance.params_in_force()
+        )
         self._message(f"running: {process_counts(instance.roles())}")
-        target = Target(instance.base_url, instance.roles(), self.services.roles(),
-                        len(instance.cfg.server_cpus), runner.suite.placement.loader,
-                        frozenset(instance.cfg.server_cpus) | runner.suite.placement.services)
+        target = Target(
+            instance.base_url,
+            instance.roles(),
+            self.services.roles(),
+            len(instance.cfg.server_cpus),
+            runner.suite.placement.loader,
+            frozenset(instance.cfg.server_cpus) | runner.suite.placement.services,
+        )
         exits = stack_exits(instance, self.services, self.kinds)
         context = access.context
 
         def verify(workload: str) -> VerifyOutcome:
             return verify_workload(workload, target.base_url, context)
 
-        self._live = _Live(started, target, exits, verify,
-                           lambda req: measure(target, req, exits), instance.jit_warmup(),
-                           access)
+        self._live = _Live(
+            started,
+            target,
+            exits,
+            verify,
+            lambda req: measure(target, req, exits),
+            instance.jit_warmup(),
+            access,
+        )
 
     def _start_remote(self, spread: Spread) -> _Live:
         """The stack and its services started by the server host's agent, on its address."""
@@ -441,28 +511,46 @@ class _StackRun:
         service_env, service_roles = self._remote_services(spread, workloads)
         self._message(f"building and starting on host {agent.name} ({agent.host.address})")
         got = agent.client.start_stack(
-            self.planned.stack, name=self.planned.name, server_cpus=placement.server,
-            services_cpus=placement.services, params=self.planned.params,
-            workloads=workloads, host=agent.host.address, service_env=service_env)
+            self.planned.stack,
+            name=self.planned.name,
+            server_cpus=placement.server,
+            services_cpus=placement.services,
+            params=self.planned.params,
+            workloads=workloads,
+            host=agent.host.address,
+            service_env=service_env,
+        )
         started = ExitStack()
         started.callback(_stop_remote_stack, agent.client.stop_stack, self.name)
         runner.store.set_effective_params((c.case_id for c in self.cases.values()), got.params)
         self._message(f"running on host {agent.name}: {got.processes}")
-        target = Target(got.base_url, got.server_roles, {**got.service_roles, **service_roles},
-                        len(placement.server), placement.loader)
+        target = Target(
+            got.base_url,
+            got.server_roles,
+            {**got.service_roles, **service_roles},
+            len(placement.server),
+            placement.loader,
+        )
         watch = HostWatch(spread.stack_hosts)
         warmup = runner.inventory[self.planned.stack].manifest.warmup
 
         def verify(workload: str) -> VerifyOutcome:
             return agent.client.verify([workload])[0]
 
-        return _Live(started, target, watch, verify,
-                     lambda req: measure_spread(target, req, spread, watch),
-                     warmup if warmup is not None and warmup.applies(got.params) else None,
-                     None, lambda: agent.client.fetch_logs("stack", self.name))
+        return _Live(
+            started,
+            target,
+            watch,
+            verify,
+            lambda req: measure_spread(target, req, spread, watch),
+            warmup if warmup is not None and warmup.applies(got.params) else None,
+            None,
+            lambda: agent.client.fetch_logs("stack", self.name),
+        )
 
-    def _remote_services(self, spread: Spread, workloads: list[str]
-                         ) -> tuple[dict[str, str] | None, dict[str, int]]:
+    def _remote_services(
+        self, spread: Spread, workloads: list[str]
+    ) -> tuple[dict[str, str] | None, dict[str, int]]:
         """With the services on a host of their own: started there (seed data restored) for
         the server host's address alone; their environment for the stack, and their roles.
         (None, {}): the server's agent starts them next to the stack."""
@@ -471,12 +559,16 @@ class _StackRun:
             return None, {}
         if not services_needed(workloads):
             return {}, {}
-        self._message(f"services on host {host.name} ({host.host.address}), for "
-                      f"{spread.server.name} only")
+        self._message(
+            f"services on host {host.name} ({host.host.address}), for {spread.server.name} only"
+        )
         try:
             got = host.client.start_services(
-                workloads, cpus=self.runner.suite.placement.services, host=host.host.address,
-                clients=(spread.server.host.address,))
+                workloads,
+                cpus=self.runner.suite.placement.services,
+                host=host.host.address,
+                clients=(spread.server.host.address,),
+            )
         except HostLost:
             raise
         except StackbenchError as exc:
@@ -508,22 +600,27 @@ class _StackRun:
         `workload` again; StackError when the restarts are used up or the restart fails."""
         limit = self.runner.suite.max_restarts
         if self.restarts >= limit:
-            raise StackError(f"{self.name}: {what}; given up for the rest of the run after "
-                             f"{self.restarts} restart(s) (suite key limits.max_restarts = "
-                             f"{limit})")
+            raise StackError(
+                f"{self.name}: {what}; given up for the rest of the run after "
+                f"{self.restarts} restart(s) (suite key limits.max_restarts = "
+                f"{limit})"
+            )
         self.restarts += 1
         self.notes.append(f"{what}; restarted ({self.restarts} of at most {limit})")
         self._message(f"{what}: restarting ({self.restarts} of at most {limit})")
         for service in self.services.running():
             if service.exit_status() is not None:  # its directory is emptied on restart
-                self.runner.keep_logs(service.log_path.parent,
-                                      f"{SERVICES_LOG_DIR}/{service.kind.value}")
+                self.runner.keep_logs(
+                    service.log_path.parent, f"{SERVICES_LOG_DIR}/{service.kind.value}"
+                )
         self.close()
         self.start()
         outcome = self._verify(workload)
         if not outcome.ok:
-            raise StackError(f"{self.name}: verification after the restart failed: "
-                             + "; ".join(outcome.failures[:3]))
+            raise StackError(
+                f"{self.name}: verification after the restart failed: "
+                + "; ".join(outcome.failures[:3])
+            )
 
     # --- the cases -----------------------------------------------------------------------
     def run(self) -> None:
@@ -538,12 +635,16 @@ class _StackRun:
             self.notes = []
             dead = self.live.exits()
             if dead:  # died after the previous case: start afresh before verifying
-                self._restart("; ".join(e.describe() for e in dead) + " (between cases)",
-                              case.spec.name)
+                self._restart(
+                    "; ".join(e.describe() for e in dead) + " (between cases)", case.spec.name
+                )
             outcome = self._verify(case.spec.name)
             if not outcome.ok:
-                store.set_case_status(state.case_id, "failed", "verification failed: "
-                                      + "; ".join(outcome.failures[:3]))
+                store.set_case_status(
+                    state.case_id,
+                    "failed",
+                    "verification failed: " + "; ".join(outcome.failures[:3]),
+                )
                 state.status = "failed"
                 continue
             if suite.script_iterations and not state.scripted:
@@ -551,8 +652,7 @@ class _StackRun:
                 state.scripted = True
             state.notes += filter(None, [self._load_case(case, state), *self.notes])
             if last_round:
-                store.set_case_status(state.case_id, "ok", "; ".join(
-                    dict.fromkeys(state.notes)))
+                store.set_case_status(state.case_id, "ok", "; ".join(dict.fromkeys(state.notes)))
                 state.status = "ok"
 
     def _verify(self, workload: str) -> VerifyOutcome:
@@ -561,9 +661,17 @@ class _StackRun:
             self._message(f"verifying {workload}")
             outcome = live.verify(workload)
             live.verified[workload] = outcome
-            self.runner.store.add_verification(VerificationRecord(
-                run_id=self.runner.run_id, stack=self.name, workload=workload, ok=outcome.ok,
-                checked=outcome.checked, failures=tuple(outcome.failures), at=time.time()))
+            self.runner.store.add_verification(
+                VerificationRecord(
+                    run_id=self.runner.run_id,
+                    stack=self.name,
+                    workload=workload,
+                    ok=outcome.ok,
+                    checked=outcome.checked,
+                    failures=tuple(outcome.failures),
+                    at=time.time(),
+                )
+            )
         return live.verified[workload]
 
     def _script_timing(self, spec: WorkloadSpec) -> None:
@@ -575,20 +683,39 @@ class _StackRun:
         access = self.live.access
         try:
             if access is None:
-                raise StackError("not timed: the standalone timing runs only when the server "
-                                 "is on this machine (the suite puts it on another host)")
-            t = run_script_with_env(runner.inventory[self.planned.stack], spec, n,
-                                    runner.suite.placement, self.planned.params, access.env)
+                raise StackError(
+                    "not timed: the standalone timing runs only when the server "
+                    "is on this machine (the suite puts it on another host)"
+                )
+            t = run_script_with_env(
+                runner.inventory[self.planned.stack],
+                spec,
+                n,
+                runner.suite.placement,
+                self.planned.params,
+                access.env,
+            )
         except StackError as exc:
             outcome = str(exc)
         else:
             times, outcome = (t.wall_s, t.user_s, t.sys_s), t.check
-            self._message(f"{spec.label} x {n}: real {t.wall_s:.3f} s, user {t.user_s:.3f} s, "
-                          f"sys {t.sys_s:.3f} s ({t.check})")
+            self._message(
+                f"{spec.label} x {n}: real {t.wall_s:.3f} s, user {t.user_s:.3f} s, "
+                f"sys {t.sys_s:.3f} s ({t.check})"
+            )
         wall, user, sys = times
-        runner.store.add_script(ScriptRecord(
-            run_id=runner.run_id, stack=self.name, label=spec.label, iterations=n,
-            wall_s=wall, user_s=user, sys_s=sys, outcome=outcome))
+        runner.store.add_script(
+            ScriptRecord(
+                run_id=runner.run_id,
+                stack=self.name,
+                label=spec.label,
+                iterations=n,
+                wall_s=wall,
+                user_s=user,
+                sys_s=sys,
+                outcome=outcome,
+            )
+        )
 
     def _load_case(self, case: PlannedCase, state: _CaseState) -> str:
         """Run the case's levels by the suite's strategy; returns the case's note."""
@@ -596,8 +723,10 @@ class _StackRun:
         expect_sha = _load_body_hash(case.spec, self.live.target.base_url)
         if len(state.replay):
             left = len(levels_to_run(case.levels, state.replay.done()))
-            self._message(f"{case.spec.label}: resuming: {len(state.replay)} level(s) kept"
-                          + ("" if suite.search else f", {left} to run"))
+            self._message(
+                f"{case.spec.label}: resuming: {len(state.replay)} level(s) kept"
+                + ("" if suite.search else f", {left} to run")
+            )
 
         if levels_to_run(case.levels, state.replay.done()) or suite.search is not None:
             self._jit_warmup(case, state, expect_sha)
@@ -623,17 +752,20 @@ class _StackRun:
         settings = suite.load_for(case.spec.label)
         if warmup is None or not settings.jit_warmup:
             return
-        first = (case.levels[0] if case.levels
-                 else Level(0, suite.search.lo if suite.search else 1.0, 0))
-        req = jit_warmup_request(live.target, case.spec.path, settings, first, warmup,
-                                 expect_sha)
-        self._message(f"{case.spec.label}: JIT warm-up, {warmup.seconds:g} s at "
-                      f"{first.value:g} ({warmup.why}); not measured")
+        first = (
+            case.levels[0] if case.levels else Level(0, suite.search.lo if suite.search else 1.0, 0)
+        )
+        req = jit_warmup_request(live.target, case.spec.path, settings, first, warmup, expect_sha)
+        self._message(
+            f"{case.spec.label}: JIT warm-up, {warmup.seconds:g} s at "
+            f"{first.value:g} ({warmup.why}); not measured"
+        )
         record = jit_warmup_record(warmup, first.value, live.measure(req))
         self.runner.store.set_jit_warmup(state.case_id, record)
 
-    def _level(self, case: PlannedCase, state: _CaseState, expect_sha: str | None,
-               level: Level) -> LevelRecord:
+    def _level(
+        self, case: PlannedCase, state: _CaseState, expect_sha: str | None, level: Level
+    ) -> LevelRecord:
         runner = self.runner
         kept = state.replay.get(level)
         if kept is not None:  # measured before the run was interrupted
@@ -647,12 +779,14 @@ class _StackRun:
         verdict = judge_level(measured, runner.suite.max_error_rate)
         record = level_record(state.case_id, level, started, settings, measured, verdict)
         level_id = runner.store.add_level(record)
-        runner.progress.level_done(LevelEvent(self.name, case.spec.label, level,
-                                              runner.store.level(level_id)))
+        runner.progress.level_done(
+            LevelEvent(self.name, case.spec.label, level, runner.store.level(level_id))
+        )
         failure = measured.failure
         closed = runner.suite.level_kind == "connections"
-        where = f"{case.spec.label} " + (f"c={level.value:g}" if closed
-                                         else f"rate {level.value:g}/s")
+        where = f"{case.spec.label} " + (
+            f"c={level.value:g}" if closed else f"rate {level.value:g}/s"
+        )
         if failure is not None and failure.error_class == "server-exited":
             self._restart(f"{where}: {failure.error}", case.spec.name)
             return record  # a fresh start needs no pause
@@ -680,8 +814,7 @@ def _load_body_hash(spec: WorkloadSpec, base_url: str) -> str | None:
         try:
             resp = get(base_url, spec.path, timeout_s=30)
         except OSError as exc:
-            raise StackError(f"GET {spec.path} failed after verification passed: {exc}") \
-                from exc
+            raise StackError(f"GET {spec.path} failed after verification passed: {exc}") from exc
         if resp.status != 200:
             raise StackError(f"GET {spec.path} answered {resp.status} after verification passed")
         expected = resp.body

@@ -71,12 +71,11 @@ class HostWatch:
             except HostLost as exc:
                 self.note_lost(exc)
                 return [ProcessExit(f"host {agent.name}", -1, str(exc))]
-            found += [ProcessExit(self._on(agent, e.name), e.status, e.log_tail)
-                      for e in exits]
+            found += [ProcessExit(self._on(agent, e.name), e.status, e.log_tail) for e in exits]
         return found
 
     def _on(self, agent: Agent, name: str) -> str:
-        """"service mariadb on host h3" when the stack's processes span two hosts."""
+        """ "service mariadb on host h3" when the stack's processes span two hosts."""
         return f"{name} on host {agent.name}" if len(self.agents) > 1 else name
 
     def note_lost(self, exc: HostLost) -> None:
@@ -90,25 +89,31 @@ def host_lost(exc: HostLost, at: float) -> LevelFailure:
     return LevelFailure("host-lost", f"{exc} (at {when}, during the level)", "")
 
 
-def measure_spread(target: Target, req: LoadRequest, spread: Spread, watch: HostWatch
-                   ) -> Measurement:
+def measure_spread(
+    target: Target, req: LoadRequest, spread: Spread, watch: HostWatch
+) -> Measurement:
     """The level on other hosts; never raises for a host lost during it (the level fails)."""
     dead = watch()
     if dead:
-        failure = (host_lost(watch.lost, watch.lost_at) if watch.lost is not None
-                   else server_exited(dead, before_level=True))
+        failure = (
+            host_lost(watch.lost, watch.lost_at)
+            if watch.lost is not None
+            else server_exited(dead, before_level=True)
+        )
         return _measurement(target, req, spread, None, {}, failure)
     if not spread.loaders:
         return _local_loader(target, req, spread, watch)
     return _remote_loaders(target, req, spread, watch)
 
 
-def _local_loader(target: Target, req: LoadRequest, spread: Spread, watch: HostWatch
-                  ) -> Measurement:
+def _local_loader(
+    target: Target, req: LoadRequest, spread: Spread, watch: HostWatch
+) -> Measurement:
     """The server over there, the loader here (pinned to loader_cpus of this machine): the
     same loop as a local level, its roles sampled by their hosts' agents."""
     load = LoadHere(None, {}, "")
     usage: dict[str, RoleUsage] = {}
+
     def start_monitors() -> None:
         for agent in spread.stack_hosts:
             agent.client.monitor_start()
@@ -117,23 +122,29 @@ def _local_loader(target: Target, req: LoadRequest, spread: Spread, watch: HostW
         load = load_here(req, {}, watch, start_monitors)
         usage.update(load.usage)
         for agent in spread.stack_hosts:
-            usage.update({role: u for role, u in agent.client.monitor_stop().items()
-                          if role != "loader"})
+            usage.update(
+                {role: u for role, u in agent.client.monitor_stop().items() if role != "loader"}
+            )
     except HostLost as exc:
         watch.note_lost(exc)
     return _measurement(target, req, spread, load.result, usage, _failure(watch, load.error))
 
 
-def _remote_loaders(target: Target, req: LoadRequest, spread: Spread, watch: HostWatch
-                    ) -> Measurement:
+def _remote_loaders(
+    target: Target, req: LoadRequest, spread: Spread, watch: HostWatch
+) -> Measurement:
     loaders = spread.loaders
     parts = split_request(req, [req.loader_cpus] * len(loaders))
     budget = level_budget_s(req.settings)
     usage: dict[str, RoleUsage] = {}
     outcomes: list[tuple[LoadResult, float] | BaseException | None] = [None] * len(loaders)
     try:
-        _together([lambda a=a, r=r: a.client.warm_up(r, budget)  # type: ignore[misc]
-                   for a, r in zip(loaders, parts, strict=True)])
+        _together(
+            [
+                lambda a=a, r=r: a.client.warm_up(r, budget)  # type: ignore[misc]
+                for a, r in zip(loaders, parts, strict=True)
+            ]
+        )
         hosts = _distinct([*spread.stack_hosts, *loaders])
         for agent in hosts:
             agent.client.monitor_start()
@@ -142,13 +153,16 @@ def _remote_loaders(target: Target, req: LoadRequest, spread: Spread, watch: Hos
         def run(i: int) -> None:
             agent = loaders[i]
             try:
-                outcomes[i] = agent.client.run_load(parts[i], start_at + agent.clock.offset_s,
-                                                    budget)
+                outcomes[i] = agent.client.run_load(
+                    parts[i], start_at + agent.clock.offset_s, budget
+                )
             except BaseException as exc:  # noqa: BLE001 - handed to the controller thread
                 outcomes[i] = exc
 
-        threads = [threading.Thread(target=run, args=(i,), daemon=True,
-                                    name=f"load-{loaders[i].name}") for i in range(len(loaders))]
+        threads = [
+            threading.Thread(target=run, args=(i,), daemon=True, name=f"load-{loaders[i].name}")
+            for i in range(len(loaders))
+        ]
         with Watcher(watch, on_exit=lambda: _stop_loads(loaders)):
             for t in threads:
                 t.start()
@@ -163,9 +177,15 @@ def _remote_loaders(target: Target, req: LoadRequest, spread: Spread, watch: Hos
     return _merged(target, req, spread, parts, outcomes, usage, watch)
 
 
-def _merged(target: Target, req: LoadRequest, spread: Spread, parts: Sequence[LoadRequest],
-            outcomes: Sequence[tuple[LoadResult, float] | BaseException | None],
-            usage: dict[str, RoleUsage], watch: HostWatch) -> Measurement:
+def _merged(
+    target: Target,
+    req: LoadRequest,
+    spread: Spread,
+    parts: Sequence[LoadRequest],
+    outcomes: Sequence[tuple[LoadResult, float] | BaseException | None],
+    usage: dict[str, RoleUsage],
+    watch: HostWatch,
+) -> Measurement:
     loader_error = ""
     for agent, outcome in zip(spread.loaders, outcomes, strict=True):
         if isinstance(outcome, HostLost):
@@ -180,17 +200,27 @@ def _merged(target: Target, req: LoadRequest, spread: Spread, parts: Sequence[Lo
     done = [o for o in outcomes if isinstance(o, tuple)]
     if len(done) != len(outcomes):
         return _measurement(target, req, spread, None, usage, failure)
-    started = [at - agent.clock.offset_s
-               for (_, at), agent in zip(done, spread.loaders, strict=True)]
+    started = [
+        at - agent.clock.offset_s for (_, at), agent in zip(done, spread.loaders, strict=True)
+    ]
     names = [a.name for a in spread.loaders]
     merged = merge_results([r for r, _ in done], started, names)
     loader_parts = tuple(
-        LoaderPart(host=name, connections=part.connections, rate=part.rate,
-                   completed=r.completed, errors=r.errors_total,
-                   requests_per_s=r.requests_per_s, started_at=at, histogram=r.histogram)
-        for name, part, (r, _), at in zip(names, parts, done, started, strict=True))
-    return _measurement(target, req, spread, merged.result, usage, failure,
-                        merged.start_skew_s, loader_parts)
+        LoaderPart(
+            host=name,
+            connections=part.connections,
+            rate=part.rate,
+            completed=r.completed,
+            errors=r.errors_total,
+            requests_per_s=r.requests_per_s,
+            started_at=at,
+            histogram=r.histogram,
+        )
+        for name, part, (r, _), at in zip(names, parts, done, started, strict=True)
+    )
+    return _measurement(
+        target, req, spread, merged.result, usage, failure, merged.start_skew_s, loader_parts
+    )
 
 
 def _failure(watch: HostWatch, loader_error: str) -> LevelFailure | None:
@@ -253,10 +283,16 @@ def _with_loader_summary(usage: dict[str, RoleUsage]) -> dict[str, RoleUsage]:
     return usage
 
 
-def _measurement(target: Target, req: LoadRequest, spread: Spread, result: LoadResult | None,
-                 usage: Mapping[str, RoleUsage], failure: LevelFailure | None,
-                 start_skew_s: float | None = None,
-                 loader_parts: tuple[LoaderPart, ...] = ()) -> Measurement:
+def _measurement(
+    target: Target,
+    req: LoadRequest,
+    spread: Spread,
+    result: LoadResult | None,
+    usage: Mapping[str, RoleUsage],
+    failure: LevelFailure | None,
+    start_skew_s: float | None = None,
+    loader_parts: tuple[LoaderPart, ...] = (),
+) -> Measurement:
     s = req.settings
     hosts = {role: spread.server.name for role in target.server_roles}
     hosts.update({role: spread.services_host.name for role in target.service_roles})
@@ -264,9 +300,17 @@ def _measurement(target: Target, req: LoadRequest, spread: Spread, result: LoadR
         hosts.update({f"loader@{a.name}": a.name for a in spread.loaders})
     else:
         hosts["loader"] = LOCAL_HOST
-    return Measurement(result=result, usage=_with_loader_summary(dict(usage)), mode=s.mode,
-                       connections=req.connections, duration_s=s.duration_s,
-                       server_roles=tuple(target.server_roles),
-                       server_cores=target.server_cores, loader_cores=len(req.loader_cpus),
-                       failure=failure, hosts=hosts, start_skew_s=start_skew_s,
-                       loader_parts=loader_parts)
+    return Measurement(
+        result=result,
+        usage=_with_loader_summary(dict(usage)),
+        mode=s.mode,
+        connections=req.connections,
+        duration_s=s.duration_s,
+        server_roles=tuple(target.server_roles),
+        server_cores=target.server_cores,
+        loader_cores=len(req.loader_cpus),
+        failure=failure,
+        hosts=hosts,
+        start_skew_s=start_skew_s,
+        loader_parts=loader_parts,
+    )

@@ -29,8 +29,10 @@ def fixed_sweep(levels: Sequence[Level], slo: Slo | None, measure: Measure) -> s
             continue
         failed_in_a_row = failed_in_a_row + 1 if slo_failed(records, slo) else 0
         if failed_in_a_row >= stop_after and index < level_count - 1:
-            return (f"sweep stopped early: SLO failed at {failed_in_a_row} consecutive levels "
-                    f"(stop_after_failures = {stop_after})")
+            return (
+                f"sweep stopped early: SLO failed at {failed_in_a_row} consecutive levels "
+                f"(stop_after_failures = {stop_after})"
+            )
     return ""
 
 
@@ -38,14 +40,14 @@ def rate_search(search: RateSearch, slo: Slo, repeat: int, measure: Measure) -> 
     """Probe rates (bisection between lo and hi, see `next_rate`) until the bounds meet
     within the tolerance or the probe budget is spent; returns the finding."""
     history: list[Probe] = []
-    while (rate := next_rate(history, search.lo, search.hi, search.probes,
-                             search.tolerance)) is not None:
+    while (
+        rate := next_rate(history, search.lo, search.hi, search.probes, search.tolerance)
+    ) is not None:
         index = len(history)
         records = [measure(Level(index, rate, rep)) for rep in range(repeat)]
         history.append(Probe(rate, all(sustained(r, slo) for r in records)))
     best, failed_at = sustainable_bounds(history)
     if best is None:
-        return (f"max sustainable rate: below {search.lo:g} req/s (the lowest probe broke "
-                "the SLO)")
+        return f"max sustainable rate: below {search.lo:g} req/s (the lowest probe broke the SLO)"
     above = f", {failed_at:g} req/s did not" if failed_at else ""
     return f"max sustainable rate: {best:g} req/s met the SLO{above} ({len(history)} probes)"

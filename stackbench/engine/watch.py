@@ -63,17 +63,23 @@ def loader_failed(error: str) -> LevelFailure:
     """The load tool could not finish the level (crash, non-zero exit, time-out, bad output).
     The driver's message ends with the tool's stderr: its tail is kept as the log."""
     lines = error.strip().splitlines() or [""]
-    return LevelFailure("loader-failed", lines[0][:300],
-                        "\n".join(error[-LOADER_ERROR_CHARS:].splitlines()[-LOG_TAIL_LINES:]))
+    return LevelFailure(
+        "loader-failed",
+        lines[0][:300],
+        "\n".join(error[-LOADER_ERROR_CHARS:].splitlines()[-LOG_TAIL_LINES:]),
+    )
 
 
-def stack_exits(instance: StackInstance, services: Services,
-                service_kinds: frozenset[ServiceKind]) -> ExitCheck:
+def stack_exits(
+    instance: StackInstance, services: Services, service_kinds: frozenset[ServiceKind]
+) -> ExitCheck:
     """The check for one started stack: its processes and the services it uses."""
 
     def check() -> list[ProcessExit]:
-        return [ProcessExit(e.name, e.status, fs.log_tail(e.log_path, LOG_TAIL_LINES))
-                for e in exited_processes(instance, services.running(), service_kinds)]
+        return [
+            ProcessExit(e.name, e.status, fs.log_tail(e.log_path, LOG_TAIL_LINES))
+            for e in exited_processes(instance, services.running(), service_kinds)
+        ]
 
     return check
 
@@ -82,8 +88,9 @@ class Watcher:
     """Polls `check` in a thread while a level runs; on the first exit calls `on_exit` once
     (the runner stops the load with it), then stops polling."""
 
-    def __init__(self, check: ExitCheck, on_exit: Callable[[], None],
-                 interval_s: float = POLL_INTERVAL_S) -> None:
+    def __init__(
+        self, check: ExitCheck, on_exit: Callable[[], None], interval_s: float = POLL_INTERVAL_S
+    ) -> None:
         self._check = check
         self._on_exit = on_exit
         self._interval_s = interval_s
@@ -102,7 +109,11 @@ class Watcher:
         self._thread.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         self._stop.set()
         self._thread.join()

@@ -44,9 +44,7 @@ def version_tuple(text: str) -> tuple[int, ...] | None:
 
 def command_version(path: str, args: tuple[str, ...]) -> str:
     try:
-        out = subprocess.run(
-            [path, *args], capture_output=True, text=True, timeout=20, check=False
-        )
+        out = subprocess.run([path, *args], capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"unknown ({exc})"
     text = _ANSI.sub("", out.stdout + out.stderr).strip()

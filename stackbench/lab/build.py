@@ -44,8 +44,7 @@ def build_dir_for(manifest: Manifest) -> Path:
     return build_cache_dir() / manifest.name / input_hash(manifest)
 
 
-def ensure_built(manifest: Manifest, variables: Mapping[str, str],
-                 env: Mapping[str, str]) -> Path:
+def ensure_built(manifest: Manifest, variables: Mapping[str, str], env: Mapping[str, str]) -> Path:
     """Build if needed; returns the build directory. Raises BuildError with the log tail."""
     cache = build_cache_dir()
     out = Path(variables["build_dir"])
@@ -62,16 +61,26 @@ def ensure_built(manifest: Manifest, variables: Mapping[str, str],
     command = [render(arg, variables, where) for arg in manifest.build.command]
     with open(log, "wb") as log_file:
         try:
-            done = subprocess.run(command, cwd=manifest.stack_dir, env=dict(env), stdout=log_file,
-                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                  preexec_fn=_readable_outputs, timeout=1800, check=False)
+            done = subprocess.run(
+                command,
+                cwd=manifest.stack_dir,
+                env=dict(env),
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_readable_outputs,
+                timeout=1800,
+                check=False,
+            )
         except FileNotFoundError as exc:
             raise BuildError(f"{manifest.name}: build command not found: {command[0]}") from exc
         except subprocess.TimeoutExpired as exc:
             raise BuildError(f"{manifest.name}: build timed out after 30 min; log {log}") from exc
     if done.returncode != 0:
-        raise BuildError(f"{manifest.name}: build failed (exit {done.returncode}): "
-                         f"{' '.join(command)}\n--- last lines of {log}:\n{tail(log)}")
+        raise BuildError(
+            f"{manifest.name}: build failed (exit {done.returncode}): "
+            f"{' '.join(command)}\n--- last lines of {log}:\n{tail(log)}"
+        )
     marker.write_text(" ".join(command))
     return out
 

@@ -18,18 +18,18 @@ import psutil
 from stackbench.lab.machine import Check, Verdict
 
 SAMPLE_S = 1.0
-BUSY_CORE = 0.15        # a core more than 15% busy with nothing of ours running is busy
-BUSY_PROCESS = 0.05     # a process using 5% of a core is worth naming
-LOAD_PER_CORE = 0.5     # the 1-minute load average per usable core
-STEAL = 0.02            # 2% of the CPU taken by the hypervisor
+BUSY_CORE = 0.15  # a core more than 15% busy with nothing of ours running is busy
+BUSY_PROCESS = 0.05  # a process using 5% of a core is worth naming
+LOAD_PER_CORE = 0.5  # the 1-minute load average per usable core
+STEAL = 0.02  # 2% of the CPU taken by the hypervisor
 
 
 @dataclass(frozen=True)
 class Sample:
     """What the machine did during one sample."""
 
-    busy_by_cpu: dict[int, float]     # 0..1 per CPU (everything but idle and iowait)
-    steal: float                      # 0..1 of all CPUs
+    busy_by_cpu: dict[int, float]  # 0..1 per CPU (everything but idle and iowait)
+    steal: float  # 0..1 of all CPUs
     processes: tuple[tuple[int, str, float, int | None], ...]  # pid, name, cores, last CPU
 
 
@@ -86,8 +86,9 @@ def _steal(before: Sequence[object], after: Sequence[object]) -> float:
 FIND_BUSY = "ps -eo pid,psr,pcpu,comm --sort=-pcpu | head -8"  # psr: the CPU it is on
 
 
-def busy_checks(roles: Mapping[str, Sequence[int]], found: Sample,
-                spare: Sequence[int] = ()) -> list[Check]:
+def busy_checks(
+    roles: Mapping[str, Sequence[int]], found: Sample, spare: Sequence[int] = ()
+) -> list[Check]:
     """The cores of each role ('server', 'loader', ...) busy with something else, the processes
     using them (moved to the `spare` cores, if there are any), and the hypervisor's steal."""
     checks = []
@@ -98,14 +99,23 @@ def busy_checks(roles: Mapping[str, Sequence[int]], found: Sample,
         if worst <= BUSY_CORE:
             checks.append(Check(f"{role} cores", Verdict.OK, f"idle: {shown or 'none'}"))
             continue
-        users = [(pid, name, share) for pid, name, share, cpu in found.processes
-                 if cpu is None or cpu in cpus][:4]
-        named = ", ".join(f"{name} (pid {pid}, {share:.0%} of a core)"
-                          for pid, name, share in users)
-        checks.append(Check(
-            f"{role} cores", Verdict.WARN,
-            f"{shown} busy with something else" + (f": {named}" if named else ""),
-            _busy_hint([pid for pid, _, _ in users], spare), _busy_commands(users, spare)))
+        users = [
+            (pid, name, share)
+            for pid, name, share, cpu in found.processes
+            if cpu is None or cpu in cpus
+        ][:4]
+        named = ", ".join(
+            f"{name} (pid {pid}, {share:.0%} of a core)" for pid, name, share in users
+        )
+        checks.append(
+            Check(
+                f"{role} cores",
+                Verdict.WARN,
+                f"{shown} busy with something else" + (f": {named}" if named else ""),
+                _busy_hint([pid for pid, _, _ in users], spare),
+                _busy_commands(users, spare),
+            )
+        )
     checks.append(steal_check(found.steal))
     return checks
 
@@ -115,17 +125,20 @@ def _busy_hint(pids: Sequence[int], spare: Sequence[int]) -> str:
     it = "it" if len(pids) == 1 else "them"
     stop = f"stop {it} (kill {' '.join(map(str, pids))}, if yours)"
     if pids and spare:
-        return what + f"{stop}, or move {it} to the spare cores, then run stackbench doctor " \
-                      "again"
+        return what + f"{stop}, or move {it} to the spare cores, then run stackbench doctor again"
     if pids:
-        return what + (f"{stop} or wait for {it} to end (no core is spare to move {it} to), "
-                       "then run stackbench doctor again")
-    return what + "find what runs there (PSR is the CPU) and stop it, then run stackbench " \
-                  "doctor again"
+        return what + (
+            f"{stop} or wait for {it} to end (no core is spare to move {it} to), "
+            "then run stackbench doctor again"
+        )
+    return (
+        what + "find what runs there (PSR is the CPU) and stop it, then run stackbench doctor again"
+    )
 
 
-def _busy_commands(users: Sequence[tuple[int, str, float]],
-                   spare: Sequence[int]) -> tuple[str, ...]:
+def _busy_commands(
+    users: Sequence[tuple[int, str, float]], spare: Sequence[int]
+) -> tuple[str, ...]:
     if users and spare:
         cpus = ",".join(str(c) for c in sorted(spare))
         return tuple(f"taskset -apc {cpus} {pid}" for pid, _, _ in users)
@@ -135,11 +148,14 @@ def _busy_commands(users: Sequence[tuple[int, str, float]],
 def steal_check(steal: float) -> Check:
     if steal <= STEAL:
         return Check("steal time", Verdict.OK, f"{steal:.1%} of the CPU")
-    return Check("steal time", Verdict.WARN,
-                 f"{steal:.1%} of the CPU taken by the hypervisor during the sample",
-                 "other guests compete for this host: expect drifting figures; use a "
-                 "dedicated host or calibrate (stackbench calibrate) to let verdicts allow "
-                 "for it")
+    return Check(
+        "steal time",
+        Verdict.WARN,
+        f"{steal:.1%} of the CPU taken by the hypervisor during the sample",
+        "other guests compete for this host: expect drifting figures; use a "
+        "dedicated host or calibrate (stackbench calibrate) to let verdicts allow "
+        "for it",
+    )
 
 
 def load_check(cores: int) -> Check:
@@ -147,24 +163,37 @@ def load_check(cores: int) -> Check:
     value = f"{one:.2f} (1 min), {five:.2f} (5 min) on {cores} usable core(s)"
     if one <= LOAD_PER_CORE * cores:
         return Check("load average", Verdict.OK, value)
-    return Check("load average", Verdict.WARN, value,
-                 "other work is running: find it, stop it, and wait for the load average to "
-                 "fall", (FIND_BUSY,))
+    return Check(
+        "load average",
+        Verdict.WARN,
+        value,
+        "other work is running: find it, stop it, and wait for the load average to fall",
+        (FIND_BUSY,),
+    )
 
 
 def swap_check() -> Check:
     swap = psutil.swap_memory()
     if swap.total == 0 or swap.used == 0:
         return Check("swap", Verdict.OK, "not in use")
-    return Check("swap", Verdict.WARN, f"{swap.used / 2**20:,.0f} MiB swapped out",
-                 "swapping adds latency spikes: free memory, or bring the swapped pages back "
-                 "(needs as much free memory as is swapped out)", ("swapoff -a && swapon -a",))
+    return Check(
+        "swap",
+        Verdict.WARN,
+        f"{swap.used / 2**20:,.0f} MiB swapped out",
+        "swapping adds latency spikes: free memory, or bring the swapped pages back "
+        "(needs as much free memory as is swapped out)",
+        ("swapoff -a && swapon -a",),
+    )
 
 
-def quiet_machine_checks(roles: Mapping[str, Sequence[int]], usable: Collection[int],
-                         exclude: Iterable[int] = ()) -> list[Check]:
+def quiet_machine_checks(
+    roles: Mapping[str, Sequence[int]], usable: Collection[int], exclude: Iterable[int] = ()
+) -> list[Check]:
     """Every check of this module, from one sample; `usable`: the CPUs stackbench may use
     (those no role uses are where other work can go)."""
     spare = sorted(set(usable) - {cpu for cpus in roles.values() for cpu in cpus})
-    return [load_check(len(usable)), *busy_checks(roles, sample(exclude=exclude), spare),
-            swap_check()]
+    return [
+        load_check(len(usable)),
+        *busy_checks(roles, sample(exclude=exclude), spare),
+        swap_check(),
+    ]

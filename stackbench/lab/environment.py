@@ -49,8 +49,13 @@ def governor() -> str | None:
 
 def git_revision() -> str | None:
     try:
-        out = subprocess.run(["git", "-C", str(REPO_ROOT), "describe", "--always", "--dirty"],
-                             capture_output=True, text=True, timeout=10, check=False)
+        out = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
     except OSError:
         return None
     return out.stdout.strip() or None
@@ -77,7 +82,8 @@ def snapshot() -> dict[str, object]:
         "cores_allowed": sorted(os.sched_getaffinity(0)),
         "memory_total_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
         "kernel": uname.release,
-        "os": read_text("/etc/debian_version") and f"Debian {read_text('/etc/debian_version')}"
+        "os": read_text("/etc/debian_version")
+        and f"Debian {read_text('/etc/debian_version')}"
         or platform.platform(),
         "governor": governor(),
         "somaxconn": read_text("/proc/sys/net/core/somaxconn"),

@@ -46,11 +46,15 @@ def checked(path: Path, root: Path, action: str) -> Path:
     """
     path = Path(path)
     if ".." in path.parts:
-        raise InputError(f"refusing to {action} {path}: the path contains '..' "
-                         "(a stack, variant or workload name must be a plain name)")
+        raise InputError(
+            f"refusing to {action} {path}: the path contains '..' "
+            "(a stack, variant or workload name must be a plain name)"
+        )
     if not strictly_inside(root, path):
-        raise InputError(f"refusing to {action} {path}: it resolves to {path.resolve()}, "
-                         f"which is outside {Path(root).resolve()} (a symlink or a bad name?)")
+        raise InputError(
+            f"refusing to {action} {path}: it resolves to {path.resolve()}, "
+            f"which is outside {Path(root).resolve()} (a symlink or a bad name?)"
+        )
     return path.resolve()
 
 
@@ -71,8 +75,9 @@ def safe_rmtree(path: Path, root: Path) -> None:
     shutil.rmtree(real)
 
 
-def safe_mkdir(path: Path, root: Path, owner: tuple[int, int] | None = None,
-               mode: int = 0o755) -> Path:
+def safe_mkdir(
+    path: Path, root: Path, owner: tuple[int, int] | None = None, mode: int = 0o755
+) -> Path:
     """Create the directory path (and missing parents below root), strictly inside root.
 
     owner = (uid, gid) hands the new directories to that account (the stack user), so the
@@ -195,4 +200,5 @@ def open_path_for(path: Path, can_traverse: Callable[[Path], bool]) -> None:
             continue
         raise EnvironmentProblem(
             f"the unprivileged stack user cannot enter {ancestor}, so it cannot reach {path}; "
-            f"allow it (chmod o+x {ancestor}) or use a directory it can reach")
+            f"allow it (chmod o+x {ancestor}) or use a directory it can reach"
+        )

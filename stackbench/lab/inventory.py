@@ -30,8 +30,9 @@ def _entry(name: str, manifest: Manifest | InputError) -> StackEntry:
     return StackEntry(manifest, check_stack(manifest))
 
 
-def load_inventory(names: list[str] | None = None,
-                   stacks_dir: Path = STACKS_DIR) -> dict[str, StackEntry]:
+def load_inventory(
+    names: list[str] | None = None, stacks_dir: Path = STACKS_DIR
+) -> dict[str, StackEntry]:
     manifests = load_manifests(stacks_dir)
     if names is not None:
         unknown = [n for n in names if n not in manifests]

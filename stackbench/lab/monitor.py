@@ -19,7 +19,7 @@ from stackbench.config.placement import OTHER_ROLE
 from stackbench.lab.procs import tree
 
 LOADER_BOUND_SHARE = 0.90  # loader busier than 90% of its cores...
-SERVER_IDLE_SHARE = 0.90   # ...while the server is below 90% of its cores
+SERVER_IDLE_SHARE = 0.90  # ...while the server is below 90% of its cores
 
 
 @dataclass
@@ -43,8 +43,9 @@ class _RoleState:
 
 
 class Monitor:
-    def __init__(self, roles: Mapping[str, int], interval_s: float = 0.25,
-                 cpus: frozenset[int] = frozenset()) -> None:
+    def __init__(
+        self, roles: Mapping[str, int], interval_s: float = 0.25, cpus: frozenset[int] = frozenset()
+    ) -> None:
         """`cpus`: the cores the level runs on; what else used them is the OTHER_ROLE."""
         self.cpus = cpus
         self._cpu_times: list[Any] = []
@@ -85,18 +86,28 @@ class Monitor:
         """The measured cores' user + system time not spent by a monitored role (interrupts
         and softirqs, where loopback networking runs, are left out: they are the level's)."""
         cores = [c for c in self.cpus if c < min(len(after), len(self._cpu_times))]
-        busy = sum((after[c].user + after[c].nice + after[c].system)
-                   - (self._cpu_times[c].user + self._cpu_times[c].nice
-                      + self._cpu_times[c].system) for c in cores)
+        busy = sum(
+            (after[c].user + after[c].nice + after[c].system)
+            - (self._cpu_times[c].user + self._cpu_times[c].nice + self._cpu_times[c].system)
+            for c in cores
+        )
         # stackbench itself (this monitor, the live progress line) is not "other" either
         ours = sum(u.cpu_user_s + u.cpu_sys_s for u in usage.values()) + (
-            _own_cpu_s() - self._own_start)
+            _own_cpu_s() - self._own_start
+        )
         other = max(0.0, busy - ours)
         elapsed = self.elapsed or 1e-9
-        return RoleUsage(cpu_user_s=round(other, 4), cpu_sys_s=0.0,
-                         cpu_percent=round(100.0 * other / elapsed, 2), rss_max_bytes=0,
-                         rss_mean_bytes=0, threads_max=0, processes_max=0, ctx_voluntary=0,
-                         ctx_involuntary=0)
+        return RoleUsage(
+            cpu_user_s=round(other, 4),
+            cpu_sys_s=0.0,
+            cpu_percent=round(100.0 * other / elapsed, 2),
+            rss_max_bytes=0,
+            rss_mean_bytes=0,
+            threads_max=0,
+            processes_max=0,
+            ctx_voluntary=0,
+            ctx_involuntary=0,
+        )
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
@@ -129,9 +140,15 @@ class Monitor:
             # during the level (a php-fpm/Apache respawn, the loader) from zero.
             base = 1.0 if not self._baseline_done else 0.0
             state.pids[pid] = _PidState(
-                cpu.user * base, cpu.system * base, cpu.user, cpu.system,
-                int(ctx.voluntary * base), int(ctx.involuntary * base),
-                ctx.voluntary, ctx.involuntary)
+                cpu.user * base,
+                cpu.system * base,
+                cpu.user,
+                cpu.system,
+                int(ctx.voluntary * base),
+                int(ctx.involuntary * base),
+                ctx.voluntary,
+                ctx.involuntary,
+            )
             return
         known.last_user, known.last_sys = cpu.user, cpu.system
         known.last_vol, known.last_invol = ctx.voluntary, ctx.involuntary
@@ -144,10 +161,13 @@ class Monitor:
             sys = sum(p.last_sys - p.first_sys for p in st.pids.values())
             rss = st.rss_samples or [0]
             out[role] = RoleUsage(
-                cpu_user_s=round(user, 4), cpu_sys_s=round(sys, 4),
+                cpu_user_s=round(user, 4),
+                cpu_sys_s=round(sys, 4),
                 cpu_percent=round(100.0 * (user + sys) / elapsed, 2),
-                rss_max_bytes=max(rss), rss_mean_bytes=int(sum(rss) / len(rss)),
-                threads_max=st.threads_max, processes_max=st.processes_max,
+                rss_max_bytes=max(rss),
+                rss_mean_bytes=int(sum(rss) / len(rss)),
+                threads_max=st.threads_max,
+                processes_max=st.processes_max,
                 ctx_voluntary=sum(p.last_vol - p.first_vol for p in st.pids.values()),
                 ctx_involuntary=sum(p.last_invol - p.first_invol for p in st.pids.values()),
             )
@@ -173,13 +193,20 @@ def process_counts(roles: Mapping[str, int]) -> str:
             except psutil.Error:
                 continue
             procs += 1
-        parts.append(f"{role} {procs} process{'es' if procs != 1 else ''} "
-                     f"({threads} thread{'s' if threads != 1 else ''})")
+        parts.append(
+            f"{role} {procs} process{'es' if procs != 1 else ''} "
+            f"({threads} thread{'s' if threads != 1 else ''})"
+        )
     return ", ".join(parts)
 
 
-def loader_bound(usage: Mapping[str, RoleUsage], loader_cores: int, server_roles: list[str],
-                 server_cores: int, loader_role: str = "loader") -> bool:
+def loader_bound(
+    usage: Mapping[str, RoleUsage],
+    loader_cores: int,
+    server_roles: list[str],
+    server_cores: int,
+    loader_role: str = "loader",
+) -> bool:
     """The loader (`loader_role`: one loader host's, `loader@HOST`, in a spread level), not
     the server, was the saturated side of this level."""
     loader = usage.get(loader_role)

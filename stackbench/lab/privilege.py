@@ -57,7 +57,8 @@ def stack_user() -> RunAs | None:
     if entry.pw_uid == 0 or entry.pw_gid == 0:
         raise EnvironmentProblem(
             f"user '{name}' has uid {entry.pw_uid} / gid {entry.pw_gid}: servers must not run "
-            f"with root's ids; give it its own ids or set {STACK_USER_ENV} to another account")
+            f"with root's ids; give it its own ids or set {STACK_USER_ENV} to another account"
+        )
     return RunAs(name, entry.pw_uid, entry.pw_gid)
 
 
@@ -83,8 +84,9 @@ def can_enter(info: os.stat_result, run_as: RunAs) -> bool:
     return bool(info.st_mode & stat.S_IXOTH)
 
 
-def unreadable(run_as: RunAs, paths: Iterable[Path],
-               executables: Iterable[Path] = ()) -> list[Path]:
+def unreadable(
+    run_as: RunAs, paths: Iterable[Path], executables: Iterable[Path] = ()
+) -> list[Path]:
     """The paths run_as cannot read (directories: read and enter) or, for executables, run;
     asked as that user.
 
@@ -92,22 +94,30 @@ def unreadable(run_as: RunAs, paths: Iterable[Path],
     exactly as they will for the server.
     """
     test = shutil.which("test") or "/usr/bin/test"
-    checks = [(path, ["-r", str(path), "-a", "-x", str(path)] if path.is_dir()
-               else ["-r", str(path)]) for path in paths]
+    checks = [
+        (path, ["-r", str(path), "-a", "-x", str(path)] if path.is_dir() else ["-r", str(path)])
+        for path in paths
+    ]
     checks += [(path, ["-x", str(path)]) for path in executables]
     missing: list[Path] = []
     for path, condition in checks:
-        done = subprocess.run([test, *condition], stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              preexec_fn=lambda: drop_to(run_as), timeout=_CHECK_TIMEOUT_S,
-                              check=False)
+        done = subprocess.run(
+            [test, *condition],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=lambda: drop_to(run_as),
+            timeout=_CHECK_TIMEOUT_S,
+            check=False,
+        )
         if done.returncode != 0:
             missing.append(path)
     return missing
 
 
-def server_environment(env: Mapping[str, str], run_as: RunAs | None,
-                       run_dir: Path) -> dict[str, str]:
+def server_environment(
+    env: Mapping[str, str], run_as: RunAs | None, run_dir: Path
+) -> dict[str, str]:
     """env for a server running as run_as: HOME and TMPDIR in its run dir, its own names.
 
     Root's HOME (/root) is neither readable nor writable for the stack user; runtimes that
@@ -115,10 +125,12 @@ def server_environment(env: Mapping[str, str], run_as: RunAs | None,
     """
     result = dict(env)
     if run_as is not None:
-        result.update({
-            "HOME": str(run_dir / "home"),
-            "TMPDIR": str(run_dir / "tmp"),
-            "USER": run_as.name,
-            "LOGNAME": run_as.name,
-        })
+        result.update(
+            {
+                "HOME": str(run_dir / "home"),
+                "TMPDIR": str(run_dir / "tmp"),
+                "USER": run_as.name,
+                "LOGNAME": run_as.name,
+            }
+        )
     return result

@@ -27,8 +27,7 @@ from stackbench.lab.privilege import RunAs, drop_to
 _PR_SET_PDEATHSIG = 1
 
 
-def child_setup(cpus: frozenset[int] | None,
-                run_as: RunAs | None = None) -> Callable[[], None]:
+def child_setup(cpus: frozenset[int] | None, run_as: RunAs | None = None) -> Callable[[], None]:
     """For every child stackbench starts (server, service, loader, script), run between fork
     and exec: switch to run_as (if given), pin it to its CPUs, and make it die with stackbench.
     """
@@ -49,9 +48,14 @@ def child_setup(cpus: frozenset[int] | None,
     return setup
 
 
-def spawn(command: Sequence[str], cwd: Path, env: Mapping[str, str] | None, log_path: Path,
-          cpus: frozenset[int] | None = None,
-          run_as: RunAs | None = None) -> subprocess.Popen[bytes]:
+def spawn(
+    command: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    log_path: Path,
+    cpus: frozenset[int] | None = None,
+    run_as: RunAs | None = None,
+) -> subprocess.Popen[bytes]:
     """Start `command` in a new session (as run_as) with stdout+stderr appended to log_path.
 
     The log is opened here, by stackbench, without following a symlink at log_path.
@@ -59,8 +63,13 @@ def spawn(command: Sequence[str], cwd: Path, env: Mapping[str, str] | None, log_
     log = open_log(log_path)
     try:
         return subprocess.Popen(
-            list(command), cwd=cwd, env=None if env is None else dict(env), stdout=log,
-            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+            list(command),
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
             preexec_fn=child_setup(cpus, run_as),
         )
     finally:

@@ -66,8 +66,9 @@ def core_variables(server_cpus: frozenset[int]) -> dict[str, str]:
     return {"server_core_count": str(len(server_cpus)), "server_cpus": format_cpus(server_cpus)}
 
 
-def params_for_cores(manifest: Manifest, overrides: Mapping[str, str],
-                     server_cpus: frozenset[int]) -> dict[str, str]:
+def params_for_cores(
+    manifest: Manifest, overrides: Mapping[str, str], server_cpus: frozenset[int]
+) -> dict[str, str]:
     """Every parameter as a start of the stack on these cores resolves it (variables_for does
     the same at start), known before anything starts: what the plan prints. A default that
     refers to a variable known only at start (the port, the run directory) is an InputError
@@ -79,10 +80,10 @@ def params_for_cores(manifest: Manifest, overrides: Mapping[str, str],
 class PlannedParams:
     """The parameters one planned stack will start with on the plan's server cores."""
 
-    stack: str                      # as the plan names it (a variant's name included)
-    values: Mapping[str, str]       # every parameter, resolved (empty when `problem`)
-    derived: tuple[str, ...] = ()   # those whose default is computed from the cores
-    problem: str = ""               # why they cannot be resolved before the start
+    stack: str  # as the plan names it (a variant's name included)
+    values: Mapping[str, str]  # every parameter, resolved (empty when `problem`)
+    derived: tuple[str, ...] = ()  # those whose default is computed from the cores
+    problem: str = ""  # why they cannot be resolved before the start
 
 
 def planned_params(plan: Plan, inventory: Mapping[str, StackEntry]) -> tuple[PlannedParams, ...]:
@@ -96,18 +97,19 @@ def planned_params(plan: Plan, inventory: Mapping[str, StackEntry]) -> tuple[Pla
         if entry is None or entry.parsed is None:
             continue
         manifest = entry.parsed
-        derived = tuple(p.name for p in manifest.params
-                        if p.name not in ps.params and has_template(p.default))
+        derived = tuple(
+            p.name for p in manifest.params if p.name not in ps.params and has_template(p.default)
+        )
         try:
-            out.append(PlannedParams(ps.name, params_for_cores(manifest, ps.params, cpus),
-                                     derived))
+            out.append(PlannedParams(ps.name, params_for_cores(manifest, ps.params, cpus), derived))
         except InputError as exc:
             out.append(PlannedParams(ps.name, {}, problem=str(exc)))
     return tuple(out)
 
 
-def variables_for(cfg: StackConfig, port: int,
-                  extra_ports: Mapping[str, int] | None = None) -> dict[str, str]:
+def variables_for(
+    cfg: StackConfig, port: int, extra_ports: Mapping[str, int] | None = None
+) -> dict[str, str]:
     """Every template variable of a start on `port`; `extra_ports` gives the manifest's
     `ports` by name (a name missing here is an unknown variable when rendered)."""
     m = cfg.manifest
@@ -130,14 +132,16 @@ def variables_for(cfg: StackConfig, port: int,
 
 def environment_for(variables: Mapping[str, str], cfg: StackConfig) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({
-        "HOST": variables["host"],
-        "PORT": variables["port"],
-        "FIXTURES_DIR": variables["fixtures_dir"],
-        "RUN_DIR": variables["run_dir"],
-        "STACK_DIR": variables["stack_dir"],
-        "BUILD_DIR": variables["build_dir"],
-    })
+    env.update(
+        {
+            "HOST": variables["host"],
+            "PORT": variables["port"],
+            "FIXTURES_DIR": variables["fixtures_dir"],
+            "RUN_DIR": variables["run_dir"],
+            "STACK_DIR": variables["stack_dir"],
+            "BUILD_DIR": variables["build_dir"],
+        }
+    )
     env.update(cfg.service_env)
     for name in (*cfg.manifest.ports, *(p.name for p in cfg.manifest.params)):
         env[name.upper()] = variables[name]
@@ -152,8 +156,10 @@ def tcp_address(text: str, default_host: str, where: str) -> tuple[str, int]:
     host = host_text.removeprefix("[").removesuffix("]") if colon else default_host
     port = int(port_text) if port_text.isascii() and port_text.isdigit() else 0
     if not 1 <= port <= 65535 or (colon and not _is_ip_address(host)):
-        raise InputError(f"{where}: {text!r} is not a port (1..65535) or an IP address and a "
-                         "port like 127.0.0.1:8080")
+        raise InputError(
+            f"{where}: {text!r} is not a port (1..65535) or an IP address and a "
+            "port like 127.0.0.1:8080"
+        )
     return host, port
 
 
@@ -172,9 +178,13 @@ class StackInstance:
         fs.checked(cfg.run_dir, self.run_root, "use")  # refuse a traversing name at once
         self.run_as: RunAs | None = stack_user()
         self.port = cfg.port or free_port(cfg.host)
-        self.extra_ports = dict(zip(cfg.manifest.ports,
-                                    free_ports(len(cfg.manifest.ports), LOOPBACK, {self.port}),
-                                    strict=True))
+        self.extra_ports = dict(
+            zip(
+                cfg.manifest.ports,
+                free_ports(len(cfg.manifest.ports), LOOPBACK, {self.port}),
+                strict=True,
+            )
+        )
         self.variables = variables_for(cfg, self.port, self.extra_ports)
         # Builds run as the invoking user, with its HOME (npm, Maven, Go and Cargo caches).
         self.build_env = environment_for(self.variables, cfg)
@@ -203,8 +213,10 @@ class StackInstance:
         """The [[process]] entries this start runs: those whose `when` the parameters meet."""
         chosen = tuple(p for p in self.cfg.manifest.processes if p.starts_with(self.variables))
         if not chosen:
-            raise InputError(f"{self.cfg.manifest.path}: no [[process]] starts with the "
-                             f"parameters {self.params_in_force()}; check the 'when' keys")
+            raise InputError(
+                f"{self.cfg.manifest.path}: no [[process]] starts with the "
+                f"parameters {self.params_in_force()}; check the 'when' keys"
+            )
         return chosen
 
     def roles(self) -> dict[str, int]:
@@ -214,8 +226,9 @@ class StackInstance:
     def exited(self) -> dict[str, int]:
         """Role -> exit status of every started process that has exited (negative: killed by
         that signal), for the crash watch; empty while all run."""
-        return {role: code for role, proc in self.processes
-                if (code := exit_status(proc)) is not None}
+        return {
+            role: code for role, proc in self.processes if (code := exit_status(proc)) is not None
+        }
 
     def build(self) -> Path:
         return build.ensure_built(self.cfg.manifest, self.variables, self.build_env)
@@ -227,10 +240,16 @@ class StackInstance:
         is empty or carries the marker of a run dir stackbench made.
         """
         run_dir, owner = self.cfg.run_dir, self.run_as.owner if self.run_as else None
-        if (run_dir.is_dir() and not run_dir.is_symlink() and any(run_dir.iterdir())
-                and not (run_dir / RUN_DIR_MARKER).is_file()):
-            raise InputError(f"{self.name}: refusing to delete {run_dir}: it is not a run "
-                             "directory stackbench made (choose an empty scratch directory)")
+        if (
+            run_dir.is_dir()
+            and not run_dir.is_symlink()
+            and any(run_dir.iterdir())
+            and not (run_dir / RUN_DIR_MARKER).is_file()
+        ):
+            raise InputError(
+                f"{self.name}: refusing to delete {run_dir}: it is not a run "
+                "directory stackbench made (choose an empty scratch directory)"
+            )
         fs.safe_rmtree(run_dir, self.run_root)
         real = fs.safe_mkdir(run_dir, self.run_root, owner, mode=0o700)
         fs.write_new_file(real / RUN_DIR_MARKER, real, f"{self.name}\n")
@@ -251,8 +270,9 @@ class StackInstance:
                 raise InputError(f"{m.path} [[template]]: cannot read {src}: {exc}") from exc
             # The destination is checked before anything is rendered for it.
             dest = fs.checked(self.cfg.run_dir / t.dest, self.cfg.run_dir, "write")
-            fs.write_new_file(dest, self.cfg.run_dir,
-                              render(text, self.variables, str(src), syntax_for(t.dest)))
+            fs.write_new_file(
+                dest, self.cfg.run_dir, render(text, self.variables, str(src), syntax_for(t.dest))
+            )
 
     def _check_stack_user_can_read(self) -> None:
         """Fail now, naming the path, if the stack user cannot read the code or the fixtures
@@ -260,21 +280,27 @@ class StackInstance:
         if self.run_as is None:
             return
         v = self.variables
-        wanted = [Path(v["stacks_dir"]), Path(v["stack_dir"]), FIXTURES_DIR / "demo.txt",
-                  FIXTURES_DIR / "random-64k.bin"]
+        wanted = [
+            Path(v["stacks_dir"]),
+            Path(v["stack_dir"]),
+            FIXTURES_DIR / "demo.txt",
+            FIXTURES_DIR / "random-64k.bin",
+        ]
         if Path(v["build_dir"]).exists():
             wanted.append(Path(v["build_dir"]))
         # What each [[process]] executes (build tools such as cargo are not needed by it).
         where = f"{self.cfg.manifest.path} [[process]]"
         programs = {render(proc.command[0], v, where) for proc in self.chosen_processes()}
-        missing = unreadable(self.run_as, wanted,
-                             sorted(Path(p) for p in programs if os.path.isabs(p)))
+        missing = unreadable(
+            self.run_as, wanted, sorted(Path(p) for p in programs if os.path.isabs(p))
+        )
         if missing:
             raise StackError(
                 f"{self.name}: the stack processes run as user '{self.run_as.name}', which "
                 f"cannot read or run {', '.join(map(str, missing))}; make them readable by "
                 "that user (e.g. chmod o+rx on each parent directory, chmod -R o+rX on the "
-                "checkout) or install the runtime outside root's home")
+                "checkout) or install the runtime outside root's home"
+            )
 
     def start(self) -> None:
         m = self.cfg.manifest
@@ -287,11 +313,13 @@ class StackInstance:
             where = f"{m.path} [[process]] {proc.role}"
             command = [render(arg, self.variables, where) for arg in proc.command]
             try:
-                popen = spawn(command, m.stack_dir, self.env, self.log_path, self.cfg.server_cpus,
-                              self.run_as)
+                popen = spawn(
+                    command, m.stack_dir, self.env, self.log_path, self.cfg.server_cpus, self.run_as
+                )
             except OSError as exc:
-                raise StackError(f"{m.name}: cannot start {proc.role} ({command[0]}): {exc}") \
-                    from exc
+                raise StackError(
+                    f"{m.name}: cannot start {proc.role} ({command[0]}): {exc}"
+                ) from exc
             self.processes.append((proc.role, popen))
             self._wait_process_ready(proc, where, deadline)
         self._wait_http_ready(deadline)
@@ -305,12 +333,14 @@ class StackInstance:
         run_dir = self.cfg.run_dir
         if not run_dir.is_dir():
             return {}
-        return {p.stem: p for p in sorted(run_dir.glob("*.log"))
-                if p.is_file() and not p.is_symlink()}
+        return {
+            p.stem: p for p in sorted(run_dir.glob("*.log")) if p.is_file() and not p.is_symlink()
+        }
 
     def _fail(self, what: str) -> StackError:
-        return StackError(f"{self.name}: {what}\n--- last lines of {self.log_path}:\n"
-                          f"{tail(self.log_path)}")
+        return StackError(
+            f"{self.name}: {what}\n--- last lines of {self.log_path}:\n{tail(self.log_path)}"
+        )
 
     def _check_alive(self) -> None:
         for role, popen in self.processes:
@@ -325,8 +355,11 @@ class StackInstance:
                 self._check_alive()
                 raise self._fail(f"{proc.role} did not open {path} in time")
         if proc.ready_tcp:
-            host, port = tcp_address(render(proc.ready_tcp, self.variables, where),
-                                     self.cfg.host, f"{where} key 'ready_tcp'")
+            host, port = tcp_address(
+                render(proc.ready_tcp, self.variables, where),
+                self.cfg.host,
+                f"{where} key 'ready_tcp'",
+            )
             if not wait_for_tcp(host, port, deadline):
                 self._check_alive()
                 raise self._fail(f"{proc.role} did not listen on {host} port {port} in time")

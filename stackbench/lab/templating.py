@@ -54,8 +54,9 @@ def syntax_for(file_name: str) -> Syntax:
     return Syntax.PLAIN
 
 
-def render(text: str, variables: Mapping[str, str], where: str,
-           syntax: Syntax = Syntax.ARGV) -> str:
+def render(
+    text: str, variables: Mapping[str, str], where: str, syntax: Syntax = Syntax.ARGV
+) -> str:
     """`text` with every {{name}} replaced by its value, written safely for `syntax`."""
 
     def substitute(match: re.Match[str]) -> str:
@@ -68,8 +69,10 @@ def render(text: str, variables: Mapping[str, str], where: str,
         if not problem and syntax is not Syntax.ARGV:
             value, problem = _written(value, syntax, text, match.start(), match.end())
         if problem:
-            raise InputError(f"{where}: cannot write {{{{{name}}}}} = {_show(value)} into this "
-                             f"{syntax.value}: {problem}")
+            raise InputError(
+                f"{where}: cannot write {{{{{name}}}}} = {_show(value)} into this "
+                f"{syntax.value}: {problem}"
+            )
         return value
 
     return _VAR.sub(substitute, text)
@@ -77,24 +80,29 @@ def render(text: str, variables: Mapping[str, str], where: str,
 
 def _written(value: str, syntax: Syntax, text: str, start: int, end: int) -> tuple[str, str]:
     """(the value as written at text[start:end], '') or (value, why it cannot be written)."""
-    quote = _open_quote(text[text.rfind("\n", 0, start) + 1:start])
+    quote = _open_quote(text[text.rfind("\n", 0, start) + 1 : start])
     if quote:  # already inside a quoted string of the template
         forbidden = quote + _NOT_IN_QUOTES.get(syntax, "\\$")
         bad = sorted({c for c in value if c in forbidden})
         if syntax is Syntax.PLAIN or bad:
-            return value, (f"{' '.join(bad) or 'its characters'} cannot be written inside "
-                           "quotes here")
+            return value, (
+                f"{' '.join(bad) or 'its characters'} cannot be written inside quotes here"
+            )
         return value, ""
     if _PLAIN.fullmatch(value):
         return value, ""
     if syntax is Syntax.PLAIN:
-        return value, ("stackbench does not know how to quote values in this file; use only "
-                       "letters, digits and . _ : / @ + , -")
+        return value, (
+            "stackbench does not know how to quote values in this file; use only "
+            "letters, digits and . _ : / @ + , -"
+        )
     before = text[start - 1] if start else "\n"
     after = text[end] if end < len(text) else "\n"
     if not (before.isspace() or before == "=") or not (after.isspace() or after == ";"):
-        return value, ("it needs quotes, but the template puts it inside a word; use only "
-                       "letters, digits and . _ : / @ + , -")
+        return value, (
+            "it needs quotes, but the template puts it inside a word; use only "
+            "letters, digits and . _ : / @ + , -"
+        )
     bad = sorted({c for c in value if c in '"' + _NOT_IN_QUOTES[syntax]})
     if bad:
         return value, f"{' '.join(bad)} cannot be written safely in this file"
@@ -125,8 +133,9 @@ def names_in(text: str) -> set[str]:
     return set(_VAR.findall(text))
 
 
-def resolve_params(manifest: Manifest, overrides: Mapping[str, str],
-                   variables: Mapping[str, str]) -> dict[str, str]:
+def resolve_params(
+    manifest: Manifest, overrides: Mapping[str, str], variables: Mapping[str, str]
+) -> dict[str, str]:
     """Every parameter of the stack: the override or the default, checked against its type.
 
     Overrides come from a suite (already checked when the plan was made) or from `--param`;

@@ -93,13 +93,31 @@ _PR_SET_CHILD_SUBREAPER = 36
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 # (readiness reads every stack's manifest and asks for runtimes' versions: seconds, during which
 # the main thread must go on answering heartbeats)
-_WORKER_REQUESTS = (p.StartStack, p.StartServices, p.StopStack, p.Verify, p.WarmUp, p.RunLoad,
-                    p.Readiness)
+_WORKER_REQUESTS = (
+    p.StartStack,
+    p.StartServices,
+    p.StopStack,
+    p.Verify,
+    p.WarmUp,
+    p.RunLoad,
+    p.Readiness,
+)
 # What a stack may be given from a services host of its own: addresses, ports, the account and
 # the per-start passwords (token_urlsafe), nothing that could change how a process runs.
-_SERVICE_ENV_KEYS = frozenset({
-    "DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD", "DB_NAME", "REDIS_HOST", "REDIS_PORT",
-    "REDIS_PASSWORD", "MEMCACHED_HOST", "MEMCACHED_PORT"})
+_SERVICE_ENV_KEYS = frozenset(
+    {
+        "DB_HOST",
+        "DB_PORT",
+        "DB_USER",
+        "DB_PASSWORD",
+        "DB_NAME",
+        "REDIS_HOST",
+        "REDIS_PORT",
+        "REDIS_PASSWORD",
+        "MEMCACHED_HOST",
+        "MEMCACHED_PORT",
+    }
+)
 _SERVICE_ENV_VALUE = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
@@ -147,13 +165,18 @@ class Channel:
                 return
             received = time.time()
             if not line:
-                self._inbox.put(_Closed("stdin reached end of file (the controller closed the "
-                                        "channel)", ExitCode.OK))
+                self._inbox.put(
+                    _Closed(
+                        "stdin reached end of file (the controller closed the channel)", ExitCode.OK
+                    )
+                )
                 return
             if not line.endswith(b"\n"):
-                why = (f"a request longer than {p.MAX_REQUEST_BYTES} bytes"
-                       if len(line) > p.MAX_REQUEST_BYTES else
-                       "stdin reached end of file in the middle of a request")
+                why = (
+                    f"a request longer than {p.MAX_REQUEST_BYTES} bytes"
+                    if len(line) > p.MAX_REQUEST_BYTES
+                    else "stdin reached end of file in the middle of a request"
+                )
                 self._inbox.put(_Closed(why, ExitCode.ENVIRONMENT))
                 return
             self._inbox.put(_Line(line, received))
@@ -194,8 +217,9 @@ class _Stack:
 class Agent:
     """One controller's agent: what it started on this host, and the requests that drive it."""
 
-    def __init__(self, run_dir: Path, heartbeat_s: float, clock_offset_s: float,
-                 in_fd: int, out_fd: int) -> None:
+    def __init__(
+        self, run_dir: Path, heartbeat_s: float, clock_offset_s: float, in_fd: int, out_fd: int
+    ) -> None:
         self.run_dir = run_dir
         self.heartbeat_s = heartbeat_s
         self.clock_offset_s = clock_offset_s
@@ -212,8 +236,7 @@ class Agent:
         self._load: RunningLoad | None = None
         self._monitor: Monitor | None = None
         self._work: queue.SimpleQueue[p.AnyRequest | None] = queue.SimpleQueue()
-        self._worker = threading.Thread(target=self._work_loop, name="agent-worker",
-                                        daemon=True)
+        self._worker = threading.Thread(target=self._work_loop, name="agent-worker", daemon=True)
 
     def now(self) -> float:
         """The time this agent reports: its clock, plus the injected test offset."""
@@ -238,8 +261,10 @@ class Agent:
             try:
                 event = self.inbox.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                return (f"no message from the controller for {self.heartbeat_s:g} s "
-                        "(heartbeat lost)", ExitCode.ENVIRONMENT)
+                return (
+                    f"no message from the controller for {self.heartbeat_s:g} s (heartbeat lost)",
+                    ExitCode.ENVIRONMENT,
+                )
             if isinstance(event, _Closed):
                 return event.why, event.exit_code
             if isinstance(event, _Signalled):
@@ -253,8 +278,12 @@ class Agent:
         try:
             request = p.decode_request(line.data)
         except msgspec.MsgspecError as exc:
-            bad = p.Error(id=p.message_id(line.data), kind=InputError.__name__,
-                          exit_code=ExitCode.BAD_INPUT, message=f"not a valid request: {exc}")
+            bad = p.Error(
+                id=p.message_id(line.data),
+                kind=InputError.__name__,
+                exit_code=ExitCode.BAD_INPUT,
+                message=f"not a valid request: {exc}",
+            )
             self.channel.reply(bad)
             return False
         log.debug("request %s", p.describe(request))
@@ -276,8 +305,13 @@ class Agent:
         """The requests the main thread answers at once."""
         rid = request.id
         if isinstance(request, p.Hello):
-            return p.AgentInfo(id=rid, version=__version__, hostname=self.hostname,
-                               pid=os.getpid(), cores=tuple(sorted(allowed_cpus())))
+            return p.AgentInfo(
+                id=rid,
+                version=__version__,
+                hostname=self.hostname,
+                pid=os.getpid(),
+                cores=tuple(sorted(allowed_cpus())),
+            )
         if isinstance(request, p.Exits):
             return p.Exited(id=rid, exits=self._exits())
         if isinstance(request, p.FetchLogs):
@@ -339,8 +373,9 @@ class Agent:
         self._stop_stack()
         entry = load_inventory([request.stack])[request.stack]
         if entry.manifest is None or not entry.status.available:
-            raise StackError(f"{request.stack} is unavailable on {self.hostname}: "
-                             f"{unavailable_reason(entry)}")
+            raise StackError(
+                f"{request.stack} is unavailable on {self.hostname}: {unavailable_reason(entry)}"
+            )
         workloads = pick_workloads(entry, request.workloads)
         if request.service_env is None:
             access = self._services_for(request.services_cpus).prepare(workloads)
@@ -349,33 +384,44 @@ class Agent:
             access = service_access(self._checked_service_env(request.service_env))
             kinds = frozenset()
         started = ExitStack()
-        instance = started.enter_context(running_stack(
-            entry, Placement(request.server_cpus, frozenset(), request.services_cpus),
-            self.run_dir / STACKS_DIR / request.name, request.params, access.env,
-            lambda step: log.info("%s: %s", request.name, step), host=host))
+        instance = started.enter_context(
+            running_stack(
+                entry,
+                Placement(request.server_cpus, frozenset(), request.services_cpus),
+                self.run_dir / STACKS_DIR / request.name,
+                request.params,
+                access.env,
+                lambda step: log.info("%s: %s", request.name, step),
+                host=host,
+            )
+        )
         with self._lock:
             self._stack = _Stack(started, instance, access, kinds)
             service_roles = self._services.roles() if self._services and kinds else {}
-        return p.StackStarted(id=request.id, base_url=instance.base_url,
-                              server_roles=instance.roles(), service_roles=service_roles,
-                              params=instance.params_in_force(),
-                              processes=process_counts(instance.roles()))
+        return p.StackStarted(
+            id=request.id,
+            base_url=instance.base_url,
+            server_roles=instance.roles(),
+            service_roles=service_roles,
+            params=instance.params_in_force(),
+            processes=process_counts(instance.roles()),
+        )
 
     def _start_services(self, request: p.StartServices) -> p.ServicesStarted:
         """The services alone, on this host's address for a server on another host."""
         self._check_cpus(request.cpus, "start-services: cpus")
         self._check_workloads(request.workloads, "start-services")
         host = self._listen_address(request.host, "start-services")
-        clients = tuple(self._listen_address(c, "start-services: clients")
-                        for c in request.clients)
+        clients = tuple(self._listen_address(c, "start-services: clients") for c in request.clients)
         services = self._services_for(request.cpus, host, clients)
         access = services.prepare(request.workloads)
         with self._lock:
             self._watched_services |= services_needed(request.workloads)
         return p.ServicesStarted(id=request.id, env=access.env, roles=services.roles())
 
-    def _services_for(self, cpus: frozenset[int], bind: str = "127.0.0.1",
-                      clients: tuple[str, ...] = ()) -> Services:
+    def _services_for(
+        self, cpus: frozenset[int], bind: str = "127.0.0.1", clients: tuple[str, ...] = ()
+    ) -> Services:
         with self._lock:
             if self._services is None:
                 self._services = Services(self.run_dir / SERVICES_DIR, cpus, bind, clients)
@@ -385,7 +431,8 @@ class Agent:
                     f"services on cores {format_cpus(cpus)}, address {bind}, for clients "
                     f"{', '.join(clients) or 'on this host'} differ from those this agent "
                     "started its services with; keep one services placement per host for "
-                    "the whole run")
+                    "the whole run"
+                )
             return self._services
 
     @staticmethod
@@ -393,11 +440,15 @@ class Agent:
         """Only the services' addresses and credentials reach the stack's environment."""
         for key, value in env.items():
             if key not in _SERVICE_ENV_KEYS:
-                raise InputError(f"start-stack: service_env key {key!r} is not one of "
-                                 f"{', '.join(sorted(_SERVICE_ENV_KEYS))}")
+                raise InputError(
+                    f"start-stack: service_env key {key!r} is not one of "
+                    f"{', '.join(sorted(_SERVICE_ENV_KEYS))}"
+                )
             if not _SERVICE_ENV_VALUE.fullmatch(value):
-                raise InputError(f"start-stack: service_env {key} has characters an address, "
-                                 "port or generated password never has")
+                raise InputError(
+                    f"start-stack: service_env {key} has characters an address, "
+                    "port or generated password never has"
+                )
         return env
 
     def _stop_stack(self) -> None:
@@ -412,9 +463,13 @@ class Agent:
             stack = self._stack
         if stack is None:
             raise InputError("verify: no stack is running on this agent (start-stack first)")
-        return p.Verified(id=request.id, outcomes=tuple(
-            verify_workload(w, stack.instance.base_url, stack.access.context)
-            for w in request.workloads))
+        return p.Verified(
+            id=request.id,
+            outcomes=tuple(
+                verify_workload(w, stack.instance.base_url, stack.access.context)
+                for w in request.workloads
+            ),
+        )
 
     def _exits(self) -> tuple[p.ExitInfo, ...]:
         """The stack's and the services' processes that exited: those of the running stack,
@@ -426,8 +481,9 @@ class Agent:
             found = exited_processes(stack.instance, running, stack.service_kinds | watched)
         else:
             found = exited_services(running, watched)
-        return tuple(p.ExitInfo(e.name, e.status, fs.log_tail(e.log_path, LOG_TAIL_LINES))
-                     for e in found)
+        return tuple(
+            p.ExitInfo(e.name, e.status, fs.log_tail(e.log_path, LOG_TAIL_LINES)) for e in found
+        )
 
     def _logs(self, request: p.FetchLogs) -> dict[str, str]:
         """The part's *.log files, path relative to its directory -> text; the directories
@@ -440,8 +496,12 @@ class Agent:
         else:
             base = self.run_dir / SERVICES_DIR
             subdirs = [] if base.is_symlink() or not base.is_dir() else sorted(base.iterdir())
-            logs = {f"{sub.name}/{path.name}": path for sub in subdirs
-                    if sub.is_dir() and not sub.is_symlink() for path in _log_files(sub)}
+            logs = {
+                f"{sub.name}/{path.name}": path
+                for sub in subdirs
+                if sub.is_dir() and not sub.is_symlink()
+                for path in _log_files(sub)
+            }
         texts = {name: fs.read_log(path, p.MAX_LOG_BYTES) for name, path in logs.items()}
         return {name: text for name, text in texts.items() if text is not None}
 
@@ -472,13 +532,16 @@ class Agent:
         load = self._checked_load(request.request, "run-load")
         ahead = request.start_at - self.now()
         if ahead > p.MAX_START_DELAY_S:
-            raise InputError(f"run-load: start_at is {ahead:.0f} s ahead on this host's clock "
-                             f"(at most {p.MAX_START_DELAY_S:.0f} s): is its clock offset right?")
+            raise InputError(
+                f"run-load: start_at is {ahead:.0f} s ahead on this host's clock "
+                f"(at most {p.MAX_START_DELAY_S:.0f} s): is its clock offset right?"
+            )
         driver = get_driver(load.settings.driver)
         self._load_stop.clear()
         if not self._sleep_until(request.start_at):
-            raise DriverError("the load was stopped before it started (stop-load, or the agent "
-                              "is stopping)")
+            raise DriverError(
+                "the load was stopped before it started (stop-load, or the agent is stopping)"
+            )
         started_at = self.now()
         running = start_load(driver, load, warm_up_first=False, new_session=True)
         with self._lock:
@@ -532,23 +595,27 @@ class Agent:
         if not cpus:
             raise InputError(f"{where}: no CPU given")
         if not cpus <= allowed:
-            raise InputError(f"{where}: CPUs {format_cpus(cpus - allowed)} are not available on "
-                             f"{self.hostname} (allowed: {format_cpus(allowed)})")
+            raise InputError(
+                f"{where}: CPUs {format_cpus(cpus - allowed)} are not available on "
+                f"{self.hostname} (allowed: {format_cpus(allowed)})"
+            )
 
     @staticmethod
     def _check_workloads(workloads: Sequence[str], where: str) -> None:
         unknown = [w for w in workloads if w not in CATALOG]
         if unknown:
-            raise InputError(f"{where}: unknown workload {unknown[0]!r} (known: "
-                             f"{', '.join(CATALOG)})")
+            raise InputError(
+                f"{where}: unknown workload {unknown[0]!r} (known: {', '.join(CATALOG)})"
+            )
 
     @staticmethod
     def _listen_address(host: str, where: str = "start-stack: host") -> str:
         try:
             return str(ipaddress.IPv4Address(host))
         except ValueError:
-            raise InputError(f"{where}: {host!r} is not an IPv4 address (a host's own "
-                             "address, or 127.0.0.1)") from None
+            raise InputError(
+                f"{where}: {host!r} is not an IPv4 address (a host's own address, or 127.0.0.1)"
+            ) from None
 
     # --- the end --------------------------------------------------------------------------------
     def shutdown(self, why: str) -> None:
@@ -624,8 +691,11 @@ def kill_descendants(grace_s: float) -> None:
     procs = _descendants()
     if not procs:
         return
-    log.info("stopping %d leftover process(es): %s", len(procs),
-             ", ".join(str(proc.pid) for proc in procs))
+    log.info(
+        "stopping %d leftover process(es): %s",
+        len(procs),
+        ", ".join(str(proc.pid) for proc in procs),
+    )
     _signal_all(procs, signal.SIGTERM)
     _, alive = psutil.wait_procs(procs, timeout=grace_s)
     left = alive + [proc for proc in _descendants() if proc not in procs]
@@ -662,11 +732,13 @@ def prepare_run_dir(path: Path) -> Path:
     if path.exists():
         info = path.stat()
         if not path.is_dir() or info.st_uid != os.geteuid() or info.st_mode & 0o022:
-            raise InputError(f"{where}: it exists and is not a private directory of this user; "
-                             "give a new path")
+            raise InputError(
+                f"{where}: it exists and is not a private directory of this user; give a new path"
+            )
         if any(path.iterdir()) and not (path / RUN_DIR_MARKER).is_file():
-            raise InputError(f"{where}: refusing to empty it: an agent did not make it; give "
-                             "a new path")
+            raise InputError(
+                f"{where}: refusing to empty it: an agent did not make it; give a new path"
+            )
         fs.safe_rmtree(path, parent)
     real = fs.safe_mkdir(path, parent, mode=0o711)
     fs.write_new_file(real / RUN_DIR_MARKER, real, f"{os.getpid()}\n")
@@ -732,11 +804,13 @@ def run_agent(run_dir: Path, heartbeat_s: float, keep: bool) -> int:
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         agent.inbox.put(_Signalled(signum))  # SimpleQueue.put is safe in a signal handler
 
-    previous = {s: signal.signal(s, on_signal)
-                for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    previous = {
+        s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+    }
     become_subreaper()
-    log.info("agent %s on %s, run dir %s, heartbeat %g s", __version__, agent.hostname, real,
-             heartbeat_s)
+    log.info(
+        "agent %s on %s, run dir %s, heartbeat %g s", __version__, agent.hostname, real, heartbeat_s
+    )
     try:
         return agent.serve()
     finally:

@@ -47,8 +47,13 @@ STDERR_LINES = 20  # of the agent's stderr, kept for the message when the host i
 R = TypeVar("R", bound=p.Reply)
 
 
-def agent_argv(launcher: Sequence[str], run_dir: PurePosixPath | str, heartbeat_s: float = 10.0,
-               keep: bool = False, clock_offset_s: float | None = None) -> list[str]:
+def agent_argv(
+    launcher: Sequence[str],
+    run_dir: PurePosixPath | str,
+    heartbeat_s: float = 10.0,
+    keep: bool = False,
+    clock_offset_s: float | None = None,
+) -> list[str]:
     """The command line that starts an agent: `launcher` is the remote `stackbench` command
     (e.g. ["/work/main/.venv/bin/stackbench"] or [python, "-m", "stackbench"]).
     `clock_offset_s` (tests only) is injected through env(1): SSH passes no environment."""
@@ -73,9 +78,14 @@ class RemoteHost:
     """One agent, driven through `proc`'s stdin/stdout (both pipes, binary). Its stderr, when
     a pipe, is drained: its last lines go into the message when the host is lost."""
 
-    def __init__(self, name: str, proc: "subprocess.Popen[bytes]", *,
-                 heartbeat_s: float | None = HEARTBEAT_S,
-                 timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        name: str,
+        proc: "subprocess.Popen[bytes]",
+        *,
+        heartbeat_s: float | None = HEARTBEAT_S,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         if proc.stdin is None or proc.stdout is None:
             raise ValueError("RemoteHost needs a process with stdin and stdout pipes")
         self.name = name
@@ -90,11 +100,20 @@ class RemoteHost:
         self._lost: str | None = None  # what happened, once the channel is dead
         self._closing = False
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
-        self._threads = [threading.Thread(target=self._read, args=(proc.stdout,),
-                                          name=f"agent-{name}-stdout", daemon=True)]
+        self._threads = [
+            threading.Thread(
+                target=self._read, args=(proc.stdout,), name=f"agent-{name}-stdout", daemon=True
+            )
+        ]
         if proc.stderr is not None:
-            self._threads.append(threading.Thread(target=self._drain, args=(proc.stderr,),
-                                                  name=f"agent-{name}-stderr", daemon=True))
+            self._threads.append(
+                threading.Thread(
+                    target=self._drain,
+                    args=(proc.stderr,),
+                    name=f"agent-{name}-stderr",
+                    daemon=True,
+                )
+            )
         for thread in self._threads:
             thread.start()
         self._beat_stop = threading.Event()
@@ -119,48 +138,73 @@ class RemoteHost:
         self.offset_s = best.offset_s
         return best
 
-    def start_stack(self, stack: str, *, server_cpus: frozenset[int],
-                    services_cpus: frozenset[int], workloads: Sequence[str],
-                    params: Mapping[str, str] | None = None, name: str | None = None,
-                    host: str = "127.0.0.1", service_env: Mapping[str, str] | None = None,
-                    timeout_s: float = START_TIMEOUT_S) -> p.StackStarted:
+    def start_stack(
+        self,
+        stack: str,
+        *,
+        server_cpus: frozenset[int],
+        services_cpus: frozenset[int],
+        workloads: Sequence[str],
+        params: Mapping[str, str] | None = None,
+        name: str | None = None,
+        host: str = "127.0.0.1",
+        service_env: Mapping[str, str] | None = None,
+        timeout_s: float = START_TIMEOUT_S,
+    ) -> p.StackStarted:
         """Start the services `workloads` need and the stack (folder `stack`; `name` is the
         planned name, a variant's, default `stack`), listening on `host`: the address the
         loaders reach this host at. A stack started before on this agent is stopped first.
         With `service_env` (from another host's start_services) it starts no services."""
-        request = p.StartStack(id=self._new_id(), stack=stack, name=name or stack,
-                               server_cpus=frozenset(server_cpus),
-                               services_cpus=frozenset(services_cpus),
-                               workloads=tuple(workloads), params=dict(params or {}), host=host,
-                               service_env=None if service_env is None else dict(service_env))
+        request = p.StartStack(
+            id=self._new_id(),
+            stack=stack,
+            name=name or stack,
+            server_cpus=frozenset(server_cpus),
+            services_cpus=frozenset(services_cpus),
+            workloads=tuple(workloads),
+            params=dict(params or {}),
+            host=host,
+            service_env=None if service_env is None else dict(service_env),
+        )
         return self._call(request, p.StackStarted, timeout_s)
 
-    def start_services(self, workloads: Sequence[str], *, cpus: frozenset[int], host: str,
-                       clients: Sequence[str], timeout_s: float = START_TIMEOUT_S
-                       ) -> p.ServicesStarted:
+    def start_services(
+        self,
+        workloads: Sequence[str],
+        *,
+        cpus: frozenset[int],
+        host: str,
+        clients: Sequence[str],
+        timeout_s: float = START_TIMEOUT_S,
+    ) -> p.ServicesStarted:
         """The services `workloads` need, on this host's address `host`, open to `clients`
         (the server host's address); those already running get their seed data back."""
-        request = p.StartServices(id=self._new_id(), cpus=frozenset(cpus),
-                                  workloads=tuple(workloads), host=host, clients=tuple(clients))
+        request = p.StartServices(
+            id=self._new_id(),
+            cpus=frozenset(cpus),
+            workloads=tuple(workloads),
+            host=host,
+            clients=tuple(clients),
+        )
         return self._call(request, p.ServicesStarted, timeout_s)
 
-    def verify(self, workloads: Sequence[str], timeout_s: float = VERIFY_TIMEOUT_S
-               ) -> tuple[VerifyOutcome, ...]:
+    def verify(
+        self, workloads: Sequence[str], timeout_s: float = VERIFY_TIMEOUT_S
+    ) -> tuple[VerifyOutcome, ...]:
         """The verifiers of `workloads`, run by the agent against its stack and services."""
         request = p.Verify(id=self._new_id(), workloads=tuple(workloads))
         return self._call(request, p.Verified, timeout_s).outcomes
 
-    def fetch_logs(self, part: Literal["stack", "services", "agent"], name: str = ""
-                   ) -> dict[str, str]:
+    def fetch_logs(
+        self, part: Literal["stack", "services", "agent"], name: str = ""
+    ) -> dict[str, str]:
         """The *.log files of a stack (`name`), of the services or of the agent on this host:
         relative path -> text (each its last MAX_LOG_BYTES)."""
-        return self._call(p.FetchLogs(id=self._new_id(), part=part, name=name),
-                          p.LogFiles).files
+        return self._call(p.FetchLogs(id=self._new_id(), part=part, name=name), p.LogFiles).files
 
     def readiness(self, timeout_s: float = READINESS_TIMEOUT_S) -> p.HostReadiness:
         """What `hosts check` judges the host by (remote/readiness.py, run over there)."""
-        return self._call(p.Readiness(id=self._new_id()), p.ReadinessReport,
-                          timeout_s).readiness
+        return self._call(p.Readiness(id=self._new_id()), p.ReadinessReport, timeout_s).readiness
 
     def exits(self) -> tuple[p.ExitInfo, ...]:
         """The stack and service processes that exited (name, status, log tail)."""
@@ -177,15 +221,18 @@ class RemoteHost:
         """The driver's separate warm-up pass (wrk, ab; nothing for the native loader)."""
         self._call(p.WarmUp(id=self._new_id(), request=request), p.Ok, timeout_s)
 
-    def run_load(self, request: LoadRequest, start_at: float, timeout_s: float
-                 ) -> tuple[LoadResult, float]:
+    def run_load(
+        self, request: LoadRequest, start_at: float, timeout_s: float
+    ) -> tuple[LoadResult, float]:
         """Run the measured pass from `start_at` on the agent's clock (our time + offset_s);
         `timeout_s` bounds the pass itself. Returns its result and when it started (agent
         clock)."""
         wait = max(0.0, start_at - (time.time() + self.offset_s))
-        done = self._call(p.RunLoad(id=self._new_id(), request=request, start_at=start_at,
-                                    timeout_s=timeout_s), p.LoadDone,
-                          wait + timeout_s + ANSWER_MARGIN_S)
+        done = self._call(
+            p.RunLoad(id=self._new_id(), request=request, start_at=start_at, timeout_s=timeout_s),
+            p.LoadDone,
+            wait + timeout_s + ANSWER_MARGIN_S,
+        )
         return done.result, done.started_at
 
     def stop_load(self) -> None:
@@ -205,8 +252,12 @@ class RemoteHost:
         if self._beat is not None:
             return
         self._beat_stop.clear()
-        self._beat = threading.Thread(target=self._beat_loop, args=(interval_s,),
-                                      name=f"agent-{self.name}-heartbeat", daemon=True)
+        self._beat = threading.Thread(
+            target=self._beat_loop,
+            args=(interval_s,),
+            name=f"agent-{self.name}-heartbeat",
+            daemon=True,
+        )
         self._beat.start()
 
     def stop_heartbeat(self) -> None:
@@ -248,8 +299,11 @@ class RemoteHost:
         try:
             code = self._proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            log.warning("%s: the agent did not exit within %.0f s; terminating its channel",
-                        self.name, timeout_s)
+            log.warning(
+                "%s: the agent did not exit within %.0f s; terminating its channel",
+                self.name,
+                timeout_s,
+            )
             self._proc.terminate()
             try:
                 code = self._proc.wait(timeout=10)
@@ -273,8 +327,7 @@ class RemoteHost:
             self._next_id += 1
             return self._next_id
 
-    def _call(self, request: p.Request, reply_type: type[R], timeout_s: float | None = None
-              ) -> R:
+    def _call(self, request: p.Request, reply_type: type[R], timeout_s: float | None = None) -> R:
         reply, _, _ = self._exchange(request, self.timeout_s if timeout_s is None else timeout_s)
         return self._expect(reply, reply_type, p.describe(request))
 
@@ -282,13 +335,13 @@ class RemoteHost:
         if isinstance(reply, p.Error):
             raise p.remote_error(self.name, reply)
         if not isinstance(reply, reply_type):
-            self._lose(f"it answered {p.describe(reply)} to {what}: is it the same stackbench "
-                       "version?")
+            self._lose(
+                f"it answered {p.describe(reply)} to {what}: is it the same stackbench version?"
+            )
             self._raise_lost()
         return reply
 
-    def _exchange(self, request: p.Request, timeout_s: float
-                  ) -> tuple[p.AnyReply, float, float]:
+    def _exchange(self, request: p.Request, timeout_s: float) -> tuple[p.AnyReply, float, float]:
         """Send, wait for the reply; (reply, sent at, received at) by our clock."""
         slot = _Pending()
         with self._lock:
@@ -324,19 +377,28 @@ class RemoteHost:
                 return
             received = time.time()
             if not line.endswith(b"\n"):
-                self._lose(self._ended() if len(line) <= p.MAX_REPLY_BYTES else
-                           f"it sent a line longer than {p.MAX_REPLY_BYTES} bytes")
+                self._lose(
+                    self._ended()
+                    if len(line) <= p.MAX_REPLY_BYTES
+                    else f"it sent a line longer than {p.MAX_REPLY_BYTES} bytes"
+                )
                 return
             try:
                 reply = p.decode_reply(line)
             except msgspec.MsgspecError as exc:
                 rid = p.message_id(line)
-                broken = p.Error(id=rid, kind=p.INTERNAL, exit_code=ExitCode.INTERNAL,
-                                 message=f"its answer does not decode ({exc})")
+                broken = p.Error(
+                    id=rid,
+                    kind=p.INTERNAL,
+                    exit_code=ExitCode.INTERNAL,
+                    message=f"its answer does not decode ({exc})",
+                )
                 if rid and self._deliver(broken, received):
                     continue
-                self._lose(f"it wrote a line that is not the agent protocol ({exc}): "
-                           f"{line[:200]!r} (does the remote login shell print something?)")
+                self._lose(
+                    f"it wrote a line that is not the agent protocol ({exc}): "
+                    f"{line[:200]!r} (does the remote login shell print something?)"
+                )
                 return
             if not self._deliver(reply, received) and isinstance(reply, p.Error):
                 self._lose(f"the agent could not read a request: {reply.message}")

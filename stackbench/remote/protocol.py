@@ -156,9 +156,24 @@ class Bye(Request, frozen=True, tag="bye"):
     """Stop everything, remove the run directory (unless --keep), exit. -> Ok."""
 
 
-AnyRequest = (Hello | Clock | StartStack | StartServices | Verify | Exits | MonitorStart
-              | MonitorStop | WarmUp | RunLoad | StopLoad | StopStack | FetchLogs | Readiness
-              | Heartbeat | Bye)
+AnyRequest = (
+    Hello
+    | Clock
+    | StartStack
+    | StartServices
+    | Verify
+    | Exits
+    | MonitorStart
+    | MonitorStop
+    | WarmUp
+    | RunLoad
+    | StopLoad
+    | StopStack
+    | FetchLogs
+    | Readiness
+    | Heartbeat
+    | Bye
+)
 
 
 class Reply(Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True):
@@ -256,8 +271,20 @@ class Error(Reply, frozen=True, tag="error"):
     message: str
 
 
-AnyReply = (Ok | AgentInfo | ClockReading | StackStarted | ServicesStarted | Verified | Exited
-            | Usage | LoadDone | LogFiles | ReadinessReport | Error)
+AnyReply = (
+    Ok
+    | AgentInfo
+    | ClockReading
+    | StackStarted
+    | ServicesStarted
+    | Verified
+    | Exited
+    | Usage
+    | LoadDone
+    | LogFiles
+    | ReadinessReport
+    | Error
+)
 
 
 class _IdOnly(Struct):
@@ -298,25 +325,45 @@ def message_id(line: bytes) -> int:
 
 # The classes an agent's error is raised again as on the controller, by name.
 _ERRORS: dict[str, type[StackbenchError]] = {
-    cls.__name__: cls for cls in (InputError, EnvironmentProblem, DriverError, StackError,
-                                  BuildError, ServiceError, VerifyAbort)}
+    cls.__name__: cls
+    for cls in (
+        InputError,
+        EnvironmentProblem,
+        DriverError,
+        StackError,
+        BuildError,
+        ServiceError,
+        VerifyAbort,
+    )
+}
 # Any other StackbenchError is raised as the base class of its exit code.
 _BY_EXIT_CODE: dict[int, type[StackbenchError]] = {
-    ExitCode.BAD_INPUT: InputError, ExitCode.ENVIRONMENT: EnvironmentProblem,
-    ExitCode.STACK_FAILED: StackError}
+    ExitCode.BAD_INPUT: InputError,
+    ExitCode.ENVIRONMENT: EnvironmentProblem,
+    ExitCode.STACK_FAILED: StackError,
+}
 INTERNAL = "internal"
 
 
 def error_reply(request_id: int, exc: BaseException) -> Error:
     """The reply for a request that raised `exc` on the agent."""
     if isinstance(exc, StackbenchError):
-        return Error(id=request_id, kind=type(exc).__name__, exit_code=exc.exit_code,
-                     message=str(exc))
+        return Error(
+            id=request_id, kind=type(exc).__name__, exit_code=exc.exit_code, message=str(exc)
+        )
     if isinstance(exc, OSError):  # a full disk, a vanished directory: the machine
-        return Error(id=request_id, kind=EnvironmentProblem.__name__,
-                     exit_code=ExitCode.ENVIRONMENT, message=str(exc))
-    return Error(id=request_id, kind=INTERNAL, exit_code=ExitCode.INTERNAL,
-                 message=f"{type(exc).__name__}: {exc}")
+        return Error(
+            id=request_id,
+            kind=EnvironmentProblem.__name__,
+            exit_code=ExitCode.ENVIRONMENT,
+            message=str(exc),
+        )
+    return Error(
+        id=request_id,
+        kind=INTERNAL,
+        exit_code=ExitCode.INTERNAL,
+        message=f"{type(exc).__name__}: {exc}",
+    )
 
 
 def remote_error(host: str, reply: Error) -> Exception:

@@ -16,11 +16,17 @@ from stackbench.remote.protocol import HostReadiness, Limit
 def local_readiness() -> HostReadiness:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     somaxconn = read_text("/proc/sys/net/core/somaxconn")
-    limits = tuple(Limit(c.name, c.verdict.value, c.value, c.advice)
-                   for c in (check_nofile(), check_somaxconn()))
+    limits = tuple(
+        Limit(c.name, c.verdict.value, c.value, c.advice)
+        for c in (check_nofile(), check_somaxconn())
+    )
     return HostReadiness(
-        python=platform.python_version(), git_rev=git_revision(),
+        python=platform.python_version(),
+        git_rev=git_revision(),
         loader=loadgen_binary().exists(),
         stacks={name: unavailable_reason(entry) for name, entry in load_inventory().items()},
-        nofile_soft=soft, nofile_hard=hard,
-        somaxconn=int(somaxconn) if somaxconn and somaxconn.isdigit() else None, limits=limits)
+        nofile_soft=soft,
+        nofile_hard=hard,
+        somaxconn=int(somaxconn) if somaxconn and somaxconn.isdigit() else None,
+        limits=limits,
+    )

@@ -45,9 +45,11 @@ _CHANGED = re.compile(r"REMOTE HOST IDENTIFICATION HAS CHANGED|Host key for .* h
 _UNKNOWN = re.compile(r"No \S+ host key is known for|Host key verification failed")
 _OFFENDING = re.compile(r"Offending \S+ key in (?P<file>\S+):(?P<line>\d+)")
 _DENIED = re.compile(r"Permission denied \((?P<methods>[^)]*)\)")
-_UNREACHABLE = re.compile(r"ssh: connect to host .*|ssh: Could not resolve hostname .*|"
-                          r"Connection timed out during banner exchange|"
-                          r"Connection (?:closed|reset) by .*")
+_UNREACHABLE = re.compile(
+    r"ssh: connect to host .*|ssh: Could not resolve hostname .*|"
+    r"Connection timed out during banner exchange|"
+    r"Connection (?:closed|reset) by .*"
+)
 
 
 class SshLink:
@@ -60,14 +62,19 @@ class SshLink:
         # The control socket path must stay short (a Unix socket path has ~100 bytes), so it
         # lives in a fresh directory of the system's temporary folder, readable by us alone.
         self._control_dir = Path(tempfile.mkdtemp(prefix="stackbench-ssh-"))
-        self._finalizer = weakref.finalize(self, _end_master, self._control_args(),
-                                           host.address, self._control_dir)
+        self._finalizer = weakref.finalize(
+            self, _end_master, self._control_args(), host.address, self._control_dir
+        )
 
     def __enter__(self) -> "SshLink":
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         self.close()
 
     def ssh_argv(self, argv: Sequence[str]) -> list[str]:
@@ -102,21 +109,32 @@ class SshLink:
         command += ["-p", str(host.port), "-l", host.user, "--", host.address, shlex.join(argv)]
         return command
 
-    def run(self, argv: Sequence[str], timeout_s: float, input_text: str | None = None
-            ) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, argv: Sequence[str], timeout_s: float, input_text: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """Run `argv` on the host and wait (at most `timeout_s`): its status, stdout, stderr.
         A remote command that fails is returned as such; ssh failing is an EnvironmentProblem."""
         try:
-            done = subprocess.run(self.ssh_argv(argv), input=input_text, capture_output=True,
-                                  text=True, errors="replace", timeout=timeout_s,
-                                  start_new_session=True, check=False)
+            done = subprocess.run(
+                self.ssh_argv(argv),
+                input=input_text,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=timeout_s,
+                start_new_session=True,
+                check=False,
+            )
         except subprocess.TimeoutExpired as exc:
             raise EnvironmentProblem(
                 f"{self.host.label}: `{shlex.join(argv)}` did not finish within {timeout_s:g} s "
-                "(ssh was stopped); check the host's load and the network to it") from exc
+                "(ssh was stopped); check the host's load and the network to it"
+            ) from exc
         except FileNotFoundError as exc:
-            raise EnvironmentProblem("ssh not found: install the OpenSSH client (apt-get "
-                                     "install openssh-client, or scripts/setup.sh)") from exc
+            raise EnvironmentProblem(
+                "ssh not found: install the OpenSSH client (apt-get "
+                "install openssh-client, or scripts/setup.sh)"
+            ) from exc
         if done.returncode == SSH_FAILED:
             raise ssh_failure(self.host, done.stderr, shlex.join(argv))
         return done
@@ -125,24 +143,33 @@ class SshLink:
         """Connect (or reuse the connection) and run `true`: the host is reachable and logs in."""
         done = self.run(["true"], timeout_s=self.connect_timeout_s + 20)
         if done.returncode != 0:
-            raise EnvironmentProblem(f"{self.host.label}: `true` exited {done.returncode} "
-                                     f"through the login shell of {self.host.user}: "
-                                     f"{tail(done.stderr) or 'no message'}")
+            raise EnvironmentProblem(
+                f"{self.host.label}: `true` exited {done.returncode} "
+                f"through the login shell of {self.host.user}: "
+                f"{tail(done.stderr) or 'no message'}"
+            )
 
-    def open(self, argv: Sequence[str], stderr: int | IO[bytes] | None = subprocess.PIPE
-             ) -> "subprocess.Popen[bytes]":
+    def open(
+        self, argv: Sequence[str], stderr: int | IO[bytes] | None = subprocess.PIPE
+    ) -> "subprocess.Popen[bytes]":
         """Start `argv` on the host with byte pipes to its stdin and stdout (and stderr, unless
         `stderr` says otherwise): a channel for a long-running remote process. The caller
         reads and writes it, closes stdin to end it, and maps an exit status of 255 through
         `ssh_failure`. It runs in its own session, so a Ctrl-C at the terminal reaches the
         controller, which ends the channel in order, and not ssh directly."""
         try:
-            return subprocess.Popen(self.ssh_argv(argv), stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=stderr,
-                                    start_new_session=True)
+            return subprocess.Popen(
+                self.ssh_argv(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                start_new_session=True,
+            )
         except FileNotFoundError as exc:
-            raise EnvironmentProblem("ssh not found: install the OpenSSH client (apt-get "
-                                     "install openssh-client, or scripts/setup.sh)") from exc
+            raise EnvironmentProblem(
+                "ssh not found: install the OpenSSH client (apt-get "
+                "install openssh-client, or scripts/setup.sh)"
+            ) from exc
 
     def close(self) -> None:
         """End the shared connection (and every channel still on it); idempotent."""
@@ -156,8 +183,12 @@ def _end_master(control_args: list[str], address: str, control_dir: Path) -> Non
     if (control_dir / "master").exists():
         # If this fails, the master still exits by itself ControlPersist after its last client.
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            subprocess.run(["ssh", *control_args, "-O", "exit", "--", address],
-                           capture_output=True, timeout=_CLOSE_TIMEOUT_S, check=False)
+            subprocess.run(
+                ["ssh", *control_args, "-O", "exit", "--", address],
+                capture_output=True,
+                timeout=_CLOSE_TIMEOUT_S,
+                check=False,
+            )
     shutil.rmtree(control_dir, ignore_errors=True)
 
 
@@ -176,23 +207,32 @@ def ssh_failure(host: Host, stderr: str, what: str) -> EnvironmentProblem:
     """What ssh's stderr says went wrong, as one sentence naming the host and the fix."""
     text = stderr.replace("\r", "")
     offending = _OFFENDING.search(text)
-    known = (offending.group("file") if offending
-             else str(host.known_hosts) if host.known_hosts else "~/.ssh/known_hosts")
+    known = (
+        offending.group("file")
+        if offending
+        else str(host.known_hosts)
+        if host.known_hosts
+        else "~/.ssh/known_hosts"
+    )
     name = shlex.quote(known_hosts_name(host))
     scan = f"ssh-keyscan -p {host.port} {shlex.quote(host.address)}"
-    fingerprint = (f"check the fingerprint `{scan} | ssh-keygen -lf -` against "
-                   "`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub` run on the host itself")
+    fingerprint = (
+        f"check the fingerprint `{scan} | ssh-keygen -lf -` against "
+        "`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub` run on the host itself"
+    )
     if _CHANGED.search(text):
         return EnvironmentProblem(
             f"{host.label}: its host key is not the one recorded in {known} (the key was "
             "changed, or someone is intercepting the connection); stackbench never connects "
             f"then. If the change is expected, remove the old key with `ssh-keygen -R {name} "
             f"-f {shlex.quote(known)}`, {fingerprint}, and add it: "
-            f"`{scan} >> {shlex.quote(known)}`")
+            f"`{scan} >> {shlex.quote(known)}`"
+        )
     if _UNKNOWN.search(text):
         return EnvironmentProblem(
             f"{host.label}: its host key is not in {known}, and stackbench never accepts an "
-            f"unknown key; {fingerprint}, then add it: `{scan} >> {shlex.quote(known)}`")
+            f"unknown key; {fingerprint}, then add it: `{scan} >> {shlex.quote(known)}`"
+        )
     denied = _DENIED.search(text)
     if denied:
         key = f"the public key of {host.identity}" if host.identity else "your public key"
@@ -200,11 +240,14 @@ def ssh_failure(host: Host, stderr: str, what: str) -> EnvironmentProblem:
             f"{host.label}: the login was refused ({denied.group('methods')}); stackbench "
             f"logs in by key only: add {key} to ~{host.user}/.ssh/authorized_keys there "
             f"(`ssh-copy-id{' -i ' + shlex.quote(str(host.identity)) if host.identity else ''}"
-            f" -p {host.port} {host.user}@{host.address}`)")
+            f" -p {host.port} {host.user}@{host.address}`)"
+        )
     unreachable = _UNREACHABLE.search(text)
     if unreachable:
         return EnvironmentProblem(
             f"{host.label}: cannot connect ({unreachable.group(0).strip()}); check that the "
-            f"host is up, reachable from here and that sshd listens on port {host.port}")
-    return EnvironmentProblem(f"{host.label}: ssh failed running `{what}`: "
-                              f"{tail(text) or 'no message (exit status 255)'}")
+            f"host is up, reachable from here and that sshd listens on port {host.port}"
+        )
+    return EnvironmentProblem(
+        f"{host.label}: ssh failed running `{what}`: {tail(text) or 'no message (exit status 255)'}"
+    )

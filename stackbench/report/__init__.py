@@ -23,8 +23,13 @@ from stackbench.store.store import RunData
 FORMATS = ("html", "md", "csv", "json", "png")
 
 
-def write_all(data: RunData, out_dir: Path, formats: Iterable[str] = FORMATS,
-              claims: Sequence[ClaimResult] = (), analysis: Analysis | None = None) -> Path:
+def write_all(
+    data: RunData,
+    out_dir: Path,
+    formats: Iterable[str] = FORMATS,
+    claims: Sequence[ClaimResult] = (),
+    analysis: Analysis | None = None,
+) -> Path:
     """Write the report files of `formats` into out_dir (created if needed); returns out_dir.
     `claims`: the article's claims evaluated on this run (summary.md and report.html)."""
     wanted = set(formats)
@@ -36,15 +41,19 @@ def write_all(data: RunData, out_dir: Path, formats: Iterable[str] = FORMATS,
     if "csv" in wanted:
         (out_dir / "results.csv").write_text(results_csv(analysis), encoding="utf-8")
     if "md" in wanted:
-        (out_dir / "summary.md").write_text(summary_md(analysis, found, claims),
-                                            encoding="utf-8")
+        (out_dir / "summary.md").write_text(summary_md(analysis, found, claims), encoding="utf-8")
     if wanted & {"html", "png"}:
         _write_charts_and_page(analysis, found, out_dir, "html" in wanted, claims)
     return out_dir
 
 
-def _write_charts_and_page(analysis: Analysis, found: list[Finding], out_dir: Path,
-                           page: bool, claims: Sequence[ClaimResult]) -> None:
+def _write_charts_and_page(
+    analysis: Analysis,
+    found: list[Finding],
+    out_dir: Path,
+    page: bool,
+    claims: Sequence[ClaimResult],
+) -> None:
     glances = glance(analysis)
     charts = {w.label: workload_charts(analysis, w) for w in analysis.workloads}
     summary_chart = glance_chart(analysis, glances)
@@ -57,6 +66,7 @@ def _write_charts_and_page(analysis: Analysis, found: list[Finding], out_dir: Pa
             (charts_dir / f"{item.name}.svg").write_text(item.svg, encoding="utf-8")
             (charts_dir / f"{item.name}.png").write_bytes(item.png)
     if page:
-        html = build_html(analysis, found, glances, build_context(analysis), charts,
-                          summary_chart, claims)
+        html = build_html(
+            analysis, found, glances, build_context(analysis), charts, summary_chart, claims
+        )
         (out_dir / "report.html").write_text(html, encoding="utf-8")

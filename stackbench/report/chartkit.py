@@ -32,10 +32,19 @@ if TYPE_CHECKING:  # matplotlib is heavy: imported when the first chart is drawn
 WIDTH_IN = 5.0
 MIN_PNG_PX = 1600
 STYLE: dict[Any, Any] = {  # rcParams of every chart (see the module's note on sizes)
-    "font.size": 9, "axes.titlesize": 9.5, "axes.labelsize": 9, "legend.fontsize": 8.5,
-    "xtick.labelsize": 8.5, "ytick.labelsize": 8.5, "figure.titlesize": 11,
-    "axes.grid": True, "grid.color": "#e5e7eb", "grid.linewidth": 0.6,
-    "axes.spines.top": False, "axes.spines.right": False, "axes.edgecolor": "#9ca3af",
+    "font.size": 9,
+    "axes.titlesize": 9.5,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8.5,
+    "xtick.labelsize": 8.5,
+    "ytick.labelsize": 8.5,
+    "figure.titlesize": 11,
+    "axes.grid": True,
+    "grid.color": "#e5e7eb",
+    "grid.linewidth": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.edgecolor": "#9ca3af",
     "font.family": ["DejaVu Sans", "sans-serif"],
     "svg.fonttype": "none",  # text stays text: smaller files, selectable in the page
     "text.parse_math": False,  # a '$' in a stack or workload name is text, not TeX
@@ -48,17 +57,17 @@ NO_DATA = "#6b7280"
 
 @dataclass(frozen=True)
 class Chart:
-    name: str      # file stem, unique in a report
+    name: str  # file stem, unique in a report
     title: str
     caption: str
-    svg: str       # complete SVG document
+    svg: str  # complete SVG document
     png: bytes
     data: TextTable  # the chart's figures as a table: its text alternative
 
     @property
     def inline_svg(self) -> str:
         """The <svg> element alone, to embed in the HTML page, described by its caption."""
-        svg = self.svg[self.svg.index("<svg"):]
+        svg = self.svg[self.svg.index("<svg") :]
         return svg.replace("<svg ", f'<svg role="img" aria-labelledby="cap-{self.name}" ', 1)
 
 
@@ -123,8 +132,16 @@ def patch(**kw: Any) -> Artist:
 
 
 def stack_handles(a: Analysis, stacks: Sequence[str]) -> list[Artist]:
-    return [line(color=(s := style(a, stack)).color, marker=s.marker, linestyle=s.linestyle,
-                 markersize=5, label=stack) for stack in stacks]
+    return [
+        line(
+            color=(s := style(a, stack)).color,
+            marker=s.marker,
+            linestyle=s.linestyle,
+            markersize=5,
+            label=stack,
+        )
+        for stack in stacks
+    ]
 
 
 def formatter(text: Callable[[float], str]) -> FuncFormatter:
@@ -186,5 +203,6 @@ def _widest_row(widths: Sequence[int], cols: int) -> int:
 def no_data(ax: Axes, why: str) -> None:
     """An empty panel that says why it is empty."""
     ax.set_yticks([])
-    ax.text(0.5, 0.5, why, transform=ax.transAxes, ha="center", va="center", color=NO_DATA,
-            wrap=True)
+    ax.text(
+        0.5, 0.5, why, transform=ax.transAxes, ha="center", va="center", color=NO_DATA, wrap=True
+    )

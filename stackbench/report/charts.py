@@ -53,10 +53,20 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.lines import Line2D
 
-__all__ = ["Chart", "ChartItem", "Omitted", "distribution", "glance_chart", "merged_histogram",
-           "percentiles_chart", "resources_chart", "timeseries_chart", "workload_charts"]
+__all__ = [
+    "Chart",
+    "ChartItem",
+    "Omitted",
+    "distribution",
+    "glance_chart",
+    "merged_histogram",
+    "percentiles_chart",
+    "resources_chart",
+    "timeseries_chart",
+    "workload_charts",
+]
 
-LOG_X_SPAN = 20       # levels spanning 20x or more are drawn on a log x axis
+LOG_X_SPAN = 20  # levels spanning 20x or more are drawn on a log x axis
 MAX_LEVEL_TICKS = 12  # up to this many levels, each level gets its own x tick
 SLO_COLOR = "#dc2626"
 
@@ -79,8 +89,9 @@ def _level_axis(ax: Axes, a: Analysis, levels: Sequence[float], log_x: bool) -> 
     ax.set_xlabel(a.level_label)
 
 
-def _trend(points: Sequence[tuple[float, float]], log_x: bool, log_y: bool
-           ) -> list[tuple[float, float]]:
+def _trend(
+    points: Sequence[tuple[float, float]], log_x: bool, log_y: bool
+) -> list[tuple[float, float]]:
     """LOWESS over about three neighbouring levels, in the axes' own (log) space, so the curve
     follows knees instead of cutting across them. Fewer than 3 levels: no trend."""
     pts = [(x, y) for x, y in points if (x > 0 or not log_x) and (y > 0 or not log_y)]
@@ -95,35 +106,68 @@ def _trend(points: Sequence[tuple[float, float]], log_x: bool, log_y: bool
         return math.log10(v) if log_y else v
 
     smoothed = stats.lowess([(fx(x), fy(y)) for x, y in pts], frac=min(1.0, 3.5 / levels))
-    return [(10 ** x if log_x else x, 10 ** y if log_y else y) for x, y in smoothed]
+    return [(10**x if log_x else x, 10**y if log_y else y) for x, y in smoothed]
 
 
-def _plot_case(ax: Axes, a: Analysis, c: CaseView,
-               row_value: Callable[[LevelRow], float | None],
-               agg_value: Callable[[LevelAggregate], Estimate | None], log_x: bool,
-               log_y: bool) -> list[float]:
+def _plot_case(
+    ax: Axes,
+    a: Analysis,
+    c: CaseView,
+    row_value: Callable[[LevelRow], float | None],
+    agg_value: Callable[[LevelAggregate], Estimate | None],
+    log_x: bool,
+    log_y: bool,
+) -> list[float]:
     """Every repetition as a point, medians with their CI, and the trend line in the stack's
     line style; returns the values drawn (for the axis limits)."""
     look = style(a, c.stack)
     reps = [(r.level_value, y) for r in c.rows if (y := row_value(r)) is not None]
     if reps:
-        ax.scatter([x for x, _ in reps], [y for _, y in reps], s=10, color=look.color,
-                   alpha=0.3, linewidths=0, zorder=2, marker=look.marker)
+        ax.scatter(
+            [x for x, _ in reps],
+            [y for _, y in reps],
+            s=10,
+            color=look.color,
+            alpha=0.3,
+            linewidths=0,
+            zorder=2,
+            marker=look.marker,
+        )
     medians = [(g, est) for g in c.aggregates if (est := agg_value(g)) is not None]
     for g, est in medians:
         valid = g.status == "ok"
-        ax.plot([g.level_value], [est.value], marker=look.marker, markersize=5.5, zorder=3,
-                color=look.color, markerfacecolor=look.color if valid else "white")
+        ax.plot(
+            [g.level_value],
+            [est.value],
+            marker=look.marker,
+            markersize=5.5,
+            zorder=3,
+            color=look.color,
+            markerfacecolor=look.color if valid else "white",
+        )
         if est.low is not None and est.high is not None and est.high > est.low:
-            ax.errorbar([g.level_value], [est.value],
-                        yerr=[[est.value - est.low], [est.high - est.value]], fmt="none",
-                        ecolor=look.color, elinewidth=1.2, capsize=3, zorder=3)
+            ax.errorbar(
+                [g.level_value],
+                [est.value],
+                yerr=[[est.value - est.low], [est.high - est.value]],
+                fmt="none",
+                ecolor=look.color,
+                elinewidth=1.2,
+                capsize=3,
+                zorder=3,
+            )
     trend = _trend(reps or [(g.level_value, e.value) for g, e in medians], log_x, log_y)
     if not trend and len(medians) > 1:  # too few levels to smooth: join the medians
         trend = [(g.level_value, e.value) for g, e in medians]
     if trend:
-        ax.plot([x for x, _ in trend], [y for _, y in trend], color=look.color,
-                linestyle=look.linestyle, linewidth=1.5, zorder=2)
+        ax.plot(
+            [x for x, _ in trend],
+            [y for _, y in trend],
+            color=look.color,
+            linestyle=look.linestyle,
+            linewidth=1.5,
+            zorder=2,
+        )
     return [y for _, y in reps] + [e.high or e.value for _, e in medians]
 
 
@@ -136,25 +180,49 @@ def _breakpoints(ax: Axes, a: Analysis, w: WorkloadView) -> list[Line2D]:
             look = style(a, c.stack)
             x = c.breakpoint.level_value
             ax.axvline(x, color=look.color, linestyle=(0, (1, 2)), linewidth=1.2, zorder=1)
-            ax.plot([x], [1.0], marker=look.marker, color=look.color, markersize=5,
-                    transform=ax.get_xaxis_transform(), clip_on=False, zorder=4)
+            ax.plot(
+                [x],
+                [1.0],
+                marker=look.marker,
+                color=look.color,
+                markersize=5,
+                transform=ax.get_xaxis_transform(),
+                clip_on=False,
+                zorder=4,
+            )
             drawn = True
     if not drawn:
         return []
-    return [line(color="#6b7280", linestyle=(0, (1, 2)), linewidth=1.2,
-                 label="SLO breakpoint (dotted; the stack's marker on top)")]
+    return [
+        line(
+            color="#6b7280",
+            linestyle=(0, (1, 2)),
+            linewidth=1.2,
+            label="SLO breakpoint (dotted; the stack's marker on top)",
+        )
+    ]
 
 
-NOTE = ("Dots: each repetition; markers: median (hollow: level not valid, not ranked) with "
-        "its 95% CI; line: LOWESS trend.")
+NOTE = (
+    "Dots: each repetition; markers: median (hollow: level not valid, not ranked) with "
+    "its 95% CI; line: LOWESS trend."
+)
 
 
-def _table(w: WorkloadView, columns: Sequence[tuple[str, Callable[[LevelAggregate], str]]]
-           ) -> TextTable:
+def _table(
+    w: WorkloadView, columns: Sequence[tuple[str, Callable[[LevelAggregate], str]]]
+) -> TextTable:
     """stack × level rows of the figures a chart draws: its text alternative."""
-    rows = [[c.stack, fmt.level(g.level_value), *(cell(g) for _, cell in columns),
-             "yes" if g.status == "ok" else g.status]
-            for c in w.cases for g in c.aggregates]
+    rows = [
+        [
+            c.stack,
+            fmt.level(g.level_value),
+            *(cell(g) for _, cell in columns),
+            "yes" if g.status == "ok" else g.status,
+        ]
+        for c in w.cases
+        for g in c.aggregates
+    ]
     return TextTable(["stack", "level", *(h for h, _ in columns), "valid"], rows)
 
 
@@ -165,8 +233,9 @@ def throughput_chart(a: Analysis, w: WorkloadView, sid: str) -> Chart:
     log_x = use_log_x(w.level_values)
     drawn = []
     for c in w.cases:
-        drawn += _plot_case(ax, a, c, lambda r: r.requests_per_s, lambda g: g.throughput,
-                            log_x, False)
+        drawn += _plot_case(
+            ax, a, c, lambda r: r.requests_per_s, lambda g: g.throughput, log_x, False
+        )
     handles = stack_handles(a, [c.stack for c in w.cases]) + _breakpoints(ax, a, w)
     if a.level_kind == "rate":  # open loop: the offered rate is the ceiling to compare with
         top = max((r.requests_per_s for c in w.cases for r in c.rows), default=0.0) * 1.25
@@ -181,8 +250,7 @@ def throughput_chart(a: Analysis, w: WorkloadView, sid: str) -> Chart:
     ax.set_title(f"{w.label}: throughput")
     legend_below(fig, handles)
     data = _table(w, [("req/s [95% CI]", lambda g: fmt.estimate(g.throughput))])
-    return render(f"{sid}-throughput", f"{w.label}: throughput", "Throughput. " + NOTE, fig,
-                  data)
+    return render(f"{sid}-throughput", f"{w.label}: throughput", "Throughput. " + NOTE, fig, data)
 
 
 def _row_latency(key: str) -> Callable[[LevelRow], float | None]:
@@ -206,12 +274,15 @@ def _latency_cell(key: str) -> Callable[[LevelAggregate], str]:
 
 def latency_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     keys = latency_keys(a)
-    measured = [k for k in keys if any(k in g.latency_us for c in w.cases
-                                       for g in c.aggregates)]
+    measured = [k for k in keys if any(k in g.latency_us for c in w.cases for g in c.aggregates)]
     title = f"{w.label}: latency"
     if not measured:
-        return Omitted(f"{sid}-latency", title, "No level measured a latency percentile for "
-                       f"{w.label} (no request completed, or the driver printed none).")
+        return Omitted(
+            f"{sid}-latency",
+            title,
+            "No level measured a latency percentile for "
+            f"{w.label} (no request completed, or the driver printed none).",
+        )
     fig = figure(2.3 * len(measured) + 0.7)
     axes = fig.subplots(len(measured), 1, sharex=True, squeeze=False)[:, 0]
     legend = stack_handles(a, [c.stack for c in w.cases])
@@ -222,8 +293,13 @@ def latency_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
             _plot_case(ax, a, c, _row_latency(key), _agg_latency(key), log_x, True)
         if key == slo_key and a.slo is not None:
             ax.axhline(a.slo.latency_ms * 1000.0, color=SLO_COLOR, linestyle="-.", linewidth=1)
-            legend.append(line(color=SLO_COLOR, linestyle="-.",
-                               label=f"SLO {key.replace('_', '.')} ≤ {a.slo.latency_ms:g} ms"))
+            legend.append(
+                line(
+                    color=SLO_COLOR,
+                    linestyle="-.",
+                    label=f"SLO {key.replace('_', '.')} ≤ {a.slo.latency_ms:g} ms",
+                )
+            )
             legend += _breakpoints(ax, a, w)
         latency_axis(ax, f"{key.replace('_', '.')} latency")
         _level_axis(ax, a, w.level_values, log_x)
@@ -232,45 +308,57 @@ def latency_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
         ax.set_xlabel("")
     legend_below(fig, legend)
     data = _table(w, [(k.replace("_", "."), _latency_cell(k)) for k in measured])
-    return render(f"{sid}-latency", title, "Latency percentiles (log scale). – in the tables "
-                  "means the driver did not measure that percentile. " + NOTE, fig, data)
+    return render(
+        f"{sid}-latency",
+        title,
+        "Latency percentiles (log scale). – in the tables "
+        "means the driver did not measure that percentile. " + NOTE,
+        fig,
+        data,
+    )
 
 
 def errors_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     title = f"{w.label}: error rate"
     if not any(r.errors_total for c in w.cases for r in c.rows):
-        return Omitted(f"{sid}-errors", title,
-                       f"No request failed at any level of {w.label}: no error-rate chart.")
+        return Omitted(
+            f"{sid}-errors",
+            title,
+            f"No request failed at any level of {w.label}: no error-rate chart.",
+        )
     fig = figure(3.3)
     ax = fig.add_subplot()
     log_x = use_log_x(w.level_values)
     drawn = []
     for c in w.cases:
-        drawn += _plot_case(ax, a, c, stats.level_error_rate, lambda g: g.error_rate, log_x,
-                            False)
+        drawn += _plot_case(ax, a, c, stats.level_error_rate, lambda g: g.error_rate, log_x, False)
     handles = stack_handles(a, [c.stack for c in w.cases])
     limit = a.settings.max_error_rate
     if limit:
         ax.axhline(limit, color=SLO_COLOR, linestyle="-.", linewidth=1)
         drawn.append(limit)
-        handles.append(line(color=SLO_COLOR, linestyle="-.",
-                            label=f"validity limit {limit:.2%}"))
+        handles.append(line(color=SLO_COLOR, linestyle="-.", label=f"validity limit {limit:.2%}"))
     _level_axis(ax, a, w.level_values, log_x)
     headroom(ax, drawn)
     ax.yaxis.set_major_formatter(formatter(fmt.fraction))
     ax.set_ylabel("failed / attempts (%)")
     ax.set_title(title)
     legend_below(fig, handles)
-    data = _table(w, [("error rate [95% CI]", lambda g: fmt.estimate(g.error_rate,
-                                                                      fmt.fraction))])
-    return render(f"{sid}-errors", title, "Error rate: failed attempts / attempts. " + NOTE,
-                  fig, data)
+    data = _table(w, [("error rate [95% CI]", lambda g: fmt.estimate(g.error_rate, fmt.fraction))])
+    return render(
+        f"{sid}-errors", title, "Error rate: failed attempts / attempts. " + NOTE, fig, data
+    )
 
 
 def workload_charts(a: Analysis, w: WorkloadView) -> list[ChartItem]:
     sid = fmt.slug(w.label)
     if not w.cases:
         return []
-    return [throughput_chart(a, w, sid), latency_chart(a, w, sid), errors_chart(a, w, sid),
-            percentiles_chart(a, w, sid), timeseries_chart(a, w, sid),
-            resources_chart(a, w, sid)]
+    return [
+        throughput_chart(a, w, sid),
+        latency_chart(a, w, sid),
+        errors_chart(a, w, sid),
+        percentiles_chart(a, w, sid),
+        timeseries_chart(a, w, sid),
+        resources_chart(a, w, sid),
+    ]

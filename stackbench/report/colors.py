@@ -10,13 +10,15 @@ Yellow (#F0E442) is left out of Okabe–Ito's eight: on a white page it is barel
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-PALETTE = ("#0072B2",  # blue
-           "#D55E00",  # vermillion
-           "#009E73",  # bluish green
-           "#CC79A7",  # reddish purple
-           "#E69F00",  # orange
-           "#56B4E9",  # sky blue
-           "#000000")  # black
+PALETTE = (
+    "#0072B2",  # blue
+    "#D55E00",  # vermillion
+    "#009E73",  # bluish green
+    "#CC79A7",  # reddish purple
+    "#E69F00",  # orange
+    "#56B4E9",  # sky blue
+    "#000000",
+)  # black
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<")
 LINESTYLES = ("-", "--", "-.", ":")
 HATCHES = ("", "//", "..", "\\\\", "xx", "--", "++")
@@ -36,8 +38,12 @@ def stack_style(stacks: Sequence[str], stack: str) -> StackStyle:
     if stack not in stacks:
         return StackStyle(OTHER, "o", "-", "")
     i = list(stacks).index(stack)
-    return StackStyle(PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)],
-                      LINESTYLES[i % len(LINESTYLES)], HATCHES[i % len(HATCHES)])
+    return StackStyle(
+        PALETTE[i % len(PALETTE)],
+        MARKERS[i % len(MARKERS)],
+        LINESTYLES[i % len(LINESTYLES)],
+        HATCHES[i % len(HATCHES)],
+    )
 
 
 def stack_color(stacks: Sequence[str], stack: str) -> str:

@@ -18,10 +18,12 @@ from stackbench.store.records import Environment, PlacementSettings
 from stackbench.store.store import LevelRow
 
 NOT_RECORDED = "not recorded in this run"
-PARAMS_NOTE = ("Every parameter as each stack resolved it when it started: its stack.toml "
-               "defaults, the suite's overrides, and the values derived from the cores it got "
-               "(workers, children, pool sizes, JIT, keep-alive). A stack that never started "
-               "shows only what the suite set.")
+PARAMS_NOTE = (
+    "Every parameter as each stack resolved it when it started: its stack.toml "
+    "defaults, the suite's overrides, and the values derived from the cores it got "
+    "(workers, children, pool sizes, JIT, keep-alive). A stack that never started "
+    "shows only what the suite set."
+)
 
 
 @dataclass(frozen=True)
@@ -35,9 +37,9 @@ class StackParams:
 class MemoryRow:
     stack: str
     role: str
-    peak_bytes: int | None   # highest RSS sample over every level of the stack
-    mean_bytes: int | None   # mean over levels of each level's mean RSS
-    levels: int              # levels with an RSS figure for this role
+    peak_bytes: int | None  # highest RSS sample over every level of the stack
+    mean_bytes: int | None  # mean over levels of each level's mean RSS
+    levels: int  # levels with an RSS figure for this role
     # What ran, as the monitor counted it (not what the parameters say should): the most
     # processes and threads of the role's tree in any level.
     processes: int | None = None
@@ -47,7 +49,7 @@ class MemoryRow:
 @dataclass(frozen=True)
 class Context:
     machine: tuple[tuple[str, str], ...]
-    cores: tuple[tuple[str, str], ...]          # role -> cpus
+    cores: tuple[tuple[str, str], ...]  # role -> cpus
     stack_params: tuple[StackParams, ...]
     params_note: str
     versions: tuple[tuple[str, str], ...]
@@ -92,8 +94,10 @@ def machine(env: Environment) -> tuple[tuple[str, str], ...]:
     return (
         ("CPU", _recorded(env.cpu_model)),
         ("cores", cores),
-        ("memory", NOT_RECORDED if env.memory_total_bytes is UNSET
-         else gib(env.memory_total_bytes)),
+        (
+            "memory",
+            NOT_RECORDED if env.memory_total_bytes is UNSET else gib(env.memory_total_bytes),
+        ),
         ("kernel", _recorded(env.kernel)),
         ("OS", _recorded(env.os)),
         ("CPU governor", _recorded(env.governor, "not exposed (VM or container)")),
@@ -107,15 +111,27 @@ def machine(env: Environment) -> tuple[tuple[str, str], ...]:
 def cores_per_role(placement: PlacementSettings) -> tuple[tuple[str, str], ...]:
     server_host, loader_hosts = placement.server_host, placement.loader_hosts
     services_host = placement.services_host or server_host
-    open_memcached = (", memcached on its network address without authentication "
-                      "(memcached_on_network)" if placement.memcached_on_network else "")
+    open_memcached = (
+        ", memcached on its network address without authentication (memcached_on_network)"
+        if placement.memcached_on_network
+        else ""
+    )
     return (
-        ("stack (server)", cpu_list(placement.server)
-         + (f" on host {server_host}" if server_host else "")),
-        ("load generator", cpu_list(placement.loader)
-         + (f" on each of hosts {', '.join(loader_hosts)}" if loader_hosts else "")),
-        ("data services", cpu_list(placement.services)
-         + (f" on host {services_host}{open_memcached}" if services_host else "")))
+        (
+            "stack (server)",
+            cpu_list(placement.server) + (f" on host {server_host}" if server_host else ""),
+        ),
+        (
+            "load generator",
+            cpu_list(placement.loader)
+            + (f" on each of hosts {', '.join(loader_hosts)}" if loader_hosts else ""),
+        ),
+        (
+            "data services",
+            cpu_list(placement.services)
+            + (f" on host {services_host}{open_memcached}" if services_host else ""),
+        ),
+    )
 
 
 def hosts(env: Environment) -> tuple[tuple[str, str], ...]:
@@ -124,15 +140,22 @@ def hosts(env: Environment) -> tuple[tuple[str, str], ...]:
     if env.hosts is UNSET:
         return ()
     return tuple(
-        (name, f"{h.address} ({h.hostname}), CPUs {cpu_list(h.cores)}, stackbench {h.version}, "
-               f"clock {h.clock_offset_s * 1000:+.2f} ms (round trip "
-               f"{h.clock_delay_s * 1000:.2f} ms)")
-        for name, h in env.hosts.items())
+        (
+            name,
+            f"{h.address} ({h.hostname}), CPUs {cpu_list(h.cores)}, stackbench {h.version}, "
+            f"clock {h.clock_offset_s * 1000:+.2f} ms (round trip "
+            f"{h.clock_delay_s * 1000:.2f} ms)",
+        )
+        for name, h in env.hosts.items()
+    )
 
 
 def versions(env: Environment) -> tuple[tuple[str, str], ...]:
-    out = [("stackbench", _recorded(env.stackbench)),
-           ("git revision", _recorded(env.git_rev)), ("python", _recorded(env.python))]
+    out = [
+        ("stackbench", _recorded(env.stackbench)),
+        ("git revision", _recorded(env.git_rev)),
+        ("python", _recorded(env.python)),
+    ]
     if env.versions is UNSET:
         out.append(("runtimes and servers", NOT_RECORDED))
     else:
@@ -147,8 +170,9 @@ def stack_params(a: Analysis) -> tuple[StackParams, ...]:
     for c in a.data.cases:
         if c.stack not in seen or (c.effective_params and not seen[c.stack].effective):
             params = c.effective_params or c.params
-            seen[c.stack] = StackParams(c.stack, tuple(sorted(params.items())),
-                                        bool(c.effective_params))
+            seen[c.stack] = StackParams(
+                c.stack, tuple(sorted(params.items())), bool(c.effective_params)
+            )
     return tuple(seen.values())
 
 
@@ -176,11 +200,17 @@ def memory(a: Analysis) -> tuple[MemoryRow, ...]:
             means = [u.rss_mean_bytes for u in sampled]
             procs = [u.processes_max for r in rows if (u := r.usage[role]).processes_max]
             threads = [u.threads_max for r in rows if (u := r.usage[role]).threads_max]
-            out.append(MemoryRow(stack, role, int(max(peaks)) if peaks else None,
-                                 int(sum(means) / len(means)) if means else None,
-                                 max(len(peaks), len(means)),
-                                 int(max(procs)) if procs else None,
-                                 int(max(threads)) if threads else None))
+            out.append(
+                MemoryRow(
+                    stack,
+                    role,
+                    int(max(peaks)) if peaks else None,
+                    int(sum(means) / len(means)) if means else None,
+                    max(len(peaks), len(means)),
+                    int(max(procs)) if procs else None,
+                    int(max(threads)) if threads else None,
+                )
+            )
     return tuple(out)
 
 
@@ -188,8 +218,19 @@ def memory_table(ctx: Context) -> TextTable:
     """Processes, threads and memory per stack and role, for every format alike."""
     return TextTable(
         ["stack", "role", "processes", "threads", "peak RSS", "mean RSS", "levels"],
-        [[m.stack, m.role, _count(m.processes), _count(m.threads), mib(m.peak_bytes),
-          mib(m.mean_bytes), str(m.levels)] for m in ctx.memory])
+        [
+            [
+                m.stack,
+                m.role,
+                _count(m.processes),
+                _count(m.threads),
+                mib(m.peak_bytes),
+                mib(m.mean_bytes),
+                str(m.levels),
+            ]
+            for m in ctx.memory
+        ],
+    )
 
 
 def _count(value: int | None) -> str:
@@ -200,16 +241,27 @@ def build_context(a: Analysis) -> Context:
     run = a.data.run
     env = run.environment
     mem = memory(a)
-    note = ("Processes and threads: the most the monitor counted in the role's process tree "
-            "during any level — what ran, derived from the cores and parameters above. RSS "
-            "sampled every 0.25 s during each level, summed over the role's process tree; "
-            "mean: the average of each level's mean.")
+    note = (
+        "Processes and threads: the most the monitor counted in the role's process tree "
+        "during any level — what ran, derived from the cores and parameters above. RSS "
+        "sampled every 0.25 s during each level, summed over the role's process tree; "
+        "mean: the average of each level's mean."
+    )
     if not any(m.peak_bytes is not None or m.mean_bytes is not None for m in mem):
         note = "No RSS figure is stored for this run (the monitor recorded no memory sample)."
-    where = cores_per_role(a.settings.placement) + tuple((f"host {name}", text)
-                                               for name, text in hosts(env))
+    where = cores_per_role(a.settings.placement) + tuple(
+        (f"host {name}", text) for name, text in hosts(env)
+    )
     engines = sorted({lv.loader_engine for lv in a.data.levels if lv.loader_engine})
-    tools = versions(env) + ((("stackbench-load engine", ", ".join(engines)),) if engines
-                             else ())
-    return Context(machine(env), where, stack_params(a), PARAMS_NOTE,
-                   tools, mem, note, run.suite_path, run.suite_text)
+    tools = versions(env) + ((("stackbench-load engine", ", ".join(engines)),) if engines else ())
+    return Context(
+        machine(env),
+        where,
+        stack_params(a),
+        PARAMS_NOTE,
+        tools,
+        mem,
+        note,
+        run.suite_path,
+        run.suite_text,
+    )

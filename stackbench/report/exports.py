@@ -47,12 +47,23 @@ CSV_LEVEL_FIELDS = [f for f in flat_fields(LevelRecord) if f not in NOT_IN_CSV]
 CSV_RENAMED = {"requests_per_s": "rps_whole_level"}
 STEADY_KEYS = ("p50", "p90", "p99")
 CSV_STEADY = ["headline_source", "rps_steady", *(f"{k}_us_steady" for k in STEADY_KEYS)]
-CSV_FIGURES = [*(f"{k}_us_whole_level" for k in STEADY_KEYS), "max_us", "mean_us", "p80_us",
-               "errors_total", "error_rate", "server_cpu_percent", "service_cpu_percent",
-               "loader_cpu_percent", "time_per_request_ms", "time_per_request_all_ms",
-               "transfer_mib_per_s"]
-CSV_COLUMNS = (CSV_CASE_COLUMNS + [CSV_RENAMED.get(f, f) for f in CSV_LEVEL_FIELDS]
-               + CSV_STEADY + CSV_FIGURES)
+CSV_FIGURES = [
+    *(f"{k}_us_whole_level" for k in STEADY_KEYS),
+    "max_us",
+    "mean_us",
+    "p80_us",
+    "errors_total",
+    "error_rate",
+    "server_cpu_percent",
+    "service_cpu_percent",
+    "loader_cpu_percent",
+    "time_per_request_ms",
+    "time_per_request_all_ms",
+    "transfer_mib_per_s",
+]
+CSV_COLUMNS = (
+    CSV_CASE_COLUMNS + [CSV_RENAMED.get(f, f) for f in CSV_LEVEL_FIELDS] + CSV_STEADY + CSV_FIGURES
+)
 
 
 def jsonable(value: Any) -> Any:
@@ -60,8 +71,11 @@ def jsonable(value: Any) -> Any:
     JSON). A record gives every field but those results.json leaves out (NOT_IN_JSON) and
     those it did not record (UNSET)."""
     if isinstance(value, msgspec.Struct):
-        return {f: jsonable(v) for f in value.__struct_fields__
-                if f not in NOT_IN_JSON and (v := getattr(value, f)) is not msgspec.UNSET}
+        return {
+            f: jsonable(v)
+            for f in value.__struct_fields__
+            if f not in NOT_IN_JSON and (v := getattr(value, f)) is not msgspec.UNSET
+        }
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, enum.Enum):
@@ -78,8 +92,11 @@ def jsonable(value: Any) -> Any:
 def _steady_figures(row: LevelRow) -> tuple[str, float | None, dict[str, float]]:
     """(headline source, steady req/s, steady p50/p90/p99) of one repetition."""
     steady = level_steady(row)
-    return (steady.source, None if steady.throughput is None else steady.throughput.value,
-            {k: f.value for k, f in steady.latency_us.items()})
+    return (
+        steady.source,
+        None if steady.throughput is None else steady.throughput.value,
+        {k: f.value for k, f in steady.latency_us.items()},
+    )
 
 
 def _level_export(row: LevelRow) -> LevelExport:
@@ -88,8 +105,10 @@ def _level_export(row: LevelRow) -> LevelExport:
     source, rps_steady, latency_steady = _steady_figures(row)
     return LevelExport(
         **msgspec.structs.asdict(stored),
-        rps_whole_level=row.requests_per_s, rps_steady=rps_steady,
-        latency_us_steady=latency_steady, headline_source=source,
+        rps_whole_level=row.requests_per_s,
+        rps_steady=rps_steady,
+        latency_us_steady=latency_steady,
+        headline_source=source,
         errors_total=row.errors_total,
         error_rate=stats.level_error_rate(row),
         server_cpu_percent=stats.server_cpu_percent(row),
@@ -98,22 +117,38 @@ def _level_export(row: LevelRow) -> LevelExport:
         time_per_request_ms=stats.level_time_per_request_ms(row),
         time_per_request_all_ms=stats.level_time_per_request_all_ms(row),
         transfer_mib_per_s=stats.level_transfer_mib_per_s(row),
-        jitter=stats.jitter(stats.completed_series(row)))
+        jitter=stats.jitter(stats.completed_series(row)),
+    )
 
 
 def _workload_export(w: WorkloadView) -> WorkloadExport:
     return WorkloadExport(
-        label=w.label, workload=w.workload, level_values=w.level_values,
-        cases=[CaseExport(case_id=c.case.id, stack=c.stack, status=c.case.status,
-                          rankable=c.rankable, breakpoint=c.breakpoint, aggregates=c.aggregates,
-                          headline_sources=[_aggregate_source(c, g.level_index)
-                                            for g in c.aggregates])
-               for c in w.cases],
-        not_measured=[NotMeasuredExport(stack=c.stack, status=c.case.status,
-                                        reason=c.case.reason,
-                                        verification_failures=c.verification_failures)
-                      for c in w.not_measured],
-        rankings=w.rankings)
+        label=w.label,
+        workload=w.workload,
+        level_values=w.level_values,
+        cases=[
+            CaseExport(
+                case_id=c.case.id,
+                stack=c.stack,
+                status=c.case.status,
+                rankable=c.rankable,
+                breakpoint=c.breakpoint,
+                aggregates=c.aggregates,
+                headline_sources=[_aggregate_source(c, g.level_index) for g in c.aggregates],
+            )
+            for c in w.cases
+        ],
+        not_measured=[
+            NotMeasuredExport(
+                stack=c.stack,
+                status=c.case.status,
+                reason=c.case.reason,
+                verification_failures=c.verification_failures,
+            )
+            for c in w.not_measured
+        ],
+        rankings=w.rankings,
+    )
 
 
 def _aggregate_source(c: CaseView, level_index: int) -> str:
@@ -125,11 +160,19 @@ def _aggregate_source(c: CaseView, level_index: int) -> str:
 
 def results_json(a: Analysis, found: list[Finding]) -> str:
     doc = ResultsDocument(
-        schema=RESULTS_SCHEMA, generated_at=time.time(), run=a.data.run, slo=a.slo,
-        level_kind=a.level_kind, run_spread=a.spread, cases=a.data.cases,
-        levels=[_level_export(r) for r in a.data.levels], verifications=a.data.verifications,
-        scripts=a.data.scripts, workloads=[_workload_export(w) for w in a.workloads],
-        findings=found)
+        schema=RESULTS_SCHEMA,
+        generated_at=time.time(),
+        run=a.data.run,
+        slo=a.slo,
+        level_kind=a.level_kind,
+        run_spread=a.spread,
+        cases=a.data.cases,
+        levels=[_level_export(r) for r in a.data.levels],
+        verifications=a.data.verifications,
+        scripts=a.data.scripts,
+        workloads=[_workload_export(w) for w in a.workloads],
+        findings=found,
+    )
     return json.dumps(jsonable(doc), indent=1, allow_nan=False)
 
 
@@ -157,15 +200,29 @@ def results_csv(a: Analysis) -> str:
         c = cases[r.case_id]
         lat = stats.measured_latency(r)
         source, rps_steady, lat_steady = _steady_figures(r)
-        writer.writerow([
-            a.data.run.id, c.stack, c.workload, c.label, c.status, a.level_kind,
-            *(_cell(getattr(r, f)) for f in CSV_LEVEL_FIELDS),
-            source, _num(rps_steady), *(_num(lat_steady.get(k)) for k in STEADY_KEYS),
-            *(_num(lat.get(k)) for k in (*STEADY_KEYS, "max", "mean", "p80")),
-            r.errors_total, _num(stats.level_error_rate(r)), _num(stats.server_cpu_percent(r)),
-            _num(stats.service_cpu_percent(r)), _num(stats.loader_cpu_percent(r)),
-            _num(stats.level_time_per_request_ms(r)), _num(stats.level_time_per_request_all_ms(r)),
-            _num(stats.level_transfer_mib_per_s(r))])
+        writer.writerow(
+            [
+                a.data.run.id,
+                c.stack,
+                c.workload,
+                c.label,
+                c.status,
+                a.level_kind,
+                *(_cell(getattr(r, f)) for f in CSV_LEVEL_FIELDS),
+                source,
+                _num(rps_steady),
+                *(_num(lat_steady.get(k)) for k in STEADY_KEYS),
+                *(_num(lat.get(k)) for k in (*STEADY_KEYS, "max", "mean", "p80")),
+                r.errors_total,
+                _num(stats.level_error_rate(r)),
+                _num(stats.server_cpu_percent(r)),
+                _num(stats.service_cpu_percent(r)),
+                _num(stats.loader_cpu_percent(r)),
+                _num(stats.level_time_per_request_ms(r)),
+                _num(stats.level_time_per_request_all_ms(r)),
+                _num(stats.level_transfer_mib_per_s(r)),
+            ]
+        )
     return buf.getvalue()
 
 
@@ -174,8 +231,10 @@ def _md_cell(text: str) -> str:
 
 
 def md_table(t: TextTable) -> str:
-    lines = ["| " + " | ".join(_md_cell(h) for h in t.header) + " |",
-             "|" + "|".join("---" for _ in t.header) + "|"]
+    lines = [
+        "| " + " | ".join(_md_cell(h) for h in t.header) + " |",
+        "|" + "|".join("---" for _ in t.header) + "|",
+    ]
     lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.rows]
     return "\n".join(lines)
 
@@ -188,84 +247,166 @@ def _glance_md(g: WorkloadGlance) -> list[str]:
     rows = []
     for m, value_fmt in ((g.throughput, fmt.rate), (g.latency, fmt.latency)):
         for b in m.bars:
-            rows.append([m.metric, b.stack, fmt.estimate(b.estimate, value_fmt),
-                         fmt.level(b.level_value), f"{b.share_of_best:.0%}",
-                         ", ".join(b.flags)])
+            rows.append(
+                [
+                    m.metric,
+                    b.stack,
+                    fmt.estimate(b.estimate, value_fmt),
+                    fmt.level(b.level_value),
+                    f"{b.share_of_best:.0%}",
+                    ", ".join(b.flags),
+                ]
+            )
     out = [f"### {g.label}", ""]
     if rows:
-        out += [md_table(TextTable(["figure", "stack", "figure [95%]", "level", "% of best",
-                                    "flags"], rows)), ""]
-    out += [f"- req/s ({g.throughput.where}): {g.throughput.verdict}",
-            f"- p99 ({g.latency.where}): {g.latency.verdict}"]
+        out += [
+            md_table(
+                TextTable(["figure", "stack", "figure [95%]", "level", "% of best", "flags"], rows)
+            ),
+            "",
+        ]
+    out += [
+        f"- req/s ({g.throughput.where}): {g.throughput.verdict}",
+        f"- p99 ({g.latency.where}): {g.latency.verdict}",
+    ]
     out += [f"- not ranked: {stack} — {why}" for stack, why in g.not_ranked]
     return [*out, ""]
 
 
 def _context_md(ctx: Context) -> list[str]:
     memory = memory_table(ctx)
-    params = TextTable(["stack", "parameters in force"],
-                       [[p.stack, (", ".join(f"{k}={v}" for k, v in p.params) or "defaults")
-                         + ("" if p.effective else " (set by the suite; never started)")]
-                        for p in ctx.stack_params])
-    return ["## Context", "",
-            md_table(TextTable(["machine", ""], [list(r) for r in ctx.machine])), "",
-            md_table(TextTable(["role", "CPUs"], [list(r) for r in ctx.cores])), "",
-            md_table(params), "", ctx.params_note, "",
-            md_table(TextTable(["tool", "version"], [list(r) for r in ctx.versions])), "",
-            ctx.memory_note, "", *([md_table(memory), ""] if ctx.memory else [])]
+    params = TextTable(
+        ["stack", "parameters in force"],
+        [
+            [
+                p.stack,
+                (", ".join(f"{k}={v}" for k, v in p.params) or "defaults")
+                + ("" if p.effective else " (set by the suite; never started)"),
+            ]
+            for p in ctx.stack_params
+        ],
+    )
+    return [
+        "## Context",
+        "",
+        md_table(TextTable(["machine", ""], [list(r) for r in ctx.machine])),
+        "",
+        md_table(TextTable(["role", "CPUs"], [list(r) for r in ctx.cores])),
+        "",
+        md_table(params),
+        "",
+        ctx.params_note,
+        "",
+        md_table(TextTable(["tool", "version"], [list(r) for r in ctx.versions])),
+        "",
+        ctx.memory_note,
+        "",
+        *([md_table(memory), ""] if ctx.memory else []),
+    ]
 
 
 def summary_md(a: Analysis, found: list[Finding], claims: Sequence[ClaimResult] = ()) -> str:
     run = a.data.run
-    out = [f"# stackbench run {run.id}: {run.suite_name}", "",
-           f"Status **{run.status}**, started {_when(run.started_at)}, finished "
-           f"{_when(run.finished_at)}. Load: {a.settings.mode} loop over "
-           f"{a.level_label}, driver {a.settings.driver}, keep-alive "
-           f"{a.settings.keepalive}, {a.repeat} repetition(s) per level. "
-           f"SLO: {slo_text(a)}. {FIGURES_NOTE} {a.spread.source.capitalize()}.", "",
-           "## At a glance", "", "Throughput: each stack's best valid level; p99: at the "
-           f"highest level every stack measured validly. {RULE}", ""]
+    out = [
+        f"# stackbench run {run.id}: {run.suite_name}",
+        "",
+        f"Status **{run.status}**, started {_when(run.started_at)}, finished "
+        f"{_when(run.finished_at)}. Load: {a.settings.mode} loop over "
+        f"{a.level_label}, driver {a.settings.driver}, keep-alive "
+        f"{a.settings.keepalive}, {a.repeat} repetition(s) per level. "
+        f"SLO: {slo_text(a)}. {FIGURES_NOTE} {a.spread.source.capitalize()}.",
+        "",
+        "## At a glance",
+        "",
+        "Throughput: each stack's best valid level; p99: at the "
+        f"highest level every stack measured validly. {RULE}",
+        "",
+    ]
     for g in glance(a):
         out += _glance_md(g)
     if a.slo is not None:
-        out += ["Highest median throughput within the SLO (req/s @ level):", "",
-                md_table(tables.at_a_glance(a, within_slo=True)), ""]
+        out += [
+            "Highest median throughput within the SLO (req/s @ level):",
+            "",
+            md_table(tables.at_a_glance(a, within_slo=True)),
+            "",
+        ]
     out += _context_md(build_context(a))
     if claims:
-        out += ["## The article's claims, tested here", "",
-                "Ratios, not absolute numbers, are compared: the hardware differs. "
-                + claimtable.counts_sentence(claims), "", *claimtable.as_markdown(claims), ""]
+        out += [
+            "## The article's claims, tested here",
+            "",
+            "Ratios, not absolute numbers, are compared: the hardware differs. "
+            + claimtable.counts_sentence(claims),
+            "",
+            *claimtable.as_markdown(claims),
+            "",
+        ]
     departures = tables.deviations(a)
     if departures:
         out += ["## Deviations from the article", "", md_table(departures), ""]
     out += ["## Findings", "", RANKING_LEGEND, ""]
-    out += [f"- {'**' + f.workload + '** ' if f.workload else ''}"
-            f"{'⚠ ' if f.severity != 'info' else ''}{f.text}" for f in found] or ["- none"]
+    out += [
+        f"- {'**' + f.workload + '** ' if f.workload else ''}"
+        f"{'⚠ ' if f.severity != 'info' else ''}{f.text}"
+        for f in found
+    ] or ["- none"]
     for w in a.workloads:
         out += ["", f"## {w.label}", ""]
         if w.cases:
-            out += ["Throughput (req/s) by " + a.level_label + ":", "",
-                    md_table(tables.pivot(w, tables.METRICS["req/s"])), "",
-                    "p99 latency:", "", md_table(tables.pivot(w, tables.METRICS["p99"])), "",
-                    "All figures (" + tables.FIGURES_LEGEND.rstrip(".") + "):", "",
-                    md_table(tables.detail(a, w))]
+            out += [
+                "Throughput (req/s) by " + a.level_label + ":",
+                "",
+                md_table(tables.pivot(w, tables.METRICS["req/s"])),
+                "",
+                "p99 latency:",
+                "",
+                md_table(tables.pivot(w, tables.METRICS["p99"])),
+                "",
+                "All figures (" + tables.FIGURES_LEGEND.rstrip(".") + "):",
+                "",
+                md_table(tables.detail(a, w)),
+            ]
         if w.not_measured:
             out += ["", "Not measured:", "", md_table(tables.not_measured(w))]
     if a.failed_verifications:
-        out += ["", "## Verification failures", "",
-                md_table(TextTable(["stack", "workload", "checked", "failures"],
-                                   [[v.stack, v.workload, str(v.checked), "; ".join(v.failures)]
-                                    for v in a.failed_verifications]))]
+        out += [
+            "",
+            "## Verification failures",
+            "",
+            md_table(
+                TextTable(
+                    ["stack", "workload", "checked", "failures"],
+                    [
+                        [v.stack, v.workload, str(v.checked), "; ".join(v.failures)]
+                        for v in a.failed_verifications
+                    ],
+                )
+            ),
+        ]
     unavailable = {c.stack: c.reason for c in a.data.cases if c.status == "unavailable"}
     if unavailable:
-        out += ["", "## Unavailable stacks", "",
-                md_table(TextTable(["stack", "reason"], [[s, r] for s, r in unavailable.items()]))]
+        out += [
+            "",
+            "## Unavailable stacks",
+            "",
+            md_table(TextTable(["stack", "reason"], [[s, r] for s, r in unavailable.items()])),
+        ]
     notes = tables.case_notes(a)
     if notes:
         out += ["", "## Sweep notes", "", md_table(notes)]
     timings = tables.script_timings(a)
     if timings:
         out += ["", "## Standalone timing (no HTTP)", "", md_table(timings)]
-    out += ["", "## Environment", "", md_table(tables.environment(a)), "",
-            "## Settings", "", md_table(tables.settings(a)), ""]
+    out += [
+        "",
+        "## Environment",
+        "",
+        md_table(tables.environment(a)),
+        "",
+        "## Settings",
+        "",
+        md_table(tables.settings(a)),
+        "",
+    ]
     return "\n".join(out)

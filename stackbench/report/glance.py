@@ -36,11 +36,11 @@ class GlanceBar:
     stack: str
     estimate: Estimate
     level_value: float
-    share_of_best: float          # 1.0 for the best stack
+    share_of_best: float  # 1.0 for the best stack
     flags: tuple[str, ...]
-    vs_best: Verdict | None = None   # the best against this stack (None: the best itself)
+    vs_best: Verdict | None = None  # the best against this stack (None: the best itself)
     vs_above: Verdict | None = None  # the stack above against this one, when not the best
-    whole_level: str | None = None   # why the figure is not the steady windows' (None: it is)
+    whole_level: str | None = None  # why the figure is not the steady windows' (None: it is)
 
     @property
     def times_best(self) -> float:
@@ -50,12 +50,12 @@ class GlanceBar:
 
 @dataclass(frozen=True)
 class MetricGlance:
-    metric: str                   # "throughput" | "p99"
+    metric: str  # "throughput" | "p99"
     higher_is_better: bool
-    where: str                    # which level the figures come from, for people
-    bars: tuple[GlanceBar, ...]   # best first
-    winner: str | None            # the best, when shown better than every other stack
-    verdict: str                  # the verdicts in words: who wins and by how much, or not
+    where: str  # which level the figures come from, for people
+    bars: tuple[GlanceBar, ...]  # best first
+    winner: str | None  # the best, when shown better than every other stack
+    verdict: str  # the verdicts in words: who wins and by how much, or not
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,16 @@ def _throughput_bars(w: WorkloadView) -> list[GlanceBar]:
         if not valid:
             continue
         top = max(valid, key=lambda g: g.throughput.value)
-        bars.append(GlanceBar(c.stack, top.throughput, top.level_value, 0.0, top.flags,
-                              whole_level=whole_level(c, top)))
+        bars.append(
+            GlanceBar(
+                c.stack,
+                top.throughput,
+                top.level_value,
+                0.0,
+                top.flags,
+                whole_level=whole_level(c, top),
+            )
+        )
     bars.sort(key=lambda b: -b.estimate.value)  # stable: ties keep the run's stack order
     best = bars[0].estimate.value if bars else 0.0
     return [_with_share(b, b.estimate.value / best if best > 0 else 0.0) for b in bars]
@@ -102,8 +110,9 @@ def common_level(w: WorkloadView, stacks: Sequence[str]) -> float | None:
     cases = [c for c in w.cases if c.stack in stacks]
     for value in sorted(w.level_values, reverse=True):
         aggs = [(c, c.aggregate_at(value)) for c in cases]
-        if cases and all(g is not None and _valid(c, g) and LATENCY_KEY in g.latency_us
-                         for c, g in aggs):
+        if cases and all(
+            g is not None and _valid(c, g) and LATENCY_KEY in g.latency_us for c, g in aggs
+        ):
             return value
     return None
 
@@ -114,20 +123,31 @@ def _latency_bars(w: WorkloadView, stacks: Sequence[str], level: float) -> list[
         g = c.aggregate_at(level)
         if c.stack not in stacks or g is None:
             continue
-        bars.append(GlanceBar(c.stack, g.latency_us[LATENCY_KEY], level, 0.0, g.flags,
-                              whole_level=whole_level(c, g)))
+        bars.append(
+            GlanceBar(
+                c.stack,
+                g.latency_us[LATENCY_KEY],
+                level,
+                0.0,
+                g.flags,
+                whole_level=whole_level(c, g),
+            )
+        )
     bars.sort(key=lambda b: b.estimate.value)
     best = bars[0].estimate.value if bars else 0.0
-    return [_with_share(b, best / b.estimate.value if b.estimate.value > 0 else 1.0)
-            for b in bars]
+    return [_with_share(b, best / b.estimate.value if b.estimate.value > 0 else 1.0) for b in bars]
 
 
 def rungs(bars: Sequence[GlanceBar], higher_is_better: bool, a: Analysis) -> list[Rung]:
     """Each bar's verdicts (bars sorted best first): the best against it, the one above it
     against it. Latency verdicts are "lower is better" against the 5% threshold."""
-    return ladder([b.estimate for b in bars], a.spread, higher_is_better=higher_is_better,
-                  threshold=None if higher_is_better else PERCENTILE_THRESHOLD,
-                  confidence=a.confidence)
+    return ladder(
+        [b.estimate for b in bars],
+        a.spread,
+        higher_is_better=higher_is_better,
+        threshold=None if higher_is_better else PERCENTILE_THRESHOLD,
+        confidence=a.confidence,
+    )
 
 
 def decide(bars: Sequence[GlanceBar], what: str) -> tuple[str | None, str]:
@@ -138,22 +158,29 @@ def decide(bars: Sequence[GlanceBar], what: str) -> tuple[str | None, str]:
     if len(bars) == 1:
         return None, f"only {bars[0].stack} has a valid figure: nothing to compare"
     best = bars[0]
-    caveat = "".join(f"; {b.stack} was loader-bound: its figure is a lower bound"
-                     for b in bars if LevelFlag.LOADER_BOUND in b.flags)
+    caveat = "".join(
+        f"; {b.stack} was loader-bound: its figure is a lower bound"
+        for b in bars
+        if LevelFlag.LOADER_BOUND in b.flags
+    )
     verdicts = [b.vs_best for b in bars[1:]]
     note = next((assumed(v) for v in verdicts if v is not None and assumed(v)), "")
     if all(v is not None and v.outcome is Outcome.FASTER for v in verdicts):
-        shown = "; ".join(f"{what} {interval(v)} {b.stack}'s" for b, v in
-                          zip(bars[1:], verdicts, strict=True) if v is not None)
-        return best.stack, f"{best.stack} is the best, shown faster than every other: " \
-                           f"{shown}{caveat}{note}"
+        shown = "; ".join(
+            f"{what} {interval(v)} {b.stack}'s"
+            for b, v in zip(bars[1:], verdicts, strict=True)
+            if v is not None
+        )
+        return (
+            best.stack,
+            f"{best.stack} is the best, shown faster than every other: {shown}{caveat}{note}",
+        )
     said = []
     for i, b in enumerate(bars[1:], start=1):
         if b.vs_best is not None:
             said.append(sentence(b.vs_best, best.stack, b.stack, what, say_assumed=False))
         if b.vs_above is not None:
-            said.append(sentence(b.vs_above, bars[i - 1].stack, b.stack, what,
-                                 say_assumed=False))
+            said.append(sentence(b.vs_above, bars[i - 1].stack, b.stack, what, say_assumed=False))
     return None, "no winner named: " + "; ".join(said) + caveat + note
 
 
@@ -168,8 +195,7 @@ def _not_ranked(w: WorkloadView, with_bars: Sequence[str]) -> list[tuple[str, st
         if c.stack in with_bars:
             continue
         if not c.rankable:
-            why = ("failed verification" if c.verification_failures
-                   else f"case {c.case.status}")
+            why = "failed verification" if c.verification_failures else f"case {c.case.status}"
         else:
             why = "no valid level"
         out.append((c.stack, why))
@@ -184,7 +210,7 @@ class _Bars:
     label: str
     throughput: list[GlanceBar]
     latency: list[GlanceBar]
-    latency_where: str | None   # None: no common level
+    latency_where: str | None  # None: no common level
     not_ranked: list[tuple[str, str]]
 
 
@@ -197,30 +223,46 @@ def _bars(a: Analysis, w: WorkloadView) -> _Bars:
     return _Bars(w.label, thr, lat, where, _not_ranked(w, stacks))
 
 
-def _metric(bars: list[GlanceBar], higher_is_better: bool, where: str, what: str,
-            judged: list[Rung]) -> MetricGlance:
-    bars = [replace(b, vs_best=best, vs_above=above)
-            for b, (best, above) in zip(bars, judged, strict=True)]
+def _metric(
+    bars: list[GlanceBar], higher_is_better: bool, where: str, what: str, judged: list[Rung]
+) -> MetricGlance:
+    bars = [
+        replace(b, vs_best=best, vs_above=above)
+        for b, (best, above) in zip(bars, judged, strict=True)
+    ]
     winner, verdict = decide(bars, what)
-    return MetricGlance("throughput" if higher_is_better else LATENCY_KEY, higher_is_better,
-                        where, tuple(bars), winner, verdict)
+    return MetricGlance(
+        "throughput" if higher_is_better else LATENCY_KEY,
+        higher_is_better,
+        where,
+        tuple(bars),
+        winner,
+        verdict,
+    )
 
 
 def glance(a: Analysis) -> list[WorkloadGlance]:
     """Every workload's summary; the verdicts of all of them judged as one family."""
     found = [_bars(a, w) for w in a.workloads]
-    ladders = [rungs(b.throughput, True, a) for b in found] + \
-              [rungs(b.latency, False, a) for b in found]
+    ladders = [rungs(b.throughput, True, a) for b in found] + [
+        rungs(b.latency, False, a) for b in found
+    ]
     judged = holm_rungs(ladders)
     out = []
     for i, b in enumerate(found):
         thr = _metric(b.throughput, True, "best valid level of each stack", "req/s", judged[i])
         if b.latency_where is None:
-            lat = MetricGlance(LATENCY_KEY, False, "no common level", (), None,
-                               "no level where every stack has a valid p99: see the tables"
-                               if b.throughput else "no valid level to compare")
+            lat = MetricGlance(
+                LATENCY_KEY,
+                False,
+                "no common level",
+                (),
+                None,
+                "no level where every stack has a valid p99: see the tables"
+                if b.throughput
+                else "no valid level to compare",
+            )
         else:
-            lat = _metric(b.latency, False, b.latency_where, LATENCY_KEY,
-                          judged[len(found) + i])
+            lat = _metric(b.latency, False, b.latency_where, LATENCY_KEY, judged[len(found) + i])
         out.append(WorkloadGlance(b.label, thr, lat, tuple(b.not_ranked)))
     return out

@@ -40,18 +40,25 @@ def bar_label(m: MetricGlance, b: GlanceBar, value_fmt: Callable[[float], str]) 
     return f"  {value_fmt(b.estimate.value)} ({vs_best(m, b)}){mark}"
 
 
-def _axis(ax: Axes, a: Analysis, m: MetricGlance, value_fmt: Callable[[float], str],
-          title: str) -> None:
+def _axis(
+    ax: Axes, a: Analysis, m: MetricGlance, value_fmt: Callable[[float], str], title: str
+) -> None:
     from matplotlib.ticker import MaxNLocator
 
     y = list(range(len(m.bars)))[::-1]
     for yi, b in zip(y, m.bars, strict=True):
         est, look = b.estimate, style(a, b.stack)
-        ax.barh(yi, est.value, color=look.color, hatch=look.hatch, edgecolor="white",
-                height=0.6)
+        ax.barh(yi, est.value, color=look.color, hatch=look.hatch, edgecolor="white", height=0.6)
         if est.low is not None and est.high is not None:
-            ax.errorbar([est.value], [yi], xerr=[[est.value - est.low], [est.high - est.value]],
-                        fmt="none", ecolor="#111827", capsize=3, elinewidth=1)
+            ax.errorbar(
+                [est.value],
+                [yi],
+                xerr=[[est.value - est.low], [est.high - est.value]],
+                fmt="none",
+                ecolor="#111827",
+                capsize=3,
+                elinewidth=1,
+            )
         label = ax.text(est.high or est.value, yi, bar_label(m, b, value_fmt), va="center")
         label.set_in_layout(False)  # inside the axes: the x limit leaves room for it
     ax.set_yticks(y, [b.stack for b in m.bars])
@@ -65,8 +72,10 @@ def _axis(ax: Axes, a: Analysis, m: MetricGlance, value_fmt: Callable[[float], s
 
 
 def _verdicts(a: Analysis, g: WorkloadGlance) -> str:
-    said = [f"{g.label}, req/s: {g.throughput.verdict}.", f"p99 ({g.latency.where}): "
-            f"{g.latency.verdict}."]
+    said = [
+        f"{g.label}, req/s: {g.throughput.verdict}.",
+        f"p99 ({g.latency.where}): {g.latency.verdict}.",
+    ]
     if any(b.whole_level for b in (*g.throughput.bars, *g.latency.bars)):
         said.append(f"{WHOLE_LEVEL_MARK} whole-level figure: no steady window.")
     return "\n".join(textwrap.fill(s, WRAP_CHARS) for s in said)
@@ -77,9 +86,11 @@ def header(a: Analysis) -> str:
     run = a.data.run
     facts = dict(machine(run.environment))
     when = time.strftime("%Y-%m-%d", time.localtime(run.started_at))
-    return (f"stackbench — {run.suite_name} (run {run.id}, {when})\n"
-            f"{facts['CPU']}, cores: {facts['cores']}; {a.settings.mode} loop, "
-            f"{a.repeat} repetition(s) per level")
+    return (
+        f"stackbench — {run.suite_name} (run {run.id}, {when})\n"
+        f"{facts['CPU']}, cores: {facts['cores']}; {a.settings.mode} loop, "
+        f"{a.repeat} repetition(s) per level"
+    )
 
 
 def _data(a: Analysis, shown: Sequence[WorkloadGlance]) -> TextTable:
@@ -87,19 +98,30 @@ def _data(a: Analysis, shown: Sequence[WorkloadGlance]) -> TextTable:
     for g in shown:
         for m, value_fmt in ((g.throughput, fmt.rate), (g.latency, fmt.latency)):
             for b in m.bars:
-                rows.append([g.label, "req/s" if m.higher_is_better else "p99", b.stack,
-                             fmt.estimate(b.estimate, value_fmt), level_name(a, b.level_value),
-                             vs_best(m, b),
-                             b.whole_level or "steady window"])
-    return TextTable(["workload", "figure", "stack", "figure [95% CI]", "level",
-                      "vs best", "from"], rows)
+                rows.append(
+                    [
+                        g.label,
+                        "req/s" if m.higher_is_better else "p99",
+                        b.stack,
+                        fmt.estimate(b.estimate, value_fmt),
+                        level_name(a, b.level_value),
+                        vs_best(m, b),
+                        b.whole_level or "steady window",
+                    ]
+                )
+    return TextTable(
+        ["workload", "figure", "stack", "figure [95% CI]", "level", "vs best", "from"], rows
+    )
 
 
 def glance_chart(a: Analysis, glances: Sequence[WorkloadGlance]) -> ChartItem:
     shown = [g for g in glances if g.throughput.bars]
     if not shown:
-        return Omitted("glance", "at a glance", "No workload has a valid level: nothing to "
-                       "compare at a glance.")
+        return Omitted(
+            "glance",
+            "at a glance",
+            "No workload has a valid level: nothing to compare at a glance.",
+        )
     texts = [_verdicts(a, g) for g in shown]
     heights = []
     for g, text in zip(shown, texts, strict=True):
@@ -108,20 +130,35 @@ def glance_chart(a: Analysis, glances: Sequence[WorkloadGlance]) -> ChartItem:
     fig.suptitle(header(a), x=0.01, ha="left")
     grid = fig.add_gridspec(len(heights), 2, height_ratios=heights)
     for i, (g, text) in enumerate(zip(shown, texts, strict=True)):
-        _axis(fig.add_subplot(grid[2 * i, 0]), a, g.throughput, fmt.rate,
-              f"{g.label}: req/s\nat each stack's best level")
+        _axis(
+            fig.add_subplot(grid[2 * i, 0]),
+            a,
+            g.throughput,
+            fmt.rate,
+            f"{g.label}: req/s\nat each stack's best level",
+        )
         ax_l = fig.add_subplot(grid[2 * i, 1])
         if g.latency.bars:
-            _axis(ax_l, a, g.latency, fmt.latency,
-                  f"{g.label}: p99 latency (shorter is better)\n{g.latency.where}")
+            _axis(
+                ax_l,
+                a,
+                g.latency,
+                fmt.latency,
+                f"{g.label}: p99 latency (shorter is better)\n{g.latency.where}",
+            )
         else:
             ax_l.set_axis_off()
             ax_l.text(0, 0.5, f"{g.label}: p99: {g.latency.verdict}", wrap=True)
         words = fig.add_subplot(grid[2 * i + 1, :])
         words.set_axis_off()
         words.text(0, 1, text, va="top", ha="left", transform=words.transAxes)
-    return render("glance", "at a glance", "Each stack's best throughput and its p99 at a "
-                  "common level, with 95% CI whiskers; throughput as % of the best, p99 as "
-                  "× the best (1.00× = the best; longer bars are slower); a winner is named "
-                  "only when the verdicts show it faster than every other stack.", fig,
-                  _data(a, shown))
+    return render(
+        "glance",
+        "at a glance",
+        "Each stack's best throughput and its p99 at a "
+        "common level, with 95% CI whiskers; throughput as % of the best, p99 as "
+        "× the best (1.00× = the best; longer bars are slower); a winner is named "
+        "only when the verdicts show it faster than every other stack.",
+        fig,
+        _data(a, shown),
+    )

@@ -34,14 +34,14 @@ TEMPLATES = Path(__file__).parent / "templates"
 class BarView:
     stack: str
     color: str
-    width_pct: float           # bar length, % of the track
+    width_pct: float  # bar length, % of the track
     ci_left_pct: float | None  # CI whisker, % of the track
     ci_width_pct: float | None
-    value: str                 # median [CI]
-    share: str                 # % of best (throughput), × the best (latency)
-    level: str                 # where the figure comes from, with its unit
+    value: str  # median [CI]
+    share: str  # % of best (throughput), × the best (latency)
+    level: str  # where the figure comes from, with its unit
     flags: str
-    whole_level: str | None    # why the figure is not from steady windows (None: it is)
+    whole_level: str | None  # why the figure is not from steady windows (None: it is)
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,8 @@ class MetricView:
     bars: list[BarView]
     winner: str | None
     verdict: str
-    share_header: str          # what the share column says: "% of best" or "× best"
-    scale_note: str            # what a bar's length means
+    share_header: str  # what the share column says: "% of best" or "× best"
+    scale_note: str  # what a bar's length means
 
 
 @dataclass(frozen=True)
@@ -83,80 +83,125 @@ def short_level(a: Analysis, value: float) -> str:
     return f"at {fmt.level(value)} conn."
 
 
-def _metric_view(a: Analysis, m: MetricGlance, title: str,
-                 value_fmt: Callable[[float | None], str]) -> MetricView:
+def _metric_view(
+    a: Analysis, m: MetricGlance, title: str, value_fmt: Callable[[float | None], str]
+) -> MetricView:
     scale = max((b.estimate.high or b.estimate.value for b in m.bars), default=0.0) or 1.0
 
     def bar(b: GlanceBar) -> BarView:
         est = b.estimate
         has_ci = est.low is not None and est.high is not None and est.high > est.low
         return BarView(
-            b.stack, stack_color(a.stacks, b.stack), 100.0 * est.value / scale,
+            b.stack,
+            stack_color(a.stacks, b.stack),
+            100.0 * est.value / scale,
             100.0 * (est.low or 0.0) / scale if has_ci else None,
             100.0 * ((est.high or 0.0) - (est.low or 0.0)) / scale if has_ci else None,
-            fmt.estimate(est, value_fmt), vs_best(m, b), short_level(a, b.level_value),
-            ", ".join(b.flags), b.whole_level)
+            fmt.estimate(est, value_fmt),
+            vs_best(m, b),
+            short_level(a, b.level_value),
+            ", ".join(b.flags),
+            b.whole_level,
+        )
 
     if m.higher_is_better:
         header, note = "% of best", "a longer bar is more requests per second"
     else:
         header, note = "× best", "a longer bar is a slower p99 (× best: 1.00× is the best)"
-    return MetricView(title, m.where, [bar(b) for b in m.bars], m.winner, m.verdict, header,
-                      note)
+    return MetricView(title, m.where, [bar(b) for b in m.bars], m.winner, m.verdict, header, note)
 
 
 def glance_views(a: Analysis, glances: list[WorkloadGlance]) -> list[GlanceView]:
-    return [GlanceView(g.label, fmt.slug(g.label),
-                       _metric_view(a, g.throughput, "throughput (req/s)", fmt.rate),
-                       _metric_view(a, g.latency, "p99 latency (shorter is better)",
-                                    fmt.latency),
-                       list(g.not_ranked))
-            for g in glances]
+    return [
+        GlanceView(
+            g.label,
+            fmt.slug(g.label),
+            _metric_view(a, g.throughput, "throughput (req/s)", fmt.rate),
+            _metric_view(a, g.latency, "p99 latency (shorter is better)", fmt.latency),
+            list(g.not_ranked),
+        )
+        for g in glances
+    ]
 
 
-def _section(a: Analysis, w: WorkloadView, found: list[Finding],
-             charts: list[ChartItem]) -> WorkloadSection:
+def _section(
+    a: Analysis, w: WorkloadView, found: list[Finding], charts: list[ChartItem]
+) -> WorkloadSection:
     measured = bool(w.cases)
     return WorkloadSection(
-        w.label, fmt.slug(w.label), [f for f in found if f.workload == w.label], charts,
+        w.label,
+        fmt.slug(w.label),
+        [f for f in found if f.workload == w.label],
+        charts,
         tables.pivot(w, tables.METRICS["req/s"]) if measured else None,
         tables.pivot(w, tables.METRICS["p99"]) if measured else None,
         tables.detail(a, w) if measured else None,
-        tables.not_measured(w) if w.not_measured else None)
+        tables.not_measured(w) if w.not_measured else None,
+    )
 
 
 def context_line(a: Analysis, ctx: Context) -> str:
     """One sentence: on what machine and placement the figures were measured."""
     machine = dict(ctx.machine)
     cores = dict(ctx.cores)
-    parts = [machine["CPU"], f"cores: {machine['cores']}", machine["memory"],
-             f"kernel {machine['kernel']}", f"governor {machine['CPU governor']}"]
+    parts = [
+        machine["CPU"],
+        f"cores: {machine['cores']}",
+        machine["memory"],
+        f"kernel {machine['kernel']}",
+        f"governor {machine['CPU governor']}",
+    ]
     placement = "; ".join(f"{k} on CPU {v}" for k, v in cores.items())
-    return (", ".join(parts) + (f" — {placement}" if placement else "")
-            + f" — {a.settings.mode} loop, {a.repeat} repetition(s) per level, "
-            f"SLO: {slo_text(a)}")
+    return (
+        ", ".join(parts)
+        + (f" — {placement}" if placement else "")
+        + f" — {a.settings.mode} loop, {a.repeat} repetition(s) per level, "
+        f"SLO: {slo_text(a)}"
+    )
 
 
 def _run_wide(a: Analysis) -> list[tuple[str, str, TextTable, str]]:
     """(anchor, title, table, intro) of the run-wide tables that have content."""
     out = []
     if a.failed_verifications:
-        out.append(("verification", "Verification failures", TextTable(
-            ["stack", "workload", "checked", "failures"],
-            [[v.stack, v.workload, str(v.checked), "; ".join(v.failures)]
-             for v in a.failed_verifications]), ""))
+        out.append(
+            (
+                "verification",
+                "Verification failures",
+                TextTable(
+                    ["stack", "workload", "checked", "failures"],
+                    [
+                        [v.stack, v.workload, str(v.checked), "; ".join(v.failures)]
+                        for v in a.failed_verifications
+                    ],
+                ),
+                "",
+            )
+        )
     unavailable = {c.stack: c.reason for c in a.data.cases if c.status == "unavailable"}
     if unavailable:
-        out.append(("unavailable", "Unavailable stacks", TextTable(
-            ["stack", "reason"], [[s, r] for s, r in unavailable.items()]), ""))
+        out.append(
+            (
+                "unavailable",
+                "Unavailable stacks",
+                TextTable(["stack", "reason"], [[s, r] for s, r in unavailable.items()]),
+                "",
+            )
+        )
     notes = tables.case_notes(a)
     if notes:
         out.append(("notes", "Sweep notes", notes, ""))
     timings = tables.script_timings(a)
     if timings:
-        out.append(("script", "Standalone timing (no HTTP)", timings,
-                    "The workload's code run in one process of each stack's runtime, as the "
-                    "original article did before putting a server in front."))
+        out.append(
+            (
+                "script",
+                "Standalone timing (no HTTP)",
+                timings,
+                "The workload's code run in one process of each stack's runtime, as the "
+                "original article did before putting a server in front.",
+            )
+        )
     return out
 
 
@@ -174,32 +219,54 @@ def numeric_columns(t: TextTable) -> set[int]:
 
 
 def _environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["slug"] = fmt.slug
     env.globals["numeric_columns"] = numeric_columns
     return env
 
 
-def build_html(a: Analysis, found: list[Finding], glances: list[WorkloadGlance], ctx: Context,
-               charts: dict[str, list[ChartItem]], glance_chart: ChartItem | None,
-               claims: Sequence[ClaimResult] = ()) -> str:
+def build_html(
+    a: Analysis,
+    found: list[Finding],
+    glances: list[WorkloadGlance],
+    ctx: Context,
+    charts: dict[str, list[ChartItem]],
+    glance_chart: ChartItem | None,
+    claims: Sequence[ClaimResult] = (),
+) -> str:
     """The page. `charts` maps a workload label to its charts (already rendered)."""
     run = a.data.run
     template = _environment().get_template("report.html.j2")
     return template.render(
-        run=run, analysis=a,
+        run=run,
+        analysis=a,
         started=time.strftime("%Y-%m-%d %H:%M", time.localtime(run.started_at)),
-        context_line=context_line(a, ctx), ctx=ctx, memory=memory_table(ctx),
-        glances=glance_views(a, glances), glance_chart=glance_chart, rule=RULE,
+        context_line=context_line(a, ctx),
+        ctx=ctx,
+        memory=memory_table(ctx),
+        glances=glance_views(a, glances),
+        glance_chart=glance_chart,
+        rule=RULE,
         run_findings=[f for f in found if f.workload is None],
-        claims=claimtable.claim_rows(claims), claim_header=claimtable.HEADER,
+        claims=claimtable.claim_rows(claims),
+        claim_header=claimtable.HEADER,
         claim_counts=claimtable.counts_sentence(claims),
-        ranking_legend=RANKING_LEGEND, figures_legend=tables.FIGURES_LEGEND,
-        figures_note=FIGURES_NOTE, spread_note=a.spread.source.capitalize(),
+        ranking_legend=RANKING_LEGEND,
+        figures_legend=tables.FIGURES_LEGEND,
+        figures_note=FIGURES_NOTE,
+        spread_note=a.spread.source.capitalize(),
         sections=[_section(a, w, found, charts.get(w.label, [])) for w in a.workloads],
-        run_wide=_run_wide(a), environment=tables.environment(a), settings=tables.settings(a),
+        run_wide=_run_wide(a),
+        environment=tables.environment(a),
+        settings=tables.settings(a),
         deviations=tables.deviations(a),
         # Our own files, inserted verbatim (escaping would break their quotes).
         css=Markup((TEMPLATES / "report.css").read_text(encoding="utf-8")),
-        js=Markup((TEMPLATES / "report.js").read_text(encoding="utf-8")))
+        js=Markup((TEMPLATES / "report.js").read_text(encoding="utf-8")),
+    )

@@ -40,8 +40,13 @@ def _unreadable() -> tuple[type[Exception], ...]:
     """What a damaged stored histogram raises when decoded: that repetition is left out."""
     from hdrh.codec import HdrCookieException, HdrHistogramSettingsException, HdrLengthException
 
-    return (ValueError, zlib.error, HdrCookieException, HdrLengthException,
-            HdrHistogramSettingsException)
+    return (
+        ValueError,
+        zlib.error,
+        HdrCookieException,
+        HdrLengthException,
+        HdrHistogramSettingsException,
+    )
 
 
 def _highest_trackable(h: HdrHistogram) -> int:
@@ -97,13 +102,11 @@ def distribution_level(w: WorkloadView) -> float | None:
     with_hist = [c for c in w.cases if any(r.histogram for r in c.rows)]
     if not with_hist:
         return None
-    common = set.intersection(*({r.level_value for r in c.rows if r.histogram}
-                                for c in with_hist))
+    common = set.intersection(*({r.level_value for r in c.rows if r.histogram} for c in with_hist))
     return max(common) if common else None
 
 
-def _curves(w: WorkloadView, common: float | None
-            ) -> list[tuple[str, str, float, HdrHistogram]]:
+def _curves(w: WorkloadView, common: float | None) -> list[tuple[str, str, float, HdrHistogram]]:
     """(stack, legend label, level, merged histogram) of each stack with a histogram."""
     curves = []
     for c in w.cases:
@@ -123,9 +126,15 @@ def _data(curves: Sequence[tuple[str, str, float, HdrHistogram]]) -> TextTable:
     rows = []
     for stack, _, level, h in curves:
         values = h.get_percentile_to_value_dict(list(TABLE_PERCENTILES))
-        rows.append([stack, fmt.level(level),
-                     *(fmt.latency(float(values[p])) for p in TABLE_PERCENTILES),
-                     fmt.latency(float(h.get_max_value())), f"{h.get_total_count():,}"])
+        rows.append(
+            [
+                stack,
+                fmt.level(level),
+                *(fmt.latency(float(values[p])) for p in TABLE_PERCENTILES),
+                fmt.latency(float(h.get_max_value())),
+                f"{h.get_total_count():,}",
+            ]
+        )
     return TextTable(header, rows)
 
 
@@ -136,29 +145,51 @@ def percentiles_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     common = distribution_level(w)
     curves = _curves(w, common)
     if not curves:
-        return Omitted(f"{sid}-percentiles", title, "No latency histogram is stored for "
-                       f"{w.label} (only the native driver records one): no percentile "
-                       "distribution; the tables list the percentiles the driver printed.")
+        return Omitted(
+            f"{sid}-percentiles",
+            title,
+            "No latency histogram is stored for "
+            f"{w.label} (only the native driver records one): no percentile "
+            "distribution; the tables list the percentiles the driver printed.",
+        )
     fig = figure(3.8)
     ax = fig.add_subplot()
     handles = stack_handles(a, [])
     for stack, label, _, h in curves:
         look = style(a, stack)
         pts = distribution(h)
-        ax.plot([n for n, _ in pts], [v for _, v in pts], color=look.color,
-                linestyle=look.linestyle, linewidth=1.5, drawstyle="steps-post")
+        ax.plot(
+            [n for n, _ in pts],
+            [v for _, v in pts],
+            color=look.color,
+            linestyle=look.linestyle,
+            linewidth=1.5,
+            drawstyle="steps-post",
+        )
         ax.plot([pts[-1][0]], [pts[-1][1]], marker=look.marker, color=look.color)
-        handles.append(line(color=look.color, linestyle=look.linestyle, marker=look.marker,
-                            markersize=5, label=label))
+        handles.append(
+            line(
+                color=look.color,
+                linestyle=look.linestyle,
+                marker=look.marker,
+                markersize=5,
+                label=label,
+            )
+        )
     if a.slo is not None:
         ax.axhline(a.slo.latency_ms * 1000.0, color="#dc2626", linestyle="-.", linewidth=1)
-        handles.append(line(color="#dc2626", linestyle="-.",
-                            label=f"SLO {percentile_key(a.slo.percentile).replace('_', '.')} "
-                                  f"≤ {a.slo.latency_ms:g} ms"))
+        handles.append(
+            line(
+                color="#dc2626",
+                linestyle="-.",
+                label=f"SLO {percentile_key(a.slo.percentile).replace('_', '.')} "
+                f"≤ {a.slo.latency_ms:g} ms",
+            )
+        )
     ax.set_xscale("log")
     latency_axis(ax)
     top = max(h.get_total_count() for _, _, _, h in curves)
-    ticks = [1.0] + [10.0 ** d for d in range(1, int(math.log10(top)) + 1)]
+    ticks = [1.0] + [10.0**d for d in range(1, int(math.log10(top)) + 1)]
     ticks = [2.0 if t == 1.0 else t for t in ticks]  # p50 reads better than min at the left
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(formatter(_nines_label))
@@ -166,11 +197,19 @@ def percentiles_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     if len(ticks) > 5:
         ax.tick_params(axis="x", labelrotation=30)
     ax.set_xlabel("percentile (p99.9: one request in 1,000 is slower)")
-    where = (f"at {fmt.level(common)} {a.level_label}" if common is not None
-             else "at each stack's highest level")
+    where = (
+        f"at {fmt.level(common)} {a.level_label}"
+        if common is not None
+        else "at each stack's highest level"
+    )
     ax.set_title(f"{title}\n{where}")
     legend_below(fig, handles)
-    return render(f"{sid}-percentiles", f"{title} {where}",
-                  "HdrHistogram percentile distribution from the loader's full-resolution "
-                  "histograms, repetitions merged; the curve ends (marker) at the slowest "
-                  "request.", fig, _data(curves))
+    return render(
+        f"{sid}-percentiles",
+        f"{title} {where}",
+        "HdrHistogram percentile distribution from the loader's full-resolution "
+        "histograms, repetitions merged; the curve ends (marker) at the slowest "
+        "request.",
+        fig,
+        _data(curves),
+    )

@@ -32,9 +32,14 @@ def results_schema() -> str:
         if "properties" in record:
             _as_exported(record)
     _nullable_numbers(defs)
-    schema = {"$schema": DRAFT, "$id": RESULTS_SCHEMA, "title": "stackbench results.json",
-              "description": defs["ResultsDocument"].get("description", ""),
-              "$ref": generated["$ref"], "$defs": defs}
+    schema = {
+        "$schema": DRAFT,
+        "$id": RESULTS_SCHEMA,
+        "title": "stackbench results.json",
+        "description": defs["ResultsDocument"].get("description", ""),
+        "$ref": generated["$ref"],
+        "$defs": defs,
+    }
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -43,11 +48,13 @@ def _as_exported(record: dict[str, Any]) -> None:
     """A record as jsonable writes it: every field but NOT_IN_JSON, and only those; a field
     with a default is written too, unless that default is UNSET (msgspec shows none)."""
     required = set(record.get("required", ()))
-    props = {name: prop for name, prop in record["properties"].items()
-             if name not in NOT_IN_JSON}
+    props = {name: prop for name, prop in record["properties"].items() if name not in NOT_IN_JSON}
     record["properties"] = props
-    record["required"] = [name for name, prop in props.items()
-                          if name in required or prop.pop("default", UNSET) is not UNSET]
+    record["required"] = [
+        name
+        for name, prop in props.items()
+        if name in required or prop.pop("default", UNSET) is not UNSET
+    ]
     record["additionalProperties"] = False
 
 
@@ -63,8 +70,11 @@ def _nullable_numbers(node: object) -> None:
     if node.get("type") == "number":
         node["type"] = list(NULLABLE_NUMBER)
     options = node.get("anyOf")
-    if options and {"type": "null"} in options and any(
-            o.get("type") == NULLABLE_NUMBER for o in options):
+    if (
+        options
+        and {"type": "null"} in options
+        and any(o.get("type") == NULLABLE_NUMBER for o in options)
+    ):
         options.remove({"type": "null"})
         if len(options) == 1:
             node.update(node.pop("anyOf")[0])

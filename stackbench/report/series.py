@@ -64,8 +64,9 @@ def _seconds(r: LevelRow) -> list[Second]:
     return [p for p in r.timeseries or () if not p.partial]
 
 
-def _draw_series(ax_rate: Axes, ax_lat: Axes, rows: Sequence[LevelRow], color: str
-                 ) -> tuple[list[float], bool, bool]:
+def _draw_series(
+    ax_rate: Axes, ax_lat: Axes, rows: Sequence[LevelRow], color: str
+) -> tuple[list[float], bool, bool]:
     """One line per repetition; returns (rates drawn, any second, any latency)."""
     rates: list[float] = []
     any_second = any_latency = False
@@ -83,8 +84,7 @@ def _draw_series(ax_rate: Axes, ax_lat: Axes, rows: Sequence[LevelRow], color: s
     return rates, any_second, any_latency
 
 
-def _series_row(a: Analysis, c: CaseView, level: float, ax_rate: Axes, ax_lat: Axes
-                ) -> list[str]:
+def _series_row(a: Analysis, c: CaseView, level: float, ax_rate: Axes, ax_lat: Axes) -> list[str]:
     """Draws one stack's row; returns its row of the chart's table."""
     rows = [r for r in c.rows if r.level_value == level and r.timeseries]
     rates, any_second, any_latency = _draw_series(ax_rate, ax_lat, rows, style(a, c.stack).color)
@@ -99,43 +99,77 @@ def _series_row(a: Analysis, c: CaseView, level: float, ax_rate: Axes, ax_lat: A
     if any_latency:
         latency_axis(ax_lat)
     else:  # a log axis of nothing cannot be drawn; say why the panel is empty
-        no_data(ax_lat, "no request completed in any second" if any_second
-                else "the level ended within its first second: no full second")
+        no_data(
+            ax_lat,
+            "no request completed in any second"
+            if any_second
+            else "the level ended within its first second: no full second",
+        )
     ax_lat.set_title("p50, p99", loc="left")
-    lat = [[p.percentile_us(k) for r in rows for p in _seconds(r) if p.percentile_us(k)]
-           for k in ("p50", "p99")]
-    return [c.stack, fmt.level(level), str(len(rows)), str(len(rates)),
-            " / ".join(fmt.rate(f(rates)) if rates else fmt.MISSING
-                       for f in (min, statistics.median, max)),
-            *(fmt.latency(statistics.median(v)) if v else fmt.MISSING for v in lat)]
+    lat = [
+        [p.percentile_us(k) for r in rows for p in _seconds(r) if p.percentile_us(k)]
+        for k in ("p50", "p99")
+    ]
+    return [
+        c.stack,
+        fmt.level(level),
+        str(len(rows)),
+        str(len(rates)),
+        " / ".join(
+            fmt.rate(f(rates)) if rates else fmt.MISSING for f in (min, statistics.median, max)
+        ),
+        *(fmt.latency(statistics.median(v)) if v else fmt.MISSING for v in lat),
+    ]
 
 
 def timeseries_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     title = f"{w.label}: per-second time series"
     cases = [(c, lv) for c in w.cases if (lv := top_level(c)) is not None]
     if not cases:
-        return Omitted(f"{sid}-timeseries", title, "No per-second series is stored for "
-                       f"{w.label} (only the native driver records one).")
+        return Omitted(
+            f"{sid}-timeseries",
+            title,
+            f"No per-second series is stored for {w.label} (only the native driver records one).",
+        )
     warmup = a.settings.warmup_s
     fig = figure(1.75 * len(cases) + 0.8)
     axes = fig.subplots(len(cases), 2, squeeze=False, sharex=True)
-    table = [_series_row(a, c, level, ax_rate, ax_lat)
-             for (c, level), (ax_rate, ax_lat) in zip(cases, axes, strict=True)]
+    table = [
+        _series_row(a, c, level, ax_rate, ax_lat)
+        for (c, level), (ax_rate, ax_lat) in zip(cases, axes, strict=True)
+    ]
     for ax in axes[-1]:
         ax.set_xlabel("time in the level (s)")
-    handles = [line(color="#374151", linestyle="-", label="p50 (solid)"),
-               line(color="#374151", linestyle="--", label="p99 (dashed)")]
+    handles = [
+        line(color="#374151", linestyle="-", label="p50 (solid)"),
+        line(color="#374151", linestyle="--", label="p99 (dashed)"),
+    ]
     if warmup:
-        handles.append(line(color=WARMUP_COLOR, linewidth=6, alpha=0.5,
-                            label="warm-up, not recorded"))
+        handles.append(
+            line(color=WARMUP_COLOR, linewidth=6, alpha=0.5, label="warm-up, not recorded")
+        )
     legend_below(fig, handles)
-    data = TextTable(["stack", "level", "repetitions", "seconds", "req/s per second: "
-                      "min / median / max", "p50 (median second)", "p99 (median second)"],
-                     table)
-    return render(f"{sid}-timeseries", title,
-                  "Each stack at its highest level; one line per repetition (a cut last "
-                  "second is left out). Grey band: the warm-up before recording "
-                  f"({warmup:g} s), which the loader does not record.", fig, data)
+    data = TextTable(
+        [
+            "stack",
+            "level",
+            "repetitions",
+            "seconds",
+            "req/s per second: min / median / max",
+            "p50 (median second)",
+            "p99 (median second)",
+        ],
+        table,
+    )
+    return render(
+        f"{sid}-timeseries",
+        title,
+        "Each stack at its highest level; one line per repetition (a cut last "
+        "second is left out). Grey band: the warm-up before recording "
+        f"({warmup:g} s), which the loader does not record.",
+        fig,
+        data,
+    )
 
 
 # --- resources -------------------------------------------------------------------------------
@@ -147,23 +181,37 @@ def _rss_peak(rows: Sequence[LevelRow], role: str) -> float | None:
 
 def _rss_mib(rows: Sequence[LevelRow], services: bool) -> float | None:
     """Sum over the stack's roles (or its services) of each role's median peak RSS, MiB."""
-    roles = {role for r in rows for role in r.usage
-             if role not in (stats.LOADER_ROLE, OTHER_ROLE)
-             and (role in stats.SERVICE_ROLES) == services}
+    roles = {
+        role
+        for r in rows
+        for role in r.usage
+        if role not in (stats.LOADER_ROLE, OTHER_ROLE) and (role in stats.SERVICE_ROLES) == services
+    }
     peaks = [p for role in roles if (p := _rss_peak(rows, role)) is not None]
     return sum(peaks) / 2**20 if peaks else None
 
 
 def _figures(c: CaseView) -> dict[float, tuple[float | None, ...]]:
     """level -> (stack CPU, services CPU, stack RSS MiB, services RSS MiB)."""
-    return {g.level_value: (g.server_cpu_percent, g.service_cpu_percent,
-                            _rss_mib(c.rows_at(g.level_index), False),
-                            _rss_mib(c.rows_at(g.level_index), True))
-            for g in c.aggregates}
+    return {
+        g.level_value: (
+            g.server_cpu_percent,
+            g.service_cpu_percent,
+            _rss_mib(c.rows_at(g.level_index), False),
+            _rss_mib(c.rows_at(g.level_index), True),
+        )
+        for g in c.aggregates
+    }
 
 
-def _bars(ax: Axes, a: Analysis, cases: Sequence[CaseView], levels: Sequence[float],
-          figures: dict[str, dict[float, tuple[float | None, ...]]], own: int) -> list[float]:
+def _bars(
+    ax: Axes,
+    a: Analysis,
+    cases: Sequence[CaseView],
+    levels: Sequence[float],
+    figures: dict[str, dict[float, tuple[float | None, ...]]],
+    own: int,
+) -> list[float]:
     """Grouped bars (one group per level, one bar per stack) of figure `own` with the
     services' figure `own + 1` on top; returns the totals drawn."""
     width = 0.8 / len(cases)
@@ -173,26 +221,49 @@ def _bars(ax: Axes, a: Analysis, cases: Sequence[CaseView], levels: Sequence[flo
         x = [j - 0.4 + width * (i + 0.5) for j in range(len(levels))]
         base = [figures[c.stack].get(v, (None,) * 4)[own] or 0.0 for v in levels]
         extra = [figures[c.stack].get(v, (None,) * 4)[own + 1] or 0.0 for v in levels]
-        ax.bar(x, base, width=width, color=look.color, hatch=look.hatch, edgecolor="white",
-               linewidth=0.5)
+        ax.bar(
+            x,
+            base,
+            width=width,
+            color=look.color,
+            hatch=look.hatch,
+            edgecolor="white",
+            linewidth=0.5,
+        )
         if any(extra):
-            ax.bar(x, extra, bottom=base, width=width, color=look.color, alpha=0.4,
-                   hatch=look.hatch, edgecolor="white", linewidth=0.5)
+            ax.bar(
+                x,
+                extra,
+                bottom=base,
+                width=width,
+                color=look.color,
+                alpha=0.4,
+                hatch=look.hatch,
+                edgecolor="white",
+                linewidth=0.5,
+            )
         totals += [b + e for b, e in zip(base, extra, strict=True)]
     step = math.ceil(len(levels) / MAX_LEVEL_TICKS)  # a sweep of hundreds of levels
-    ax.set_xticks(list(range(len(levels)))[::step], [fmt.level(v) for v in levels][::step],
-                  rotation=45 if len(levels[::step]) > 6 else 0)
+    ax.set_xticks(
+        list(range(len(levels)))[::step],
+        [fmt.level(v) for v in levels][::step],
+        rotation=45 if len(levels[::step]) > 6 else 0,
+    )
     ax.grid(axis="x", visible=False)
     return totals
 
 
 def resources_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     title = f"{w.label}: CPU and memory"
-    cases = [c for c in w.cases if any(g.cpu_by_role for g in c.aggregates)
-             or any(r.usage for r in c.rows)]
+    cases = [
+        c
+        for c in w.cases
+        if any(g.cpu_by_role for g in c.aggregates) or any(r.usage for r in c.rows)
+    ]
     if not cases:
-        return Omitted(f"{sid}-resources", title,
-                       f"No CPU or memory sample is stored for {w.label}.")
+        return Omitted(
+            f"{sid}-resources", title, f"No CPU or memory sample is stored for {w.label}."
+        )
     levels = sorted({g.level_value for c in cases for g in c.aggregates})
     figures = {c.stack: _figures(c) for c in cases}
     fig = figure(5.4)
@@ -205,19 +276,38 @@ def resources_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     ax_rss.set_title("peak memory of the stack", loc="left")
     ax_rss.yaxis.set_major_formatter(formatter(lambda v: f"{v:,.0f}"))
     ax_rss.set_xlabel(a.level_label)
-    handles = [patch(facecolor=(s := style(a, c.stack)).color, hatch=s.hatch,
-                     edgecolor="white", label=c.stack) for c in cases]
+    handles = [
+        patch(
+            facecolor=(s := style(a, c.stack)).color,
+            hatch=s.hatch,
+            edgecolor="white",
+            label=c.stack,
+        )
+        for c in cases
+    ]
     if any(f[1] or f[3] for per in figures.values() for f in per.values()):
-        handles.append(patch(facecolor="#9ca3af", alpha=0.5,
-                             label="lighter top: data services"))
+        handles.append(patch(facecolor="#9ca3af", alpha=0.5, label="lighter top: data services"))
     legend_below(fig, handles)
-    rows = [[c.stack, fmt.level(v), *(fmt.percent(f[0]), fmt.percent(f[1])),
-             *(fmt.MISSING if m is None else f"{m:,.1f} MiB" for m in f[2:])]
-            for c in cases for v, f in figures[c.stack].items()]
-    data = TextTable(["stack", "level", "stack CPU", "services CPU", "stack peak RSS",
-                      "services peak RSS"], rows)
-    return render(f"{sid}-resources", title,
-                  "Median CPU at each level (100% = one core busy) and the median over "
-                  "repetitions of each role's peak RSS, summed over the stack's roles: its own "
-                  "processes (solid) and its data services (lighter, on top). Per role and "
-                  "with the load generator: the memory table and the detail table.", fig, data)
+    rows = [
+        [
+            c.stack,
+            fmt.level(v),
+            *(fmt.percent(f[0]), fmt.percent(f[1])),
+            *(fmt.MISSING if m is None else f"{m:,.1f} MiB" for m in f[2:]),
+        ]
+        for c in cases
+        for v, f in figures[c.stack].items()
+    ]
+    data = TextTable(
+        ["stack", "level", "stack CPU", "services CPU", "stack peak RSS", "services peak RSS"], rows
+    )
+    return render(
+        f"{sid}-resources",
+        title,
+        "Median CPU at each level (100% = one core busy) and the median over "
+        "repetitions of each role's peak RSS, summed over the stack's roles: its own "
+        "processes (solid) and its data services (lighter, on top). Per role and "
+        "with the load generator: the memory table and the detail table.",
+        fig,
+        data,
+    )

@@ -62,17 +62,27 @@ FIGURES: dict[str, Figure] = {
     "mean_latency": Figure("mean", plain_latency("mean"), "mean latency"),
     "p80": Figure("p80", plain_latency("p80"), "80% of the requests answered within"),
     "time_per_request": Figure(
-        "time/req", lambda g: fmt.milliseconds(g.time_per_request_ms),
+        "time/req",
+        lambda g: fmt.milliseconds(g.time_per_request_ms),
         "ab's time per request, connections × duration / completed (how long each client "
-        "waited per answer)"),
+        "waited per answer)",
+    ),
     "time_per_request_all": Figure(
-        "Tpq", lambda g: fmt.milliseconds(g.time_per_request_all_ms),
-        "ab's time per request across all concurrent requests, duration / completed"),
-    "transfer": Figure("MiB/s", lambda g: fmt.mib_per_s(g.transfer_mib_per_s),
-                       "bytes received per second, headers included, 2^20 bytes to the MiB"),
+        "Tpq",
+        lambda g: fmt.milliseconds(g.time_per_request_all_ms),
+        "ab's time per request across all concurrent requests, duration / completed",
+    ),
+    "transfer": Figure(
+        "MiB/s",
+        lambda g: fmt.mib_per_s(g.transfer_mib_per_s),
+        "bytes received per second, headers included, 2^20 bytes to the MiB",
+    ),
     "errors": Figure("failed", lambda g: f"{g.errors_total:,}", "failed requests"),
-    "service_cpu": Figure("svc CPU", lambda g: fmt.percent(g.service_cpu_percent, 0),
-                          "CPU of MariaDB, Redis and memcached, % of one core"),
+    "service_cpu": Figure(
+        "svc CPU",
+        lambda g: fmt.percent(g.service_cpu_percent, 0),
+        "CPU of MariaDB, Redis and memcached, % of one core",
+    ),
 }
 
 
@@ -81,10 +91,11 @@ def legend(names: Sequence[str]) -> str:
     return "; ".join(f"{FIGURES[n].header}: {FIGURES[n].meaning}" for n in names) + "."
 
 
-FIGURES_LEGEND = (legend(["mean_latency", "time_per_request", "time_per_request_all",
-                          "transfer"])
-                  + " Services CPU: MariaDB, Redis and memcached; CPU figures are % of one "
-                  "core.")
+FIGURES_LEGEND = (
+    legend(["mean_latency", "time_per_request", "time_per_request_all", "transfer"])
+    + " Services CPU: MariaDB, Redis and memcached; CPU figures are % of one "
+    "core."
+)
 
 
 def flags_cell(g: LevelAggregate) -> str:
@@ -110,26 +121,58 @@ def pivot(w: WorkloadView, cell: Cell) -> TextTable:
 def detail(a: Analysis, w: WorkloadView) -> TextTable:
     """One row per stack × level with every figure (medians over repetitions): the columns of
     all five articles' tables (mean, p80, ab's two times per request, MiB/s, CPU by role)."""
-    header = ["stack", a.level_label, "reps", "req/s [CI]", "mean", "p50", "p80", "p90", "p99",
-              "max", "time/req", "Tpq", "MiB/s", "errors", "error rate", "server CPU",
-              "services CPU", "loader CPU", "CPU by role", "flags"]
+    header = [
+        "stack",
+        a.level_label,
+        "reps",
+        "req/s [CI]",
+        "mean",
+        "p50",
+        "p80",
+        "p90",
+        "p99",
+        "max",
+        "time/req",
+        "Tpq",
+        "MiB/s",
+        "errors",
+        "error rate",
+        "server CPU",
+        "services CPU",
+        "loader CPU",
+        "CPU by role",
+        "flags",
+    ]
     rows = []
     for c in w.cases:
         for g in c.aggregates:
-            rows.append([
-                c.stack, fmt.level(g.level_value), str(g.repetitions), METRICS["req/s"](g),
-                *(plain_latency(k)(g) for k in ("mean", "p50", "p80", "p90", "p99", "max")),
-                FIGURES["time_per_request"].cell(g), FIGURES["time_per_request_all"].cell(g),
-                FIGURES["transfer"].cell(g), f"{g.errors_total:,}",
-                fmt.fraction(g.error_rate.value), fmt.percent(g.server_cpu_percent),
-                fmt.percent(g.service_cpu_percent), fmt.percent(g.loader_cpu_percent),
-                cpu_by_role_cell(g), flags_cell(g)])
+            rows.append(
+                [
+                    c.stack,
+                    fmt.level(g.level_value),
+                    str(g.repetitions),
+                    METRICS["req/s"](g),
+                    *(plain_latency(k)(g) for k in ("mean", "p50", "p80", "p90", "p99", "max")),
+                    FIGURES["time_per_request"].cell(g),
+                    FIGURES["time_per_request_all"].cell(g),
+                    FIGURES["transfer"].cell(g),
+                    f"{g.errors_total:,}",
+                    fmt.fraction(g.error_rate.value),
+                    fmt.percent(g.server_cpu_percent),
+                    fmt.percent(g.service_cpu_percent),
+                    fmt.percent(g.loader_cpu_percent),
+                    cpu_by_role_cell(g),
+                    flags_cell(g),
+                ]
+            )
     return TextTable(header, rows)
 
 
 def not_measured(w: WorkloadView) -> TextTable:
-    rows = [[c.stack, c.case.status, c.case.reason or "; ".join(c.verification_failures)]
-            for c in w.not_measured]
+    rows = [
+        [c.stack, c.case.status, c.case.reason or "; ".join(c.verification_failures)]
+        for c in w.not_measured
+    ]
     return TextTable(["stack", "status", "reason"], rows)
 
 
@@ -144,8 +187,9 @@ def environment(a: Analysis) -> TextTable:
 
 
 def settings(a: Analysis) -> TextTable:
-    rows = [[k, _plain(v)] for k, v in msgspec.to_builtins(a.settings).items()
-            if k != "deviations"]  # their own table: deviations()
+    rows = [
+        [k, _plain(v)] for k, v in msgspec.to_builtins(a.settings).items() if k != "deviations"
+    ]  # their own table: deviations()
     return TextTable(["setting", "value"], rows)
 
 
@@ -172,8 +216,13 @@ def _best(w: WorkloadView, stack: str, within_slo: bool) -> str:
         return missing.case.status if missing else fmt.MISSING
     if not view.rankable:
         return f"{view.case.status} (not ranked)"
-    valid = [g for g in view.aggregates if g.status == "ok" and stats.NO_COMPLETED not in g.flags
-             and (not within_slo or (g.slo is not None and g.slo.status.value == "pass"))]
+    valid = [
+        g
+        for g in view.aggregates
+        if g.status == "ok"
+        and stats.NO_COMPLETED not in g.flags
+        and (not within_slo or (g.slo is not None and g.slo.status.value == "pass"))
+    ]
     if not valid:
         return "none" if within_slo else "no valid level"
     top = max(valid, key=lambda g: g.throughput.value)
@@ -192,12 +241,26 @@ def script_timings(a: Analysis) -> TextTable | None:
         return None
     rows = []
     for t in a.data.scripts:
-        per = (f"{1000.0 * t.wall_s / t.iterations:.3f} ms"
-               if t.wall_s is not None and t.iterations else "–")
-        rows.append([t.stack, t.label, f"{t.iterations:,}", _seconds(t.wall_s),
-                     _seconds(t.user_s), _seconds(t.sys_s), per, t.outcome])
-    return TextTable(["stack", "workload", "iterations", "real", "user", "sys",
-                      "per iteration", "output"], rows)
+        per = (
+            f"{1000.0 * t.wall_s / t.iterations:.3f} ms"
+            if t.wall_s is not None and t.iterations
+            else "–"
+        )
+        rows.append(
+            [
+                t.stack,
+                t.label,
+                f"{t.iterations:,}",
+                _seconds(t.wall_s),
+                _seconds(t.user_s),
+                _seconds(t.sys_s),
+                per,
+                t.outcome,
+            ]
+        )
+    return TextTable(
+        ["stack", "workload", "iterations", "real", "user", "sys", "per iteration", "output"], rows
+    )
 
 
 def case_notes(a: Analysis) -> TextTable | None:

@@ -43,14 +43,20 @@ def _level_parts(level_row: LevelRow) -> tuple[str, list[str]]:
     """Where the level ran ('c=300 rep 1:') and its figures, each part never split."""
     r = level_row
     latency = stats.measured_latency(r)
-    where = (f"rate {fmt.rate(r.level_value)}/s" if r.mode == "open"
-             else f"c={fmt.level(r.level_value)}")
-    parts = [f"{fmt.rate(r.requests_per_s)} req/s",
-             f"p50 {fmt.latency(latency.get('p50'))}",
-             f"p99 {fmt.latency(latency.get('p99'))}",
-             (f"errors {r.errors_total:,} ({fmt.fraction(stats.level_error_rate(r))})"
-              if r.errors_total else "errors 0"),
-             f"CPU {fmt.percent(stats.server_cpu_percent(r), 0)}"]
+    where = (
+        f"rate {fmt.rate(r.level_value)}/s" if r.mode == "open" else f"c={fmt.level(r.level_value)}"
+    )
+    parts = [
+        f"{fmt.rate(r.requests_per_s)} req/s",
+        f"p50 {fmt.latency(latency.get('p50'))}",
+        f"p99 {fmt.latency(latency.get('p99'))}",
+        (
+            f"errors {r.errors_total:,} ({fmt.fraction(stats.level_error_rate(r))})"
+            if r.errors_total
+            else "errors 0"
+        ),
+        f"CPU {fmt.percent(stats.server_cpu_percent(r), 0)}",
+    ]
     if r.status != "ok":
         parts.append(r.status.upper())
     return f"{where} rep {r.repetition + 1}:", parts
@@ -66,8 +72,9 @@ def level_line(stack: str, label: str, level_row: LevelRow) -> str:
 LEVEL_INDENT = "  "
 
 
-def level_lines(stack: str, label: str, level_row: LevelRow, width: int,
-                new_case: bool) -> list[str]:
+def level_lines(
+    stack: str, label: str, level_row: LevelRow, width: int, new_case: bool
+) -> list[str]:
     """What `run` prints after each level, every line within `width` (80 columns included):
     the case ('node sha256?n=10') on a line of its own when `new_case`, then the level
     indented under it ('  c=300 rep 1:  2,081 req/s  p50 95.4 ms ...'), broken between
@@ -83,33 +90,46 @@ def level_lines(stack: str, label: str, level_row: LevelRow, width: int,
             line += "  " + part
     out.append(line)
     if level_row.flags:
-        out += textwrap.wrap("[" + ", ".join(level_row.flags) + "]", width,
-                             initial_indent=LEVEL_INDENT * 2,
-                             subsequent_indent=LEVEL_INDENT * 2 + " ",
-                             break_on_hyphens=False)
+        out += textwrap.wrap(
+            "[" + ", ".join(level_row.flags) + "]",
+            width,
+            initial_indent=LEVEL_INDENT * 2,
+            subsequent_indent=LEVEL_INDENT * 2 + " ",
+            break_on_hyphens=False,
+        )
     return out
 
 
 # --- one run ------------------------------------------------------------------------------------
-def filter_run(data: RunData, stacks: Sequence[str] | None = None,
-               workloads: Sequence[str] | None = None) -> RunData:
+def filter_run(
+    data: RunData, stacks: Sequence[str] | None = None, workloads: Sequence[str] | None = None
+) -> RunData:
     """The run restricted to some stacks and workloads (a workload matches by name, e.g.
     sha256, or by label, e.g. sha256?n=10)."""
-    cases = [c for c in data.cases
-             if (not stacks or c.stack in stacks)
-             and (not workloads or c.workload in workloads or c.label in workloads)]
+    cases = [
+        c
+        for c in data.cases
+        if (not stacks or c.stack in stacks)
+        and (not workloads or c.workload in workloads or c.label in workloads)
+    ]
     if (stacks or workloads) and not cases:
-        what = ", ".join([*(f"stack {s}" for s in stacks or ()),
-                          *(f"workload {w}" for w in workloads or ())])
-        raise InputError(f"run {data.run.id} has no case for {what} (its stacks: "
-                         f"{', '.join(dict.fromkeys(c.stack for c in data.cases))}; workloads: "
-                         f"{', '.join(dict.fromkeys(c.label for c in data.cases))})")
+        what = ", ".join(
+            [*(f"stack {s}" for s in stacks or ()), *(f"workload {w}" for w in workloads or ())]
+        )
+        raise InputError(
+            f"run {data.run.id} has no case for {what} (its stacks: "
+            f"{', '.join(dict.fromkeys(c.stack for c in data.cases))}; workloads: "
+            f"{', '.join(dict.fromkeys(c.label for c in data.cases))})"
+        )
     ids = {c.id for c in cases}
     kept = {(c.stack, c.workload) for c in cases}
-    return replace(data, cases=cases, levels=[r for r in data.levels if r.case_id in ids],
-                   verifications=[v for v in data.verifications
-                                  if (v.stack, v.workload) in kept],
-                   scripts=[s for s in data.scripts if not stacks or s.stack in stacks])
+    return replace(
+        data,
+        cases=cases,
+        levels=[r for r in data.levels if r.case_id in ids],
+        verifications=[v for v in data.verifications if (v.stack, v.workload) in kept],
+        scripts=[s for s in data.scripts if not stacks or s.stack in stacks],
+    )
 
 
 def _best_at(w: WorkloadView) -> dict[float, float]:
@@ -150,17 +170,29 @@ class _Notes:
 _EXTRA_DROP_FROM = 5
 
 
-def _workload_table(console: Console, a: Analysis, w: WorkloadView,
-                    columns: Sequence[str] = ()) -> None:
+def _workload_table(
+    console: Console, a: Analysis, w: WorkloadView, columns: Sequence[str] = ()
+) -> None:
     level_header = "rate" if a.level_kind == "rate" else "conns"
     extras = [tables.FIGURES[name] for name in columns]
     # The last named is dropped first: a claims file lists its article's figures by weight.
-    extra_cols = [Col(f.header, "right", drop=_EXTRA_DROP_FROM + len(extras) - 1 - i)
-                  for i, f in enumerate(extras)]
-    cols = [Col("stack"), Col(level_header, "right"), Col("req/s", "right"),
-            Col("95% CI", "right", drop=3), Col("% best", "right", drop=4),
-            Col("p50", "right", drop=2), Col("p99", "right"), *extra_cols,
-            Col("errors", "right"), Col("CPU", "right", drop=1), Col("notes")]
+    extra_cols = [
+        Col(f.header, "right", drop=_EXTRA_DROP_FROM + len(extras) - 1 - i)
+        for i, f in enumerate(extras)
+    ]
+    cols = [
+        Col("stack"),
+        Col(level_header, "right"),
+        Col("req/s", "right"),
+        Col("95% CI", "right", drop=3),
+        Col("% best", "right", drop=4),
+        Col("p50", "right", drop=2),
+        Col("p99", "right"),
+        *extra_cols,
+        Col("errors", "right"),
+        Col("CPU", "right", drop=1),
+        Col("notes"),
+    ]
     best = _best_at(w)
     notes = _Notes()
     rows: list[list[Cell]] = []
@@ -170,54 +202,84 @@ def _workload_table(console: Console, a: Analysis, w: WorkloadView,
             valid = c.rankable and g.status == "ok"
             texts = list(g.flags)
             if g.slo is not None and g.slo.status.value != "pass":
-                texts.append(f"SLO {g.slo.status.value}: {slo_text(a)} not met"
-                             if g.slo.status.value == "fail" else f"SLO unknown: {g.slo.reason}")
+                texts.append(
+                    f"SLO {g.slo.status.value}: {slo_text(a)} not met"
+                    if g.slo.status.value == "fail"
+                    else f"SLO unknown: {g.slo.reason}"
+                )
             if not c.rankable:
-                texts.append(f"{c.stack}: not ranked (case {c.case.status}"
-                             + (", verification failed)" if c.verification_failures else ")"))
+                texts.append(
+                    f"{c.stack}: not ranked (case {c.case.status}"
+                    + (", verification failed)" if c.verification_failures else ")")
+                )
             top = best.get(g.level_value)
-            share = (f"{g.throughput.value / top:.0%}" if valid and top else "–")
-            rows.append([Text(c.stack, style=stack_color(a.stacks, c.stack)),
-                         fmt.level(g.level_value), fmt.rate(g.throughput.value),
-                         _ci(g.throughput), share, fmt.latency(g.latency_value("p50")),
-                         fmt.latency(g.latency_value("p99")), *(f.cell(g) for f in extras),
-                         fmt.fraction(g.error_rate.value),
-                         fmt.percent(g.server_cpu_percent, 0), notes.mark(texts)])
+            share = f"{g.throughput.value / top:.0%}" if valid and top else "–"
+            rows.append(
+                [
+                    Text(c.stack, style=stack_color(a.stacks, c.stack)),
+                    fmt.level(g.level_value),
+                    fmt.rate(g.throughput.value),
+                    _ci(g.throughput),
+                    share,
+                    fmt.latency(g.latency_value("p50")),
+                    fmt.latency(g.latency_value("p99")),
+                    *(f.cell(g) for f in extras),
+                    fmt.fraction(g.error_rate.value),
+                    fmt.percent(g.server_cpu_percent, 0),
+                    notes.mark(texts),
+                ]
+            )
             styles.append("" if valid else "red")
     for c in w.not_measured:
         reason = c.case.reason or "; ".join(c.verification_failures) or "no levels measured"
-        rows.append([c.stack, *(["–"] * (len(cols) - 2)),
-                     notes.mark([f"{c.stack}: {c.case.status} — {reason}"])])
+        rows.append(
+            [
+                c.stack,
+                *(["–"] * (len(cols) - 2)),
+                notes.mark([f"{c.stack}: {c.case.status} — {reason}"]),
+            ]
+        )
         styles.append("yellow")
     print_table(console, w.label, cols, rows, styles)
     print_notes(console, notes.lines())
 
 
 def _text_table(console: Console, title: str, t: tables.TextTable, wrap_last: bool) -> None:
-    cols = [Col(h, wrap=wrap_last and i == len(t.header) - 1) for i, h in
-            enumerate(t.header)]
+    cols = [Col(h, wrap=wrap_last and i == len(t.header) - 1) for i, h in enumerate(t.header)]
     print_table(console, title, cols, t.rows)
 
 
-def print_run(console: Console, data: RunData, columns: Sequence[str] = (),
-              analysis: Analysis | None = None) -> None:
+def print_run(
+    console: Console, data: RunData, columns: Sequence[str] = (), analysis: Analysis | None = None
+) -> None:
     """The run's tables; `columns`: the article's extra figures (a claims file's columns);
     `analysis`: the run's, when the caller has it already (the figures and verdicts are
     computed once)."""
     a = analysis or analyse(data)
     run = data.run
-    console.print(Text(f"run {run.id} {run.suite_name} — {run.status}, "
-                       f"{a.settings.mode} loop, {a.repeat} repetition(s)",
-                       style="bold"))
-    print_wrapped(console, f"{FIGURES_NOTE} % best: of the best valid stack at the same "
-                  "level; notes under each table.", indent=0, style="dim")
+    console.print(
+        Text(
+            f"run {run.id} {run.suite_name} — {run.status}, "
+            f"{a.settings.mode} loop, {a.repeat} repetition(s)",
+            style="bold",
+        )
+    )
+    print_wrapped(
+        console,
+        f"{FIGURES_NOTE} % best: of the best valid stack at the same "
+        "level; notes under each table.",
+        indent=0,
+        style="dim",
+    )
     if columns:
         print_wrapped(console, tables.legend(columns), indent=0, style="dim")
     for w in a.workloads:
         console.print()
         _workload_table(console, a, w, columns)
-    for title, extra in (("sweep notes", tables.case_notes(a)),
-                         ("standalone timing (no HTTP)", tables.script_timings(a))):
+    for title, extra in (
+        ("sweep notes", tables.case_notes(a)),
+        ("standalone timing (no HTTP)", tables.script_timings(a)),
+    ):
         if extra is not None:
             console.print()
             _text_table(console, title, extra, wrap_last=True)
@@ -225,8 +287,7 @@ def print_run(console: Console, data: RunData, columns: Sequence[str] = (),
     console.print(Text("findings", style="bold"))
     for f in findings(a):
         prefix = f"{f.workload}: " if f.workload else ""
-        print_wrapped(console, prefix + f.text, "- ", indent=2,
-                      style=_SEVERITY_STYLE[f.severity])
+        print_wrapped(console, prefix + f.text, "- ", indent=2, style=_SEVERITY_STYLE[f.severity])
     console.print()
     print_glance(console, a, glance(a))
 
@@ -239,8 +300,9 @@ def bar_text(fraction: float, width: int) -> str:
     return ("█" * full + (BLOCKS[part] if part else "")).ljust(width)
 
 
-def _metric_lines(console: Console, a: Analysis, m: MetricGlance,
-                  value_fmt: Callable[[float | None], str]) -> None:
+def _metric_lines(
+    console: Console, a: Analysis, m: MetricGlance, value_fmt: Callable[[float | None], str]
+) -> None:
     title = "req/s" if m.higher_is_better else f"{m.metric} latency"
     console.print(Text(f"  {title}, {m.where}", style="dim"))
     if not m.bars:
@@ -263,28 +325,31 @@ def _metric_lines(console: Console, a: Analysis, m: MetricGlance,
     bar_w = max(MIN_BAR, console.width - fixed)
     for b in m.bars:
         line = Text(f"    {b.stack.ljust(name_w)} ")
-        line.append(bar_text(b.estimate.value / scale, bar_w), style=stack_color(a.stacks,
-                                                                                  b.stack))
+        line.append(bar_text(b.estimate.value / scale, bar_w), style=stack_color(a.stacks, b.stack))
         line.append(f" {figures(b, with_ci).rjust(fig_w)} {b.share_of_best:>4.0%}")
         console.print(line, overflow="fold")
         if b.flags:
-            print_wrapped(console, f"{b.stack}: {', '.join(b.flags)}", "      ", indent=8,
-                          style="yellow")
+            print_wrapped(
+                console, f"{b.stack}: {', '.join(b.flags)}", "      ", indent=8, style="yellow"
+            )
     print_wrapped(console, m.verdict, "    → ", indent=6, style="bold" if m.winner else "")
 
 
 def print_glance(console: Console, a: Analysis, glances: Sequence[WorkloadGlance]) -> None:
     console.print(Text("At a glance", style="bold underline"))
-    print_wrapped(console, f"Bars: figure [95% interval] @level and % of the best. {RULE} "
-                   f"{a.spread.source.capitalize()}.",
-                  indent=0, style="dim")
+    print_wrapped(
+        console,
+        f"Bars: figure [95% interval] @level and % of the best. {RULE} "
+        f"{a.spread.source.capitalize()}.",
+        indent=0,
+        style="dim",
+    )
     for g in glances:
         console.print(Text(g.label, style="bold"))
         _metric_lines(console, a, g.throughput, fmt.rate)
         _metric_lines(console, a, g.latency, fmt.latency)
         for stack, why in g.not_ranked:
-            print_wrapped(console, f"not ranked: {stack} — {why}", "  ", indent=4,
-                          style="yellow")
+            print_wrapped(console, f"not ranked: {stack} — {why}", "  ", indent=4, style="yellow")
 
 
 # --- the list of runs ---------------------------------------------------------------------------
@@ -301,7 +366,7 @@ class RunFilter:
 class RunSummary:
     run: RunRow
     stacks: tuple[str, ...]
-    workloads: tuple[str, ...]   # labels
+    workloads: tuple[str, ...]  # labels
     levels: int
 
 
@@ -310,28 +375,35 @@ def run_summaries(store: Store) -> list[RunSummary]:
     cases = store.db.execute(
         "SELECT c.run_id AS run_id, c.stack AS stack, c.workload AS workload, c.label AS label,"
         " (SELECT COUNT(*) FROM levels l WHERE l.case_id = c.id) AS levels "
-        "FROM cases c ORDER BY c.id").fetchall()
+        "FROM cases c ORDER BY c.id"
+    ).fetchall()
     per: dict[int, list[tuple[str, str, str, int]]] = {}
     for r in cases:
-        per.setdefault(r["run_id"], []).append((r["stack"], r["workload"], r["label"],
-                                                r["levels"]))
+        per.setdefault(r["run_id"], []).append((r["stack"], r["workload"], r["label"], r["levels"]))
     out = []
     for run in store.runs():
         rows = per.get(run.id, [])
-        out.append(RunSummary(run, tuple(dict.fromkeys(s for s, _, _, _ in rows)),
-                              tuple(dict.fromkeys(lb for _, _, lb, _ in rows)),
-                              sum(n for *_, n in rows)))
+        out.append(
+            RunSummary(
+                run,
+                tuple(dict.fromkeys(s for s, _, _, _ in rows)),
+                tuple(dict.fromkeys(lb for _, _, lb, _ in rows)),
+                sum(n for *_, n in rows),
+            )
+        )
     return out
 
 
 def matches(s: RunSummary, f: RunFilter) -> bool:
     started = datetime.datetime.fromtimestamp(s.run.started_at)
     names = {w.split("?")[0] for w in s.workloads} | set(s.workloads)
-    return ((f.suite is None or s.run.suite_name == f.suite)
-            and all(st in s.stacks for st in f.stacks)
-            and all(w in names for w in f.workloads)
-            and (f.since is None or started >= f.since)
-            and (f.until is None or started <= f.until))
+    return (
+        (f.suite is None or s.run.suite_name == f.suite)
+        and all(st in s.stacks for st in f.stacks)
+        and all(w in names for w in f.workloads)
+        and (f.since is None or started >= f.since)
+        and (f.until is None or started <= f.until)
+    )
 
 
 def print_runs(console: Console, store: Store, run_filter: RunFilter | None = None) -> None:
@@ -342,16 +414,35 @@ def print_runs(console: Console, store: Store, run_filter: RunFilter | None = No
         return
     shown = [s for s in summaries if matches(s, f)]
     if not shown:
-        console.print(Text(f"no run matches the filters ({len(summaries)} runs stored; "
-                           "'stackbench results' lists them all)"))
+        console.print(
+            Text(
+                f"no run matches the filters ({len(summaries)} runs stored; "
+                "'stackbench results' lists them all)"
+            )
+        )
         return
-    cols = [Col("id", "right"), Col("suite"), Col("started"), Col("status"),
-            Col("stacks", wrap=True, min_width=20), Col("workloads", wrap=True, drop=1),
-            Col("levels", "right")]
+    cols = [
+        Col("id", "right"),
+        Col("suite"),
+        Col("started"),
+        Col("status"),
+        Col("stacks", wrap=True, min_width=20),
+        Col("workloads", wrap=True, drop=1),
+        Col("levels", "right"),
+    ]
     rows: list[list[Cell]] = [
-        [str(s.run.id), s.run.suite_name,
-         time.strftime("%Y-%m-%d %H:%M", time.localtime(s.run.started_at)), s.run.status,
-         ", ".join(s.stacks), ", ".join(s.workloads), str(s.levels)] for s in shown]
-    title = "runs" if len(shown) == len(summaries) else f"runs ({len(shown)} of " \
-                                                        f"{len(summaries)} match)"
+        [
+            str(s.run.id),
+            s.run.suite_name,
+            time.strftime("%Y-%m-%d %H:%M", time.localtime(s.run.started_at)),
+            s.run.status,
+            ", ".join(s.stacks),
+            ", ".join(s.workloads),
+            str(s.levels),
+        ]
+        for s in shown
+    ]
+    title = (
+        "runs" if len(shown) == len(summaries) else f"runs ({len(shown)} of {len(summaries)} match)"
+    )
     print_table(console, title, cols, rows)

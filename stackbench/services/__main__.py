@@ -50,8 +50,11 @@ def _up(run_dir: Path) -> int:
         print(f"# starting services in {run_dir} ...", file=sys.stderr, flush=True)
         services.ensure(ServiceKind)
         for service in services.running():
-            print(f"# {service.kind.value} {service.version()} pid {service.root_pid()} "
-                  f"log {service.log_path}", file=sys.stderr)
+            print(
+                f"# {service.kind.value} {service.version()} pid {service.root_pid()} "
+                f"log {service.log_path}",
+                file=sys.stderr,
+            )
         for name, value in sorted(services.env().items()):
             print(f"export {name}={shlex.quote(value)}")
         print("# ready; press Ctrl-C to stop", file=sys.stderr, flush=True)

@@ -85,8 +85,9 @@ class ServiceLaunch:
 
     def spawn(self, command: Sequence[str], log_path: Path) -> subprocess.Popen[bytes]:
         """The server in its own session, as the stack user, output in its log, dying with us."""
-        return spawn(command, self.service_dir, self.environment(), log_path, self.cpus,
-                     self.run_as)
+        return spawn(
+            command, self.service_dir, self.environment(), log_path, self.cpus, self.run_as
+        )
 
     def socket_path(self, name: str, temp_dirs: list[Path]) -> Path:
         """name in the service dir, or in a short private temp dir if that path is too long.
@@ -135,8 +136,9 @@ def wait_until_ready(
     last_error = "no attempt yet"
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise start_failure(kind, command, log_path, _exit_reason(proc, log_path, port,
-                                                                       bind_failed))
+            raise start_failure(
+                kind, command, log_path, _exit_reason(proc, log_path, port, bind_failed)
+            )
         if bind_failed(_read_log(log_path)):
             raise start_failure(kind, command, log_path, f"port {port} already in use")
         try:
@@ -181,4 +183,3 @@ def log_tail(log_path: Path, lines: int = LOG_TAIL_LINES) -> str:
 def stop_process_group(proc: subprocess.Popen[bytes], grace_s: float) -> None:
     """SIGTERM the server's process group, wait up to grace_s, then SIGKILL what is left."""
     stop(proc, grace_s)
-

@@ -52,8 +52,9 @@ def start_service(
         port = free_port(bind)
     else:
         ensure_port_free(kind, port, bind)
-    return _STARTERS[kind](ServiceLaunch(kind, service_dir, port, cpus, start_timeout_s, run_as,
-                                         bind, clients))
+    return _STARTERS[kind](
+        ServiceLaunch(kind, service_dir, port, cpus, start_timeout_s, run_as, bind, clients)
+    )
 
 
 def service_dir_for(run_dir: Path, kind: ServiceKind) -> Path:
@@ -89,8 +90,14 @@ def reset_data(services: Iterable[RunningService]) -> None:
                 for statement in table_statements():
                     cur.execute(statement)
         elif service.kind is ServiceKind.REDIS:
-            redis_command(endpoint.host, endpoint.port, "SET", CACHE_KEY, CACHE_VALUE,
-                          password=endpoint.env["REDIS_PASSWORD"])
+            redis_command(
+                endpoint.host,
+                endpoint.port,
+                "SET",
+                CACHE_KEY,
+                CACHE_VALUE,
+                password=endpoint.env["REDIS_PASSWORD"],
+            )
         else:
             memcached_set(endpoint.host, endpoint.port, CACHE_KEY, CACHE_VALUE)
 
@@ -98,8 +105,13 @@ def reset_data(services: Iterable[RunningService]) -> None:
 class ServiceSet:
     """Several services sharing a run dir; all stopped on exit, even after an error."""
 
-    def __init__(self, run_dir: Path, cpus: frozenset[int] | None = None, bind: str = HOST,
-                 clients: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        cpus: frozenset[int] | None = None,
+        bind: str = HOST,
+        clients: tuple[str, ...] = (),
+    ) -> None:
         self._run_dir = Path(run_dir)
         self._cpus = cpus
         self._bind = bind
@@ -117,8 +129,9 @@ class ServiceSet:
             if kind in wanted and kind not in self._running:
                 if kind not in self._started:
                     self._started.append(kind)
-                self._running[kind] = start_service(kind, self._run_dir, self._cpus,
-                                                    bind=self._bind, clients=self._clients)
+                self._running[kind] = start_service(
+                    kind, self._run_dir, self._cpus, bind=self._bind, clients=self._clients
+                )
 
     def logs(self) -> dict[str, Path]:
         """Log name -> file for every service started (also after stop_all or a failed start):

@@ -65,9 +65,14 @@ def start_mariadb(launch: ServiceLaunch) -> RunningService:
     hosts = user_hosts(launch.bind, launch.clients)
     try:
         version = wait_until_ready(
-            ServiceKind.MARIADB, process, command, log_path,
+            ServiceKind.MARIADB,
+            process,
+            command,
+            log_path,
             lambda: _root_query(socket_path, "SELECT VERSION()"),
-            _bind_failed, launch.port, launch.start_timeout_s,
+            _bind_failed,
+            launch.port,
+            launch.start_timeout_s,
         )
         _create_user_and_seed(socket_path, password, hosts)
         _lock_down(socket_path, hosts)
@@ -94,8 +99,14 @@ def _install_data_dir(data_dir: Path, launch: ServiceLaunch) -> None:
         try:
             # As the stack user, so the data directory it creates is that user's.
             result = subprocess.run(
-                command, cwd=run_dir, env=launch.environment(), stdin=subprocess.DEVNULL,
-                stdout=log, stderr=subprocess.STDOUT, timeout=INSTALL_TIMEOUT_S, check=False,
+                command,
+                cwd=run_dir,
+                env=launch.environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                timeout=INSTALL_TIMEOUT_S,
+                check=False,
                 preexec_fn=child_setup(launch.cpus, launch.run_as),
             )
         except subprocess.TimeoutExpired as err:
@@ -112,8 +123,9 @@ def _install_failure(command: list[str], install_log: Path, reason: str) -> Serv
     )
 
 
-def _server_command(data_dir: Path, socket_path: Path, bind: str, port: int, run_dir: Path
-                    ) -> list[str]:
+def _server_command(
+    data_dir: Path, socket_path: Path, bind: str, port: int, run_dir: Path
+) -> list[str]:
     command = [
         find_command("mariadbd", ServiceKind.MARIADB),
         "--no-defaults",
@@ -137,8 +149,9 @@ def _bind_failed(log: str) -> bool:
 
 def _root_query(socket_path: Path, sql: str) -> str:
     try:
-        connection = pymysql.connect(unix_socket=str(socket_path), user="root", password="",
-                                     connect_timeout=5)
+        connection = pymysql.connect(
+            unix_socket=str(socket_path), user="root", password="", connect_timeout=5
+        )
     except pymysql.err.OperationalError as err:
         raise ServiceError(f"mariadb: cannot connect to {socket_path}: {err}") from err
     with connection, connection.cursor() as cursor:
@@ -155,8 +168,9 @@ def user_hosts(bind: str, clients: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _create_user_and_seed(socket_path: Path, password: str, hosts: tuple[str, ...]) -> None:
-    connection = pymysql.connect(unix_socket=str(socket_path), user="root", password="",
-                                 charset="utf8mb4", autocommit=True)
+    connection = pymysql.connect(
+        unix_socket=str(socket_path), user="root", password="", charset="utf8mb4", autocommit=True
+    )
     with connection, connection.cursor() as cursor:
         for statement in database_statements():
             cursor.execute(statement)
@@ -168,8 +182,9 @@ def _create_user_and_seed(socket_path: Path, password: str, hosts: tuple[str, ..
             cursor.execute(statement)
 
 
-def accounts_to_remove(accounts: list[tuple[str, str]],
-                       hosts: tuple[str, ...] = _LOOPBACK_USER_HOSTS) -> list[tuple[str, str]]:
+def accounts_to_remove(
+    accounts: list[tuple[str, str]], hosts: tuple[str, ...] = _LOOPBACK_USER_HOSTS
+) -> list[tuple[str, str]]:
     """Every account but ours, the setup account (locked instead) and the system definer."""
     keep = {(DB_USER, host) for host in hosts} | _SYSTEM_ACCOUNTS | {_SETUP_ACCOUNT}
     return [account for account in accounts if account not in keep]
@@ -178,15 +193,18 @@ def accounts_to_remove(accounts: list[tuple[str, str]],
 def _lock_down(socket_path: Path, hosts: tuple[str, ...]) -> None:
     """Remove root@127.0.0.1, root@::1, root@<host name>, the installer's OS-user and
     anonymous accounts; lock root@localhost with a password nobody knows."""
-    connection = pymysql.connect(unix_socket=str(socket_path), user="root", password="",
-                                 autocommit=True)
+    connection = pymysql.connect(
+        unix_socket=str(socket_path), user="root", password="", autocommit=True
+    )
     with connection, connection.cursor() as cursor:
         cursor.execute("SELECT User, Host FROM mysql.global_priv")
         accounts = [(str(user), str(host)) for user, host in cursor.fetchall()]
         for user, host in accounts_to_remove(accounts, hosts):
             cursor.execute("DROP USER %s@%s", (user, host))
-        cursor.execute("ALTER USER %s@%s IDENTIFIED BY %s ACCOUNT LOCK",
-                       (*_SETUP_ACCOUNT, secrets.token_urlsafe(24)))
+        cursor.execute(
+            "ALTER USER %s@%s IDENTIFIED BY %s ACCOUNT LOCK",
+            (*_SETUP_ACCOUNT, secrets.token_urlsafe(24)),
+        )
 
 
 def _endpoint(host: str, port: int, socket_path: Path, password: str) -> ServiceEndpoint:
@@ -205,7 +223,12 @@ def connect(endpoint: ServiceEndpoint) -> pymysql.connections.Connection:
     """A PyMySQL connection as the stackbench user, over TCP like the stacks."""
     values = endpoint.env
     return pymysql.connect(
-        host=values["DB_HOST"], port=int(values["DB_PORT"]), user=values["DB_USER"],
-        password=values["DB_PASSWORD"], database=values["DB_NAME"], charset="utf8mb4",
-        autocommit=True, connect_timeout=5,
+        host=values["DB_HOST"],
+        port=int(values["DB_PORT"]),
+        user=values["DB_USER"],
+        password=values["DB_PASSWORD"],
+        database=values["DB_NAME"],
+        charset="utf8mb4",
+        autocommit=True,
+        connect_timeout=5,
     )

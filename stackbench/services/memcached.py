@@ -31,19 +31,29 @@ def start_memcached(launch: ServiceLaunch) -> RunningService:
     log_path = launch.service_dir / "memcached.log"
     command = [
         find_command("memcached", ServiceKind.MEMCACHED),
-        "-l", host,
-        "-p", str(port),
-        "-U", "0",  # no UDP: it would listen on a second, unmanaged port
-        "-m", str(MEMORY_MB),
-        "-c", str(MAX_CONNECTIONS),
+        "-l",
+        host,
+        "-p",
+        str(port),
+        "-U",
+        "0",  # no UDP: it would listen on a second, unmanaged port
+        "-m",
+        str(MEMORY_MB),
+        "-c",
+        str(MAX_CONNECTIONS),
     ]
     process = launch.spawn(command, log_path)
     endpoint = _endpoint(host, port)
     try:
         version = wait_until_ready(
-            ServiceKind.MEMCACHED, process, command, log_path,
+            ServiceKind.MEMCACHED,
+            process,
+            command,
+            log_path,
             lambda: memcached_version(host, port),
-            lambda log: "Address already in use" in log, port, launch.start_timeout_s,
+            lambda log: "Address already in use" in log,
+            port,
+            launch.start_timeout_s,
         )
         memcached_set(host, port, CACHE_KEY, CACHE_VALUE)
     except BaseException:

@@ -73,8 +73,14 @@ def start_redis(launch: ServiceLaunch) -> RunningService:
 
     try:
         version = wait_until_ready(
-            ServiceKind.REDIS, process, command, log_path, probe,
-            lambda log: "Address already in use" in log, port, launch.start_timeout_s,
+            ServiceKind.REDIS,
+            process,
+            command,
+            log_path,
+            probe,
+            lambda log: "Address already in use" in log,
+            port,
+            launch.start_timeout_s,
         )
         redis_command(host, port, "SET", CACHE_KEY, CACHE_VALUE, password=password)
     except BaseException:
@@ -93,6 +99,10 @@ def _server_version(host: str, port: int, password: str) -> str:
 
 
 def _endpoint(host: str, port: int, socket_path: Path, password: str) -> ServiceEndpoint:
-    env = {"REDIS_HOST": host, "REDIS_PORT": str(port), "REDIS_SOCKET": str(socket_path),
-           "REDIS_PASSWORD": password}
+    env = {
+        "REDIS_HOST": host,
+        "REDIS_PORT": str(port),
+        "REDIS_SOCKET": str(socket_path),
+        "REDIS_PASSWORD": password,
+    }
     return ServiceEndpoint(ServiceKind.REDIS, host, port, socket_path, env)

@@ -14,8 +14,9 @@ from stackbench.errors import ServiceError
 IO_TIMEOUT_S = 5.0
 
 
-def redis_command(host: str, port: int, *args: str,
-                  password: str | None = None) -> bytes | int | None:
+def redis_command(
+    host: str, port: int, *args: str, password: str | None = None
+) -> bytes | int | None:
     """Send one command as a RESP array; return the decoded reply (errors raise).
 
     With a password, AUTH goes first on the same connection (the servers stackbench starts

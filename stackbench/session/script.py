@@ -54,8 +54,13 @@ def _check(spec: WorkloadSpec, body: bytes) -> str:
     return f"wrong output: {body[:60]!r}, expected {expected[:60]!r}"
 
 
-def run_script(entry: StackEntry, spec: WorkloadSpec, iterations: int, placement: Placement,
-               params: Mapping[str, str]) -> ScriptTiming:
+def run_script(
+    entry: StackEntry,
+    spec: WorkloadSpec,
+    iterations: int,
+    placement: Placement,
+    params: Mapping[str, str],
+) -> ScriptTiming:
     m = entry.manifest
     if m.script is None:
         raise InputError(f"{m.path}: stack '{m.name}' has no [script] entry point")
@@ -68,14 +73,20 @@ def run_script(entry: StackEntry, spec: WorkloadSpec, iterations: int, placement
         Services(Path(tmp) / "services", placement.services) as services,
     ):
         access = services.prepare([spec.name])
-        return run_script_with_env(entry, spec, iterations, placement, params, access.env,
-                                   Path(tmp))
+        return run_script_with_env(
+            entry, spec, iterations, placement, params, access.env, Path(tmp)
+        )
 
 
-def run_script_with_env(entry: StackEntry, spec: WorkloadSpec, iterations: int,
-                        placement: Placement, params: Mapping[str, str],
-                        service_env: Mapping[str, str], scratch: Path | None = None
-                        ) -> ScriptTiming:
+def run_script_with_env(
+    entry: StackEntry,
+    spec: WorkloadSpec,
+    iterations: int,
+    placement: Placement,
+    params: Mapping[str, str],
+    service_env: Mapping[str, str],
+    scratch: Path | None = None,
+) -> ScriptTiming:
     """Run the script entry point with services already running (their env given)."""
     m = entry.manifest
     if m.script is None:
@@ -88,19 +99,40 @@ def run_script_with_env(entry: StackEntry, spec: WorkloadSpec, iterations: int,
         instance.prepare_run_dir()  # owned by the stack user, which the script runs as
         command = [render(a, instance.variables, f"{m.path} [script]") for a in m.script]
         command += [spec.name, _query(spec), str(iterations)]
-        return _timed(m.name, spec, iterations, command, instance.env, m.stack_dir,
-                      placement.server, instance.run_as)
+        return _timed(
+            m.name,
+            spec,
+            iterations,
+            command,
+            instance.env,
+            m.stack_dir,
+            placement.server,
+            instance.run_as,
+        )
 
 
-def _timed(name: str, spec: WorkloadSpec, iterations: int, command: list[str],
-           env: Mapping[str, str], cwd: Path, cpus: frozenset[int],
-           run_as: RunAs | None) -> ScriptTiming:
+def _timed(
+    name: str,
+    spec: WorkloadSpec,
+    iterations: int,
+    command: list[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    cpus: frozenset[int],
+    run_as: RunAs | None,
+) -> ScriptTiming:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.monotonic()
         try:
-            proc = subprocess.Popen(command, cwd=cwd, env=dict(env), stdout=out, stderr=err,
-                                    stdin=subprocess.DEVNULL,
-                                    preexec_fn=child_setup(cpus, run_as))
+            proc = subprocess.Popen(
+                command,
+                cwd=cwd,
+                env=dict(env),
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=child_setup(cpus, run_as),
+            )
         except OSError as exc:
             raise StackError(f"{name}: cannot run {command[0]}: {exc}") from exc
         _pid, status, usage = os.wait4(proc.pid, 0)
@@ -110,7 +142,9 @@ def _timed(name: str, spec: WorkloadSpec, iterations: int, command: list[str],
         err.seek(0)
         body, errors = out.read(), err.read().decode(errors="replace")
     if proc.returncode != 0:
-        raise StackError(f"{name}: script exited {proc.returncode}: {' '.join(command)}\n"
-                         f"{errors[-1500:]}")
-    return ScriptTiming(name, spec.label, iterations, wall, usage.ru_utime, usage.ru_stime,
-                        _check(spec, body))
+        raise StackError(
+            f"{name}: script exited {proc.returncode}: {' '.join(command)}\n{errors[-1500:]}"
+        )
+    return ScriptTiming(
+        name, spec.label, iterations, wall, usage.ru_utime, usage.ru_stime, _check(spec, body)
+    )

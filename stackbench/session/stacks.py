@@ -50,8 +50,10 @@ def pick_workloads(entry: StackEntry, requested: Sequence[str] | None) -> list[s
         return implemented
     missing = [w for w in requested if w not in implemented]
     if missing:
-        raise InputError(f"stack '{entry.manifest.name}' does not implement '{missing[0]}' "
-                         f"(it implements: {', '.join(implemented)})")
+        raise InputError(
+            f"stack '{entry.manifest.name}' does not implement '{missing[0]}' "
+            f"(it implements: {', '.join(implemented)})"
+        )
     return list(requested)
 
 
@@ -81,8 +83,13 @@ class Services:
     They listen on loopback, or — on a services host of their own in a multi-host run — on
     `bind`, that host's address, letting MariaDB logins in from `clients` only."""
 
-    def __init__(self, run_dir: Path, cpus: frozenset[int], bind: str = "127.0.0.1",
-                 clients: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        cpus: frozenset[int],
+        bind: str = "127.0.0.1",
+        clients: tuple[str, ...] = (),
+    ) -> None:
         self._run_dir = run_dir
         self._cpus = cpus
         self._bind = bind
@@ -103,9 +110,10 @@ class Services:
         try:
             reset_data(running)
         except (OSError, pymysql.MySQLError) as exc:
-            raise ServiceError(f"restoring the seed data of "
-                               f"{', '.join(s.kind.value for s in running)} failed: {exc}") \
-                from exc
+            raise ServiceError(
+                f"restoring the seed data of "
+                f"{', '.join(s.kind.value for s in running)} failed: {exc}"
+            ) from exc
         return service_access(self._set.env())
 
     def running(self) -> list[RunningService]:
@@ -130,8 +138,12 @@ class Services:
     def __enter__(self) -> "Services":
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         self.stop()
 
 
@@ -144,25 +156,30 @@ class ExitedProcess:
     log_path: Path  # its log: read it with fs.log_tail, never by following a symlink
 
 
-def exited_processes(instance: StackInstance, services: Iterable[RunningService],
-                     service_kinds: Iterable[ServiceKind]) -> list[ExitedProcess]:
+def exited_processes(
+    instance: StackInstance,
+    services: Iterable[RunningService],
+    service_kinds: Iterable[ServiceKind],
+) -> list[ExitedProcess]:
     """Every process of the started stack, and of the `services` (Services.running()) of
     `service_kinds`, that has exited; empty while all run."""
-    exits = [ExitedProcess(f"{instance.name} process '{role}'", status, instance.log_path)
-             for role, status in instance.exited().items()]
+    exits = [
+        ExitedProcess(f"{instance.name} process '{role}'", status, instance.log_path)
+        for role, status in instance.exited().items()
+    ]
     return exits + exited_services(services, service_kinds)
 
 
-def exited_services(services: Iterable[RunningService], service_kinds: Iterable[ServiceKind]
-                    ) -> list[ExitedProcess]:
+def exited_services(
+    services: Iterable[RunningService], service_kinds: Iterable[ServiceKind]
+) -> list[ExitedProcess]:
     """Every one of the `services` of `service_kinds` that has exited."""
     kinds = set(service_kinds)
     exits = []
     for service in services:
         status = service.exit_status()
         if service.kind in kinds and status is not None:
-            exits.append(ExitedProcess(f"service {service.kind.value}", status,
-                                       service.log_path))
+            exits.append(ExitedProcess(f"service {service.kind.value}", status, service.log_path))
     return exits
 
 
@@ -174,10 +191,15 @@ def _stop_quietly(instance: StackInstance) -> None:
 
 
 @contextmanager
-def running_stack(entry: StackEntry, placement: Placement, run_dir: Path,
-                  params: Mapping[str, str], service_env: Mapping[str, str],
-                  step: Callable[[str], None] = lambda _s: None,
-                  host: str = "127.0.0.1") -> Iterator[StackInstance]:
+def running_stack(
+    entry: StackEntry,
+    placement: Placement,
+    run_dir: Path,
+    params: Mapping[str, str],
+    service_env: Mapping[str, str],
+    step: Callable[[str], None] = lambda _s: None,
+    host: str = "127.0.0.1",
+) -> Iterator[StackInstance]:
     """The stack built and started (ready to serve) in run_dir; stopped on leaving.
 
     `step` hears "building" and "starting" (the run shows them). `host` is the address the
@@ -185,8 +207,9 @@ def running_stack(entry: StackEntry, placement: Placement, run_dir: Path,
     host (`stackbench agent`)."""
     if not entry.status.available:
         raise StackError(f"{entry.manifest.name} is unavailable: {unavailable_reason(entry)}")
-    cfg = StackConfig(entry.manifest, entry.status, run_dir, placement.server, params,
-                      service_env, host=host)
+    cfg = StackConfig(
+        entry.manifest, entry.status, run_dir, placement.server, params, service_env, host=host
+    )
     instance = StackInstance(cfg)
     try:
         step("building")
@@ -198,8 +221,12 @@ def running_stack(entry: StackEntry, placement: Placement, run_dir: Path,
         _stop_quietly(instance)
 
 
-def verify_stack(entry: StackEntry, placement: Placement, workloads: Sequence[str] | None = None,
-                 params: Mapping[str, str] | None = None) -> list[VerifyOutcome]:
+def verify_stack(
+    entry: StackEntry,
+    placement: Placement,
+    workloads: Sequence[str] | None = None,
+    params: Mapping[str, str] | None = None,
+) -> list[VerifyOutcome]:
     """`stackbench verify`: private services, the stack, every chosen verifier, all stopped."""
     chosen = pick_workloads(entry, workloads)
     if not entry.status.available:
@@ -209,6 +236,7 @@ def verify_stack(entry: StackEntry, placement: Placement, workloads: Sequence[st
         Services(Path(tmp) / "services", placement.services) as services,
     ):
         access = services.prepare(chosen)
-        with running_stack(entry, placement, Path(tmp) / "stack", params or {},
-                           access.env) as instance:
+        with running_stack(
+            entry, placement, Path(tmp) / "stack", params or {}, access.env
+        ) as instance:
             return [verify_workload(w, instance.base_url, access.context) for w in chosen]

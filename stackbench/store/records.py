@@ -342,24 +342,26 @@ class LevelRow(LevelRecord, frozen=True, kw_only=True):
 # the other fields parsed from it (it stays in the store); the encoded histogram is no column.
 # A run's owner process and scratch dir are bookkeeping of the machine that ran it (stale-run
 # detection), not results.
-NOT_IN_JSON: frozenset[str] = frozenset({"raw_output", "owner_pid", "owner_started_at",
-                                         "owner_host", "scratch_dir"})
+NOT_IN_JSON: frozenset[str] = frozenset(
+    {"raw_output", "owner_pid", "owner_started_at", "owner_host", "scratch_dir"}
+)
 NOT_IN_CSV: frozenset[str] = frozenset({"histogram", "raw_output", "log_tail"})
+
 
 # --- the machine's run-to-run spread (stackbench calibrate) ----------------------------------
 class CalibrationRecord(Record, frozen=True, kw_only=True):
     """How much a level's figure moves between fresh server starts on one machine."""
 
-    machine: str            # machine_key() of the environment it was measured on
-    at: float               # when (epoch seconds)
-    run_id: int             # the calibration run whose levels it was computed from
+    machine: str  # machine_key() of the environment it was measured on
+    at: float  # when (epoch seconds)
+    run_id: int  # the calibration run whose levels it was computed from
     stack: str
     workload: str
     level_value: float
     figures: tuple[float, ...]  # each start's steady-window req/s
     within_variance: float  # mean within-level variance of ln(figure) (the windows' own noise)
-    sigma: float            # run-to-run SD of ln(figure) beyond the windows' noise
-    sigma_used: float       # what verdicts use: an upper confidence bound, floored
+    sigma: float  # run-to-run SD of ln(figure) beyond the windows' noise
+    sigma_used: float  # what verdicts use: an upper confidence bound, floored
 
 
 class CalibrationRow(CalibrationRecord, frozen=True, kw_only=True):

@@ -52,7 +52,13 @@ from stackbench.store.records import (
 )
 
 __all__ = [
-    "SCHEMA_VERSION", "CaseRow", "LevelRow", "RunData", "RunRow", "ScriptRow", "Store",
+    "SCHEMA_VERSION",
+    "CaseRow",
+    "LevelRow",
+    "RunData",
+    "RunRow",
+    "ScriptRow",
+    "Store",
     "VerificationRow",
 ]
 
@@ -68,8 +74,11 @@ __all__ = [
 SCHEMA_VERSION = 8
 
 _SQL_TYPES: dict[type[mi.Type], str] = {
-    mi.IntType: "INTEGER", mi.BoolType: "INTEGER", mi.FloatType: "REAL",
-    mi.StrType: "TEXT", mi.LiteralType: "TEXT",
+    mi.IntType: "INTEGER",
+    mi.BoolType: "INTEGER",
+    mi.FloatType: "REAL",
+    mi.StrType: "TEXT",
+    mi.LiteralType: "TEXT",
 }
 
 
@@ -135,8 +144,9 @@ class Table(Generic[R, Row]):
 
     def insert_sql(self) -> str:
         names = [c.name for c in self.columns]
-        return (f"INSERT INTO {self.name} ({', '.join(names)}) "
-                f"VALUES ({', '.join('?' for _ in names)})")
+        return (
+            f"INSERT INTO {self.name} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
+        )
 
     def decode(self, row: sqlite3.Row) -> Row:
         values: dict[str, Any] = {"id": row["id"]}
@@ -160,8 +170,7 @@ VERIFICATIONS = Table("verifications", VerificationRecord, VerificationRow, ("ru
 LEVELS = Table("levels", LevelRecord, LevelRow, ("case_id", "cases"))
 SCRIPTS = Table("scripts", ScriptRecord, ScriptRow, ("run_id", "runs"))
 CALIBRATIONS = Table("calibrations", CalibrationRecord, CalibrationRow, ("run_id", "runs"))
-TABLES: tuple[Table[Any, Any], ...] = (RUNS, CASES, VERIFICATIONS, LEVELS, SCRIPTS,
-                                       CALIBRATIONS)
+TABLES: tuple[Table[Any, Any], ...] = (RUNS, CASES, VERIFICATIONS, LEVELS, SCRIPTS, CALIBRATIONS)
 
 
 def ddl() -> str:
@@ -210,33 +219,48 @@ class Store:
                 db.close()
             if isinstance(exc, sqlite3.OperationalError) or disk_full(exc):
                 raise write_failure(path, exc) from exc  # cannot open, read-only, full
-            raise InputError(f"{path}: not a stackbench store ({exc}); use another --out "
-                             "or move the file away") from exc
+            raise InputError(
+                f"{path}: not a stackbench store ({exc}); use another --out or move the file away"
+            ) from exc
 
     def _migrate(self, create: bool) -> None:
         with self.db:
-            if not create and self.db.execute(
-                    "SELECT 1 FROM sqlite_master WHERE name = 'schema_version'").fetchone() is None:
-                raise InputError(f"{self.path}: not a stackbench store (no schema_version "
-                                 "table); give the --out of a stackbench run")
-            self.db.execute("CREATE TABLE IF NOT EXISTS schema_version "
-                            "(version INTEGER NOT NULL, layout TEXT NOT NULL)")
+            if (
+                not create
+                and self.db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE name = 'schema_version'"
+                ).fetchone()
+                is None
+            ):
+                raise InputError(
+                    f"{self.path}: not a stackbench store (no schema_version "
+                    "table); give the --out of a stackbench run"
+                )
+            self.db.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version "
+                "(version INTEGER NOT NULL, layout TEXT NOT NULL)"
+            )
             row = self.db.execute("SELECT * FROM schema_version").fetchone()
             if row is None:
                 self.db.executescript(ddl())
-                self.db.execute("INSERT INTO schema_version VALUES (?, ?)",
-                                (SCHEMA_VERSION, layout()))
+                self.db.execute(
+                    "INSERT INTO schema_version VALUES (?, ?)", (SCHEMA_VERSION, layout())
+                )
                 return
         if row["version"] == 7 and SCHEMA_VERSION == 8:
             row = self._migrate_7_to_8()
         if row["version"] != SCHEMA_VERSION:
-            raise InputError(f"{self.path}: store schema version {row['version']}, this "
-                             f"stackbench reads version {SCHEMA_VERSION}; use another --out "
-                             "(the old results stay readable by the stackbench that wrote them)")
+            raise InputError(
+                f"{self.path}: store schema version {row['version']}, this "
+                f"stackbench reads version {SCHEMA_VERSION}; use another --out "
+                "(the old results stay readable by the stackbench that wrote them)"
+            )
         if row["layout"] != layout():
-            raise InputError(f"{self.path}: written by a stackbench whose records had other "
-                             "fields (same schema version, different columns); use another "
-                             "--out")
+            raise InputError(
+                f"{self.path}: written by a stackbench whose records had other "
+                "fields (same schema version, different columns); use another "
+                "--out"
+            )
 
     def _migrate_7_to_8(self) -> sqlite3.Row:
         """Version 8 adds the calibrations table and the levels' loader_engine column: a
@@ -244,8 +268,9 @@ class Store:
         with self._commit() as db:
             db.executescript(CALIBRATIONS.ddl())
             db.execute("ALTER TABLE levels ADD COLUMN loader_engine TEXT")
-            db.execute("UPDATE schema_version SET version = ?, layout = ?",
-                       (SCHEMA_VERSION, layout()))
+            db.execute(
+                "UPDATE schema_version SET version = ?, layout = ?", (SCHEMA_VERSION, layout())
+            )
         row: sqlite3.Row = self.db.execute("SELECT * FROM schema_version").fetchone()
         return row
 
@@ -276,25 +301,36 @@ class Store:
 
     def finish_run(self, run_id: int, status: RunStatus) -> None:
         with self._commit() as db:
-            db.execute("UPDATE runs SET finished_at = ?, status = ? WHERE id = ?",
-                       (time.time(), status, run_id))
+            db.execute(
+                "UPDATE runs SET finished_at = ?, status = ? WHERE id = ?",
+                (time.time(), status, run_id),
+            )
 
-    def reopen_run(self, run_id: int, owner_pid: int, owner_started_at: float,
-                   owner_host: str, scratch_dir: str) -> None:
+    def reopen_run(
+        self,
+        run_id: int,
+        owner_pid: int,
+        owner_started_at: float,
+        owner_host: str,
+        scratch_dir: str,
+    ) -> None:
         """`run --resume`: the run is running again, owned by this process."""
         with self._commit() as db:
-            db.execute("UPDATE runs SET status = 'running', finished_at = NULL, owner_pid = ?, "
-                       "owner_started_at = ?, owner_host = ?, scratch_dir = ?, "
-                       "resumed = resumed + 1 WHERE id = ?",
-                       (owner_pid, owner_started_at, owner_host, scratch_dir, run_id))
+            db.execute(
+                "UPDATE runs SET status = 'running', finished_at = NULL, owner_pid = ?, "
+                "owner_started_at = ?, owner_host = ?, scratch_dir = ?, "
+                "resumed = resumed + 1 WHERE id = ?",
+                (owner_pid, owner_started_at, owner_host, scratch_dir, run_id),
+            )
 
     def add_case(self, record: CaseRecord) -> int:
         return self._insert(CASES, record)
 
     def set_case_status(self, case_id: int, status: str, reason: str = "") -> None:
         with self._commit() as db:
-            db.execute("UPDATE cases SET status = ?, reason = ? WHERE id = ?",
-                       (status, reason, case_id))
+            db.execute(
+                "UPDATE cases SET status = ?, reason = ? WHERE id = ?", (status, reason, case_id)
+            )
 
     def set_effective_params(self, case_ids: Iterable[int], params: dict[str, str]) -> None:
         """The parameters a stack resolved when it started, on each of its cases."""
@@ -307,8 +343,10 @@ class Store:
         (column,) = [c for c in CASES.columns if c.name == name]  # a field of CaseRecord
         encoded = _to_sql(column, value)
         with self._commit() as db:
-            db.executemany(f"UPDATE cases SET {column.name} = ? WHERE id = ?",
-                           [(encoded, cid) for cid in case_ids])
+            db.executemany(
+                f"UPDATE cases SET {column.name} = ? WHERE id = ?",
+                [(encoded, cid) for cid in case_ids],
+            )
 
     def fail_pending_cases(self, case_ids: Iterable[int], reason: str) -> None:
         """Cases not finished yet fail with `reason`; finished ones keep their status."""
@@ -316,7 +354,8 @@ class Store:
             db.executemany(
                 "UPDATE cases SET status = 'failed', reason = ? "
                 "WHERE id = ? AND status = 'pending'",
-                [(reason, cid) for cid in case_ids])
+                [(reason, cid) for cid in case_ids],
+            )
 
     def add_verification(self, record: VerificationRecord) -> None:
         self._insert(VERIFICATIONS, record)
@@ -331,10 +370,12 @@ class Store:
         return self._insert(CALIBRATIONS, record)
 
     # --- reading -------------------------------------------------------------------------
-    def _select(self, table: Table[Any, Row], where: str, params: tuple[object, ...],
-                order: str = "id") -> list[Row]:
-        rows = self.db.execute(f"SELECT * FROM {table.name} WHERE {where} ORDER BY {order}",
-                               params).fetchall()
+    def _select(
+        self, table: Table[Any, Row], where: str, params: tuple[object, ...], order: str = "id"
+    ) -> list[Row]:
+        rows = self.db.execute(
+            f"SELECT * FROM {table.name} WHERE {where} ORDER BY {order}", params
+        ).fetchall()
         return [table.decode(r) for r in rows]
 
     def runs(self) -> list[RunRow]:
@@ -372,12 +413,20 @@ class Store:
 
     def load_run(self, run_id: int) -> RunData:
         run = self.run(run_id)
-        levels = self._select(LEVELS, "case_id IN (SELECT id FROM cases WHERE run_id = ?)",
-                              (run_id,), "case_id, level_index, repetition, id")
-        return RunData(run, self._select(CASES, "run_id = ?", (run_id,)), levels,
-                       self._select(VERIFICATIONS, "run_id = ?", (run_id,)),
-                       self._select(SCRIPTS, "run_id = ?", (run_id,)),
-                       self.calibration(machine_key(run.environment)))
+        levels = self._select(
+            LEVELS,
+            "case_id IN (SELECT id FROM cases WHERE run_id = ?)",
+            (run_id,),
+            "case_id, level_index, repetition, id",
+        )
+        return RunData(
+            run,
+            self._select(CASES, "run_id = ?", (run_id,)),
+            levels,
+            self._select(VERIFICATIONS, "run_id = ?", (run_id,)),
+            self._select(SCRIPTS, "run_id = ?", (run_id,)),
+            self.calibration(machine_key(run.environment)),
+        )
 
 
 def _connect(path: Path | str, create: bool) -> sqlite3.Connection:
@@ -406,6 +455,9 @@ def write_failure(path: Path | str, exc: BaseException) -> EnvironmentProblem:
         return EnvironmentProblem(
             f"{path}: the disk is full ({exc}); every level finished before this point is "
             "kept. Free some space, then continue with 'stackbench run --resume N' (see "
-            "'stackbench results')")
-    return EnvironmentProblem(f"{path}: cannot write the results store ({exc}); check the "
-                              "file's permissions and the disk, or use another --out")
+            "'stackbench results')"
+        )
+    return EnvironmentProblem(
+        f"{path}: cannot write the results store ({exc}); check the "
+        "file's permissions and the disk, or use another --out"
+    )

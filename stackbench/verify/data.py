@@ -42,7 +42,13 @@ DB_REQUESTS = 10  # /db is asked several times to see that the row really is ran
 MAX_LISTED_MISMATCHES = 5
 # (query string value or None for "absent", rows expected): TechEmpower's cases plus absent.
 QUERY_CASES: tuple[tuple[str | None, int], ...] = (
-    ("2", 2), ("20", 20), ("0", 1), ("foo", 1), ("501", 500), ("", 1), (None, 1),
+    ("2", 2),
+    ("20", 20),
+    ("0", 1),
+    ("foo", 1),
+    ("501", 500),
+    ("", 1),
+    (None, 1),
 )
 _TFB_CONTENT_TYPES = {
     "json": r"^application/json(; ?charset=(UTF|utf)-8)?$",
@@ -72,20 +78,30 @@ class DataVerifyContext:
             return int(env[name]) if name in env else None
 
         return cls(
-            db_host=env.get("DB_HOST"), db_port=port("DB_PORT"), db_user=env.get("DB_USER"),
-            db_password=env.get("DB_PASSWORD"), db_name=env.get("DB_NAME"),
-            redis_host=env.get("REDIS_HOST"), redis_port=port("REDIS_PORT"),
+            db_host=env.get("DB_HOST"),
+            db_port=port("DB_PORT"),
+            db_user=env.get("DB_USER"),
+            db_password=env.get("DB_PASSWORD"),
+            db_name=env.get("DB_NAME"),
+            redis_host=env.get("REDIS_HOST"),
+            redis_port=port("REDIS_PORT"),
             redis_password=env.get("REDIS_PASSWORD"),
-            memcached_host=env.get("MEMCACHED_HOST"), memcached_port=port("MEMCACHED_PORT"),
+            memcached_host=env.get("MEMCACHED_HOST"),
+            memcached_port=port("MEMCACHED_PORT"),
         )
 
     def connect_db(self) -> pymysql.connections.Connection:
         if self.db_host is None or self.db_port is None:
             raise VerifyAbort("no MariaDB connection parameters (DB_HOST/DB_PORT) in the context")
         return pymysql.connect(
-            host=self.db_host, port=self.db_port, user=self.db_user,
-            password=self.db_password or "", database=self.db_name, charset="utf8mb4",
-            autocommit=True, connect_timeout=10,
+            host=self.db_host,
+            port=self.db_port,
+            user=self.db_user,
+            password=self.db_password or "",
+            database=self.db_name,
+            charset="utf8mb4",
+            autocommit=True,
+            connect_timeout=10,
         )
 
 
@@ -150,8 +166,9 @@ def _check_tfb_headers(findings: _Findings, response: Response, path: str, kind:
         findings.fail(f"GET {path}: header Date {date!r} is not an HTTP date")
     pattern = _TFB_CONTENT_TYPES[kind]
     if not re.match(pattern, response.content_type):
-        findings.fail(f"GET {path}: Content-Type {response.content_type!r} does not match "
-                      f"{pattern}")
+        findings.fail(
+            f"GET {path}: Content-Type {response.content_type!r} does not match {pattern}"
+        )
     _check_framing(findings, response, path)
 
 
@@ -313,15 +330,15 @@ def verify_db_report(base_url: str, ctx: DataVerifyContext) -> VerifyOutcome:
         if not response.content_type.startswith("text/html"):
             findings.fail(f"Content-Type {response.content_type!r}, expected text/html")
         _check_framing(findings, response, "/db-report")
-        expected = {table: [list(r.cells()) for r in report_rows(table)]
-                    for table in REPORT_TABLES}
+        expected = {table: [list(r.cells()) for r in report_rows(table)] for table in REPORT_TABLES}
         names = [cells[1] for rows in expected.values() for cells in rows]
         if raw := _unescaped_in(response.body, names):
             findings.fail(f"cells not HTML-escaped (found raw {raw[0]!r})")
         tables = _parse_tables(response, "/db-report").tables
         if [t.heading for t in tables] != list(REPORT_TABLES):
-            findings.fail(f"expected tables headed {list(REPORT_TABLES)}, found "
-                          f"{[t.heading for t in tables]}")
+            findings.fail(
+                f"expected tables headed {list(REPORT_TABLES)}, found {[t.heading for t in tables]}"
+            )
         for table, parsed in zip(REPORT_TABLES, tables, strict=False):
             _compare_report_table(findings, table, parsed.rows, expected[table])
     return findings.outcome()
@@ -413,13 +430,16 @@ def _world_rows(findings: _Findings, body: object, path: str) -> list[tuple[int,
     return [row for row in rows if row is not None]
 
 
-def _check_rows_match(findings: _Findings, rows: list[tuple[int, int]], world: dict[int, int],
-                      path: str) -> None:
+def _check_rows_match(
+    findings: _Findings, rows: list[tuple[int, int]], world: dict[int, int], path: str
+) -> None:
     wrong = [(row_id, number) for row_id, number in rows if world.get(row_id) != number]
     if wrong:
         row_id, number = wrong[0]
-        findings.fail(f"GET {path}: {len(wrong)} rows differ from the database, e.g. id {row_id} "
-                      f"randomNumber {number} (database: {world.get(row_id)})")
+        findings.fail(
+            f"GET {path}: {len(wrong)} rows differ from the database, e.g. id {row_id} "
+            f"randomNumber {number} (database: {world.get(row_id)})"
+        )
 
 
 def verify_db(base_url: str, ctx: DataVerifyContext) -> VerifyOutcome:
@@ -459,8 +479,9 @@ def _check_row_count(findings: _Findings, raw: str | None, got: int, expected: i
         findings.fail(f"queries={raw} not clamped to {expected} (got {got} rows)")
 
 
-def _fetch_world_rows(findings: _Findings, base_url: str, workload: str,
-                      raw: str | None, expected: int) -> list[tuple[int, int]]:
+def _fetch_world_rows(
+    findings: _Findings, base_url: str, workload: str, raw: str | None, expected: int
+) -> list[tuple[int, int]]:
     path = _queries_path(workload, raw)
     response = _fetch(findings, base_url, path)
     if response.status != 200:
@@ -483,8 +504,10 @@ def verify_queries(base_url: str, ctx: DataVerifyContext) -> VerifyOutcome:
             lookups = _status_counter(ctx, "Handler_read_key") - lookups_before
             _check_rows_match(findings, rows, world, _queries_path("queries", raw))
             if len(rows) == expected and lookups < expected:
-                findings.fail(f"queries={raw}: the database did {lookups} index lookups for "
-                              f"{expected} rows returned (one query per row, no caching)")
+                findings.fail(
+                    f"queries={raw}: the database did {lookups} index lookups for "
+                    f"{expected} rows returned (one query per row, no caching)"
+                )
     return findings.outcome()
 
 
@@ -498,8 +521,13 @@ def verify_updates(base_url: str, ctx: DataVerifyContext) -> VerifyOutcome:
     return findings.outcome()
 
 
-def _check_updates_written(findings: _Findings, rows: list[tuple[int, int]],
-                           before: dict[int, int], after: dict[int, int], raw: str | None) -> None:
+def _check_updates_written(
+    findings: _Findings,
+    rows: list[tuple[int, int]],
+    before: dict[int, int],
+    after: dict[int, int],
+    raw: str | None,
+) -> None:
     returned: dict[int, set[int]] = {}
     for row_id, number in rows:
         returned.setdefault(row_id, set()).add(number)
@@ -508,8 +536,10 @@ def _check_updates_written(findings: _Findings, rows: list[tuple[int, int]],
     changed = [row_id for row_id in returned if after[row_id] != before[row_id]]
     where = _queries_path("updates", raw)
     if unwritten:
-        findings.fail(f"rows not written to the database ({where}: {len(unwritten)} of "
-                      f"{len(returned)} returned rows differ from the table)")
+        findings.fail(
+            f"rows not written to the database ({where}: {len(unwritten)} of "
+            f"{len(returned)} returned rows differ from the table)"
+        )
     elif len(returned) >= 10 and not changed:
         # A new random value equals the old one 1 time in 10,000; all of 10+ rows never.
         findings.fail(f"rows not written to the database ({where}: no randomNumber changed)")
@@ -551,11 +581,13 @@ def _check_fortunes_template(findings: _Findings, parsed: _TableParser) -> None:
         findings.fail("first row is not the header <th>id</th><th>message</th>")
 
 
-def _check_fortune_rows(findings: _Findings, rows: list[list[str]],
-                        table_rows: list[tuple[int, str]]) -> None:
+def _check_fortune_rows(
+    findings: _Findings, rows: list[list[str]], table_rows: list[tuple[int, str]]
+) -> None:
     expected = sorted([*table_rows, ADDITIONAL_FORTUNE], key=lambda row: row[1])
-    got: list[tuple[str, str]] = [(row[0], row[1]) if len(row) == 2 else ("?", "|".join(row))
-                                  for row in rows]
+    got: list[tuple[str, str]] = [
+        (row[0], row[1]) if len(row) == 2 else ("?", "|".join(row)) for row in rows
+    ]
     want = [(str(fortune_id), message) for fortune_id, message in expected]
     messages = [message for _, message in got]
     if (str(ADDITIONAL_FORTUNE[0]), ADDITIONAL_FORTUNE[1]) not in got:
@@ -563,8 +595,10 @@ def _check_fortune_rows(findings: _Findings, rows: list[list[str]],
     if sorted(got) != sorted(want):
         extra = sorted(set(got) - set(want))[:MAX_LISTED_MISMATCHES]
         missing = sorted(set(want) - set(got))[:MAX_LISTED_MISMATCHES]
-        findings.fail(f"rows differ from the Fortune table: {len(rows)} rows, expected "
-                      f"{len(want)}; unexpected {extra}; missing {missing}")
+        findings.fail(
+            f"rows differ from the Fortune table: {len(rows)} rows, expected "
+            f"{len(want)}; unexpected {extra}; missing {missing}"
+        )
     if messages != sorted(messages):
         findings.fail("rows not sorted by message")
 

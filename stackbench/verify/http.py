@@ -60,12 +60,14 @@ def verify_fixed(w: Workload, fetch: Fetch, rng: random.Random) -> VerifyOutcome
         checked += 1
         if resp.status != 400:
             failures.append(
-                f"{bad}: status {resp.status}, expected 400 for a non-numeric {w.param}")
+                f"{bad}: status {resp.status}, expected 400 for a non-numeric {w.param}"
+            )
     return VerifyOutcome(w.name, not failures, tuple(failures), checked)
 
 
-def verify_workload(name: str, base_url: str, data_context: object | None = None,
-                    seed: int | None = None) -> VerifyOutcome:
+def verify_workload(
+    name: str, base_url: str, data_context: object | None = None, seed: int | None = None
+) -> VerifyOutcome:
     """Run the verifier of one workload against a running stack; never raises on bad servers."""
     w = CATALOG[name]
     rng = random.Random(seed)

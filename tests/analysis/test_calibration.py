@@ -40,9 +40,19 @@ def test_starts_that_trend_one_way_are_called_a_changing_machine():
 
 def test_an_uncalibrated_machine_is_assumed_and_says_so():
     assert spread_of(None).assumed and spread_of(None).sigma == 0.05
-    row = CalibrationRow(id=1, machine="m", at=0.0, run_id=3, stack="go-nethttp",
-                         workload="hello", level_value=50.0, figures=(1.0, 1.0, 1.0),
-                         within_variance=0.0, sigma=0.02, sigma_used=0.03)
+    row = CalibrationRow(
+        id=1,
+        machine="m",
+        at=0.0,
+        run_id=3,
+        stack="go-nethttp",
+        workload="hello",
+        level_value=50.0,
+        figures=(1.0, 1.0, 1.0),
+        within_variance=0.0,
+        sigma=0.02,
+        sigma_used=0.03,
+    )
     spread = spread_of(row)
     assert not spread.assumed and spread.sigma == 0.03
     assert "3 fresh starts of go-nethttp hello @50, measured 2.0%" in spread.source

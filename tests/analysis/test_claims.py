@@ -56,25 +56,63 @@ RESAMPLES = 400  # enough for stable intervals in tests, quick to compute
 
 def settings(**extra: Any) -> RunSettings:
     values: dict[str, Any] = dict(
-        mode="closed", level_kind="connections", keepalive="on", driver="native",
-        duration_s=5.0, requests=None, requests_per_connection=None, warmup_s=0.0,
-        timeout_s=3.0, pause_s=0.0, repeat=1, threads=0, pipeline=1, jit_warmup=True, levels=(),
-        max_error_rate=0.01, variant="", description="", slo=None, search=None,
-        script_iterations=0, variants={}, workload_levels={}, workload_durations={},
-        placement=PlacementSettings(server=(0,), loader=(1,), services=(0,)))
+        mode="closed",
+        level_kind="connections",
+        keepalive="on",
+        driver="native",
+        duration_s=5.0,
+        requests=None,
+        requests_per_connection=None,
+        warmup_s=0.0,
+        timeout_s=3.0,
+        pause_s=0.0,
+        repeat=1,
+        threads=0,
+        pipeline=1,
+        jit_warmup=True,
+        levels=(),
+        max_error_rate=0.01,
+        variant="",
+        description="",
+        slo=None,
+        search=None,
+        script_iterations=0,
+        variants={},
+        workload_levels={},
+        workload_durations={},
+        placement=PlacementSettings(server=(0,), loader=(1,), services=(0,)),
+    )
     values.update(extra)
     return RunSettings(**values)
 
 
-def script_row(stack: str, label: str, iterations: int, wall: float | None,
-               user: float | None, sys: float | None, outcome: str) -> ScriptRow:
-    return ScriptRow(run_id=1, stack=stack, label=label, iterations=iterations,
-                     wall_s=wall, user_s=user, sys_s=sys, outcome=outcome)
+def script_row(
+    stack: str,
+    label: str,
+    iterations: int,
+    wall: float | None,
+    user: float | None,
+    sys: float | None,
+    outcome: str,
+) -> ScriptRow:
+    return ScriptRow(
+        run_id=1,
+        stack=stack,
+        label=label,
+        iterations=iterations,
+        wall_s=wall,
+        user_s=user,
+        sys_s=sys,
+        outcome=outcome,
+    )
 
 
 # --- builders --------------------------------------------------------------------------------
-def make_claim(test: dict[str, Any], requires: dict[str, Any] | None = None,
-               figures: list[dict[str, Any]] | None = None) -> Claim:
+def make_claim(
+    test: dict[str, Any],
+    requires: dict[str, Any] | None = None,
+    figures: list[dict[str, Any]] | None = None,
+) -> Claim:
     entry: dict[str, Any] = {"id": "c", "says": "a claim", "test": test}
     if requires is not None:
         entry["requires"] = requires
@@ -84,19 +122,45 @@ def make_claim(test: dict[str, Any], requires: dict[str, Any] | None = None,
     return claims_from_data(Path("t.toml"), data).claims[0]
 
 
-def level(case_id: int, value: float, rps: float, rep: int = 0, *,
-          latency_ms: dict[str, float] | None = None, errors: dict[str, int] | None = None,
-          completed: int = 1000, duration_s: float = 10.0, status: str = "ok",
-          flags: tuple[str, ...] = (), usage: dict[str, RoleUsage] | None = None,
-          index: int | None = None) -> LevelRow:
+def level(
+    case_id: int,
+    value: float,
+    rps: float,
+    rep: int = 0,
+    *,
+    latency_ms: dict[str, float] | None = None,
+    errors: dict[str, int] | None = None,
+    completed: int = 1000,
+    duration_s: float = 10.0,
+    status: str = "ok",
+    flags: tuple[str, ...] = (),
+    usage: dict[str, RoleUsage] | None = None,
+    index: int | None = None,
+) -> LevelRow:
     latency = {k: v * 1000.0 for k, v in (latency_ms or {"mean": 5.0, "p99": 9.0}).items()}
     errs = errors or {}
-    return LevelRow(timeseries=seconds(rps, latency),
-        id=0, case_id=case_id, level_index=int(value) if index is None else index,
-        level_value=float(value), repetition=rep, driver="native", mode="closed",
-        keepalive="on", started_at=0.0, duration_s=duration_s, completed=completed,
-        ok=completed, errors=errs, requests_per_s=rps, latency_us=latency,
-        usage=usage or {}, flags=tuple(flags), status=status, command="")
+    return LevelRow(
+        timeseries=seconds(rps, latency),
+        id=0,
+        case_id=case_id,
+        level_index=int(value) if index is None else index,
+        level_value=float(value),
+        repetition=rep,
+        driver="native",
+        mode="closed",
+        keepalive="on",
+        started_at=0.0,
+        duration_s=duration_s,
+        completed=completed,
+        ok=completed,
+        errors=errs,
+        requests_per_s=rps,
+        latency_us=latency,
+        usage=usage or {},
+        flags=tuple(flags),
+        status=status,
+        command="",
+    )
 
 
 SECONDS = 12  # a 12-s level: its first 2 s dropped, a 10-s steady window
@@ -112,8 +176,10 @@ def seconds(rps: float, latency_us: dict[str, float]) -> tuple[Second, ...]:
     shown = _histogram(p50, p99)
     # Whole responses: rounded half to even, round(rps - x) + round(rps + x) = 2 rps for a
     # whole rps, so the window's mean stays rps (x = rps * w / 200 is exact for such x).
-    return tuple(second(i + 1, rps + rps * WOBBLE[i % 5] / 200, p50_us=p50, p99_us=p99,
-                        histogram=shown) for i in range(SECONDS))
+    return tuple(
+        second(i + 1, rps + rps * WOBBLE[i % 5] / 200, p50_us=p50, p99_us=p99, histogram=shown)
+        for i in range(SECONDS)
+    )
 
 
 @functools.cache
@@ -139,13 +205,24 @@ class RunBuilder:
 
     def case(self, stack: str, label: str, status: str = "ok", reason: str = "") -> int:
         cid = len(self.cases) + 1
-        self.cases.append(CaseRow(id=cid, run_id=1, stack=stack, workload=label.split("?")[0],
-                                  label=label, path="/" + label, params={}, status=status,
-                                  reason=reason))
+        self.cases.append(
+            CaseRow(
+                id=cid,
+                run_id=1,
+                stack=stack,
+                workload=label.split("?")[0],
+                label=label,
+                path="/" + label,
+                params={},
+                status=status,
+                reason=reason,
+            )
+        )
         return cid
 
-    def curve(self, stack: str, label: str, rps_by_level: dict[float, float | list[float]],
-              **kw: Any) -> int:
+    def curve(
+        self, stack: str, label: str, rps_by_level: dict[float, float | list[float]], **kw: Any
+    ) -> int:
         cid = self.case(stack, label)
         for value, rps in rps_by_level.items():
             for rep, r in enumerate(rps if isinstance(rps, list) else [rps]):
@@ -153,15 +230,35 @@ class RunBuilder:
         return cid
 
     def data(self) -> RunData:
-        run = RunRow(id=1, suite_name="s", suite_path="s.toml", suite_text="",
-                     settings=settings(), environment={}, started_at=0.0, finished_at=1.0,
-                     status="complete")
-        calibration = None if self.calibrated is None else CalibrationRow(
-            id=1, machine="?/?/?", at=0.0, run_id=1, stack="go", workload="hello",
-            level_value=50.0, figures=(1.0, 1.0, 1.0), within_variance=0.0,
-            sigma=self.calibrated, sigma_used=self.calibrated)
-        return RunData(run, self.cases, self.levels, self.verifications, self.scripts,
-                       calibration)
+        run = RunRow(
+            id=1,
+            suite_name="s",
+            suite_path="s.toml",
+            suite_text="",
+            settings=settings(),
+            environment={},
+            started_at=0.0,
+            finished_at=1.0,
+            status="complete",
+        )
+        calibration = (
+            None
+            if self.calibrated is None
+            else CalibrationRow(
+                id=1,
+                machine="?/?/?",
+                at=0.0,
+                run_id=1,
+                stack="go",
+                workload="hello",
+                level_value=50.0,
+                figures=(1.0, 1.0, 1.0),
+                within_variance=0.0,
+                sigma=self.calibrated,
+                sigma_used=self.calibrated,
+            )
+        )
+        return RunData(run, self.cases, self.levels, self.verifications, self.scripts, calibration)
 
     def facts(self, **kw: Any) -> Facts:
         stacks = tuple(StackFacts(s, True) for s in dict.fromkeys(c.stack for c in self.cases))
@@ -171,9 +268,11 @@ class RunBuilder:
             levels.setdefault(by_id[lv.case_id].label, set()).add(lv.level_value)
         for c in self.cases:
             levels.setdefault(c.label, set())
-        defaults: dict[str, Any] = {"server_cores": 1, "stacks": stacks,
-                                    "workload_levels": {k: tuple(sorted(v))
-                                                        for k, v in levels.items()}}
+        defaults: dict[str, Any] = {
+            "server_cores": 1,
+            "stacks": stacks,
+            "workload_levels": {k: tuple(sorted(v)) for k, v in levels.items()},
+        }
         return Facts(**{**defaults, **kw})
 
 
@@ -182,8 +281,13 @@ def one(claim: Claim, run: RunBuilder, **facts: Any) -> ClaimResult:
     return result
 
 
-ORDER = {"kind": "order", "metric": "requests_per_s", "workloads": ["hello"], "levels": [25],
-         "stacks": ["a", "b", "c"]}
+ORDER = {
+    "kind": "order",
+    "metric": "requests_per_s",
+    "workloads": ["hello"],
+    "levels": [25],
+    "stacks": ["a", "b", "c"],
+}
 
 
 # --- order -----------------------------------------------------------------------------------
@@ -194,8 +298,13 @@ def test_order_confirmed_when_every_pair_is_in_order():
     result = one(make_claim(ORDER), run)
     assert result.status is ClaimStatus.CONFIRMED
     # each figure, then each pair's ratio, with the interval the verdicts procedure gives
-    assert [m.label for m in result.ours] == ["a hello @25", "b hello @25", "c hello @25",
-                                              "a / b on hello @25", "b / c on hello @25"]
+    assert [m.label for m in result.ours] == [
+        "a hello @25",
+        "b hello @25",
+        "c hello @25",
+        "a / b on hello @25",
+        "b / c on hello @25",
+    ]
     assert [m.value for m in result.ours] == pytest.approx([300.0, 200.0, 100.0, 1.5, 2.0])
     assert all(m.low is not None and m.low < m.value < m.high for m in result.ours)
 
@@ -206,8 +315,9 @@ def test_order_refuted_when_a_pair_is_reversed_and_names_it():
         run.curve(stack, "hello", {25: rps})
     result = one(make_claim(ORDER), run)
     assert result.status is ClaimStatus.REFUTED
-    assert result.why == ("b / c on hello @25 is 0.50× (0.50–0.50), outside ≥ 1.00× "
-                          "(1 of 2 points)")
+    assert result.why == (
+        "b / c on hello @25 is 0.50× (0.50–0.50), outside ≥ 1.00× (1 of 2 points)"
+    )
 
 
 def test_order_groups_compare_every_member_with_the_next_group():
@@ -229,10 +339,13 @@ def test_order_within_run_to_run_spread_is_not_enough_evidence_not_refuted():
     run.curve("c", "hello", {25: [10.0, 11.0, 9.0, 10.0, 10.5]})
     result = one(make_claim(ORDER), run)
     assert result.status is ClaimStatus.UNDECIDED
-    assert result.why.startswith("not enough evidence: a / b on hello @25 is 1.01× (0.82–1.24)"
-                                 ", straddling ≥ 1.00×; ")
-    assert result.why.endswith("repetitions a side would be needed to decide it") or \
-        "repetitions a side (repeat = " in result.why
+    assert result.why.startswith(
+        "not enough evidence: a / b on hello @25 is 1.01× (0.82–1.24), straddling ≥ 1.00×; "
+    )
+    assert (
+        result.why.endswith("repetitions a side would be needed to decide it")
+        or "repetitions a side (repeat = " in result.why
+    )
 
 
 def test_order_with_a_failed_case_is_untestable_with_its_reason():
@@ -242,17 +355,27 @@ def test_order_with_a_failed_case_is_untestable_with_its_reason():
     run.case("c", "hello", status="failed", reason="the server crashed")
     result = one(make_claim(ORDER), run)
     assert result.status is ClaimStatus.UNTESTABLE
-    assert result.why == ("c failed on hello: the server crashed; where measured: a / b on "
-                          "hello @25 is 0.75× (0.74–0.76), outside ≥ 1.00×")
+    assert result.why == (
+        "c failed on hello: the server crashed; where measured: a / b on "
+        "hello @25 is 0.75× (0.74–0.76), outside ≥ 1.00×"
+    )
 
 
 def test_failed_verification_makes_the_claim_untestable():
     run = RunBuilder()
     for stack, rps in (("a", 300.0), ("b", 200.0), ("c", 100.0)):
         run.curve(stack, "hello", {25: rps})
-    run.verifications.append(VerificationRow(run_id=1, stack="b", workload="hello", ok=False,
-                                             checked=3,
-                                             failures=("wrong body",), at=0.0))
+    run.verifications.append(
+        VerificationRow(
+            run_id=1,
+            stack="b",
+            workload="hello",
+            ok=False,
+            checked=3,
+            failures=("wrong body",),
+            at=0.0,
+        )
+    )
     result = one(make_claim(ORDER), run)
     assert result.status is ClaimStatus.UNTESTABLE
     assert result.why == "b failed verification on hello: wrong body"
@@ -270,8 +393,15 @@ def test_loader_bound_levels_are_named_in_the_reason():
 
 # --- ratio -----------------------------------------------------------------------------------
 def ratio_test(expect: str, **kw: Any) -> dict[str, Any]:
-    return {"kind": "ratio", "metric": "requests_per_s", "numerator": {"stack": "a"},
-            "denominator": {"stack": "b"}, "expect": expect, "workloads": ["w"], **kw}
+    return {
+        "kind": "ratio",
+        "metric": "requests_per_s",
+        "numerator": {"stack": "a"},
+        "denominator": {"stack": "b"},
+        "expect": expect,
+        "workloads": ["w"],
+        **kw,
+    }
 
 
 def two_stacks(a: dict[float, Any], b: dict[float, Any]) -> RunBuilder:
@@ -281,16 +411,19 @@ def two_stacks(a: dict[float, Any], b: dict[float, Any]) -> RunBuilder:
     return run
 
 
-@pytest.mark.parametrize("expect, extra, a, status", [
-    ("greater", {}, 150.0, ClaimStatus.CONFIRMED),          # 1.5 >= 1
-    ("greater", {"threshold": 2.0}, 150.0, ClaimStatus.REFUTED),
-    ("less", {}, 80.0, ClaimStatus.CONFIRMED),
-    ("less", {"threshold": 0.5}, 80.0, ClaimStatus.REFUTED),
-    # near 1.36 with tolerance 0.25: band 1.088..1.70
-    ("near", {"article": 1.36, "tolerance": 0.25}, 110.0, ClaimStatus.CONFIRMED),
-    ("near", {"article": 1.36, "tolerance": 0.25}, 175.0, ClaimStatus.REFUTED),
-    ("near", {"article": 1.36, "tolerance": 0.25}, 106.0, ClaimStatus.REFUTED),
-])
+@pytest.mark.parametrize(
+    "expect, extra, a, status",
+    [
+        ("greater", {}, 150.0, ClaimStatus.CONFIRMED),  # 1.5 >= 1
+        ("greater", {"threshold": 2.0}, 150.0, ClaimStatus.REFUTED),
+        ("less", {}, 80.0, ClaimStatus.CONFIRMED),
+        ("less", {"threshold": 0.5}, 80.0, ClaimStatus.REFUTED),
+        # near 1.36 with tolerance 0.25: band 1.088..1.70
+        ("near", {"article": 1.36, "tolerance": 0.25}, 110.0, ClaimStatus.CONFIRMED),
+        ("near", {"article": 1.36, "tolerance": 0.25}, 175.0, ClaimStatus.REFUTED),
+        ("near", {"article": 1.36, "tolerance": 0.25}, 106.0, ClaimStatus.REFUTED),
+    ],
+)
 def test_ratio_bands(expect, extra, a, status):
     run = two_stacks({25: a}, {25: 100.0})
     result = one(make_claim(ratio_test(expect, **extra)), run)
@@ -302,8 +435,11 @@ def test_ratio_bands(expect, extra, a, status):
 def test_ratio_over_all_levels_reads_every_level_and_refutes_on_one():
     run = two_stacks({300: 150.0, 500: 140.0, 700: 90.0}, {300: 100.0, 500: 100.0, 700: 100.0})
     result = one(make_claim(ratio_test("greater")), run)
-    assert [m.label for m in result.ours] == ["a / b on w @300", "a / b on w @500",
-                                              "a / b on w @700"]
+    assert [m.label for m in result.ours] == [
+        "a / b on w @300",
+        "a / b on w @500",
+        "a / b on w @700",
+    ]
     assert result.status is ClaimStatus.REFUTED
     assert result.why == "a / b on w @700 is 0.90× (0.89–0.91), outside ≥ 1.00× (1 of 3 points)"
 
@@ -319,9 +455,14 @@ def test_ratio_interval_decides_only_when_it_clears_the_bound():
 
 
 def test_ratio_of_a_stack_at_two_levels():
-    test = {"kind": "ratio", "metric": "requests_per_s", "expect": "less", "workloads": ["w"],
-            "numerator": {"stack": "a", "level": 7000}, "denominator": {"stack": "a",
-                                                                        "level": 3000}}
+    test = {
+        "kind": "ratio",
+        "metric": "requests_per_s",
+        "expect": "less",
+        "workloads": ["w"],
+        "numerator": {"stack": "a", "level": 7000},
+        "denominator": {"stack": "a", "level": 3000},
+    }
     run = RunBuilder()
     run.curve("a", "w", {3000: 7677.0, 5000: 7232.0, 7000: 6743.0})
     result = one(make_claim(test), run)
@@ -331,9 +472,14 @@ def test_ratio_of_a_stack_at_two_levels():
 
 
 def test_ratio_between_workloads_named_on_the_sides():
-    test = {"kind": "ratio", "metric": "requests_per_s", "expect": "less", "threshold": 0.6,
-            "numerator": {"stack": "a", "workload": "mysql"},
-            "denominator": {"stack": "a", "workload": "hello"}}
+    test = {
+        "kind": "ratio",
+        "metric": "requests_per_s",
+        "expect": "less",
+        "threshold": 0.6,
+        "numerator": {"stack": "a", "workload": "mysql"},
+        "denominator": {"stack": "a", "workload": "hello"},
+    }
     run = RunBuilder()
     run.curve("a", "hello", {300: 1000.0, 500: 900.0})
     run.curve("a", "mysql", {300: 390.0, 500: 600.0})
@@ -343,9 +489,15 @@ def test_ratio_between_workloads_named_on_the_sides():
 
 
 def test_ratio_at_peak_uses_the_best_level():
-    test = {"kind": "ratio", "metric": "requests_per_s", "expect": "near", "article": 1.4,
-            "workloads": ["w"], "numerator": {"stack": "a", "level": "peak"},
-            "denominator": {"stack": "b", "level": "peak"}}
+    test = {
+        "kind": "ratio",
+        "metric": "requests_per_s",
+        "expect": "near",
+        "article": 1.4,
+        "workloads": ["w"],
+        "numerator": {"stack": "a", "level": "peak"},
+        "denominator": {"stack": "b", "level": "peak"},
+    }
     run = two_stacks({1: 50.0, 100: 140.0, 200: 120.0}, {1: 40.0, 100: 90.0, 200: 100.0})
     result = one(make_claim(test), run)
     assert result.ours[0].value == pytest.approx(1.4)
@@ -354,9 +506,15 @@ def test_ratio_at_peak_uses_the_best_level():
 
 
 def test_ratio_with_a_metric_per_side():
-    test = {"kind": "ratio", "metric": "server_cpu", "expect": "greater", "threshold": 2.0,
-            "workloads": ["w"], "numerator": {"stack": "a"},
-            "denominator": {"stack": "a", "metric": "service_cpu"}}
+    test = {
+        "kind": "ratio",
+        "metric": "server_cpu",
+        "expect": "greater",
+        "threshold": 2.0,
+        "workloads": ["w"],
+        "numerator": {"stack": "a"},
+        "denominator": {"stack": "a", "metric": "service_cpu"},
+    }
     usage = {"node": role_usage(80.0), "mariadb": role_usage(16.0), "loader": role_usage(40.0)}
     run = RunBuilder()
     # CPU has no per-second series: only repetitions give it evidence
@@ -368,14 +526,23 @@ def test_ratio_with_a_metric_per_side():
 
 
 def test_ratio_on_standalone_timings_is_per_iteration():
-    test = {"kind": "ratio", "metric": "script_user", "expect": "near", "article": 1.84,
-            "tolerance": 0.4, "workloads": ["db-report"], "numerator": {"stack": "node"},
-            "denominator": {"stack": "php"}}
+    test = {
+        "kind": "ratio",
+        "metric": "script_user",
+        "expect": "near",
+        "article": 1.84,
+        "tolerance": 0.4,
+        "workloads": ["db-report"],
+        "numerator": {"stack": "node"},
+        "denominator": {"stack": "php"},
+    }
     run = RunBuilder()
     run.case("node", "db-report")
     run.case("php", "db-report")
-    run.scripts += [script_row("node", "db-report", 100, 0.98, 0.67, 0.14, "not checked (db)"),
-                    script_row("php", "db-report", 1000, 7.41, 3.653, 2.107, "ok")]
+    run.scripts += [
+        script_row("node", "db-report", 100, 0.98, 0.67, 0.14, "not checked (db)"),
+        script_row("php", "db-report", 1000, 7.41, 3.653, 2.107, "ok"),
+    ]
     result = one(make_claim(test), run, script_iterations=1000)
     # node 0.67/100 = 6.7 ms per iteration, php 3.653/1000 = 3.653 ms: 1.834
     assert result.ours[0].value == pytest.approx(0.0067 / 0.003653)
@@ -386,17 +553,24 @@ def test_a_stated_magnitude_refutes_a_result_far_beyond_it():
     """db-html-report's script-php-finishes-first, as the file states it: Node takes about
     1.32x PHP's time. A 2.5x result is direction-right but refutes the magnitude; 1.4x
     confirms it (each read from the real claims file, so the file's band is what is tested)."""
-    (claim,) = [c for c in parse_claims(CLAIMS_DIR / "db-html-report.toml").claims
-                if c.id == "script-php-finishes-first"]
+    (claim,) = [
+        c
+        for c in parse_claims(CLAIMS_DIR / "db-html-report.toml").claims
+        if c.id == "script-php-finishes-first"
+    ]
 
     def judged(node_wall: float) -> ClaimResult:
         run = RunBuilder()
         run.case("node", "db-report")
         run.case("php-apache", "db-report")
-        run.scripts += [script_row("node", "db-report", 1000, node_wall, 6.7, 1.4, "ok"),
-                        script_row("php-apache", "db-report", 1000, 7.41, 3.65, 2.1, "ok")]
-        stacks = (StackFacts("node", True, params={"mysql_driver": "mysql"}),
-                  StackFacts("php-apache", True))
+        run.scripts += [
+            script_row("node", "db-report", 1000, node_wall, 6.7, 1.4, "ok"),
+            script_row("php-apache", "db-report", 1000, 7.41, 3.65, 2.1, "ok"),
+        ]
+        stacks = (
+            StackFacts("node", True, params={"mysql_driver": "mysql"}),
+            StackFacts("php-apache", True),
+        )
         return one(claim, run, script_iterations=1000, stacks=stacks)
 
     far = judged(2.5 * 7.41)
@@ -407,23 +581,37 @@ def test_a_stated_magnitude_refutes_a_result_far_beyond_it():
 
 
 def test_a_failed_standalone_timing_is_untestable():
-    test = {"kind": "ratio", "metric": "script_wall", "expect": "greater",
-            "workloads": ["db-report"], "numerator": {"stack": "node"},
-            "denominator": {"stack": "php"}}
+    test = {
+        "kind": "ratio",
+        "metric": "script_wall",
+        "expect": "greater",
+        "workloads": ["db-report"],
+        "numerator": {"stack": "node"},
+        "denominator": {"stack": "php"},
+    }
     run = RunBuilder()
     run.case("node", "db-report")
     run.case("php", "db-report")
-    run.scripts += [script_row("node", "db-report", 10, None, None, None, "exit 1"),
-                    script_row("php", "db-report", 10, 1.0, 0.5, 0.1, "ok")]
+    run.scripts += [
+        script_row("node", "db-report", 10, None, None, None, "exit 1"),
+        script_row("php", "db-report", 10, 1.0, 0.5, 0.1, "ok"),
+    ]
     result = one(make_claim(test), run, script_iterations=10)
     assert result.status is ClaimStatus.UNTESTABLE
     assert result.why == "node standalone db-report: the timing failed (exit 1)"
 
 
 def test_ratio_change_is_the_quotient_of_two_ratios():
-    test = {"kind": "ratio_change", "metric": "requests_per_s", "expect": "greater",
-            "numerator": {"stack": "pool"}, "denominator": {"stack": "plain"},
-            "before": {"workload": "redis"}, "after": {"workload": "mysql"}, "levels": [3000]}
+    test = {
+        "kind": "ratio_change",
+        "metric": "requests_per_s",
+        "expect": "greater",
+        "numerator": {"stack": "pool"},
+        "denominator": {"stack": "plain"},
+        "before": {"workload": "redis"},
+        "after": {"workload": "mysql"},
+        "levels": [3000],
+    }
     run = RunBuilder()
     run.curve("pool", "redis", {3000: 5262.0})
     run.curve("plain", "redis", {3000: 5479.0})
@@ -436,8 +624,14 @@ def test_ratio_change_is_the_quotient_of_two_ratios():
 
 
 # --- threshold -------------------------------------------------------------------------------
-ERRORS = {"kind": "threshold", "metric": "errors", "stacks": ["php"], "workloads": ["mysql"],
-          "levels": [5000, 7000], "min": 1}
+ERRORS = {
+    "kind": "threshold",
+    "metric": "errors",
+    "stacks": ["php"],
+    "workloads": ["mysql"],
+    "levels": [5000, 7000],
+    "min": 1,
+}
 
 
 def test_errors_threshold_reads_levels_invalid_for_their_error_rate():
@@ -445,8 +639,9 @@ def test_errors_threshold_reads_levels_invalid_for_their_error_rate():
     run = RunBuilder()
     run.curve("php", "mysql", {5000: 1349.0}, errors={"connect": 111})
     cid = run.cases[-1].id
-    run.levels.append(level(cid, 7000, 1301.0, errors={"timeout": 573}, status="invalid",
-                            flags=flag))
+    run.levels.append(
+        level(cid, 7000, 1301.0, errors={"timeout": 573}, status="invalid", flags=flag)
+    )
     result = one(make_claim(ERRORS), run)
     assert result.status is ClaimStatus.CONFIRMED
     assert [m.value for m in result.ours] == [111.0, 573.0]
@@ -456,9 +651,10 @@ def test_throughput_on_a_level_invalid_for_errors_is_untestable():
     test = {**ERRORS, "metric": "requests_per_s", "min": 100}
     run = RunBuilder()
     cid = run.case("php", "mysql")
-    run.levels += [level(cid, 5000, 1349.0),
-                   level(cid, 7000, 1301.0, status="invalid",
-                         flags=("invalid: error rate 50.0% > 5.0%",))]
+    run.levels += [
+        level(cid, 5000, 1349.0),
+        level(cid, 7000, 1301.0, status="invalid", flags=("invalid: error rate 50.0% > 5.0%",)),
+    ]
     result = one(make_claim(test), run)
     assert result.status is ClaimStatus.UNTESTABLE
     assert result.why == "php mysql @7,000: level invalid: error rate 50.0% > 5.0%"
@@ -467,10 +663,20 @@ def test_throughput_on_a_level_invalid_for_errors_is_untestable():
 def test_unsteady_level_is_untestable_even_for_error_claims():
     run = RunBuilder()
     cid = run.case("php", "mysql")
-    run.levels += [level(cid, 5000, 5.0, errors={"connect": 3}),
-                   level(cid, 7000, 0.0, completed=10, status="invalid",
-                         flags=("unsteady: 10 responses for 7000 connections in 5 s; raise "
-                                "duration_s", "invalid: error rate 9.0% > 1.0%"))]
+    run.levels += [
+        level(cid, 5000, 5.0, errors={"connect": 3}),
+        level(
+            cid,
+            7000,
+            0.0,
+            completed=10,
+            status="invalid",
+            flags=(
+                "unsteady: 10 responses for 7000 connections in 5 s; raise duration_s",
+                "invalid: error rate 9.0% > 1.0%",
+            ),
+        ),
+    ]
     result = one(make_claim(ERRORS), run)
     assert result.status is ClaimStatus.UNTESTABLE
     assert "level invalid: unsteady: 10 responses" in result.why
@@ -481,13 +687,21 @@ def test_errors_threshold_refuted_when_no_request_failed():
     run.curve("php", "mysql", {5000: 1349.0, 7000: 1301.0})
     result = one(make_claim(ERRORS), run)
     assert result.status is ClaimStatus.REFUTED
-    assert result.why == ("php mysql @5,000 is 0 failed requests, outside ≥ 1 failed requests "
-                          "(2 of 2 points)")
+    assert result.why == (
+        "php mysql @5,000 is 0 failed requests, outside ≥ 1 failed requests (2 of 2 points)"
+    )
 
 
 def test_at_least_confirms_despite_a_missing_stack_but_never_refutes_with_one():
-    test = {"kind": "threshold", "metric": "error_rate", "stacks": ["a", "b", "c", "d"],
-            "workloads": ["w"], "levels": [5000], "min": 0.01, "at_least": 3}
+    test = {
+        "kind": "threshold",
+        "metric": "error_rate",
+        "stacks": ["a", "b", "c", "d"],
+        "workloads": ["w"],
+        "levels": [5000],
+        "min": 0.01,
+        "at_least": 3,
+    }
     run = RunBuilder()
     for stack in ("a", "b", "c"):
         run.curve(stack, "w", {5000: 100.0}, errors={"timeout": 50}, completed=950)
@@ -521,27 +735,41 @@ def test_ab_time_per_request_figures():
 
 
 def test_level_problem_tells_measurement_faults_from_server_failures():
-    errors_only = [level(1, 5000, 1.0, status="invalid",
-                         flags=("starved: 1 request", "invalid: error rate 6.0% > 5.0%"))]
+    errors_only = [
+        level(
+            1,
+            5000,
+            1.0,
+            status="invalid",
+            flags=("starved: 1 request", "invalid: error rate 6.0% > 5.0%"),
+        )
+    ]
     assert level_problem(errors_only, failures_are_data=True) is None
     assert level_problem(errors_only, failures_are_data=False) == (
-        "level invalid: error rate 6.0% > 5.0%")
+        "level invalid: error rate 6.0% > 5.0%"
+    )
     failed = [level(1, 5000, 1.0, status="failed", flags=("loader crashed",))]
     assert level_problem(failed, failures_are_data=True) == "the level failed (loader crashed)"
 
 
 # --- shape -----------------------------------------------------------------------------------
 def test_flat_shape_by_hand():
-    test = {"kind": "shape", "metric": "requests_per_s", "stacks": ["php", "node"],
-            "workloads": ["w"], "from_level": 20, "to_level": 200, "expect": "flat",
-            "tolerance": 0.1}
+    test = {
+        "kind": "shape",
+        "metric": "requests_per_s",
+        "stacks": ["php", "node"],
+        "workloads": ["w"],
+        "from_level": 20,
+        "to_level": 200,
+        "expect": "flat",
+        "tolerance": 0.1,
+    }
     run = RunBuilder()
     run.curve("php", "w", {20: 1173.0, 200: 1146.0})
     run.curve("node", "w", {20: 119.0, 200: 114.0})
     result = one(make_claim(test), run)
     assert result.status is ClaimStatus.CONFIRMED
-    spreads = [m.value for m in result.ours
-               if m.label.endswith("spread (largest / smallest)")]
+    spreads = [m.value for m in result.ours if m.label.endswith("spread (largest / smallest)")]
     assert spreads == pytest.approx([1173 / 1146, 119 / 114])
     run = RunBuilder()
     run.curve("php", "w", {20: 460.0, 200: 584.0})  # 1.27x
@@ -550,8 +778,16 @@ def test_flat_shape_by_hand():
 
 
 def test_proportional_shape_divides_by_the_level():
-    test = {"kind": "shape", "metric": "mean_latency", "stacks": ["php"], "workloads": ["w"],
-            "from_level": 20, "to_level": 200, "expect": "proportional", "tolerance": 0.2}
+    test = {
+        "kind": "shape",
+        "metric": "mean_latency",
+        "stacks": ["php"],
+        "workloads": ["w"],
+        "from_level": 20,
+        "to_level": 200,
+        "expect": "proportional",
+        "tolerance": 0.2,
+    }
     run = RunBuilder()
     cid = run.case("php", "w")
     # a mean latency has no per-second series: two repetitions give it evidence
@@ -576,14 +812,17 @@ def test_scatter_of_a_straight_line_is_zero_and_scale_free():
 
 def test_scatter_claim_compares_spans():
     # 20 calm levels, then 20 jittery ones (±30%): decided, with the interval of an F ratio
-    test = {"kind": "scatter", "metric": "requests_per_s", "workload": "w",
-            "numerator": {"stack": "apache", "from_level": 2100, "to_level": 4000},
-            "denominator": {"stack": "apache", "from_level": 100, "to_level": 2000},
-            "threshold": 1.5}
+    test = {
+        "kind": "scatter",
+        "metric": "requests_per_s",
+        "workload": "w",
+        "numerator": {"stack": "apache", "from_level": 2100, "to_level": 4000},
+        "denominator": {"stack": "apache", "from_level": 100, "to_level": 2000},
+        "threshold": 1.5,
+    }
     rng = random.Random(5)
     calm = {float(x): (8000.0 - x) * (1 + rng.gauss(0, 0.01)) for x in range(100, 2100, 100)}
-    wild = {float(x): (8000.0 - x) * (1 + rng.choice([-0.3, 0.3])) for x in
-            range(2100, 4100, 100)}
+    wild = {float(x): (8000.0 - x) * (1 + rng.choice([-0.3, 0.3])) for x in range(2100, 4100, 100)}
     run = RunBuilder()
     run.curve("apache", "w", {**calm, **wild})
     result = one(make_claim(test), run)
@@ -592,10 +831,19 @@ def test_scatter_claim_compares_spans():
     assert ratio.low is not None and ratio.low >= 1.5
     # the same jump over 4 and 6 levels: far too few to place the ratio of two jitters
     few = RunBuilder()
-    few.curve("apache", "w", {float(x): (8000.0 - x) * (1 + rng.choice([-0.1, 0.1]) * (
-        3 if x >= 2500 else 1)) for x in [*range(100, 500, 100), *range(2500, 3100, 100)]})
-    short = dict(test, numerator={"stack": "apache", "from_level": 2500, "to_level": 3000},
-                 denominator={"stack": "apache", "from_level": 100, "to_level": 400})
+    few.curve(
+        "apache",
+        "w",
+        {
+            float(x): (8000.0 - x) * (1 + rng.choice([-0.1, 0.1]) * (3 if x >= 2500 else 1))
+            for x in [*range(100, 500, 100), *range(2500, 3100, 100)]
+        },
+    )
+    short = dict(
+        test,
+        numerator={"stack": "apache", "from_level": 2500, "to_level": 3000},
+        denominator={"stack": "apache", "from_level": 100, "to_level": 400},
+    )
     undecided = one(make_claim(short), few)
     assert undecided.status is ClaimStatus.UNDECIDED, undecided.why
     assert "more levels in each span" in undecided.why
@@ -615,8 +863,10 @@ def test_scatter_rule_error_rates_by_simulation():
 
     def confirmed(true_ratio: float, levels: int) -> bool:
         xs = [float(100 * i) for i in range(1, 2 * levels + 1)]
-        ys = [(9000.0 - x) * (1 + rng.gauss(0, 0.02 * (true_ratio if x > xs[levels - 1]
-                                                        else 1.0))) for x in xs]
+        ys = [
+            (9000.0 - x) * (1 + rng.gauss(0, 0.02 * (true_ratio if x > xs[levels - 1] else 1.0)))
+            for x in xs
+        ]
         points = list(zip(xs, ys, strict=True))
         num = scatter(points, (xs[levels], xs[-1]))
         den = scatter(points, (xs[0], xs[levels - 1]))
@@ -632,17 +882,35 @@ def test_scatter_rule_error_rates_by_simulation():
 
 
 # --- breakpoint ------------------------------------------------------------------------------
-def sweep(run: RunBuilder, stack: str, p99_ms: dict[float, float],
-          timeouts: dict[float, int] | None = None) -> None:
+def sweep(
+    run: RunBuilder,
+    stack: str,
+    p99_ms: dict[float, float],
+    timeouts: dict[float, int] | None = None,
+) -> None:
     cid = run.case(stack, "w")
     for i, (value, p99) in enumerate(p99_ms.items()):
         errs = {"timeout": (timeouts or {}).get(value, 0)}
-        run.levels.append(level(cid, value, 1000.0, latency_ms={"p99": p99, "mean": p99 / 2},
-                                errors={k: v for k, v in errs.items() if v}, index=i))
+        run.levels.append(
+            level(
+                cid,
+                value,
+                1000.0,
+                latency_ms={"p99": p99, "mean": p99 / 2},
+                errors={k: v for k, v in errs.items() if v},
+                index=i,
+            )
+        )
 
 
-BREAK = {"kind": "breakpoint", "stack": "apache", "workload": "w", "metric": "p99",
-         "above": 3000, "max_error_rate": 0.01}
+BREAK = {
+    "kind": "breakpoint",
+    "stack": "apache",
+    "workload": "w",
+    "metric": "p99",
+    "above": 3000,
+    "max_error_rate": 0.01,
+}
 
 
 def test_breakpoint_within_range():
@@ -650,8 +918,10 @@ def test_breakpoint_within_range():
     sweep(run, "apache", {100: 50, 4000: 900, 8000: 2500, 8500: 3100, 9000: 3500})
     result = one(make_claim({**BREAK, "expect": "within", "range": [6000, 10000]}), run)
     assert result.status is ClaimStatus.CONFIRMED
-    assert result.why == "apache first fails at 8,500 (p99 3,100 ms > 3,000 ms), between 6,000 " \
-                         "and 10,000"
+    assert (
+        result.why == "apache first fails at 8,500 (p99 3,100 ms > 3,000 ms), between 6,000 "
+        "and 10,000"
+    )
 
 
 def test_breakpoint_by_error_rate_before_the_range_refutes():
@@ -686,8 +956,10 @@ def test_breakpoint_none_and_before():
 def test_breakpoint_counts_a_level_where_nothing_completed_as_broken():
     run = RunBuilder()
     cid = run.case("apache", "w")
-    run.levels += [level(cid, 100, 900.0, index=0),
-                   level(cid, 7000, 0.0, completed=0, errors={"timeout": 7000}, index=1)]
+    run.levels += [
+        level(cid, 100, 900.0, index=0),
+        level(cid, 7000, 0.0, completed=0, errors={"timeout": 7000}, index=1),
+    ]
     test = {**BREAK, "max_error_rate": None, "expect": "within", "range": [6000, 10000]}
     del test["max_error_rate"]
     result = one(make_claim(test), run)
@@ -699,11 +971,17 @@ def test_breakpoint_counts_a_level_where_nothing_completed_as_broken():
 def facts(**kw: Any) -> Facts:
     base: dict[str, Any] = {
         "server_cores": 1,
-        "stacks": (StackFacts("a", True, params={"db_strategy": "pool"}),
-                   StackFacts("b", True), StackFacts("c", False, "swoole not present; install: "
-                                                                  "pecl install swoole")),
+        "stacks": (
+            StackFacts("a", True, params={"db_strategy": "pool"}),
+            StackFacts("b", True),
+            StackFacts("c", False, "swoole not present; install: pecl install swoole"),
+        ),
         "workload_levels": {"hello": (300.0, 5000.0), "w": (25.0,)},
-        "keepalive": "on", "driver": "native", "warmup_s": 0.0, "requests": 2000}
+        "keepalive": "on",
+        "driver": "native",
+        "warmup_s": 0.0,
+        "requests": 2000,
+    }
     return Facts(**{**base, **kw})
 
 
@@ -712,9 +990,15 @@ def reasons(claim: Claim, f: Facts) -> tuple[str, ...]:
     return ready.reasons
 
 
-RATIO_AB = {"kind": "ratio", "metric": "requests_per_s", "numerator": {"stack": "a"},
-            "denominator": {"stack": "b"}, "expect": "greater", "workloads": ["hello"],
-            "levels": [300]}
+RATIO_AB = {
+    "kind": "ratio",
+    "metric": "requests_per_s",
+    "numerator": {"stack": "a"},
+    "denominator": {"stack": "b"},
+    "expect": "greater",
+    "workloads": ["hello"],
+    "levels": [300],
+}
 
 
 def test_requirements_met():
@@ -727,34 +1011,51 @@ def test_cores_note_says_up_front_what_the_server_lacks():
     assert cores_note(4, 1, readiness) == (
         "The article's server had 4 cores; this machine gives the server 1 core, so the stacks "
         "size their workers for 1 and 2 of the article's claims (needing up to 4 server "
-        "cores) are untestable here.")
+        "cores) are untestable here."
+    )
     # the article's cores unknown: only the claims that need more
     assert cores_note(None, 1, readiness[1:]) == (
         "This machine gives the server 1 core, so 1 of the article's claims (needing up to 2 "
-        "server cores) is untestable here.")
+        "server cores) is untestable here."
+    )
     # a suite without claims still says its article had more
-    assert cores_note(4, 2, ()) == ("The article's server had 4 cores; this machine gives "
-                                    "the server 2 cores, so the stacks size their workers "
-                                    "for 2.")
+    assert cores_note(4, 2, ()) == (
+        "The article's server had 4 cores; this machine gives "
+        "the server 2 cores, so the stacks size their workers "
+        "for 2."
+    )
     assert cores_note(4, 4, readiness) == ""  # nothing short
     assert cores_note(1, 1, readiness[2:]) == ""
     assert cores_note(None, 8, readiness) == ""
 
 
-@pytest.mark.parametrize("requires, message", [
-    ({"server_cores": 4}, "needs 4 server cores; this run gives the server 1"),
-    ({"keepalive": "off"}, "needs keep-alive off as in the article; this run has keep-alive on"),
-    ({"drivers": ["ab"]}, "needs the ab driver; this run uses native"),
-    ({"min_warmup_s": 5}, "needs JIT stacks measured warm: at least 5 s of warm-up per level "
-                          "or the JIT warm-up pass; this run warms up 0 s with [load] "
-                          "jit_warmup = false"),
-    ({"params": {"a": {"db_strategy": "per-request"}}},
-     "needs a with db_strategy = per-request; this run sets db_strategy = pool"),
-    ({"params": {"b": {"assoc_impl": "object"}}},
-     "needs b with assoc_impl = object; b has no parameter assoc_impl here"),
-    ({"stacks": ["c"]}, "c is unavailable here: swoole not present"),
-    ({"stacks": ["zz"]}, "needs the stack zz, which this suite does not run"),
-])
+@pytest.mark.parametrize(
+    "requires, message",
+    [
+        ({"server_cores": 4}, "needs 4 server cores; this run gives the server 1"),
+        (
+            {"keepalive": "off"},
+            "needs keep-alive off as in the article; this run has keep-alive on",
+        ),
+        ({"drivers": ["ab"]}, "needs the ab driver; this run uses native"),
+        (
+            {"min_warmup_s": 5},
+            "needs JIT stacks measured warm: at least 5 s of warm-up per level "
+            "or the JIT warm-up pass; this run warms up 0 s with [load] "
+            "jit_warmup = false",
+        ),
+        (
+            {"params": {"a": {"db_strategy": "per-request"}}},
+            "needs a with db_strategy = per-request; this run sets db_strategy = pool",
+        ),
+        (
+            {"params": {"b": {"assoc_impl": "object"}}},
+            "needs b with assoc_impl = object; b has no parameter assoc_impl here",
+        ),
+        ({"stacks": ["c"]}, "c is unavailable here: swoole not present"),
+        ({"stacks": ["zz"]}, "needs the stack zz, which this suite does not run"),
+    ],
+)
 def test_each_requirement_says_why(requires, message):
     assert reasons(make_claim(RATIO_AB, requires), facts()) == (message,)
 
@@ -769,21 +1070,32 @@ def test_the_jit_warm_up_pass_or_long_enough_level_warm_ups_warm_the_jits():
 def test_test_implied_requirements():
     at_1000 = {**RATIO_AB, "levels": [1000]}
     assert reasons(make_claim(at_1000), facts()) == (
-        "needs level 1,000 for hello; the suite runs 300, 5,000",)
+        "needs level 1,000 for hello; the suite runs 300, 5,000",
+    )
     at_5000 = {**RATIO_AB, "levels": [5000]}
     assert reasons(make_claim(at_5000), facts()) == (
         "level 5,000 of hello sends only 2,000 requests, so at most 2,000 of its 5,000 "
-        "connections are ever open",)
+        "connections are ever open",
+    )
     assert reasons(make_claim(at_5000), facts(requests=None, requests_per_connection=3)) == ()
     other = {**RATIO_AB, "workloads": ["mysql"], "levels": "all"}
     assert reasons(make_claim(other), facts()) == (
-        "needs the workload mysql, which this suite does not run",)
+        "needs the workload mysql, which this suite does not run",
+    )
     assert reasons(make_claim(RATIO_AB), facts(level_kind="rate")) == (
-        "the article's levels are concurrent connections; this suite runs request rates",)
-    script = {"kind": "ratio", "metric": "script_wall", "numerator": {"stack": "a"},
-              "denominator": {"stack": "b"}, "expect": "greater", "workloads": ["w"]}
+        "the article's levels are concurrent connections; this suite runs request rates",
+    )
+    script = {
+        "kind": "ratio",
+        "metric": "script_wall",
+        "numerator": {"stack": "a"},
+        "denominator": {"stack": "b"},
+        "expect": "greater",
+        "workloads": ["w"],
+    }
     assert reasons(make_claim(script), facts()) == (
-        "needs the standalone timing (script_iterations); this suite has none",)
+        "needs the standalone timing (script_iterations); this suite has none",
+    )
     assert reasons(make_claim(script), facts(script_iterations=100)) == ()
 
 
@@ -792,32 +1104,67 @@ def test_unmet_requirement_makes_evaluate_untestable_with_every_reason():
     claim = make_claim({**RATIO_AB, "workloads": ["w"]}, {"server_cores": 4, "keepalive": "off"})
     result = one(claim, run)
     assert result.status is ClaimStatus.UNTESTABLE
-    assert result.why == ("needs 4 server cores; this run gives the server 1 (and 1 more: "
-                          "needs keep-alive off as in the article; this run has keep-alive on)")
+    assert result.why == (
+        "needs 4 server cores; this run gives the server 1 (and 1 more: "
+        "needs keep-alive off as in the article; this run has keep-alive on)"
+    )
     assert result.ours == ()
 
 
 # --- facts from a stored run -----------------------------------------------------------------
 def test_facts_from_a_stored_run_through_the_store():
     store = Store(":memory:")
-    run_id = store.start_run(RunRecord(
-        suite_name="s", suite_path="s.toml", suite_text="", environment={}, started_at=0.0,
-        settings=settings(keepalive="off", driver="ab", warmup_s=2.0,
-                          requests_per_connection=100, levels=(20.0, 200.0),
-                          workload_levels={"sha256?n=1": (300.0, 5000.0)},
-                          script_iterations=100,
-                          placement=PlacementSettings(server=(0, 1), loader=(2,), services=(0,)),
-                          variants={"node-cluster-pool": VariantSettings(
-                              stack="node-cluster", params={"db_strategy": "pool"})})))
-    store.add_case(CaseRecord(run_id=run_id, stack="node-cluster-pool", workload="db-report",
-                              label="db-report", path="/db-report",
-                              params={"db_strategy": "pool"}, status="ok"))
-    store.add_case(CaseRecord(run_id=run_id, stack="php-swoole", workload="sha256",
-                              label="sha256?n=1", path="/sha256?n=1", params={},
-                              status="unavailable", reason="swoole not present"))
+    run_id = store.start_run(
+        RunRecord(
+            suite_name="s",
+            suite_path="s.toml",
+            suite_text="",
+            environment={},
+            started_at=0.0,
+            settings=settings(
+                keepalive="off",
+                driver="ab",
+                warmup_s=2.0,
+                requests_per_connection=100,
+                levels=(20.0, 200.0),
+                workload_levels={"sha256?n=1": (300.0, 5000.0)},
+                script_iterations=100,
+                placement=PlacementSettings(server=(0, 1), loader=(2,), services=(0,)),
+                variants={
+                    "node-cluster-pool": VariantSettings(
+                        stack="node-cluster", params={"db_strategy": "pool"}
+                    )
+                },
+            ),
+        )
+    )
+    store.add_case(
+        CaseRecord(
+            run_id=run_id,
+            stack="node-cluster-pool",
+            workload="db-report",
+            label="db-report",
+            path="/db-report",
+            params={"db_strategy": "pool"},
+            status="ok",
+        )
+    )
+    store.add_case(
+        CaseRecord(
+            run_id=run_id,
+            stack="php-swoole",
+            workload="sha256",
+            label="sha256?n=1",
+            path="/sha256?n=1",
+            params={},
+            status="unavailable",
+            reason="swoole not present",
+        )
+    )
     data = store.load_run(run_id)
-    f = facts_from_run(data, {"node-cluster": {"workers": "{{server_core_count}}",
-                                               "db_strategy": "per-request"}})
+    f = facts_from_run(
+        data, {"node-cluster": {"workers": "{{server_core_count}}", "db_strategy": "per-request"}}
+    )
     assert f.server_cores == 2 and f.keepalive == "off" and f.driver == "ab"
     assert f.request_count(200) == 20000 and f.script_iterations == 100
     assert f.workload_levels == {"db-report": (20.0, 200.0), "sha256?n=1": (300.0, 5000.0)}
@@ -829,16 +1176,36 @@ def test_facts_from_a_stored_run_through_the_store():
 
 def test_facts_from_a_stored_run_take_the_parameters_the_stack_started_with():
     store = Store(":memory:")
-    run_id = store.start_run(RunRecord(
-        suite_name="s", suite_path="s.toml", suite_text="", environment={}, started_at=0.0,
-        settings=settings()))
-    for label, effective in (("hello", {"workers": "3", "db_strategy": "pool"}),
-                             ("mysql-row", {})):  # a later case of the stack that never started
-        store.add_case(CaseRecord(run_id=run_id, stack="node-cluster", workload=label,
-                                  label=label, path="/" + label, params={}, status="ok",
-                                  effective_params=effective))
-    f = facts_from_run(store.load_run(run_id), {"node-cluster": {
-        "workers": "{{server_core_count}}", "db_strategy": "per-request"}})
+    run_id = store.start_run(
+        RunRecord(
+            suite_name="s",
+            suite_path="s.toml",
+            suite_text="",
+            environment={},
+            started_at=0.0,
+            settings=settings(),
+        )
+    )
+    for label, effective in (
+        ("hello", {"workers": "3", "db_strategy": "pool"}),
+        ("mysql-row", {}),
+    ):  # a later case of the stack that never started
+        store.add_case(
+            CaseRecord(
+                run_id=run_id,
+                stack="node-cluster",
+                workload=label,
+                label=label,
+                path="/" + label,
+                params={},
+                status="ok",
+                effective_params=effective,
+            )
+        )
+    f = facts_from_run(
+        store.load_run(run_id),
+        {"node-cluster": {"workers": "{{server_core_count}}", "db_strategy": "per-request"}},
+    )
     cluster = f.stack("node-cluster")
     assert cluster is not None and cluster.params == {"workers": "3", "db_strategy": "pool"}
 
@@ -846,9 +1213,13 @@ def test_facts_from_a_stored_run_take_the_parameters_the_stack_started_with():
 # --- the claim table -------------------------------------------------------------------------
 def test_claim_table_rows_show_both_figures():
     run = two_stacks({25: [150.0, 152.0, 148.0]}, {25: [100.0, 101.0, 99.0]})
-    claim = make_claim(ratio_test("near", article=1.36, levels=[25]),
-                       figures=[{"label": "a", "value": 5479, "unit": "req/s"},
-                                {"label": "ratio", "value": 1.36, "unit": "×"}])
+    claim = make_claim(
+        ratio_test("near", article=1.36, levels=[25]),
+        figures=[
+            {"label": "a", "value": 5479, "unit": "req/s"},
+            {"label": "ratio", "value": 1.36, "unit": "×"},
+        ],
+    )
     (result,) = evaluate([claim], run.data(), run.facts(), resamples=RESAMPLES)
     ((text, article, ours, status, why),) = claimtable.claim_rows([result])
     assert text == "c: a claim"
@@ -865,22 +1236,26 @@ def test_claim_table_without_article_figures_shows_the_expectation():
     result = one(make_claim(ORDER), run)
     assert claimtable.format_article(result) == "requests_per_s: a > b > c"
     assert claimtable.format_ours(result.ours) == "–"
-    rows = claimtable.readiness_rows(requirements_unmet([make_claim(ORDER, {"server_cores": 2})],
-                                                        run.facts()))
+    rows = claimtable.readiness_rows(
+        requirements_unmet([make_claim(ORDER, {"server_cores": 2})], run.facts())
+    )
     assert rows[0][:2] == ("c", "no")
 
 
-@pytest.mark.parametrize("value, unit, text", [
-    (28553.42, "req/s", "28,553 req/s"),
-    (1.3614, "×", "1.36×"),
-    (0.0027, "fraction", "0.27%"),
-    (0.147, "fraction", "14.7%"),
-    (3.70, "ms", "3.7 ms"),
-    (1750.0, "ms", "1,750 ms"),
-    (400.0, "% of a core", "400% of a core"),
-    (111.0, "failed requests", "111 failed requests"),
-    (7.41, "s", "7.41 s"),
-])
+@pytest.mark.parametrize(
+    "value, unit, text",
+    [
+        (28553.42, "req/s", "28,553 req/s"),
+        (1.3614, "×", "1.36×"),
+        (0.0027, "fraction", "0.27%"),
+        (0.147, "fraction", "14.7%"),
+        (3.70, "ms", "3.7 ms"),
+        (1750.0, "ms", "1,750 ms"),
+        (400.0, "% of a core", "400% of a core"),
+        (111.0, "failed requests", "111 failed requests"),
+        (7.41, "s", "7.41 s"),
+    ],
+)
 def test_format_value(value, unit, text):
     assert claimtable.format_value(value, unit) == text
 
@@ -888,8 +1263,10 @@ def test_format_value(value, unit, text):
 def test_long_figure_lists_are_cut():
     figures = [{"label": f"f{i}", "value": i, "unit": "×"} for i in range(10)]
     result = ClaimResult(make_claim(ORDER, figures=figures), ClaimStatus.UNTESTABLE, "", (), "x")
-    assert claimtable.format_article(result, max_figures=3) == \
-        "f0 0.00×; f1 1.00×; f2 2.00×; … (7 more)"
+    assert (
+        claimtable.format_article(result, max_figures=3)
+        == "f0 0.00×; f1 1.00×; f2 2.00×; … (7 more)"
+    )
 
 
 # --- every article's claims on a synthetic full run ------------------------------------------
@@ -908,11 +1285,20 @@ def test_every_claims_file_evaluates_on_a_synthetic_run(path):
             cid = run.case(stack, spec.label)
             for i, value in enumerate(suite.levels_for(spec.label)):
                 lat = {k: rng.uniform(1, 5000) for k in ("mean", "p50", "p80", "p99", "max")}
-                run.levels.append(level(cid, value, rng.uniform(100, 10000), latency_ms=lat,
-                                        errors={"timeout": rng.choice([0, 0, 5])}, index=i,
-                                        usage=usage))
-            run.scripts.append(script_row(stack, spec.label, 10, rng.uniform(0.5, 2), 0.5, 0.1,
-                                         "ok"))
+                run.levels.append(
+                    level(
+                        cid,
+                        value,
+                        rng.uniform(100, 10000),
+                        latency_ms=lat,
+                        errors={"timeout": rng.choice([0, 0, 5])},
+                        index=i,
+                        usage=usage,
+                    )
+                )
+            run.scripts.append(
+                script_row(stack, spec.label, 10, rng.uniform(0.5, 2), 0.5, 0.1, "ok")
+            )
     params: dict[str, dict[str, str]] = {}
     for claim in claims.claims:
         for stack, wanted in claim.requires.params.items():
@@ -920,11 +1306,15 @@ def test_every_claims_file_evaluates_on_a_synthetic_run(path):
     base = run.facts(server_cores=4, warmup_s=10.0, script_iterations=10)
     stacks = tuple(StackFacts(s.name, True, params=params.get(s.name, {})) for s in base.stacks)
     results = tuple(
-        r for claim in claims.claims
-        for r in evaluate([claim], run.data(),
-                          dataclasses.replace(base, stacks=stacks,
-                                              keepalive=claim.requires.keepalive or "on"),
-                          resamples=50))
+        r
+        for claim in claims.claims
+        for r in evaluate(
+            [claim],
+            run.data(),
+            dataclasses.replace(base, stacks=stacks, keepalive=claim.requires.keepalive or "on"),
+            resamples=50,
+        )
+    )
     assert len(results) == len(claims.claims)
     for r in results:
         assert r.why, r.claim.id
@@ -953,19 +1343,28 @@ def test_a_level_without_a_series_needs_repetitions():
     run = RunBuilder()
     for stack, rps in (("a", 300.0), ("b", 100.0)):
         cid = run.case(stack, "w")
-        run.levels.append(msgspec.structs.replace(level(cid, 25, rps), timeseries=None,
-                                                  driver="ab"))
+        run.levels.append(
+            msgspec.structs.replace(level(cid, 25, rps), timeseries=None, driver="ab")
+        )
     result = one(make_claim(ratio_test("greater")), run)
     assert result.status is ClaimStatus.UNDECIDED
-    assert result.why == ("not enough evidence: a / b on w @25 is 3.00×, but one repetition of "
-                          "a level without a per-second series has no interval (repeat = 2 or "
-                          "more would give one)")
+    assert result.why == (
+        "not enough evidence: a / b on w @25 is 3.00×, but one repetition of "
+        "a level without a per-second series has no interval (repeat = 2 or "
+        "more would give one)"
+    )
 
 
 # --- the least measurement a claim reads -------------------------------------------------------
-RATIO_AT_300 = {"kind": "ratio", "metric": "requests_per_s", "expect": "greater",
-            "numerator": {"stack": "a"}, "denominator": {"stack": "b"}, "workloads": ["w"],
-            "levels": [300]}
+RATIO_AT_300 = {
+    "kind": "ratio",
+    "metric": "requests_per_s",
+    "expect": "greater",
+    "numerator": {"stack": "a"},
+    "denominator": {"stack": "b"},
+    "workloads": ["w"],
+    "levels": [300],
+}
 
 
 def test_a_stored_level_below_the_claims_least_requests_is_untestable():
@@ -975,8 +1374,9 @@ def test_a_stored_level_below_the_claims_least_requests_is_untestable():
     run.levels += [level(1, 300, 2000.0, completed=300), level(2, 300, 1000.0, completed=300)]
     result = one(make_claim(RATIO_AT_300), run)  # the default: 1,000 requests
     assert result.status is ClaimStatus.UNTESTABLE
-    assert result.why.endswith("only 300 requests measured; the claim needs at least 1,000 "
-                               "per level")
+    assert result.why.endswith(
+        "only 300 requests measured; the claim needs at least 1,000 per level"
+    )
     # a claim that states a smaller need reads the same levels
     enough = one(make_claim(RATIO_AT_300, requires={"min_requests": 200}), run)
     assert enough.status is ClaimStatus.CONFIRMED, enough.why
@@ -995,12 +1395,16 @@ def test_a_claims_least_seconds_is_checked_on_the_stored_level():
 
 def test_the_plan_says_when_its_levels_send_too_few_requests():
     claim = make_claim(RATIO_AT_300)
-    facts = Facts(server_cores=1, stacks=(StackFacts("a", True), StackFacts("b", True)),
-                  workload_levels={"w": (300.0,)}, requests_per_connection=1)
+    facts = Facts(
+        server_cores=1,
+        stacks=(StackFacts("a", True), StackFacts("b", True)),
+        workload_levels={"w": (300.0,)},
+        requests_per_connection=1,
+    )
     (ready,) = requirements_unmet([claim], facts)
-    assert ready.reasons == ("needs at least 1,000 requests per level; level 300 of w sends "
-                             "300",)
-    timed = Facts(server_cores=1, stacks=facts.stacks, workload_levels={"w": (300.0,)},
-                  duration_s=1.0)
+    assert ready.reasons == ("needs at least 1,000 requests per level; level 300 of w sends 300",)
+    timed = Facts(
+        server_cores=1, stacks=facts.stacks, workload_levels={"w": (300.0,)}, duration_s=1.0
+    )
     (short,) = requirements_unmet([make_claim(RATIO_AT_300, requires={"min_seconds": 2})], timed)
     assert short.reasons == ("needs at least 2 s of load per level; w runs 1 s",)

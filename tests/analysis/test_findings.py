@@ -11,19 +11,25 @@ from tests.analysis.test_levelsteady import row
 from tests.store.test_store import run_record
 
 UNSTEADY = "unsteady: 3 responses for 50 connections in 5 s; raise duration_s"
-STARVED = ("starved: a request was still unanswered after 4.2 s at the end (longest answered: "
-           "0.80 s; 36 in flight at the end)")
+STARVED = (
+    "starved: a request was still unanswered after 4.2 s at the end (longest answered: "
+    "0.80 s; 36 in flight at the end)"
+)
 
 
 def analysed(rows_of: dict[str, list[LevelRow]]) -> Analysis:
     store = Store(":memory:")
     run = store.start_run(run_record())
     for stack in rows_of:
-        store.add_case(CaseRecord(run_id=run, stack=stack, workload="hello", label="hello",
-                                  path="/hello", params={}))
+        store.add_case(
+            CaseRecord(
+                run_id=run, stack=stack, workload="hello", label="hello", path="/hello", params={}
+            )
+        )
     data = store.load_run(run)
-    levels = [msgspec.structs.replace(r, case_id=c.id) for c in data.cases
-              for r in rows_of[c.stack]]
+    levels = [
+        msgspec.structs.replace(r, case_id=c.id) for c in data.cases for r in rows_of[c.stack]
+    ]
     return analyse(RunData(data.run, data.cases, levels, []))
 
 
@@ -55,8 +61,10 @@ def test_unknown_flags_are_reported_too() -> None:
 
 
 def test_noisy_carries_its_cv() -> None:
-    rows = [msgspec.structs.replace(row(None, repetition=i), requests_per_s=v)
-            for i, v in enumerate((1000.0, 1300.0))]
+    rows = [
+        msgspec.structs.replace(row(None, repetition=i), requests_per_s=v)
+        for i, v in enumerate((1000.0, 1300.0))
+    ]
     joined = " ".join(texts(analysed({"go": rows})))
     # sd(1000, 1300) = 212.1, mean 1150: CV 18.4%
     assert "noisy at level(s) 25" in joined
@@ -73,8 +81,13 @@ def test_warm_up_is_a_finding_with_its_length_and_cold_figure() -> None:
 
 def test_no_series_and_no_steady_state_say_where_figures_come_from() -> None:
     short = row([1000.0] * 4)
-    joined = " ".join(texts(analysed({"wrk": [row(None)], "short": [short],
-                                      "flat": [row(list(flat(20, 0.01, seed=1)))]})))
+    joined = " ".join(
+        texts(
+            analysed(
+                {"wrk": [row(None)], "short": [short], "flat": [row(list(flat(20, 0.01, seed=1)))]}
+            )
+        )
+    )
     assert "wrk: level(s) 25 have no per-second series" in joined
     assert "too short to find a steady state" in joined and "whole-level figures" in joined
     assert "flat: steady from the start (flat) at level(s) 25" in joined
@@ -93,18 +106,33 @@ def test_repetitions_with_warm_ups_of_different_length_are_not_noisy() -> None:
 def test_a_jit_warm_up_pass_is_a_finding_with_cold_and_warm_figures() -> None:
     store = Store(":memory:")
     run = store.start_run(run_record())
-    case = store.add_case(CaseRecord(run_id=run, stack="java", workload="hello", label="hello",
-                                     path="/hello", params={}))
-    store.set_jit_warmup(case, JitWarmupRecord(
-        seconds=15, why="C2 compiles hot methods", level_value=25, completed=600_000,
-        errors=0, requests_per_s=40_000, first_second_rps=2_400, last_second_rps=61_000))
+    case = store.add_case(
+        CaseRecord(
+            run_id=run, stack="java", workload="hello", label="hello", path="/hello", params={}
+        )
+    )
+    store.set_jit_warmup(
+        case,
+        JitWarmupRecord(
+            seconds=15,
+            why="C2 compiles hot methods",
+            level_value=25,
+            completed=600_000,
+            errors=0,
+            requests_per_s=40_000,
+            first_second_rps=2_400,
+            last_second_rps=61_000,
+        ),
+    )
     data = store.load_run(run)
     levels = [msgspec.structs.replace(row(list(flat(20, 0.001, seed=2))), case_id=case)]
     joined = " ".join(texts(analyse(RunData(data.run, data.cases, levels, []))))
-    assert ("java: a JIT warm-up pass of 15 s at 25 connections ran before the first level "
-            "and is not in any figure (C2 compiles hot methods). Cold: 2,400 req/s in its "
-            "first second, 61,000 in its last, 40,000 req/s over the pass; warm, the level "
-            "at the same load: ") in joined
+    assert (
+        "java: a JIT warm-up pass of 15 s at 25 connections ran before the first level "
+        "and is not in any figure (C2 compiles hot methods). Cold: 2,400 req/s in its "
+        "first second, 61,000 in its last, 40,000 req/s over the pass; warm, the level "
+        "at the same load: "
+    ) in joined
 
 
 def test_a_busy_machine_at_the_start_is_a_run_wide_warning() -> None:
@@ -116,5 +144,4 @@ def test_a_busy_machine_at_the_start_is_a_run_wide_warning() -> None:
     assert data.run.environment == warned
     (busy,) = [f for f in findings(analyse(data)) if "busy" in f.text]
     assert (busy.severity, busy.workload) == ("warn", None)
-    assert busy.text == ("the machine was busy when the run started: load average 3.1 on 2 "
-                         "cores")
+    assert busy.text == ("the machine was busy when the run started: load average 3.1 on 2 cores")

@@ -37,25 +37,56 @@ def histogram(latencies_us: dict[int, int]) -> str:
     return encoded.decode() if isinstance(encoded, bytes) else str(encoded)
 
 
-FAST = histogram({100: 90, 1000: 10})   # p50 100 us, p99 1000 us
-SLOW = histogram({300: 90, 5000: 10})   # p50 300 us, p99 5000 us
+FAST = histogram({100: 90, 1000: 10})  # p50 100 us, p99 1000 us
+SLOW = histogram({300: 90, 5000: 10})  # p50 300 us, p99 5000 us
 
 
-def series(rps: list[float], hist: list[str] | None = None, partial_last: bool = True
-           ) -> tuple[Second, ...]:
-    out = [second(i + 1, value, p50_us=100, p90_us=200, p99_us=1000, max_us=2000,
-                  histogram=None if hist is None else hist[i]) for i, value in enumerate(rps)]
+def series(
+    rps: list[float], hist: list[str] | None = None, partial_last: bool = True
+) -> tuple[Second, ...]:
+    out = [
+        second(
+            i + 1,
+            value,
+            p50_us=100,
+            p90_us=200,
+            p99_us=1000,
+            max_us=2000,
+            histogram=None if hist is None else hist[i],
+        )
+        for i, value in enumerate(rps)
+    ]
     if partial_last:  # the loader's last, cut-short second: a cliff that must not count
-        out.append(second(len(rps) + 1, 10, p50_us=1, p90_us=1, p99_us=1, max_us=1,
-                          duration_s=0.3, partial=True))
+        out.append(
+            second(
+                len(rps) + 1,
+                10,
+                p50_us=1,
+                p90_us=1,
+                p99_us=1,
+                max_us=1,
+                duration_s=0.3,
+                partial=True,
+            )
+        )
     return tuple(out)
 
 
-def row(rps: list[float] | None, repetition: int = 0, hist: list[str] | None = None,
-        requests_per_s: float = 1.0, case_id: int = 1) -> LevelRow:
-    record = level(case_id, 0, repetition=repetition, requests_per_s=requests_per_s,
-                   timeseries=None if rps is None else series(rps, hist),
-                   duration_s=float(len(rps or [])) or 5.0)
+def row(
+    rps: list[float] | None,
+    repetition: int = 0,
+    hist: list[str] | None = None,
+    requests_per_s: float = 1.0,
+    case_id: int = 1,
+) -> LevelRow:
+    record = level(
+        case_id,
+        0,
+        repetition=repetition,
+        requests_per_s=requests_per_s,
+        timeseries=None if rps is None else series(rps, hist),
+        duration_s=float(len(rps or [])) or 5.0,
+    )
     return LevelRow(**{**{f: getattr(record, f) for f in record.__struct_fields__}, "id": 1})
 
 
@@ -108,7 +139,8 @@ def test_six_repetitions_give_welchs_interval_of_their_logs() -> None:
     centre = math.exp(float(np.mean(logs)))
     half = scipy_stats.t.ppf(0.975, 5) * float(np.std(logs, ddof=1)) / math.sqrt(6)
     assert (agg.throughput.low, agg.throughput.value, agg.throughput.high) == pytest.approx(
-        (centre * math.exp(-half), centre, centre * math.exp(half)))
+        (centre * math.exp(-half), centre, centre * math.exp(half))
+    )
 
 
 def test_analysis_headline_is_the_steady_window() -> None:
@@ -116,8 +148,16 @@ def test_analysis_headline_is_the_steady_window() -> None:
     # entries as floats only (no `partial` flag or histogram string).
     store = Store(":memory:")
     run = store.start_run(run_record())
-    store.add_case(CaseRecord(run_id=run, stack="php", workload="sha256", label="sha256?n=1",
-                              path="/sha256?n=1", params={}))
+    store.add_case(
+        CaseRecord(
+            run_id=run,
+            stack="php",
+            workload="sha256",
+            label="sha256?n=1",
+            path="/sha256?n=1",
+            params={},
+        )
+    )
     data = store.load_run(run)
     case_id = data.cases[0].id
     rps = list(ramp_then_plateau(30, 10, 0.01, seed=5))

@@ -18,20 +18,28 @@ def analysed(levels_by_stack: dict[str, list[list[float]]]) -> Analysis:
     store = Store(":memory:")
     run = store.start_run(run_record())
     for stack in levels_by_stack:
-        store.add_case(CaseRecord(run_id=run, stack=stack, workload="hello", label="hello",
-                                  path="/hello", params={}))
+        store.add_case(
+            CaseRecord(
+                run_id=run, stack=stack, workload="hello", label="hello", path="/hello", params={}
+            )
+        )
     data = store.load_run(run)
     levels: list[LevelRow] = []
     for case in data.cases:
         for rep, rps in enumerate(levels_by_stack[case.stack]):
-            levels.append(row(rps, repetition=rep, requests_per_s=sum(rps) / len(rps),
-                              case_id=case.id))
+            levels.append(
+                row(rps, repetition=rep, requests_per_s=sum(rps) / len(rps), case_id=case.id)
+            )
     return analyse(RunData(data.run, data.cases, levels, []))
 
 
 def test_one_repetition_twenty_percent_apart_is_decided_from_the_windows() -> None:
-    a = analysed({"fast": [list(flat(40, 0.01, seed=1, level=12_000))],
-                  "slow": [list(flat(40, 0.01, seed=2, level=10_000))]})
+    a = analysed(
+        {
+            "fast": [list(flat(40, 0.01, seed=1, level=12_000))],
+            "slow": [list(flat(40, 0.01, seed=2, level=10_000))],
+        }
+    )
     top, second = a.workloads[0].rankings[0].entries
     assert top.stack == "fast" and top.vs_best is None
     assert second.vs_best is not None and second.vs_best.outcome is Outcome.FASTER
@@ -52,9 +60,13 @@ def test_two_copies_of_one_level_are_never_named_faster() -> None:
 
 
 def test_every_stack_gets_a_verdict_against_the_best_and_the_one_above() -> None:
-    a = analysed({"go": [list(flat(30, 0.01, seed=5, level=40_000))],
-                  "node": [list(flat(30, 0.01, seed=6, level=20_000))],
-                  "php": [list(flat(30, 0.01, seed=7, level=5_000))]})
+    a = analysed(
+        {
+            "go": [list(flat(30, 0.01, seed=5, level=40_000))],
+            "node": [list(flat(30, 0.01, seed=6, level=20_000))],
+            "php": [list(flat(30, 0.01, seed=7, level=5_000))],
+        }
+    )
     go, node, php = a.workloads[0].rankings[0].entries
     assert [e.stack for e in (go, node, php)] == ["go", "node", "php"]
     assert node.vs_best is not None and node.vs_above is None  # above it is the best
@@ -67,8 +79,12 @@ def test_every_stack_gets_a_verdict_against_the_best_and_the_one_above() -> None
 
 
 def test_repetitions_are_the_unit_when_there_are_several() -> None:
-    a = analysed({"fast": [list(flat(20, 0.01, seed=s, level=20_000)) for s in (1, 2, 3)],
-                  "slow": [list(flat(20, 0.01, seed=s, level=10_000)) for s in (4, 5, 6)]})
+    a = analysed(
+        {
+            "fast": [list(flat(20, 0.01, seed=s, level=20_000)) for s in (1, 2, 3)],
+            "slow": [list(flat(20, 0.01, seed=s, level=10_000)) for s in (4, 5, 6)],
+        }
+    )
     second = a.workloads[0].rankings[0].entries[1]
     assert second.vs_best is not None
     assert second.vs_best.unit == "repetitions" and second.vs_best.n_a == 3
@@ -80,17 +96,24 @@ def test_holm_adjusts_every_level_of_a_workload_together() -> None:
     store = Store(":memory:")
     run = store.start_run(run_record())
     for stack in ("fast", "slow"):
-        store.add_case(CaseRecord(run_id=run, stack=stack, workload="hello", label="hello",
-                                  path="/hello", params={}))
+        store.add_case(
+            CaseRecord(
+                run_id=run, stack=stack, workload="hello", label="hello", path="/hello", params={}
+            )
+        )
     data = store.load_run(run)
     levels = []
     for case in data.cases:
         base = 12_000 if case.stack == "fast" else 10_000
         for index, value in enumerate((25.0, 50.0)):
             rps = list(flat(40, 0.01, seed=index + len(case.stack), level=base))
-            levels.append(msgspec.structs.replace(
-                row(rps, requests_per_s=sum(rps) / 40, case_id=case.id),
-                level_index=index, level_value=value))
+            levels.append(
+                msgspec.structs.replace(
+                    row(rps, requests_per_s=sum(rps) / 40, case_id=case.id),
+                    level_index=index,
+                    level_value=value,
+                )
+            )
     a = analyse(RunData(data.run, data.cases, levels, []))
     verdicts = [r.entries[1].vs_best for r in a.workloads[0].rankings]
     assert len(verdicts) == 2 and all(v is not None for v in verdicts)
@@ -106,13 +129,19 @@ def test_a_disturbed_level_decides_nothing() -> None:
     store = Store(":memory:")
     run = store.start_run(run_record())
     for stack in ("a", "b"):
-        store.add_case(CaseRecord(run_id=run, stack=stack, workload="hello", label="hello",
-                                  path="/hello", params={}))
+        store.add_case(
+            CaseRecord(
+                run_id=run, stack=stack, workload="hello", label="hello", path="/hello", params={}
+            )
+        )
     data = store.load_run(run)
-    levels = [msgspec.structs.replace(
-        row(list(flat(30, 0.01, seed=i, level=level)), case_id=case.id),
-        flags=("disturbed: other processes used 60% of a core",) if case.stack == "b" else ())
-        for i, (case, level) in enumerate(zip(data.cases, (20_000, 10_000), strict=True))]
+    levels = [
+        msgspec.structs.replace(
+            row(list(flat(30, 0.01, seed=i, level=level)), case_id=case.id),
+            flags=("disturbed: other processes used 60% of a core",) if case.stack == "b" else (),
+        )
+        for i, (case, level) in enumerate(zip(data.cases, (20_000, 10_000), strict=True))
+    ]
     a = analyse(RunData(data.run, data.cases, levels, []))
     second = a.workloads[0].rankings[0].entries[1]
     assert second.vs_best is not None and second.vs_best.outcome is Outcome.UNDECIDED

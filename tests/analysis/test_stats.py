@@ -93,8 +93,12 @@ def _outcome(status):
 
 
 def test_breakpoint_is_first_failing_level_in_sweep_order():
-    series = [(2, 300.0, _outcome(SloStatus.FAIL)), (0, 100.0, _outcome(SloStatus.PASS)),
-              (1, 200.0, _outcome(SloStatus.PASS)), (3, 400.0, _outcome(SloStatus.PASS))]
+    series = [
+        (2, 300.0, _outcome(SloStatus.FAIL)),
+        (0, 100.0, _outcome(SloStatus.PASS)),
+        (1, 200.0, _outcome(SloStatus.PASS)),
+        (3, 400.0, _outcome(SloStatus.PASS)),
+    ]
     bp = stats.find_breakpoint(series)
     assert (bp.level_index, bp.level_value, bp.last_passing) == (2, 300.0, 200.0)
     assert stats.find_breakpoint(series[1:2]) is None
@@ -158,22 +162,44 @@ def test_error_rate_counts_failed_attempts():
 
 def _level(rep, rps, latency, case_id=1, index=0, value=10.0, **extra):
     fields = dict(
-        id=rep, case_id=case_id, level_index=index, level_value=value, repetition=rep,
-        driver="native", mode="closed", keepalive="on", started_at=0.0, duration_s=10.0,
-        completed=1000, ok=1000, errors={}, requests_per_s=rps, latency_us=latency,
-        connect_us=None, histogram=None, timeseries=None, open_loop=None,
-        loader_cpu_s=(1.0, 1.0), usage={"server": usage(90.0), "redis": usage(10.0)},
-        flags=[], status="ok", command="")
+        id=rep,
+        case_id=case_id,
+        level_index=index,
+        level_value=value,
+        repetition=rep,
+        driver="native",
+        mode="closed",
+        keepalive="on",
+        started_at=0.0,
+        duration_s=10.0,
+        completed=1000,
+        ok=1000,
+        errors={},
+        requests_per_s=rps,
+        latency_us=latency,
+        connect_us=None,
+        histogram=None,
+        timeseries=None,
+        open_loop=None,
+        loader_cpu_s=(1.0, 1.0),
+        usage={"server": usage(90.0), "redis": usage(10.0)},
+        flags=[],
+        status="ok",
+        command="",
+    )
     fields.update(extra)
     return LevelRow(**fields)
 
 
 def test_aggregate_repetitions_per_case_and_level():
-    rows = [_level(0, 1000, {"p50": 100, "p99": 900}),
-            _level(1, 1200, {"p50": 110, "p99": 1100}),
-            _level(2, 1100, {"p50": 120, "p90": 500, "p99": 1000},
-                   flags=["loader-bound"], status="invalid"),
-            _level(0, 50, {"p50": 1}, case_id=2)]
+    rows = [
+        _level(0, 1000, {"p50": 100, "p99": 900}),
+        _level(1, 1200, {"p50": 110, "p99": 1100}),
+        _level(
+            2, 1100, {"p50": 120, "p90": 500, "p99": 1000}, flags=["loader-bound"], status="invalid"
+        ),
+        _level(0, 50, {"p50": 1}, case_id=2),
+    ]
     slo = Slo(percentile=99, latency_ms=1.0)
     aggs = stats.aggregate_levels(rows, slo=slo, resamples=200)
     assert [(a.case_id, a.repetitions) for a in aggs] == [(1, 3), (2, 1)]
@@ -192,9 +218,11 @@ def test_aggregate_repetitions_per_case_and_level():
 
 
 def test_case_breakpoint_from_aggregates():
-    rows = [_level(0, 1000, {"p99": 500}, index=0, value=10),
-            _level(0, 1500, {"p99": 5000}, index=1, value=20),
-            _level(0, 1600, {"p99": 900}, index=2, value=30)]
+    rows = [
+        _level(0, 1000, {"p99": 500}, index=0, value=10),
+        _level(0, 1500, {"p99": 5000}, index=1, value=20),
+        _level(0, 1600, {"p99": 900}, index=2, value=30),
+    ]
     aggs = stats.aggregate_levels(rows, slo=Slo(percentile=99, latency_ms=1.0))
     bp = stats.case_breakpoint(aggs)
     assert bp.level_value == 20 and bp.last_passing == 10
@@ -225,10 +253,21 @@ def test_transfer_rate_in_mib_per_second():
 
 
 def test_level_figures_split_cpu_by_role_and_need_a_closed_loop_for_time_per_request():
-    row = _level(0, 100.0, {"p50": 1.0}, value=20.0, duration_s=10.0, completed=1000,
-                 bytes_read=5 * 1024 * 1024,
-                 usage={"node": usage(80.0), "mariadb": usage(16.0), "redis": usage(2.0),
-                        "loader": usage(30.0)})
+    row = _level(
+        0,
+        100.0,
+        {"p50": 1.0},
+        value=20.0,
+        duration_s=10.0,
+        completed=1000,
+        bytes_read=5 * 1024 * 1024,
+        usage={
+            "node": usage(80.0),
+            "mariadb": usage(16.0),
+            "redis": usage(2.0),
+            "loader": usage(30.0),
+        },
+    )
     assert stats.server_cpu_percent(row) == 80.0
     assert stats.service_cpu_percent(row) == 18.0
     assert stats.level_time_per_request_ms(row) == pytest.approx(200.0)  # 20 x 10 s / 1000
@@ -236,18 +275,19 @@ def test_level_figures_split_cpu_by_role_and_need_a_closed_loop_for_time_per_req
     assert stats.level_transfer_mib_per_s(row) == pytest.approx(0.5)
     open_loop = _level(0, 100.0, {}, mode="open", value=500.0)
     assert stats.level_time_per_request_ms(open_loop) is None  # 500 is a rate, not clients
-    assert stats.service_cpu_percent(_level(0, 1.0, {}, usage={"node": usage(5.0)})
-                                     ) is None
+    assert stats.service_cpu_percent(_level(0, 1.0, {}, usage={"node": usage(5.0)})) is None
 
 
 def test_aggregate_carries_the_article_figures_as_medians():
-    rows = [_level(rep, 100.0, {"p50": 1.0}, duration_s=duration, completed=1000,
-                   bytes_read=bytes_read)
-            for rep, (duration, bytes_read) in enumerate([(10.0, 1024 * 1024), (20.0, None),
-                                                          (30.0, 3 * 1024 * 1024)])]
+    rows = [
+        _level(rep, 100.0, {"p50": 1.0}, duration_s=duration, completed=1000, bytes_read=bytes_read)
+        for rep, (duration, bytes_read) in enumerate(
+            [(10.0, 1024 * 1024), (20.0, None), (30.0, 3 * 1024 * 1024)]
+        )
+    ]
     agg = stats.aggregate_levels(rows, resamples=50)[0]
     assert agg.time_per_request_all_ms == pytest.approx(20.0)  # median of 10, 20, 30 ms
-    assert agg.time_per_request_ms == pytest.approx(200.0)     # 10 clients x the same
+    assert agg.time_per_request_ms == pytest.approx(200.0)  # 10 clients x the same
     # only the repetitions with a byte count: median of 0.1 and 0.1 MiB/s
     assert agg.transfer_mib_per_s == pytest.approx(0.1)
     assert agg.service_cpu_percent == 10.0  # redis in _level's usage

@@ -54,7 +54,7 @@ def test_single_stalled_second_leaves_a_plateau_flat_and_counts_in_its_mean(at):
     s = detect_steady_state(series.tolist())
     assert s.steady_class is SteadyClass.FLAT
     assert s.window_start <= at < s.window_end
-    assert s.steady_mean == pytest.approx(float(np.mean(series[s.window_start:])))
+    assert s.steady_mean == pytest.approx(float(np.mean(series[s.window_start :])))
 
 
 def test_stall_of_a_few_seconds_is_a_transient_inside_the_window():
@@ -171,8 +171,8 @@ def test_a_10_percent_decline_inside_a_12_s_level_is_never_called_steady():
 def test_steadiness_names_the_level_length_that_would_show_it():
     s = steady.Steadiness(False, 0.01, 0.08, 10, 0.05)
     # margin 0.07 must shrink to the 0.04 of room left: (0.07 / 0.04)^2 * 10 s, + 2 s outside
-    assert s.why(2).endswith(f"a level of about {math.ceil(10 * (0.07 / 0.04) ** 2) + 2} s "
-                             "would show it")
+    assert s.why(2).endswith(
+        f"a level of about {math.ceil(10 * (0.07 / 0.04) ** 2) + 2} s would show it"
+    )
     assert "settles" in steady.Steadiness(False, 0.045, 0.09, 10, 0.05).why(2)
-    assert "too short or too autocorrelated" in steady.Steadiness(False, 0.0, None, 6,
-                                                                  0.05).why(2)
+    assert "too short or too autocorrelated" in steady.Steadiness(False, 0.0, None, 6, 0.05).why(2)

@@ -16,13 +16,18 @@ TRUE_SPREADS = (0.0, 0.02, 0.04)  # up to 4%: what the assumed 5% must cover
 
 
 def _scenarios(ratio: float) -> list[sim.Scenario]:
-    return [sim.Scenario(ratio, sigma, assumed_spread(), sim.synthetic(cv, phi))
-            for cv, phi in SYNTHETIC for sigma in TRUE_SPREADS]
+    return [
+        sim.Scenario(ratio, sigma, assumed_spread(), sim.synthetic(cv, phi))
+        for cv, phi in SYNTHETIC
+        for sigma in TRUE_SPREADS
+    ]
 
 
 def _real(ratio: float) -> list[sim.Scenario]:
-    return [sim.Scenario(ratio, 0.02, assumed_spread(), sim.block_bootstrap(w))
-            for w in sim.real_windows()]
+    return [
+        sim.Scenario(ratio, 0.02, assumed_spread(), sim.block_bootstrap(w))
+        for w in sim.real_windows()
+    ]
 
 
 @pytest.mark.parametrize("ratio", [1.0, 1.01])
@@ -46,11 +51,11 @@ def test_a_14x_pair_is_named_at_least_95_percent_and_8x_always() -> None:
 
 
 def test_the_gate_fires_on_a_41_percent_regression_and_rarely_at_its_threshold() -> None:
-    fire = [sim.gate_fire_rate(s, 0.05, TRIALS, seed)
-            for seed, s in enumerate(_scenarios(0.586))]
+    fire = [sim.gate_fire_rate(s, 0.05, TRIALS, seed) for seed, s in enumerate(_scenarios(0.586))]
     assert min(fire) >= 0.99, fire
-    at_limit = [sim.gate_fire_rate(s, 0.05, TRIALS, seed)
-                for seed, s in enumerate(_scenarios(0.95))]
+    at_limit = [
+        sim.gate_fire_rate(s, 0.05, TRIALS, seed) for seed, s in enumerate(_scenarios(0.95))
+    ]
     assert sim.worst(at_limit) <= 0.05, at_limit
 
 

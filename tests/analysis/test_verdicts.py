@@ -122,14 +122,20 @@ def test_gate_regressed_cleared_and_undecided():
     same = v.compare(_ev(1000.0, 1e-5, 50), base, spread=NONE)
     unsure = v.compare(_ev(960.0, 1e-5, 50), base, spread=SPREAD)
     results = v.gate([slow, same, unsure], 0.05)
-    assert [r.outcome for r in results] == [v.GateOutcome.REGRESSED, v.GateOutcome.CLEARED,
-                                            v.GateOutcome.UNDECIDED]
+    assert [r.outcome for r in results] == [
+        v.GateOutcome.REGRESSED,
+        v.GateOutcome.CLEARED,
+        v.GateOutcome.UNDECIDED,
+    ]
     # latency gate: p99 1.5x higher against a 10% limit regresses
-    p99 = v.compare(_ev(1500.0, 1e-5, 50), base, spread=SPREAD, higher_is_better=False,
-                    threshold=0.05)
+    p99 = v.compare(
+        _ev(1500.0, 1e-5, 50), base, spread=SPREAD, higher_is_better=False, threshold=0.05
+    )
     assert v.gate([p99], 0.10)[0].outcome is v.GateOutcome.REGRESSED
     # one-sided p by hand for the regressed case
     assert slow.se is not None and slow.df is not None and slow.log_diff is not None
     z = (-slow.log_diff + math.log1p(-0.05)) / slow.se
-    assert results[0].p_regressed == pytest.approx(scipy_stats.t.sf(z, slow.df) * 3, rel=1e-6) \
+    assert (
+        results[0].p_regressed == pytest.approx(scipy_stats.t.sf(z, slow.df) * 3, rel=1e-6)
         or results[0].p_regressed < 1e-6
+    )

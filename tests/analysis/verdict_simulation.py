@@ -27,26 +27,29 @@ from stackbench.analysis.verdicts import (
     series_evidence,
 )
 
-WINDOW_S = 10      # a 12-s level: the first 2 s are always dropped
+WINDOW_S = 10  # a 12-s level: the first 2 s are always dropped
 REAL_WINDOWS = Path(__file__).parent / "data" / "steady_windows.json"
 Window = Callable[[np.random.Generator], np.ndarray]
 
 
 def synthetic(cv: float, phi: float, seconds: int = WINDOW_S) -> Window:
     """AR(1) relative noise around 1 with marginal CV `cv` (started in its stationary law)."""
+
     def draw(rng: np.random.Generator) -> np.ndarray:
         shocks = rng.normal(0.0, cv * math.sqrt(1.0 - phi * phi), seconds)
         start = rng.normal(0.0, cv)
         noise, _ = signal.lfilter([1.0], [1.0, -phi], shocks, zi=[phi * start])
         return np.asarray(1.0 + noise, dtype=np.float64)
+
     return draw
 
 
 def real_windows() -> list[np.ndarray]:
     """Steady windows of a real quick-suite run, each scaled to mean 1."""
     raw = json.loads(REAL_WINDOWS.read_text())["windows"]
-    return [np.asarray(w["per_second"], dtype=np.float64) / float(np.mean(w["per_second"]))
-            for w in raw]
+    return [
+        np.asarray(w["per_second"], dtype=np.float64) / float(np.mean(w["per_second"])) for w in raw
+    ]
 
 
 def block_bootstrap(window: np.ndarray, block: int = 3, seconds: int = WINDOW_S) -> Window:
@@ -57,14 +60,15 @@ def block_bootstrap(window: np.ndarray, block: int = 3, seconds: int = WINDOW_S)
         starts = rng.integers(0, n, math.ceil(seconds / block))
         picks = (starts[:, None] + np.arange(block)[None, :]).ravel()[:seconds] % n
         return window[picks]
+
     return draw
 
 
 @dataclass(frozen=True)
 class Scenario:
-    ratio: float           # true mean of a over b
-    sigma_true: float      # the machine's real run-to-run spread
-    spread: RunSpread      # what the procedure is told
+    ratio: float  # true mean of a over b
+    sigma_true: float  # the machine's real run-to-run spread
+    spread: RunSpread  # what the procedure is told
     window: Window
     repetitions: int = 1
 

@@ -21,7 +21,9 @@ def test_no_claim_is_untestable_by_the_full_suites_own_design(article):
     for ready in plan_readiness(plan, inventory, planned_params(plan, inventory)):
         for reason in ready.reasons:
             assert "server cores" in reason or "unavailable here" in reason, (
-                ready.claim.id, reason)
+                ready.claim.id,
+                reason,
+            )
 
 
 def test_the_overview_names_every_article_and_what_the_rest_needs():

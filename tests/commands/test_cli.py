@@ -19,14 +19,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))  # synth
 
 
 def stackbench(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "stackbench", *args], capture_output=True,
-                          text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "stackbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_bad_suite_key_exits_2_naming_file_and_key(tmp_path):
     suite = tmp_path / "bad.toml"
-    suite.write_text('name = "x"\nstacks = ["go-nethttp"]\nworkloads = ["hello"]\n'
-                     "[load]\nconections = [1]\n")
+    suite.write_text(
+        'name = "x"\nstacks = ["go-nethttp"]\nworkloads = ["hello"]\n[load]\nconections = [1]\n'
+    )
     done = stackbench("run", str(suite))
     assert done.returncode == 2
     assert str(suite) in done.stderr and "conections" in done.stderr
@@ -63,8 +69,10 @@ def test_until_decided_flags_are_checked_and_planned(tmp_path):
 
 def test_a_calibration_suite_must_be_one_level_repeated(tmp_path):
     suite = tmp_path / "cal.toml"
-    suite.write_text('name = "cal"\nstacks = ["go-nethttp", "node"]\nworkloads = ["hello"]\n'
-                     "[load]\nconnections = [50]\nduration_s = 5\n")
+    suite.write_text(
+        'name = "cal"\nstacks = ["go-nethttp", "node"]\nworkloads = ["hello"]\n'
+        "[load]\nconnections = [50]\nduration_s = 5\n"
+    )
     done = stackbench("calibrate", str(suite), "--out", str(tmp_path / "out"))
     assert done.returncode == 2
     assert "not a calibration suite" in done.stderr and "'stacks' lists 2" in done.stderr
@@ -80,8 +88,14 @@ def test_informational_commands_run():
 def stackbench_env(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
     full.update({"COLUMNS": "80", **env})
-    return subprocess.run([sys.executable, "-m", "stackbench", *args], capture_output=True,
-                          text=True, timeout=120, check=False, env=full)
+    return subprocess.run(
+        [sys.executable, "-m", "stackbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=full,
+    )
 
 
 def _longest(text: str) -> int:
@@ -96,13 +110,17 @@ def test_stacks_fit_80_columns_and_keep_every_word():
     done = stackbench_env("stacks")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    hints = {e.status.hint for e in load_inventory().values()
-             if not e.status.available and e.status.hint}
+    hints = {
+        e.status.hint for e in load_inventory().values() if not e.status.available and e.status.hint
+    }
     assert hints <= set(lines)  # each install command a line of its own, never wrapped
     assert max(len(line) for line in lines if line not in hints) <= 80
     for name, entry in load_inventory().items():
-        text = entry.manifest.description if entry.status.available \
+        text = (
+            entry.manifest.description
+            if entry.status.available
             else f"{entry.status.reason} {entry.status.hint}"
+        )
         assert name in _words(done.stdout)
         assert _words(text) <= _words(done.stdout), name
 
@@ -135,8 +153,7 @@ def test_article_dry_run_says_up_front_what_the_server_lacks():
     text = " ".join(done.stdout.split())
     cores = len(default_placement().server)
     assert f"parameters each stack starts with on {cores} server core" in text
-    assert f"php-apache: workers={cores}*, processes_per_worker=4, max_request_workers=150" \
-        in text
+    assert f"php-apache: workers={cores}*, processes_per_worker=4, max_request_workers=150" in text
     said = "The article's server had 4 cores; this machine gives the server"
     if cores < 4:  # the 2-core machine: one server core
         assert f"{said} {cores} core" in text and "of the article's claims" in text
@@ -176,12 +193,15 @@ def test_results_filters(results_dir):
     out = str(results_dir)
     assert _run_ids(stackbench_env("results", "--out", out).stdout) == [1, 2]
     assert _run_ids(stackbench_env("results", "--out", out, "--suite", "quick").stdout) == [2]
-    assert _run_ids(stackbench_env("results", "--out", out, "--stack", "node,go-nethttp",
-                                   "--workload", "sha256").stdout) == [1]
-    assert _run_ids(stackbench_env("results", "--out", out, "--since", "2999-01-01").stdout) \
-        == []
-    assert _run_ids(stackbench_env("results", "--out", out, "--until",
-                                   time.strftime("%Y-%m-%d")).stdout) == [1, 2]
+    assert _run_ids(
+        stackbench_env(
+            "results", "--out", out, "--stack", "node,go-nethttp", "--workload", "sha256"
+        ).stdout
+    ) == [1]
+    assert _run_ids(stackbench_env("results", "--out", out, "--since", "2999-01-01").stdout) == []
+    assert _run_ids(
+        stackbench_env("results", "--out", out, "--until", time.strftime("%Y-%m-%d")).stdout
+    ) == [1, 2]
     bad = stackbench_env("results", "--out", out, "--since", "yesterday")
     assert bad.returncode == 2 and "--since" in bad.stderr
     one = stackbench_env("results", "1", "--out", out, "--stack", "node")
@@ -195,8 +215,10 @@ def test_report_formats(results_dir):
     out = str(results_dir)
     done = stackbench_env("report", "1", "--out", out, "--format", "md,csv")
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in (results_dir / "run-1").iterdir()) == ["results.csv",
-                                                                         "summary.md"]
+    assert sorted(p.name for p in (results_dir / "run-1").iterdir()) == [
+        "results.csv",
+        "summary.md",
+    ]
     bad = stackbench_env("report", "1", "--out", out, "--format", "pdf")
     assert bad.returncode == 2 and "--format 'pdf'" in bad.stderr
 
@@ -215,23 +237,39 @@ def test_doctor_prints_each_command_whole_on_its_own_line(monkeypatch):
     from stackbench.commands import doctor
     from stackbench.lab.machine import Check, Verdict
 
-    commands = ("sysctl -w net.ipv4.ip_local_port_range='1024 65535'",
-                "sysctl -w net.ipv4.tcp_tw_reuse=1",
-                "cargo build --release --locked --manifest-path /a/very/long/checkout/path/"
-                "that/runs/past/eighty/columns/loadgen/Cargo.toml")
+    commands = (
+        "sysctl -w net.ipv4.ip_local_port_range='1024 65535'",
+        "sysctl -w net.ipv4.tcp_tw_reuse=1",
+        "cargo build --release --locked --manifest-path /a/very/long/checkout/path/"
+        "that/runs/past/eighty/columns/loadgen/Cargo.toml",
+    )
     hint = "runs without keep-alive leave sockets in TIME_WAIT and exhaust ports"
-    monkeypatch.setattr(doctor, "all_checks", lambda: [
-        Check("ephemeral ports for a very long suite name", Verdict.WARN,
-              "32768-60999 (28232 ports), tcp_tw_reuse=2 [epoll]", hint, commands[:2]),
-        Check("stackbench-load", Verdict.FAIL, "not built", "build it", commands[2:]),
-        Check("somaxconn", Verdict.OK, "4096", "", ("sysctl -w never.shown=1",))])
+    monkeypatch.setattr(
+        doctor,
+        "all_checks",
+        lambda: [
+            Check(
+                "ephemeral ports for a very long suite name",
+                Verdict.WARN,
+                "32768-60999 (28232 ports), tcp_tw_reuse=2 [epoll]",
+                hint,
+                commands[:2],
+            ),
+            Check("stackbench-load", Verdict.FAIL, "not built", "build it", commands[2:]),
+            Check("somaxconn", Verdict.OK, "4096", "", ("sysctl -w never.shown=1",)),
+        ],
+    )
     console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
     doctor.run_doctor(console)
     lines = console.export_text().splitlines()
     assert max(len(line) for line in lines if line not in commands) <= 80
     start = lines.index("commands (as root; one a line, copy them as they are):")
-    assert lines[start + 1:start + 6] == ["# ephemeral ports for a very long suite name",
-                                          *commands[:2], "# stackbench-load", commands[2]]
+    assert lines[start + 1 : start + 6] == [
+        "# ephemeral ports for a very long suite name",
+        *commands[:2],
+        "# stackbench-load",
+        commands[2],
+    ]
     assert "sysctl -w never.shown=1" not in lines  # an ok check needs no fix
     assert _words(hint) <= _words("\n".join(lines)) and "[epoll]" in "\n".join(lines)
 
@@ -240,12 +278,13 @@ def test_a_suite_name_that_is_not_a_path_suggests_the_suite_file(tmp_path):
     for given in ("quick", "quik.toml"):
         done = stackbench("run", given, "--dry-run")
         assert done.returncode == 2
-        assert f"{given}: cannot read the suite file: no such file; did you mean " \
+        assert (
+            f"{given}: cannot read the suite file: no such file; did you mean "
             "suites/quick.toml?" in done.stderr
+        )
         assert "Traceback" not in done.stderr
     doctor = stackbench("doctor", "concurency-sweep")
-    assert doctor.returncode == 2 and "did you mean suites/concurrency-sweep.toml?" in \
-        doctor.stderr
+    assert doctor.returncode == 2 and "did you mean suites/concurrency-sweep.toml?" in doctor.stderr
     nothing = stackbench("run", str(tmp_path / "zzzz"))
     assert nothing.returncode == 2 and "quick.toml" in nothing.stderr  # the suites listed
 

@@ -29,24 +29,41 @@ def seconds(rps: list[float], p99_us: float = 900.0) -> tuple[Second, ...]:
     out = []
     for i, v in enumerate(rps):
         p99 = int(p99_us * (1.0 + 0.02 * ((i % 3) - 1)))
-        out.append(second(i + 1, v, p50_us=100, p99_us=p99,
-                          histogram=histogram({100: 98, p99: 2})))
+        out.append(second(i + 1, v, p50_us=100, p99_us=p99, histogram=histogram({100: 98, p99: 2})))
     return tuple(out)
 
 
-def add_run(store: Store, level_rps: float, seed: int, stack: str = "node",
-            environment: dict[str, object] | None = None, p99_us: float = 900.0) -> int:
+def add_run(
+    store: Store,
+    level_rps: float,
+    seed: int,
+    stack: str = "node",
+    environment: dict[str, object] | None = None,
+    p99_us: float = 900.0,
+) -> int:
     run = store.start_run(run_record(environment=environment or {"cores": 2}))
-    case = store.add_case(CaseRecord(run_id=run, stack=stack, workload="hello", label="hello",
-                                     path="/hello", params={"workers": "1"}))
+    case = store.add_case(
+        CaseRecord(
+            run_id=run,
+            stack=stack,
+            workload="hello",
+            label="hello",
+            path="/hello",
+            params={"workers": "1"},
+        )
+    )
     rps = [float(v) for v in flat(40, 0.01, seed=seed, level=level_rps)]
-    store.add_level(level(case, 0, duration_s=40.0, requests_per_s=sum(rps) / 40,
-                          timeseries=seconds(rps, p99_us)))
+    store.add_level(
+        level(
+            case, 0, duration_s=40.0, requests_per_s=sum(rps) / 40, timeseries=seconds(rps, p99_us)
+        )
+    )
     return run
 
 
-def compare(store: Store, a: int, b: int, fmt: str = "json",
-            gates: list[Gate] | None = None) -> tuple[int, str]:
+def compare(
+    store: Store, a: int, b: int, fmt: str = "json", gates: list[Gate] | None = None
+) -> tuple[int, str]:
     console = Console(record=True, width=200)
     code = run_compare(console, store, str(a), str(b), fmt, gates or [])
     return code, console.export_text()
@@ -83,8 +100,9 @@ def test_a_twenty_percent_slower_run_breaks_the_slower_gate() -> None:
     assert code == ExitCode.RULE_BROKEN
     assert doc["gates"][0]["outcome"] == "regressed"
     assert doc["gates"][0]["gate"] == "throughput more than 5% slower"
-    assert {"section": "environment", "key": "kernel", "a": "(absent)", "b": "6.9"} in \
-        doc["changes"]
+    assert {"section": "environment", "key": "kernel", "a": "(absent)", "b": "6.9"} in doc[
+        "changes"
+    ]
 
 
 def test_repeated_runs_clear_the_gate_when_a_change_is_shown_small() -> None:
@@ -92,12 +110,23 @@ def test_repeated_runs_clear_the_gate_when_a_change_is_shown_small() -> None:
     runs = []
     for level_rps, seeds in ((10_000, (1, 2, 3, 4, 5, 6)), (9_900, (7, 8, 9, 10, 11, 12))):
         run = store.start_run(run_record(environment={"cores": 2}))
-        case = store.add_case(CaseRecord(run_id=run, stack="node", workload="hello",
-                                         label="hello", path="/hello", params={}))
+        case = store.add_case(
+            CaseRecord(
+                run_id=run, stack="node", workload="hello", label="hello", path="/hello", params={}
+            )
+        )
         for rep, seed in enumerate(seeds):
             rps = [float(v) for v in flat(40, 0.01, seed=seed, level=level_rps)]
-            store.add_level(level(case, 0, repetition=rep, duration_s=40.0,
-                                  requests_per_s=sum(rps) / 40, timeseries=seconds(rps)))
+            store.add_level(
+                level(
+                    case,
+                    0,
+                    repetition=rep,
+                    duration_s=40.0,
+                    requests_per_s=sum(rps) / 40,
+                    timeseries=seconds(rps),
+                )
+            )
         runs.append(run)
     code, text = compare(store, runs[0], runs[1], "terminal", [parse_slower_gate("5%")])
     assert code == ExitCode.OK, text
@@ -174,17 +203,25 @@ def test_a_results_json_keeps_the_spread_its_verdicts_used(tmp_path: Path) -> No
     assert json.loads(console.export_text())["run_spread"]["sigma"] == 0.01
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ('{"hello": 1}', "other.json: not a stackbench results.json of this version: it has no "
-                     "'schema' key"),
-    ('{"schema": "stackbench-results/2"}', "its schema is 'stackbench-results/2', this "
-                                           f"stackbench reads '{RESULTS_SCHEMA}'"),
-    ("[1, 2]", "other.json: not a stackbench results.json"),
-    ("not json", "other.json: not a stackbench results.json"),
-    (f'{{"schema": "{RESULTS_SCHEMA}", "run": {{}}}}', "not a valid stackbench results.json"),
-])
-def test_a_file_that_is_not_results_json_is_an_input_error(tmp_path: Path, content: str,
-                                                           message: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            '{"hello": 1}',
+            "other.json: not a stackbench results.json of this version: it has no 'schema' key",
+        ),
+        (
+            '{"schema": "stackbench-results/2"}',
+            f"its schema is 'stackbench-results/2', this stackbench reads '{RESULTS_SCHEMA}'",
+        ),
+        ("[1, 2]", "other.json: not a stackbench results.json"),
+        ("not json", "other.json: not a stackbench results.json"),
+        (f'{{"schema": "{RESULTS_SCHEMA}", "run": {{}}}}', "not a valid stackbench results.json"),
+    ],
+)
+def test_a_file_that_is_not_results_json_is_an_input_error(
+    tmp_path: Path, content: str, message: str
+) -> None:
     path = tmp_path / "other.json"
     path.write_text(content)
     with pytest.raises(InputError, match=re.escape(message)):
@@ -215,9 +252,17 @@ def test_terminal_output_fits_80_columns_without_breaking_a_word() -> None:
 
 
 def test_a_changed_record_in_a_list_shows_only_its_changed_field():
-    a = {"deviations": [{"setting": "load tool", "ours": "native"},
-                       {"setting": "levels", "ours": "1 to 800"}]}
-    b = {"deviations": [{"setting": "load tool", "ours": "native"},
-                       {"setting": "levels", "ours": "1 to 400"}]}
+    a = {
+        "deviations": [
+            {"setting": "load tool", "ours": "native"},
+            {"setting": "levels", "ours": "1 to 800"},
+        ]
+    }
+    b = {
+        "deviations": [
+            {"setting": "load tool", "ours": "native"},
+            {"setting": "levels", "ours": "1 to 400"},
+        ]
+    }
     (change,) = _diff("settings", a, b)
     assert (change.key, change.a, change.b) == ("deviations[1].ours", "1 to 800", "1 to 400")

@@ -27,10 +27,16 @@ HOST = Host(name="h1", address="10.231.0.11")
 
 
 def facts(**changes: object) -> HostReadiness:
-    base = HostReadiness(git_rev="abc123", python="3.11.2", loader=True,
-                         stacks={"go-nethttp": "", "node": "", "java": "java not found"},
-                         nofile_soft=20000, nofile_hard=20000, somaxconn=4096,
-                         limits=(Limit("open files", "ok", "soft 20000, hard 20000"),))
+    base = HostReadiness(
+        git_rev="abc123",
+        python="3.11.2",
+        loader=True,
+        stacks={"go-nethttp": "", "node": "", "java": "java not found"},
+        nofile_soft=20000,
+        nofile_hard=20000,
+        somaxconn=4096,
+        limits=(Limit("open files", "ok", "soft 20000, hard 20000"),),
+    )
     return msgspec.structs.replace(base, **changes)
 
 
@@ -67,18 +73,22 @@ def test_missing_stack_and_loader_fail_with_the_fix():
         "`stackbench hosts setup`, and install the runtimes it does not (`stackbench stacks` on "
         "h1 says how)",
         "h1 has no native loader (loadgen/target/release/stackbench-load): run `stackbench "
-        "hosts setup` (it builds it)"]
+        "hosts setup` (it builds it)",
+    ]
     # A host that only needs some stacks is judged on those.
     narrowed = HostReport(HOST)
-    judge_readiness(narrowed, facts(), facts(stacks={"node": "", "java": "x"}),
-                needed_stacks={"node"})
+    judge_readiness(
+        narrowed, facts(), facts(stacks={"node": "", "java": "x"}), needed_stacks={"node"}
+    )
     assert narrowed.failures == []
 
 
 def test_limits_and_revision_warn():
-    there = facts(git_rev="def456", somaxconn=None,
-                  limits=(Limit("somaxconn", "warn", "128", "sudo sysctl -w "
-                                "net.core.somaxconn=65535"),))
+    there = facts(
+        git_rev="def456",
+        somaxconn=None,
+        limits=(Limit("somaxconn", "warn", "128", "sudo sysctl -w net.core.somaxconn=65535"),),
+    )
     report = HostReport(HOST)
     judge_readiness(report, facts(), there)
     assert report.failures == []
@@ -86,7 +96,8 @@ def test_limits_and_revision_warn():
     assert report.warnings == [
         "h1's checkout is at def456, this one at abc123: results may differ; check out the "
         "same revision",
-        "h1: somaxconn 128: sudo sysctl -w net.core.somaxconn=65535"]
+        "h1: somaxconn 128: sudo sysctl -w net.core.somaxconn=65535",
+    ]
 
 
 def test_clock_far_off_warns():

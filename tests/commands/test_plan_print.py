@@ -62,7 +62,9 @@ def test_plan_prints_the_derived_parameters_within_80_columns(tmp_path):
 def test_plan_says_up_front_when_the_server_has_fewer_cores_than_the_article(tmp_path):
     out = _printed(tmp_path, 4)
     text = " ".join(out.split())
-    sentence = ("The article's server had 4 cores; this machine gives the server 1 core, so "
-                "the stacks size their workers for 1.")
+    sentence = (
+        "The article's server had 4 cores; this machine gives the server 1 core, so "
+        "the stacks size their workers for 1."
+    )
     assert sentence in text
     assert text.index(sentence) < text.index("plan stack")  # before the stacks' table

@@ -14,8 +14,13 @@ from stackbench.store.store import Store
 
 
 def stackbench(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "stackbench", *args], capture_output=True,
-                          text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "stackbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.mark.parametrize("dry_run", [(), ("--dry-run",)])
@@ -81,8 +86,11 @@ def test_another_sqlite_file_is_not_written_by_a_reading_command(tmp_path):
 
 def test_an_unusable_store_path_is_an_environment_problem_naming_it(tmp_path):
     (tmp_path / "stackbench.sqlite").mkdir()  # a folder where the file should be
-    with pytest.raises(EnvironmentProblem, match=r"stackbench.sqlite: cannot write the "
-                                                 r"results store .*use another --out"):
+    with pytest.raises(
+        EnvironmentProblem,
+        match=r"stackbench.sqlite: cannot write the "
+        r"results store .*use another --out",
+    ):
         open_store(tmp_path)
 
 

@@ -24,8 +24,14 @@ duration_s = 1
 def stackbench(*args: str, stacks: Path = FAKE_STACKS) -> subprocess.CompletedProcess[str]:
     # A wide terminal, so rich does not wrap the message inside a path.
     env = {**os.environ, "STACKBENCH_STACKS_DIR": str(stacks), "COLUMNS": "1000"}
-    return subprocess.run([sys.executable, "-m", "stackbench", *args], capture_output=True,
-                          text=True, timeout=120, check=False, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "stackbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
 
 
 def assert_refused(done: subprocess.CompletedProcess[str], *parts: str) -> None:
@@ -36,31 +42,58 @@ def assert_refused(done: subprocess.CompletedProcess[str], *parts: str) -> None:
         assert part in message, (part, message)
 
 
-@pytest.mark.parametrize("change, parts", [
-    (("connections = [1, 2]", "connections = nan"),
-     ["[load] key 'connections': expected a non-empty list of numbers", "got nan"]),
-    (("connections = [1, 2]", "connections = [inf]"),
-     ["[load] key 'connections' (item 1): expected a number above 0", "got inf"]),
-    (("duration_s = 1", "duration_s = inf"),
-     ["[load] key 'duration_s': expected a number from 0.1 to 86400, got inf"]),
-    (('workloads = ["hello"]', 'workloads = ["sha256?n=²"]'),
-     ["key 'workloads': sha256 n='²' is not a whole number (use ASCII digits"]),
-    (('stacks = ["refserver"]', 'stacks = ["refserver", "refserver"]'),
-     ["key 'stacks': 'refserver' is listed twice"]),
-    (('workloads = ["hello"]', 'workloads = ["hello", "hello"]'),
-     ["key 'workloads': the workload 'hello' is listed twice"]),
-    (("duration_s = 1", "duration_s = 1\nrepeat = 100000"),
-     ["[load] key 'repeat': expected a whole number from 1 to 100"]),
-    (("connections = [1, 2]", "connections = []"),
-     ["[load] key 'connections': expected a non-empty list"]),
-    (("[load]", "[limits]\nmax_error_rate = 1.5\n\n[load]"),
-     ["[limits] key 'max_error_rate': expected a number from 0 to 1, got 1.5"]),
-    (("duration_s = 1", 'duration_s = 1\n\n[variants."../x/victim"]\nstack = "refserver"'),
-     ["[variants] key '../x/victim': '../x/victim' is not a valid name"]),
-    (("[load]", '[params.refserver]\nfault = "crash\\nLoadModule x /tmp/x.so"\n\n[load]'),
-     ["[params.refserver] key 'fault': 'crash\\nLoadModule x /tmp/x.so' is not allowed",
-      "expected one of: '', constant"]),
-])
+@pytest.mark.parametrize(
+    "change, parts",
+    [
+        (
+            ("connections = [1, 2]", "connections = nan"),
+            ["[load] key 'connections': expected a non-empty list of numbers", "got nan"],
+        ),
+        (
+            ("connections = [1, 2]", "connections = [inf]"),
+            ["[load] key 'connections' (item 1): expected a number above 0", "got inf"],
+        ),
+        (
+            ("duration_s = 1", "duration_s = inf"),
+            ["[load] key 'duration_s': expected a number from 0.1 to 86400, got inf"],
+        ),
+        (
+            ('workloads = ["hello"]', 'workloads = ["sha256?n=²"]'),
+            ["key 'workloads': sha256 n='²' is not a whole number (use ASCII digits"],
+        ),
+        (
+            ('stacks = ["refserver"]', 'stacks = ["refserver", "refserver"]'),
+            ["key 'stacks': 'refserver' is listed twice"],
+        ),
+        (
+            ('workloads = ["hello"]', 'workloads = ["hello", "hello"]'),
+            ["key 'workloads': the workload 'hello' is listed twice"],
+        ),
+        (
+            ("duration_s = 1", "duration_s = 1\nrepeat = 100000"),
+            ["[load] key 'repeat': expected a whole number from 1 to 100"],
+        ),
+        (
+            ("connections = [1, 2]", "connections = []"),
+            ["[load] key 'connections': expected a non-empty list"],
+        ),
+        (
+            ("[load]", "[limits]\nmax_error_rate = 1.5\n\n[load]"),
+            ["[limits] key 'max_error_rate': expected a number from 0 to 1, got 1.5"],
+        ),
+        (
+            ("duration_s = 1", 'duration_s = 1\n\n[variants."../x/victim"]\nstack = "refserver"'),
+            ["[variants] key '../x/victim': '../x/victim' is not a valid name"],
+        ),
+        (
+            ("[load]", '[params.refserver]\nfault = "crash\\nLoadModule x /tmp/x.so"\n\n[load]'),
+            [
+                "[params.refserver] key 'fault': 'crash\\nLoadModule x /tmp/x.so' is not allowed",
+                "expected one of: '', constant",
+            ],
+        ),
+    ],
+)
 def test_bad_suites_exit_2_with_one_message(tmp_path, change, parts):
     suite = tmp_path / "bad.toml"
     suite.write_text(SUITE.replace(*change))
@@ -79,15 +112,23 @@ def test_a_broken_manifest_is_one_invalid_stack(tmp_path):
     shutil.copytree(FAKE_STACKS, stacks)
     manifest = stacks / "crashing" / "stack.toml"
     text = manifest.read_text()
-    manifest.write_text(text.replace('command = ["{{cmd.python}}", "{{stack_dir}}/../../refserver'
-                                     '.py"]', "command = []"))
-    assert_refused(stackbench("verify", "crashing", stacks=stacks), str(manifest),
-                   "[[process]] #1 key 'command': expected a non-empty list")
+    manifest.write_text(
+        text.replace(
+            'command = ["{{cmd.python}}", "{{stack_dir}}/../../refserver.py"]', "command = []"
+        )
+    )
+    assert_refused(
+        stackbench("verify", "crashing", stacks=stacks),
+        str(manifest),
+        "[[process]] #1 key 'command': expected a non-empty list",
+    )
     listed = stackbench("stacks", stacks=stacks)
     assert listed.returncode == 0, listed.stderr
     assert "invalid" in listed.stdout and "refserver" in listed.stdout
 
 
 def test_a_param_from_the_command_line_goes_through_the_same_check():
-    assert_refused(stackbench("verify", "refserver", "--param", "fault=x\ny"),
-                   "--param key 'fault': 'x\\ny' is not allowed for parameter 'fault'")
+    assert_refused(
+        stackbench("verify", "refserver", "--param", "fault=x\ny"),
+        "--param key 'fault': 'x\\ny' is not allowed for parameter 'fault'",
+    )

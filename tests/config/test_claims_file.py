@@ -23,8 +23,13 @@ from stackbench.errors import InputError
 ROOT = Path(__file__).resolve().parents[2]
 CLAIMS_DIR = ROOT / "suites" / "claims"
 CLAIMS_FILES = sorted(CLAIMS_DIR.glob("*.toml"))
-ARTICLE_SUITES = ["php-node-micro", "db-html-report", "pool-and-cluster", "concurrency-sweep",
-                  "io-vs-cpu"]
+ARTICLE_SUITES = [
+    "php-node-micro",
+    "db-html-report",
+    "pool-and-cluster",
+    "concurrency-sweep",
+    "io-vs-cpu",
+]
 # Stacks an article measured that its suite does not run (yet): their claims are untestable
 # until a suite runs them, and say so.
 NOT_IN_SUITE = {"db-html-report": {"node-mysql-native", "node-cluster"}}
@@ -87,19 +92,38 @@ def test_every_metric_has_a_unit():
 
 # --- bad files -------------------------------------------------------------------------------
 BASE = {
-    "article": "004_x.txt", "title": "t", "suites": ["s"],
-    "claim": [{
-        "id": "c5000-order", "says": "Go first.",
-        "requires": {"keepalive": "off"},
-        "test": {"kind": "order", "metric": "requests_per_s", "workloads": ["sha256?n=1"],
-                 "levels": [5000], "stacks": ["go-nethttp", "node"]},
-    }, {
-        "id": "n1000-node-drops", "says": "Node drops.",
-        "test": {"kind": "ratio_change", "metric": "requests_per_s",
-                 "numerator": {"stack": "node"}, "denominator": {"stack": "go-nethttp"},
-                 "before": {"workload": "sha256?n=1"}, "after": {"workload": "sha256?n=1000"},
-                 "expect": "less", "threshold": 0.8, "levels": [300]},
-    }],
+    "article": "004_x.txt",
+    "title": "t",
+    "suites": ["s"],
+    "claim": [
+        {
+            "id": "c5000-order",
+            "says": "Go first.",
+            "requires": {"keepalive": "off"},
+            "test": {
+                "kind": "order",
+                "metric": "requests_per_s",
+                "workloads": ["sha256?n=1"],
+                "levels": [5000],
+                "stacks": ["go-nethttp", "node"],
+            },
+        },
+        {
+            "id": "n1000-node-drops",
+            "says": "Node drops.",
+            "test": {
+                "kind": "ratio_change",
+                "metric": "requests_per_s",
+                "numerator": {"stack": "node"},
+                "denominator": {"stack": "go-nethttp"},
+                "before": {"workload": "sha256?n=1"},
+                "after": {"workload": "sha256?n=1000"},
+                "expect": "less",
+                "threshold": 0.8,
+                "levels": [300],
+            },
+        },
+    ],
 }
 
 
@@ -117,8 +141,11 @@ def test_base_is_good():
 
 def test_columns_name_the_articles_figures():
     data = {**copy.deepcopy(BASE), "columns": ["time_per_request_all", "p80", "errors"]}
-    assert claims_from_data(Path("ok.toml"), data).columns == ("time_per_request_all", "p80",
-                                                               "errors")
+    assert claims_from_data(Path("ok.toml"), data).columns == (
+        "time_per_request_all",
+        "p80",
+        "errors",
+    )
     assert claims_from_data(Path("ok.toml"), copy.deepcopy(BASE)).columns == ()
 
 
@@ -130,101 +157,230 @@ def second_test(d: dict[str, Any]) -> dict[str, Any]:
     return d["claim"][1]["test"]
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d.update(colour="red"),
-     "bad.toml: Object contains unknown field `colour` (allowed: article, title, suites, "
-     "claim, columns)"),
-    (lambda d: d["claim"][0].update(colour="red"),
-     "bad.toml: claim 'c5000-order' (the 1st [[claim]]): Object contains unknown field "
-     "`colour` (allowed: id, says, test, source, figures, requires, assumes)"),
-    (lambda d: first_test(d).update(colour="red"),
-     "bad.toml: claim 'c5000-order' (the 1st [[claim]]), key 'test': Object contains unknown "
-     "field `colour` (allowed: metric, stacks, workloads, levels, min_ratio)"),
-    (lambda d: second_test(d)["numerator"].update(colour="red"),
-     "key 'test.numerator': Object contains unknown field `colour` (allowed: stack, workload, "
-     "level, metric)"),
-    (lambda d: first_test(d).update(kind="sorted"),
-     "key 'test.kind': Invalid value 'sorted' (allowed: kind = order, ratio, ratio_change, "
-     "threshold, shape, scatter, breakpoint)"),
-    (lambda d: first_test(d).update(metric="rps"),
-     "key 'test.metric': Invalid enum value 'rps' (allowed: error_rate, errors,"),
-    (lambda d: second_test(d).update(expect="bigger"),
-     "key 'test.expect': Invalid enum value 'bigger' (allowed: greater, less, near)"),
-    (lambda d: second_test(d).update(threshold="1"),
-     "key 'test.threshold': Expected `float`, got `str`"),
-    (lambda d: second_test(d).update(threshold=-1),
-     "key 'test.threshold': Expected `float` > 0.0"),
-    (lambda d: first_test(d).update(levels=[0]), "key 'test.levels[0]': Expected `float` > 0.0"),
-    (lambda d: d["claim"][0]["requires"].update(keepalive="maybe"),
-     "key 'requires.keepalive': Invalid enum value 'maybe' (allowed: off, on)"),
-    (lambda d: d["claim"][0]["requires"].update(params={"php-apache": {"workers": 150}}),
-     "key 'requires.params': Expected `str`, got `int` (write parameter values as strings, "
-     "e.g. \"150\")"),
-    (lambda d: d["claim"][0].pop("says"), "Object missing required field `says`"),
-    (lambda d: d["claim"][1].update(id="c5000-order"),
-     "claim 'c5000-order' (the 2nd [[claim]]): key 'id': another claim has this id"),
-    (lambda d: d["claim"][1].update(id="Bad Id"), "key 'id': use lower-case letters"),
-    (lambda d: d["claim"][1].update(says="red \x1b[31m text"),
-     "key 'says': control characters are not allowed"),
-    (lambda d: d["claim"][0].update(figures=[{"label": "go\n", "value": 1, "unit": "x"}]),
-     "key 'figures[0].label': control characters are not allowed"),
-    (lambda d: d["claim"][1].update(says="x" * 601), "Expected `str` of length <= 600"),
-    (lambda d: d.update(article="../../etc/passwd"),
-     "key 'article': a file name of ../shared/articles/"),
-    (lambda d: d.update(claim="x"), "bad.toml: key 'claim': Expected `array`, got `str`"),
-    (lambda d: first_test(d).update(stacks=["go-nethttp"]),
-     "key 'stacks': at least two entries, each stack once"),
-    (lambda d: first_test(d).update(stacks=["node", ["go-nethttp", "node"]]),
-     "key 'stacks': at least two entries, each stack once"),
-    (lambda d: first_test(d).update(workloads=[]),
-     "key 'workloads': name at least one workload"),
-    (lambda d: second_test(d).update(expect="near"),
-     "key 'article': expect = \"near\" compares with the article's ratio, so give it"),
-    (lambda d: second_test(d).update(workloads=["sha256?n=1"]),
-     "key 'workloads': both sides already name their workload"),
-    (lambda d: second_test(d).update(after={"workload": "sha256?n=1"}),
-     "keys 'before'/'after': the two conditions are the same"),
-    (lambda d: d["claim"][1].update(test={
-        "kind": "ratio", "metric": "requests_per_s", "numerator": {"stack": "a"},
-        "denominator": {"stack": "b"}, "expect": "greater"}),
-     "key 'workloads': missing (or name the workload on both sides)"),
-    (lambda d: d["claim"][1].update(test={
-        "kind": "ratio", "metric": "script_wall", "numerator": {"stack": "a"},
-        "denominator": {"stack": "b"}, "expect": "greater", "workloads": ["w"],
-        "levels": [20]}),
-     "key 'levels': a script timing has no load level"),
-    (lambda d: d["claim"][1].update(test={
-        "kind": "ratio", "metric": "script_wall", "numerator": {"stack": "a"},
-        "denominator": {"stack": "a", "metric": "p99"}, "expect": "greater",
-        "workloads": ["w"]}),
-     "script metrics (script_wall, script_user, script_cpu) cannot be mixed"),
-    (lambda d: d["claim"][1].update(test={
-        "kind": "threshold", "metric": "errors", "stacks": ["a"], "workloads": ["w"]}),
-     "give 'min', 'max' or both"),
-    (lambda d: d["claim"][1].update(test={
-        "kind": "threshold", "metric": "errors", "stacks": ["a"], "workloads": ["w"],
-        "min": 5, "max": 1}),
-     "key 'min': 5 is above max 1"),
-    (lambda d: d["claim"][1].update(test={
-        "kind": "shape", "metric": "requests_per_s", "stacks": ["a"], "workloads": ["w"],
-        "from_level": 200, "to_level": 20, "expect": "flat", "tolerance": 0.1}),
-     "key 'from_level': must be below to_level"),
-    (lambda d: d["claim"][1].update(test={
-        "kind": "breakpoint", "stack": "a", "workload": "w", "metric": "p99", "above": 3000,
-        "expect": "within"}),
-     "key 'range': expect = \"within\" needs it"),
-    (lambda d: d["claim"][1].update(test={
-        "kind": "breakpoint", "stack": "a", "workload": "w", "metric": "p99", "above": 3000,
-        "expect": "none", "up_to": 10000, "other": "b"}),
-     "key 'other': not used with expect = \"none\""),
-    (lambda d: d["claim"][1].update(test={
-        "kind": "breakpoint", "stack": "a", "workload": "w", "metric": "p99", "above": 3000,
-        "expect": "before", "other": "a"}),
-     "key 'other': another stack than 'a'"),
-    (lambda d: d.update(columns=["p80", "colour"]),
-     "key 'columns[1]': Invalid enum value 'colour' (allowed: errors, mean_latency, p80, "),
-    (lambda d: d.update(columns=["p80", "p80"]), "key 'columns': 'p80' is listed twice"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda d: d.update(colour="red"),
+            "bad.toml: Object contains unknown field `colour` (allowed: article, title, suites, "
+            "claim, columns)",
+        ),
+        (
+            lambda d: d["claim"][0].update(colour="red"),
+            "bad.toml: claim 'c5000-order' (the 1st [[claim]]): Object contains unknown field "
+            "`colour` (allowed: id, says, test, source, figures, requires, assumes)",
+        ),
+        (
+            lambda d: first_test(d).update(colour="red"),
+            "bad.toml: claim 'c5000-order' (the 1st [[claim]]), key 'test': Object "
+            "contains unknown "
+            "field `colour` (allowed: metric, stacks, workloads, levels, min_ratio)",
+        ),
+        (
+            lambda d: second_test(d)["numerator"].update(colour="red"),
+            "key 'test.numerator': Object contains unknown field `colour` (allowed: stack, workload, "  # noqa: E501 - the message as printed
+            "level, metric)",
+        ),
+        (
+            lambda d: first_test(d).update(kind="sorted"),
+            "key 'test.kind': Invalid value 'sorted' (allowed: kind = order, ratio, ratio_change, "
+            "threshold, shape, scatter, breakpoint)",
+        ),
+        (
+            lambda d: first_test(d).update(metric="rps"),
+            "key 'test.metric': Invalid enum value 'rps' (allowed: error_rate, errors,",
+        ),
+        (
+            lambda d: second_test(d).update(expect="bigger"),
+            "key 'test.expect': Invalid enum value 'bigger' (allowed: greater, less, near)",
+        ),
+        (
+            lambda d: second_test(d).update(threshold="1"),
+            "key 'test.threshold': Expected `float`, got `str`",
+        ),
+        (
+            lambda d: second_test(d).update(threshold=-1),
+            "key 'test.threshold': Expected `float` > 0.0",
+        ),
+        (
+            lambda d: first_test(d).update(levels=[0]),
+            "key 'test.levels[0]': Expected `float` > 0.0",
+        ),
+        (
+            lambda d: d["claim"][0]["requires"].update(keepalive="maybe"),
+            "key 'requires.keepalive': Invalid enum value 'maybe' (allowed: off, on)",
+        ),
+        (
+            lambda d: d["claim"][0]["requires"].update(params={"php-apache": {"workers": 150}}),
+            "key 'requires.params': Expected `str`, got `int` (write parameter values as strings, "
+            'e.g. "150")',
+        ),
+        (lambda d: d["claim"][0].pop("says"), "Object missing required field `says`"),
+        (
+            lambda d: d["claim"][1].update(id="c5000-order"),
+            "claim 'c5000-order' (the 2nd [[claim]]): key 'id': another claim has this id",
+        ),
+        (lambda d: d["claim"][1].update(id="Bad Id"), "key 'id': use lower-case letters"),
+        (
+            lambda d: d["claim"][1].update(says="red \x1b[31m text"),
+            "key 'says': control characters are not allowed",
+        ),
+        (
+            lambda d: d["claim"][0].update(figures=[{"label": "go\n", "value": 1, "unit": "x"}]),
+            "key 'figures[0].label': control characters are not allowed",
+        ),
+        (lambda d: d["claim"][1].update(says="x" * 601), "Expected `str` of length <= 600"),
+        (
+            lambda d: d.update(article="../../etc/passwd"),
+            "key 'article': a file name of ../shared/articles/",
+        ),
+        (lambda d: d.update(claim="x"), "bad.toml: key 'claim': Expected `array`, got `str`"),
+        (
+            lambda d: first_test(d).update(stacks=["go-nethttp"]),
+            "key 'stacks': at least two entries, each stack once",
+        ),
+        (
+            lambda d: first_test(d).update(stacks=["node", ["go-nethttp", "node"]]),
+            "key 'stacks': at least two entries, each stack once",
+        ),
+        (
+            lambda d: first_test(d).update(workloads=[]),
+            "key 'workloads': name at least one workload",
+        ),
+        (
+            lambda d: second_test(d).update(expect="near"),
+            "key 'article': expect = \"near\" compares with the article's ratio, so give it",
+        ),
+        (
+            lambda d: second_test(d).update(workloads=["sha256?n=1"]),
+            "key 'workloads': both sides already name their workload",
+        ),
+        (
+            lambda d: second_test(d).update(after={"workload": "sha256?n=1"}),
+            "keys 'before'/'after': the two conditions are the same",
+        ),
+        (
+            lambda d: d["claim"][1].update(
+                test={
+                    "kind": "ratio",
+                    "metric": "requests_per_s",
+                    "numerator": {"stack": "a"},
+                    "denominator": {"stack": "b"},
+                    "expect": "greater",
+                }
+            ),
+            "key 'workloads': missing (or name the workload on both sides)",
+        ),
+        (
+            lambda d: d["claim"][1].update(
+                test={
+                    "kind": "ratio",
+                    "metric": "script_wall",
+                    "numerator": {"stack": "a"},
+                    "denominator": {"stack": "b"},
+                    "expect": "greater",
+                    "workloads": ["w"],
+                    "levels": [20],
+                }
+            ),
+            "key 'levels': a script timing has no load level",
+        ),
+        (
+            lambda d: d["claim"][1].update(
+                test={
+                    "kind": "ratio",
+                    "metric": "script_wall",
+                    "numerator": {"stack": "a"},
+                    "denominator": {"stack": "a", "metric": "p99"},
+                    "expect": "greater",
+                    "workloads": ["w"],
+                }
+            ),
+            "script metrics (script_wall, script_user, script_cpu) cannot be mixed",
+        ),
+        (
+            lambda d: d["claim"][1].update(
+                test={"kind": "threshold", "metric": "errors", "stacks": ["a"], "workloads": ["w"]}
+            ),
+            "give 'min', 'max' or both",
+        ),
+        (
+            lambda d: d["claim"][1].update(
+                test={
+                    "kind": "threshold",
+                    "metric": "errors",
+                    "stacks": ["a"],
+                    "workloads": ["w"],
+                    "min": 5,
+                    "max": 1,
+                }
+            ),
+            "key 'min': 5 is above max 1",
+        ),
+        (
+            lambda d: d["claim"][1].update(
+                test={
+                    "kind": "shape",
+                    "metric": "requests_per_s",
+                    "stacks": ["a"],
+                    "workloads": ["w"],
+                    "from_level": 200,
+                    "to_level": 20,
+                    "expect": "flat",
+                    "tolerance": 0.1,
+                }
+            ),
+            "key 'from_level': must be below to_level",
+        ),
+        (
+            lambda d: d["claim"][1].update(
+                test={
+                    "kind": "breakpoint",
+                    "stack": "a",
+                    "workload": "w",
+                    "metric": "p99",
+                    "above": 3000,
+                    "expect": "within",
+                }
+            ),
+            "key 'range': expect = \"within\" needs it",
+        ),
+        (
+            lambda d: d["claim"][1].update(
+                test={
+                    "kind": "breakpoint",
+                    "stack": "a",
+                    "workload": "w",
+                    "metric": "p99",
+                    "above": 3000,
+                    "expect": "none",
+                    "up_to": 10000,
+                    "other": "b",
+                }
+            ),
+            "key 'other': not used with expect = \"none\"",
+        ),
+        (
+            lambda d: d["claim"][1].update(
+                test={
+                    "kind": "breakpoint",
+                    "stack": "a",
+                    "workload": "w",
+                    "metric": "p99",
+                    "above": 3000,
+                    "expect": "before",
+                    "other": "a",
+                }
+            ),
+            "key 'other': another stack than 'a'",
+        ),
+        (
+            lambda d: d.update(columns=["p80", "colour"]),
+            "key 'columns[1]': Invalid enum value 'colour' (allowed: errors, mean_latency, p80, ",
+        ),
+        (lambda d: d.update(columns=["p80", "p80"]), "key 'columns': 'p80' is listed twice"),
+    ],
+)
 def test_malformed_claims_are_input_errors(change, message):
     assert message in bad(change)
 
@@ -235,7 +391,7 @@ def test_unreadable_and_hostile_files(tmp_path):
     with pytest.raises(InputError, match="a.toml: not valid TOML"):
         parse_claims(not_toml)
     binary = tmp_path / "b.toml"
-    binary.write_bytes(b"article = \"\xff\"\n")
+    binary.write_bytes(b'article = "\xff"\n')
     with pytest.raises(InputError, match="b.toml: not UTF-8 text"):
         parse_claims(binary)
     huge = tmp_path / "c.toml"
@@ -265,7 +421,8 @@ def test_a_suite_must_be_listed_by_the_file_it_uses(tmp_path):
     (tmp_path / "io-vs-cpu.toml").write_text(text)
     data = tomllib.loads(text)
     assert "io-vs-cpu-short" in data["suites"]
-    with pytest.raises(InputError, match="the suite 'io-vs-cpu-tiny' uses this file but is "
-                                         "not listed"):
+    with pytest.raises(
+        InputError, match="the suite 'io-vs-cpu-tiny' uses this file but is not listed"
+    ):
         (tmp_path / "io-vs-cpu-tiny.toml").write_text(text)
         load_claims_for(tmp_path, "io-vs-cpu-tiny")

@@ -42,13 +42,22 @@ def test_good_file(tmp_path):
     hosts = parse_hosts_file(write(tmp_path, GOOD)).hosts
     assert list(hosts) == ["h1", "bench-2", "v6"]
     assert hosts["h1"] == Host(
-        name="h1", address="10.231.0.11", user="root", port=22,
+        name="h1",
+        address="10.231.0.11",
+        user="root",
+        port=22,
         identity=Path("/run/stackbench-testhosts/id_ed25519"),
-        known_hosts=Path("/run/stackbench-testhosts/known_hosts"), checkout=REPO_ROOT,
-        stackbench=("/work/main/.venv/bin/stackbench",))
+        known_hosts=Path("/run/stackbench-testhosts/known_hosts"),
+        checkout=REPO_ROOT,
+        stackbench=("/work/main/.venv/bin/stackbench",),
+    )
     bench = hosts["bench-2"]
     assert (bench.user, bench.port, bench.identity, bench.known_hosts) == (
-        "bench", 2222, None, None)
+        "bench",
+        2222,
+        None,
+        None,
+    )
     # The default command is the checkout's launcher, wherever the checkout is.
     assert bench.stackbench == ("/opt/stackbench/.venv/bin/stackbench",)
     assert hosts["v6"].stackbench[:2] == ("/usr/bin/env", "PYTHONPATH=/opt/sb")
@@ -63,31 +72,44 @@ def test_records_are_frozen(tmp_path):
         hosts["x"] = hosts["h1"]  # type: ignore[index]
 
 
-@pytest.mark.parametrize("text, expected", [
-    ('[hosts.h1]\naddress = "10.0.0.1"\npassword = "x"\n',
-     "[hosts.h1] key 'password': unknown key (allowed: address, checkout, identity, "
-     "known_hosts, port, stackbench, user)"),
-    ('[hosts.h1]\nuser = "root"\n', "[hosts.h1] key 'address': missing"),
-    ('[hosts.h1]\naddress = "10.0.0.1"\nport = 70000\n',
-     "[hosts.h1] key 'port': expected a whole number from 1 to 65535, got 70000"),
-    ('[hosts.H1]\naddress = "10.0.0.1"\n', "'H1' is not a valid name"),
-    ('[hosts."../x"]\naddress = "10.0.0.1"\n', "'../x' is not a valid name"),
-    ('[hosts.h1]\naddress = "-oProxyCommand=sh"\n', "is not an IP address or a host name"),
-    ('[hosts.h1]\naddress = "10.0.0.256"\n', "is not an IP address or a host name"),
-    ('[hosts.h1]\naddress = "a b"\n', "is not an IP address or a host name"),
-    ('[hosts.h1]\naddress = "10.0.0.1"\nuser = "-l"\n', "key 'user': '-l' is not a user name"),
-    ('[hosts.h1]\naddress = "10.0.0.1"\nidentity = "id_ed25519"\n',
-     "key 'identity': 'id_ed25519' is not an absolute path"),
-    ('[hosts.h1]\naddress = "10.0.0.1"\nknown_hosts = "/a b/known"\n',
-     "key 'known_hosts': '/a b/known' contains whitespace"),
-    ('[hosts.h1]\naddress = "10.0.0.1"\nidentity = "/root/%d/key"\n', "contains whitespace"),
-    ('[hosts.h1]\naddress = "10.0.0.1"\nstackbench = []\n', "key 'stackbench'"),
-    ('[hosts.h1]\naddress = "10.0.0.1"\nstackbench = ["-oX", "y"]\n',
-     "key 'stackbench': '-oX' is an option, not a program"),
-    ('[hosts.h1]\naddress = "10.0.0.1"\nstackbench = "/bin/sb\\nrm"\n', "control character"),
-    ('[hosts]\n', "no host; add at least one [hosts.NAME] table"),
-    ('address = "10.0.0.1"\n', "key 'address': unknown key (allowed: hosts)"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            '[hosts.h1]\naddress = "10.0.0.1"\npassword = "x"\n',
+            "[hosts.h1] key 'password': unknown key (allowed: address, checkout, identity, "
+            "known_hosts, port, stackbench, user)",
+        ),
+        ('[hosts.h1]\nuser = "root"\n', "[hosts.h1] key 'address': missing"),
+        (
+            '[hosts.h1]\naddress = "10.0.0.1"\nport = 70000\n',
+            "[hosts.h1] key 'port': expected a whole number from 1 to 65535, got 70000",
+        ),
+        ('[hosts.H1]\naddress = "10.0.0.1"\n', "'H1' is not a valid name"),
+        ('[hosts."../x"]\naddress = "10.0.0.1"\n', "'../x' is not a valid name"),
+        ('[hosts.h1]\naddress = "-oProxyCommand=sh"\n', "is not an IP address or a host name"),
+        ('[hosts.h1]\naddress = "10.0.0.256"\n', "is not an IP address or a host name"),
+        ('[hosts.h1]\naddress = "a b"\n', "is not an IP address or a host name"),
+        ('[hosts.h1]\naddress = "10.0.0.1"\nuser = "-l"\n', "key 'user': '-l' is not a user name"),
+        (
+            '[hosts.h1]\naddress = "10.0.0.1"\nidentity = "id_ed25519"\n',
+            "key 'identity': 'id_ed25519' is not an absolute path",
+        ),
+        (
+            '[hosts.h1]\naddress = "10.0.0.1"\nknown_hosts = "/a b/known"\n',
+            "key 'known_hosts': '/a b/known' contains whitespace",
+        ),
+        ('[hosts.h1]\naddress = "10.0.0.1"\nidentity = "/root/%d/key"\n', "contains whitespace"),
+        ('[hosts.h1]\naddress = "10.0.0.1"\nstackbench = []\n', "key 'stackbench'"),
+        (
+            '[hosts.h1]\naddress = "10.0.0.1"\nstackbench = ["-oX", "y"]\n',
+            "key 'stackbench': '-oX' is an option, not a program",
+        ),
+        ('[hosts.h1]\naddress = "10.0.0.1"\nstackbench = "/bin/sb\\nrm"\n', "control character"),
+        ("[hosts]\n", "no host; add at least one [hosts.NAME] table"),
+        ('address = "10.0.0.1"\n', "key 'address': unknown key (allowed: hosts)"),
+    ],
+)
 def test_bad_file_names_the_key_and_the_fix(tmp_path, text, expected):
     message = error(tmp_path, text)
     assert message.startswith(str(tmp_path / "hosts.toml") + ": ")
@@ -102,8 +124,9 @@ def test_addresses_accepted():
 
 def test_suite_hosts_table(tmp_path):
     suite = tmp_path / "suite.toml"
-    suite.write_text('stacks = ["go-nethttp"]\nworkloads = ["hello"]\n'
-                     '[hosts.server]\naddress = "10.0.0.2"\n')
+    suite.write_text(
+        'stacks = ["go-nethttp"]\nworkloads = ["hello"]\n[hosts.server]\naddress = "10.0.0.2"\n'
+    )
     hosts = load_hosts(None, suite)
     assert list(hosts.hosts) == ["server"]
     assert hosts.source == f"{suite}: [hosts]"

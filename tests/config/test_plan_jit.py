@@ -31,13 +31,17 @@ def _plan(tmp_path: Path, text: str, inventory):
 def test_warmup_per_stack_and_in_the_estimate(tmp_path, fake_inventory):
     plan = _plan(tmp_path, SUITE, fake_inventory)
     assert [(s.name, s.jit_warmup_s) for s in plan.stacks] == [
-        ("refjit", 1.0), ("refserver", 0.0), ("jit-off", 0.0)]  # `unless` matched: no pass
+        ("refjit", 1.0),
+        ("refserver", 0.0),
+        ("jit-off", 0.0),
+    ]  # `unless` matched: no pass
     # 3 stacks x 2 workloads x 2 levels x 3 s, plus 1 s before each of refjit's 2 cases
     assert plan.estimated_seconds() == 3 * 2 * 2 * 3 + 2 * 1
 
 
 def test_a_suite_can_measure_jit_stacks_cold(tmp_path, fake_inventory):
-    plan = _plan(tmp_path, SUITE.replace("pause_s = 0", "pause_s = 0\njit_warmup = false"),
-                 fake_inventory)
+    plan = _plan(
+        tmp_path, SUITE.replace("pause_s = 0", "pause_s = 0\njit_warmup = false"), fake_inventory
+    )
     assert not plan.suite.load.jit_warmup
     assert plan.estimated_seconds() == 3 * 2 * 2 * 3

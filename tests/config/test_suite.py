@@ -45,24 +45,44 @@ def test_good_suite(tmp_path):
 
 
 def test_article_server_cores_is_a_statement_beside_the_placement(tmp_path):
-    s = parse_suite(write(tmp_path, SUITE.replace('server_cpus = "0"',
-                                                  'server_cpus = "0"\narticle_server_cores = 4')))
+    s = parse_suite(
+        write(
+            tmp_path,
+            SUITE.replace('server_cpus = "0"', 'server_cpus = "0"\narticle_server_cores = 4'),
+        )
+    )
     assert s.article_server_cores == 4 and s.server_cores == 1  # the placement is unchanged
     assert parse_suite(write(tmp_path, SUITE)).article_server_cores is None
 
 
 def test_article_suites_state_their_articles_cores():
     # (the article's own words are quoted beside each value in the suite files)
-    expected = {"db-html-report": 4, "pool-and-cluster": 4, "concurrency-sweep": 4,
-                "php-node-micro": 1, "io-vs-cpu": None}  # io-vs-cpu: the article does not say
+    expected = {
+        "db-html-report": 4,
+        "pool-and-cluster": 4,
+        "concurrency-sweep": 4,
+        "php-node-micro": 1,
+        "io-vs-cpu": None,
+    }  # io-vs-cpu: the article does not say
     for name, cores in expected.items():
         for suffix in ("", "-short"):
             assert parse_suite(SUITES_DIR / f"{name}{suffix}.toml").article_server_cores == cores
 
 
 def test_expand_sweep_by_hand():
-    assert expand_sweep([1, Range(100, 100, 1000)], "x") == \
-        (1, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000)
+    assert expand_sweep([1, Range(100, 100, 1000)], "x") == (
+        1,
+        100,
+        200,
+        300,
+        400,
+        500,
+        600,
+        700,
+        800,
+        900,
+        1000,
+    )
     assert len(expand_sweep([Range(100, 100, 10000)], "x")) == 100
     with pytest.raises(InputError, match="x: the range has 1001 levels; at most 1000"):
         expand_sweep([Range(1, 1, 1001)], "x")
@@ -72,29 +92,51 @@ def test_expand_sweep_by_hand():
         expand_sweep([Range(10, 1, 5)], "x")
 
 
-@pytest.mark.parametrize("change, message", [
-    (("[load]", "[load]\nconections = [1]"), r"\[load\] key 'conections': unknown key"),
-    (('duration_s = 2', 'duration_s = "2"'), r"\[load\] key 'duration_s': expected a number"),
-    (('driver = "native"', 'driver = "siege"'), r"'siege' is not one of: native, wrk, ab"),
-    (('repeat = 2', 'repeat = 0'), r"key 'repeat': expected a whole number from 1 to 100, got 0"),
-    (('duration_s = 2', 'duration_s = 2\nrequests = 10'), "either a request count or duration_s"),
-    (('name = "t"', 'name = "t"\ncolour = "red"'), "key 'colour': unknown key"),
-    (('connections = [1, {start = 100, step = 100, stop = 300}]', 'connections = [0]'),
-     r"key 'connections' \(item 1\): expected a number above 0 and at most 10000000 or a table "
-     "with keys start, step, stop, got 0"),
-    (('connections = [1, {start = 100, step = 100, stop = 300}]',
-      'connections = [{start = 1, stop = 9}]'),
-     r"key 'connections' \(item 1\) key 'step': missing"),
-    (('driver = "native"', 'driver = "wrk"\nmode = "open"\nrates = [10]'), "no open-loop mode"),
-    (('driver = "native"', 'mode = "open"'), "needs a list of request rates"),
-    (('server_cpus = "0"', 'server_cpus = "zero"'), "is not a CPU list"),
-    (('server_cpus = "0"', 'server_cpus = "4096"'), "not available here"),
-    (('server_cpus = "0"', 'server_cpus = "0"\narticle_server_cores = 0'),
-     r"\[placement\] key 'article_server_cores': expected a whole number from 1 to 4096"),
-    (('server_cpus = "0"', 'server_cpus = "0"\narticle_server_cores = "four"'),
-     r"\[placement\] key 'article_server_cores'"),
-    (('workloads = ["hello", "sha256?n=10"]', 'workloads = ["helo"]'), "unknown workload 'helo'"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (("[load]", "[load]\nconections = [1]"), r"\[load\] key 'conections': unknown key"),
+        (("duration_s = 2", 'duration_s = "2"'), r"\[load\] key 'duration_s': expected a number"),
+        (('driver = "native"', 'driver = "siege"'), r"'siege' is not one of: native, wrk, ab"),
+        (
+            ("repeat = 2", "repeat = 0"),
+            r"key 'repeat': expected a whole number from 1 to 100, got 0",
+        ),
+        (
+            ("duration_s = 2", "duration_s = 2\nrequests = 10"),
+            "either a request count or duration_s",
+        ),
+        (('name = "t"', 'name = "t"\ncolour = "red"'), "key 'colour': unknown key"),
+        (
+            ("connections = [1, {start = 100, step = 100, stop = 300}]", "connections = [0]"),
+            r"key 'connections' \(item 1\): expected a number above 0 and at most 10000000 or a table "  # noqa: E501 - the message as printed
+            "with keys start, step, stop, got 0",
+        ),
+        (
+            (
+                "connections = [1, {start = 100, step = 100, stop = 300}]",
+                "connections = [{start = 1, stop = 9}]",
+            ),
+            r"key 'connections' \(item 1\) key 'step': missing",
+        ),
+        (('driver = "native"', 'driver = "wrk"\nmode = "open"\nrates = [10]'), "no open-loop mode"),
+        (('driver = "native"', 'mode = "open"'), "needs a list of request rates"),
+        (('server_cpus = "0"', 'server_cpus = "zero"'), "is not a CPU list"),
+        (('server_cpus = "0"', 'server_cpus = "4096"'), "not available here"),
+        (
+            ('server_cpus = "0"', 'server_cpus = "0"\narticle_server_cores = 0'),
+            r"\[placement\] key 'article_server_cores': expected a whole number from 1 to 4096",
+        ),
+        (
+            ('server_cpus = "0"', 'server_cpus = "0"\narticle_server_cores = "four"'),
+            r"\[placement\] key 'article_server_cores'",
+        ),
+        (
+            ('workloads = ["hello", "sha256?n=10"]', 'workloads = ["helo"]'),
+            "unknown workload 'helo'",
+        ),
+    ],
+)
 def test_bad_suites_name_file_and_key(tmp_path, change, message):
     path = write(tmp_path, SUITE.replace(*change))
     with pytest.raises(InputError, match=message) as err:
@@ -163,52 +205,104 @@ params = { fault = "constant" }
         parse_suite(bad)
 
 
-@pytest.mark.parametrize("change, message", [
-    (("duration_s = 2", "duration_s = inf"),
-     r"\[load\] key 'duration_s': expected a number from 0.1 to 86400, got inf"),
-    (("duration_s = 2", "duration_s = nan"), r"key 'duration_s': expected a number .* got nan"),
-    (("connections = [1, {start = 100, step = 100, stop = 300}]", "connections = nan"),
-     r"\[load\] key 'connections': expected a non-empty list of numbers .* got nan"),
-    (("connections = [1, {start = 100, step = 100, stop = 300}]", "connections = [inf]"),
-     r"key 'connections' \(item 1\): expected a number above 0 and at most 10000000"),
-    (("connections = [1, {start = 100, step = 100, stop = 300}]", "connections = []"),
-     r"key 'connections': expected a non-empty list"),
-    (("connections = [1, {start = 100, step = 100, stop = 300}]", "connections = [1.5]"),
-     r"key 'connections': connections must be whole numbers"),
-    (('workloads = ["hello", "sha256?n=10"]', 'workloads = ["sha256?n=²"]'),
-     r"key 'workloads': sha256 n='²' is not a whole number \(use ASCII digits"),
-    (('workloads = ["hello", "sha256?n=10"]', 'workloads = ["sha256?n=٣"]'), "ASCII digits"),
-    (('workloads = ["hello", "sha256?n=10"]', 'workloads = ["hello", "sha256?n=1", "sha256"]'),
-     r"key 'workloads': the workload 'sha256\?n=1' is listed twice"),
-    (('workloads = ["hello", "sha256?n=10"]', 'workloads = []'),
-     "key 'workloads': expected a non-empty list of strings"),
-    (('stacks = ["refserver"]', 'stacks = ["refserver", "refserver"]'),
-     "key 'stacks': 'refserver' is listed twice"),
-    (('stacks = ["refserver"]', 'stacks = ["../x/victim"]'),
-     r"key 'stacks': '../x/victim' is not a valid name: use lowercase letters"),
-    (('stacks = ["refserver"]', 'stacks = ["Refserver"]'), "is not a valid name"),
-    (('name = "t"', 'name = "t/../../x"'), r"key 'name': 't/../../x' is not a valid name"),
-    (("repeat = 2", "repeat = 1000000"), r"key 'repeat': expected a whole number from 1 to 100"),
-    (("[slo]", "[limits]\nmax_error_rate = 1.5\n[slo]"),
-     r"\[limits\] key 'max_error_rate': expected a number from 0 to 1, got 1.5"),
-    (("latency_ms = 3000", "latency_ms = 3000\nmax_error_rate = 2"),
-     r"\[slo\] key 'max_error_rate': expected a number from 0 to 1"),
-    (("percentile = 99", "percentile = 0"), r"\[slo\] key 'percentile': expected a number above 0"),
-    (("[slo]", '[variants."../x/victim"]\nstack = "refserver"\n[slo]'),
-     r"\[variants\] key '../x/victim': '../x/victim' is not a valid name"),
-    (("[slo]", '[variants.v]\nstack = "../victim"\n[slo]'),
-     r"\[variants.v\] key 'stack': '../victim' is not a valid name"),
-    (("[slo]", '[variants.v]\nstack = "refserver"\nparams = { fault = 1.5 }\n[slo]'),
-     r"\[variants.v.params\] key 'fault': expected a string or a whole number or true or false"),
-    (("[slo]", '[params."../x"]\nfault = "crash"\n[slo]'), r"\[params\] key '../x'"),
-    (("[slo]", '[params.refserver]\nfault = ["a"]\n[slo]'),
-     r"\[params.refserver\] key 'fault': expected a string"),
-    (("[slo]", "[levels]\n\"hello\" = []\n[slo]"), r"\[levels\] key 'hello': expected a non-empty"),
-    (("[slo]", "[durations]\nhello = inf\n[slo]"), r"\[durations\] key 'hello': expected a number"),
-    (("[slo]", "script_iterations = -1\n[slo]"), r"\[placement\] key 'script_iterations'"),
-    (("driver = \"native\"", "driver = \"native\"\nmode = \"open\"\nrates = [10]"),
-     r"\[load\] key 'connections': open loop .* remove connections"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            ("duration_s = 2", "duration_s = inf"),
+            r"\[load\] key 'duration_s': expected a number from 0.1 to 86400, got inf",
+        ),
+        (("duration_s = 2", "duration_s = nan"), r"key 'duration_s': expected a number .* got nan"),
+        (
+            ("connections = [1, {start = 100, step = 100, stop = 300}]", "connections = nan"),
+            r"\[load\] key 'connections': expected a non-empty list of numbers .* got nan",
+        ),
+        (
+            ("connections = [1, {start = 100, step = 100, stop = 300}]", "connections = [inf]"),
+            r"key 'connections' \(item 1\): expected a number above 0 and at most 10000000",
+        ),
+        (
+            ("connections = [1, {start = 100, step = 100, stop = 300}]", "connections = []"),
+            r"key 'connections': expected a non-empty list",
+        ),
+        (
+            ("connections = [1, {start = 100, step = 100, stop = 300}]", "connections = [1.5]"),
+            r"key 'connections': connections must be whole numbers",
+        ),
+        (
+            ('workloads = ["hello", "sha256?n=10"]', 'workloads = ["sha256?n=²"]'),
+            r"key 'workloads': sha256 n='²' is not a whole number \(use ASCII digits",
+        ),
+        (('workloads = ["hello", "sha256?n=10"]', 'workloads = ["sha256?n=٣"]'), "ASCII digits"),
+        (
+            (
+                'workloads = ["hello", "sha256?n=10"]',
+                'workloads = ["hello", "sha256?n=1", "sha256"]',
+            ),
+            r"key 'workloads': the workload 'sha256\?n=1' is listed twice",
+        ),
+        (
+            ('workloads = ["hello", "sha256?n=10"]', "workloads = []"),
+            "key 'workloads': expected a non-empty list of strings",
+        ),
+        (
+            ('stacks = ["refserver"]', 'stacks = ["refserver", "refserver"]'),
+            "key 'stacks': 'refserver' is listed twice",
+        ),
+        (
+            ('stacks = ["refserver"]', 'stacks = ["../x/victim"]'),
+            r"key 'stacks': '../x/victim' is not a valid name: use lowercase letters",
+        ),
+        (('stacks = ["refserver"]', 'stacks = ["Refserver"]'), "is not a valid name"),
+        (('name = "t"', 'name = "t/../../x"'), r"key 'name': 't/../../x' is not a valid name"),
+        (
+            ("repeat = 2", "repeat = 1000000"),
+            r"key 'repeat': expected a whole number from 1 to 100",
+        ),
+        (
+            ("[slo]", "[limits]\nmax_error_rate = 1.5\n[slo]"),
+            r"\[limits\] key 'max_error_rate': expected a number from 0 to 1, got 1.5",
+        ),
+        (
+            ("latency_ms = 3000", "latency_ms = 3000\nmax_error_rate = 2"),
+            r"\[slo\] key 'max_error_rate': expected a number from 0 to 1",
+        ),
+        (
+            ("percentile = 99", "percentile = 0"),
+            r"\[slo\] key 'percentile': expected a number above 0",
+        ),
+        (
+            ("[slo]", '[variants."../x/victim"]\nstack = "refserver"\n[slo]'),
+            r"\[variants\] key '../x/victim': '../x/victim' is not a valid name",
+        ),
+        (
+            ("[slo]", '[variants.v]\nstack = "../victim"\n[slo]'),
+            r"\[variants.v\] key 'stack': '../victim' is not a valid name",
+        ),
+        (
+            ("[slo]", '[variants.v]\nstack = "refserver"\nparams = { fault = 1.5 }\n[slo]'),
+            r"\[variants.v.params\] key 'fault': expected a string or a whole number or true or false",  # noqa: E501 - the message as printed
+        ),
+        (("[slo]", '[params."../x"]\nfault = "crash"\n[slo]'), r"\[params\] key '../x'"),
+        (
+            ("[slo]", '[params.refserver]\nfault = ["a"]\n[slo]'),
+            r"\[params.refserver\] key 'fault': expected a string",
+        ),
+        (
+            ("[slo]", '[levels]\n"hello" = []\n[slo]'),
+            r"\[levels\] key 'hello': expected a non-empty",
+        ),
+        (
+            ("[slo]", "[durations]\nhello = inf\n[slo]"),
+            r"\[durations\] key 'hello': expected a number",
+        ),
+        (("[slo]", "script_iterations = -1\n[slo]"), r"\[placement\] key 'script_iterations'"),
+        (
+            ('driver = "native"', 'driver = "native"\nmode = "open"\nrates = [10]'),
+            r"\[load\] key 'connections': open loop .* remove connections",
+        ),
+    ],
+)
 def test_bad_input_is_refused_naming_file_key_and_what_is_allowed(tmp_path, change, message):
     path = write(tmp_path, SUITE.replace(*change))
     with pytest.raises(InputError, match=message) as err:
@@ -237,8 +331,11 @@ def test_suite_name_comes_from_a_valid_file_name(tmp_path):
     assert parse_suite(good).name == "my-suite"
     bad = tmp_path / "My Suite.toml"
     bad.write_text(text)
-    with pytest.raises(InputError, match=r"the file name 'My Suite' is not a valid suite name; "
-                                         r"add name ="):
+    with pytest.raises(
+        InputError,
+        match=r"the file name 'My Suite' is not a valid suite name; "
+        r"add name =",
+    ):
         parse_suite(bad)
 
 
@@ -258,20 +355,29 @@ def test_plan_checks_param_values_against_the_manifest_types(tmp_path, fake_inve
 
     plan = plan_with('\n[params.refserver]\nfault = "status500"\n')
     assert plan.stacks[0].params == {"fault": "status500"}
-    with pytest.raises(InputError, match=r"suite.toml: \[params.refserver\] key 'fault': "
-                                         r"'status' is not allowed for parameter 'fault'; "
-                                         r"expected one of: '', constant, status500"):
+    with pytest.raises(
+        InputError,
+        match=r"suite.toml: \[params.refserver\] key 'fault': "
+        r"'status' is not allowed for parameter 'fault'; "
+        r"expected one of: '', constant, status500",
+    ):
         plan_with('\n[params.refserver]\nfault = "status"\n')
     with pytest.raises(InputError, match=r"key 'fault': 'crash\\nLoadModule x' is not allowed"):
         plan_with('\n[params.refserver]\nfault = "crash\\nLoadModule x"\n')
-    with pytest.raises(InputError, match=r"\[params.refserver\] key 'colour': the stack "
-                                         r"'refserver' has no parameter 'colour' "
-                                         r"\(parameters: fault\)"):
+    with pytest.raises(
+        InputError,
+        match=r"\[params.refserver\] key 'colour': the stack "
+        r"'refserver' has no parameter 'colour' "
+        r"\(parameters: fault\)",
+    ):
         plan_with('\n[params.refserver]\ncolour = "red"\n')
     with pytest.raises(InputError, match=r"\[variants.v.params\] key 'fault': 'nope'"):
         plan_with('\n[variants.v]\nstack = "refserver"\nparams = { fault = "nope" }\n')
-    with pytest.raises(InputError, match=r"\[variants.refserver\]: 'refserver' is already the "
-                                         "name of a stack"):
+    with pytest.raises(
+        InputError,
+        match=r"\[variants.refserver\]: 'refserver' is already the "
+        "name of a stack",
+    ):
         plan_with('\n[variants.refserver]\nstack = "crashing"\n')
 
 
@@ -294,8 +400,10 @@ def test_a_broken_manifest_only_makes_its_stack_unavailable(tmp_path):
         _ = broken.manifest
     text = SUITE.replace('["refserver"]', '["refserver", "crashing"]')
     plan = build_plan(parse_suite(write(tmp_path, text)), inventory, None, None)
-    assert [(s.name, s.available) for s in plan.stacks] == [("refserver", False),
-                                                            ("crashing", True)]
+    assert [(s.name, s.available) for s in plan.stacks] == [
+        ("refserver", False),
+        ("crashing", True),
+    ]
     assert "unknown key" in plan.stacks[0].reason
     with pytest.raises(InputError, match="unknown stack 'nosuch'"):
         load_inventory(["nosuch"], stacks_dir=stacks)

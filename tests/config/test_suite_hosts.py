@@ -62,18 +62,32 @@ def test_a_one_machine_suite_needs_no_hosts(tmp_path):
     assert not suite.placement.remote and resolve_hosts(suite, None) is None
 
 
-@pytest.mark.parametrize("text, message", [
-    (SUITE, r"\[placement\]: server_host/loader_hosts name other hosts, but the suite has no "
-            r"\[hosts\] tables or hosts_file"),
-    (SUITE + HOSTS.replace("[hosts.h3]", "[hosts.h4]"),
-     r"\[placement\]: host 'h3' is not in .*\(hosts: h1, h2, h4\)"),
-    ('hosts_file = "/nonexistent/hosts.toml"\n' + SUITE,
-     r"/nonexistent/hosts.toml: no such hosts file .*testhosts.sh up 3"),
-    (SUITE.replace('connections = [4, 20]', 'connections = [1, 20]') + HOSTS,
-     r"loader_hosts: a level of 1 connections cannot be split over 2 loaders"),
-    (SUITE.replace('[load]', '[load]\ndriver = "wrk"') + HOSTS,
-     r'loader_hosts: 2 loaders need \[load\] driver = "native"'),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            SUITE,
+            r"\[placement\]: server_host/loader_hosts name other hosts, but the suite has no "
+            r"\[hosts\] tables or hosts_file",
+        ),
+        (
+            SUITE + HOSTS.replace("[hosts.h3]", "[hosts.h4]"),
+            r"\[placement\]: host 'h3' is not in .*\(hosts: h1, h2, h4\)",
+        ),
+        (
+            'hosts_file = "/nonexistent/hosts.toml"\n' + SUITE,
+            r"/nonexistent/hosts.toml: no such hosts file .*testhosts.sh up 3",
+        ),
+        (
+            SUITE.replace("connections = [4, 20]", "connections = [1, 20]") + HOSTS,
+            r"loader_hosts: a level of 1 connections cannot be split over 2 loaders",
+        ),
+        (
+            SUITE.replace("[load]", '[load]\ndriver = "wrk"') + HOSTS,
+            r'loader_hosts: 2 loaders need \[load\] driver = "native"',
+        ),
+    ],
+)
 def test_hosts_checked_when_the_run_starts(tmp_path, text, message):
     suite = parse_suite(write(tmp_path, text))
     with pytest.raises(InputError, match=message) as err:
@@ -81,15 +95,27 @@ def test_hosts_checked_when_the_run_starts(tmp_path, text, message):
     assert err.value.exit_code == 2
 
 
-@pytest.mark.parametrize("change, message", [
-    (('server_host = "h1"\n', ""), r"loader_hosts: loaders on other hosts cannot reach a server "
-                                   "on this machine's loopback; set server_host too"),
-    (('["h2", "h3"]', '["h2", "h2"]'), r"loader_hosts: a host is listed twice"),
-    (('server_host = "h1"', 'server_host = "../h1"'), r"key 'server_host': '../h1' is not a "
-                                                      "valid name"),
-    (('name = "t"', 'name = "t"\nhosts_file = "x.toml"'), r"give \[hosts.NAME\] tables or a "
-                                                         "hosts_file, not both"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            ('server_host = "h1"\n', ""),
+            r"loader_hosts: loaders on other hosts cannot reach a server "
+            "on this machine's loopback; set server_host too",
+        ),
+        (('["h2", "h3"]', '["h2", "h2"]'), r"loader_hosts: a host is listed twice"),
+        (
+            ('server_host = "h1"', 'server_host = "../h1"'),
+            r"key 'server_host': '../h1' is not a "
+            "valid name",
+        ),
+        (
+            ('name = "t"', 'name = "t"\nhosts_file = "x.toml"'),
+            r"give \[hosts.NAME\] tables or a "
+            "hosts_file, not both",
+        ),
+    ],
+)
 def test_bad_placements_are_refused_when_parsed(tmp_path, change, message):
     with pytest.raises(InputError, match=message):
         parse_suite(write(tmp_path, SUITE.replace(*change) + HOSTS))
@@ -100,8 +126,9 @@ def test_remote_cores_are_not_checked_against_this_machine(tmp_path):
     assert parse_suite(write(tmp_path, text)).placement.server == frozenset({63})
 
 
-SERVICES_APART = SUITE.replace('loader_hosts = ["h2", "h3"]',
-                               'loader_hosts = ["h2"]\nservices_host = "h3"')
+SERVICES_APART = SUITE.replace(
+    'loader_hosts = ["h2", "h3"]', 'loader_hosts = ["h2"]\nservices_host = "h3"'
+)
 
 
 def test_services_on_a_host_of_their_own(tmp_path):
@@ -112,18 +139,31 @@ def test_services_on_a_host_of_their_own(tmp_path):
     assert not same.placement.services_apart  # with the server: as without the key
 
 
-@pytest.mark.parametrize("change, message", [
-    (('server_host = "h1"\n', ""), r"services_host: services on another host are reached over "
-                                   "the network by a server on another host; set server_host"),
-    (('workloads = ["hello"]', 'workloads = ["memcache-get", "redis-get"]'),
-     r'services_host = "h3" would put memcached \(for memcache-get\) on that host\'s network '
-     r"address, and memcached has no authentication.*memcached_on_network = true"),
-    (('services_host = "h3"', 'services_host = "h1"\nmemcached_on_network = true'),
-     r"memcached_on_network: only means something with the services on a host of their own"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            ('server_host = "h1"\n', ""),
+            r"services_host: services on another host are reached over "
+            "the network by a server on another host; set server_host",
+        ),
+        (
+            ('workloads = ["hello"]', 'workloads = ["memcache-get", "redis-get"]'),
+            r'services_host = "h3" would put memcached \(for memcache-get\) on that host\'s network '  # noqa: E501 - the message as printed
+            r"address, and memcached has no authentication.*memcached_on_network = true",
+        ),
+        (
+            ('services_host = "h3"', 'services_host = "h1"\nmemcached_on_network = true'),
+            r"memcached_on_network: only means something with the services on a host of their own",
+        ),
+    ],
+)
 def test_services_apart_refused_when_unsafe_or_meaningless(tmp_path, change, message):
-    text = SERVICES_APART.replace('loader_hosts = ["h2"]\n', "") if "server_host" in change[0] \
+    text = (
+        SERVICES_APART.replace('loader_hosts = ["h2"]\n', "")
+        if "server_host" in change[0]
         else SERVICES_APART
+    )
     with pytest.raises(InputError, match=message):
         parse_suite(write(tmp_path, text.replace(*change) + HOSTS))
 

@@ -23,34 +23,54 @@ class Outer(Struct, frozen=True, forbid_unknown_fields=True):
     rows: list[Inner] = []
 
 
-@pytest.mark.parametrize("segments, text", [
-    (("name",), "key 'name'"),
-    (("load", "connections"), "[load] key 'connections'"),
-    (("load", "connections", 1), "[load] key 'connections' (item 2)"),
-    (("process", 0, "role"), "[[process]] #1 key 'role'"),
-    (("variants", "a b", "stack"), "[variants.\"a b\"] key 'stack'"),
-    (("levels", "sha256?n=1"), "[levels] key 'sha256?n=1'"),
-])
+@pytest.mark.parametrize(
+    "segments, text",
+    [
+        (("name",), "key 'name'"),
+        (("load", "connections"), "[load] key 'connections'"),
+        (("load", "connections", 1), "[load] key 'connections' (item 2)"),
+        (("process", 0, "role"), "[[process]] #1 key 'role'"),
+        (("variants", "a b", "stack"), "[variants.\"a b\"] key 'stack'"),
+        (("levels", "sha256?n=1"), "[levels] key 'sha256?n=1'"),
+    ],
+)
 def test_location(segments, text):
     assert location(segments) == text
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"items": ["a"], "inner": {"count": 0}},
-     "[inner] key 'count': expected a whole number from 1 to 100, got 0"),
-    ({"items": ["a"], "inner": {"count": True}}, "expected a whole number from 1 to 100, got true"),
-    ({"items": ["a"], "inner": {"ratio": float("nan")}}, "key 'ratio': expected a number from 0 "
-                                                          "to 1, got nan"),
-    ({"items": ["a"], "inner": {"ratio": float("inf")}}, "got inf"),
-    ({"items": ["a"], "inner": {"colour": 1}},
-     "[inner] key 'colour': unknown key (allowed: count, ratio)"),
-    ({"items": []}, "key 'items': expected a non-empty list of strings, got a list"),
-    ({"items": ["a", 3]}, "key 'items' (item 2): expected a string, got 3"),
-    ({}, "key 'items': missing (required: a non-empty list of strings)"),
-    ({"items": ["a"], "rows": [{}, {"count": "x"}]},
-     "[[rows]] #2 key 'count': expected a whole number from 1 to 100, got 'x'"),
-    ({"items": ["a"], "inner": 3}, "key 'inner': expected a table with keys count, ratio, got 3"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (
+            {"items": ["a"], "inner": {"count": 0}},
+            "[inner] key 'count': expected a whole number from 1 to 100, got 0",
+        ),
+        (
+            {"items": ["a"], "inner": {"count": True}},
+            "expected a whole number from 1 to 100, got true",
+        ),
+        (
+            {"items": ["a"], "inner": {"ratio": float("nan")}},
+            "key 'ratio': expected a number from 0 to 1, got nan",
+        ),
+        ({"items": ["a"], "inner": {"ratio": float("inf")}}, "got inf"),
+        (
+            {"items": ["a"], "inner": {"colour": 1}},
+            "[inner] key 'colour': unknown key (allowed: count, ratio)",
+        ),
+        ({"items": []}, "key 'items': expected a non-empty list of strings, got a list"),
+        ({"items": ["a", 3]}, "key 'items' (item 2): expected a string, got 3"),
+        ({}, "key 'items': missing (required: a non-empty list of strings)"),
+        (
+            {"items": ["a"], "rows": [{}, {"count": "x"}]},
+            "[[rows]] #2 key 'count': expected a whole number from 1 to 100, got 'x'",
+        ),
+        (
+            {"items": ["a"], "inner": 3},
+            "key 'inner': expected a table with keys count, ratio, got 3",
+        ),
+    ],
+)
 def test_conversion_errors_name_the_key_and_what_is_allowed(data, message):
     with pytest.raises(InputError) as err:
         convert(data, Outer, Path("suite.toml"))
@@ -97,12 +117,31 @@ def test_valid_names(name):
     assert is_name(name) and check_name(name, "w") == name
 
 
-@pytest.mark.parametrize("name", ["", "../x/victim", "..", ".hidden", "-flag", "Node", "a b",
-                                  "a/b", "a\nb", "node\n", "é", "x" * 65, "_x"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        "../x/victim",
+        "..",
+        ".hidden",
+        "-flag",
+        "Node",
+        "a b",
+        "a/b",
+        "a\nb",
+        "node\n",
+        "é",
+        "x" * 65,
+        "_x",
+    ],
+)
 def test_invalid_names_are_refused_with_the_rule(name):
     assert not is_name(name)
-    with pytest.raises(InputError, match=r"suite.toml: key 'stacks': .* is not a valid name: "
-                                         r"use lowercase letters"):
+    with pytest.raises(
+        InputError,
+        match=r"suite.toml: key 'stacks': .* is not a valid name: "
+        r"use lowercase letters",
+    ):
         check_name(name, "suite.toml: key 'stacks'")
 
 

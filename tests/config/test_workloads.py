@@ -22,26 +22,32 @@ def test_sha256_chain_by_hand():
     assert sha256_chain(2) == d2.hex().encode()
 
 
-@pytest.mark.parametrize("text, label, path", [
-    ("hello", "hello", "/hello"),
-    ("sha256", "sha256?n=1", "/sha256?n=1"),
-    ("sha256?n=1000", "sha256?n=1000", "/sha256?n=1000"),
-    ("data?n=128", "data?n=128", "/data/128"),
-    ("data/64", "data?n=64", "/data/64"),
-    ("queries?queries=20", "queries?queries=20", "/queries?queries=20"),
-])
+@pytest.mark.parametrize(
+    "text, label, path",
+    [
+        ("hello", "hello", "/hello"),
+        ("sha256", "sha256?n=1", "/sha256?n=1"),
+        ("sha256?n=1000", "sha256?n=1000", "/sha256?n=1000"),
+        ("data?n=128", "data?n=128", "/data/128"),
+        ("data/64", "data?n=64", "/data/64"),
+        ("queries?queries=20", "queries?queries=20", "/queries?queries=20"),
+    ],
+)
 def test_parse_spec(text, label, path):
     spec = parse_spec(text, "suite.toml")
     assert spec.label == label and spec.path == path
 
 
-@pytest.mark.parametrize("text, message", [
-    ("nope", "unknown workload 'nope'"),
-    ("hello?n=3", "takes no parameters"),
-    ("sha256?x=3", "has no parameter 'x'"),
-    ("sha256?n=abc", "not a whole number"),
-    ("sha256?n=0", r"outside 1..100000"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("nope", "unknown workload 'nope'"),
+        ("hello?n=3", "takes no parameters"),
+        ("sha256?x=3", "has no parameter 'x'"),
+        ("sha256?n=abc", "not a whole number"),
+        ("sha256?n=0", r"outside 1..100000"),
+    ],
+)
 def test_bad_specs(text, message):
     with pytest.raises(InputError, match=message):
         parse_spec(text, "suite.toml")

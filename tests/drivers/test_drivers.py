@@ -58,9 +58,21 @@ def test_ab_non2xx_are_status_errors():
 def test_command_lines_match_the_articles():
     s = LoadSettings(duration_s=30, keepalive=KeepAlive.OFF, timeout_s=3)
     req = LoadRequest("http://127.0.0.1:1/hello", s, 25, None, frozenset({1}))
-    assert WrkDriver().command(req) == ["wrk", "-t", "1", "-c", "25", "-d", "30s", "--timeout",
-                                        "3s", "--latency", "-H", "Connection: close",
-                                        "http://127.0.0.1:1/hello"]
+    assert WrkDriver().command(req) == [
+        "wrk",
+        "-t",
+        "1",
+        "-c",
+        "25",
+        "-d",
+        "30s",
+        "--timeout",
+        "3s",
+        "--latency",
+        "-H",
+        "Connection: close",
+        "http://127.0.0.1:1/hello",
+    ]
     s = LoadSettings(duration_s=None, requests=2000, keepalive=KeepAlive.ON)
     req = LoadRequest("http://127.0.0.1:1/x", s, 300, None, frozenset({1}))
     assert AbDriver().command(req)[:8] == ["ab", "-c", "300", "-s", "3", "-r", "-n", "2000"]
@@ -91,8 +103,9 @@ def test_native_document_is_parsed_and_extra_percentiles_come_from_the_histogram
     assert r.bytes_read == doc["throughput"]["bytes_read"] == 74_500
     assert r.loader_engine == doc["tool"]["engine"] == "uring"  # recorded with the level
     older = {**doc, "tool": {"name": "stackbench-load", "version": "0.1.0"}}  # /2 and before
-    assert NativeDriver().parse(req, ["x"], json.dumps(older), "", 2.0, (0, 0)).loader_engine \
-        is None
+    assert (
+        NativeDriver().parse(req, ["x"], json.dumps(older), "", 2.0, (0, 0)).loader_engine is None
+    )
 
 
 def test_native_document_without_completed_requests_has_no_latency():
@@ -109,6 +122,7 @@ def test_ab_times_per_request_match_its_three_decimal_lines():
     # connection-times mean, in whole milliseconds, says 1. Our time per request
     # (connections x duration / completed) must be ab's figure, not the rounded one.
     from stackbench.analysis.stats import time_per_request_ms
+
     r = parse_ab((DATA / "ab-c1.txt").read_text(), ["ab"], None)
     assert r.latency_us["mean"] == 1000  # ab's whole-millisecond summary, kept as printed
     assert round(time_per_request_ms(1, r.duration_s, r.completed), 3) == 1.383

@@ -22,11 +22,17 @@ from stackbench.drivers import loadjson
 from stackbench.drivers.native import NativeDriver
 from stackbench.errors import DriverError
 
-SCHEMA = json.loads((REPO_ROOT / "loadgen" / "schema" / "stackbench-load.schema.json")
-                    .read_text())
-JSON_TYPES = {mi.IntType: {"integer"}, mi.FloatType: {"number", "integer"},
-              mi.StrType: {"string"}, mi.BoolType: {"boolean"}, mi.LiteralType: {"string"},
-              mi.StructType: {"object"}, mi.DictType: {"object"}, mi.VarTupleType: {"array"}}
+SCHEMA = json.loads((REPO_ROOT / "loadgen" / "schema" / "stackbench-load.schema.json").read_text())
+JSON_TYPES = {
+    mi.IntType: {"integer"},
+    mi.FloatType: {"number", "integer"},
+    mi.StrType: {"string"},
+    mi.BoolType: {"boolean"},
+    mi.LiteralType: {"string"},
+    mi.StructType: {"object"},
+    mi.DictType: {"object"},
+    mi.VarTupleType: {"array"},
+}
 
 
 def schema_types(node: dict[str, Any]) -> set[str]:
@@ -117,16 +123,23 @@ needs_loader = pytest.mark.skipif(not native_loader_built(), reason="loadgen not
 
 
 def loader_output(*args: str) -> str:
-    done = subprocess.run([str(loadgen_binary()), "--json", *args], capture_output=True,
-                          text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [str(loadgen_binary()), "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
 @needs_loader
-@pytest.mark.parametrize("args", [("-n", "300", "-c", "4", "-t", "1"),
-                                  ("-R", "200", "-d", "1s", "-c", "4", "--no-keepalive")],
-                         ids=["closed", "open"])
+@pytest.mark.parametrize(
+    "args",
+    [("-n", "300", "-c", "4", "-t", "1"), ("-R", "200", "-d", "1s", "-c", "4", "--no-keepalive")],
+    ids=["closed", "open"],
+)
 def test_a_real_document_validates_and_decodes(hello_url: str, args: tuple[str, ...]) -> None:
     text = loader_output(*args, "--expect-body", "Hello World", hello_url)
     raw = json.loads(text)

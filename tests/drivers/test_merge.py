@@ -42,28 +42,48 @@ def encoded(values: Sequence[int], highest: int = HIGHEST) -> str:
 
 
 def counts(h: Any) -> list[int]:
-    return [int(c) for c in np.ctypeslib.as_array(h.counts)[:h.counts_len]]
+    return [int(c) for c in np.ctypeslib.as_array(h.counts)[: h.counts_len]]
 
 
-def second(t_s: int, values: Sequence[int], errors: int = 0, partial: bool = False,
-           duration_s: float = 1.0) -> Second:
+def second(
+    t_s: int, values: Sequence[int], errors: int = 0, partial: bool = False, duration_s: float = 1.0
+) -> Second:
     """A per-second entry as the native driver stores it (its p* are not read by the merge)."""
-    return Second(t_s=t_s, completed=len(values), errors=errors, p50_us=-1, p99_us=-1,
-                  p90_us=-1, max_us=-1, duration_s=duration_s, partial=partial,
-                  histogram=encoded(values))
+    return Second(
+        t_s=t_s,
+        completed=len(values),
+        errors=errors,
+        p50_us=-1,
+        p99_us=-1,
+        p90_us=-1,
+        max_us=-1,
+        duration_s=duration_s,
+        partial=partial,
+        histogram=encoded(values),
+    )
 
 
 def result(values: Sequence[int], **fields: Any) -> LoadResult:
     base: dict[str, Any] = dict(
-        driver=DriverKind.NATIVE, command=("stackbench-load", "http://s/x", "-c", "2"),
-        duration_s=5.0, completed=len(values), ok=len(values), errors={},
-        requests_per_s=len(values) / 5.0, latency_us={}, histogram=encoded(values),
-        timeseries=(), loader_cpu_s=(0.0, 0.0), unanswered_at_end=(0, 0.0))
+        driver=DriverKind.NATIVE,
+        command=("stackbench-load", "http://s/x", "-c", "2"),
+        duration_s=5.0,
+        completed=len(values),
+        ok=len(values),
+        errors={},
+        requests_per_s=len(values) / 5.0,
+        latency_us={},
+        histogram=encoded(values),
+        timeseries=(),
+        loader_cpu_s=(0.0, 0.0),
+        unanswered_at_end=(0, 0.0),
+    )
     base.update(fields)
     return LoadResult(**base)
 
 
 # --- splits ----------------------------------------------------------------------------------
+
 
 def test_connections_split_as_evenly_as_possible() -> None:
     assert split_connections(10, 3) == (4, 3, 3)
@@ -90,8 +110,13 @@ def test_rate_split_in_equal_shares() -> None:
 
 
 def request(**overrides: Any) -> LoadRequest:
-    fields: dict[str, Any] = dict(url="http://10.231.0.11:8080/x", settings=LoadSettings(),
-                                  connections=10, rate=None, loader_cpus=frozenset({0, 1}))
+    fields: dict[str, Any] = dict(
+        url="http://10.231.0.11:8080/x",
+        settings=LoadSettings(),
+        connections=10,
+        rate=None,
+        loader_cpus=frozenset({0, 1}),
+    )
     fields.update(overrides)
     return LoadRequest(**fields)
 
@@ -121,8 +146,9 @@ def test_request_count_follows_the_connections() -> None:
     # 11 x (4, 3, 3) / 10 = 4.4, 3.3, 3.3: the largest remainder (0.4) gets the 11th request
     odd = split_request(request(settings=LoadSettings(duration_s=None, requests=11)), CPUS)
     assert [p.request_count for p in odd] == [5, 3, 3]
-    per_connection = split_request(request(settings=LoadSettings(requests_per_connection=100)),
-                                   CPUS)
+    per_connection = split_request(
+        request(settings=LoadSettings(requests_per_connection=100)), CPUS
+    )
     assert [p.request_count for p in per_connection] == [400, 300, 300]  # 1000 in all
     with pytest.raises(InputError, match=r"requests = 2 .* 3 loaders"):
         split_request(request(settings=LoadSettings(duration_s=None, requests=2)), CPUS)
@@ -135,13 +161,16 @@ B = [15, 25, 35, 1000, 1500, 2000]
 # The union, sorted (16 values, all below 2048: recorded exactly at 3 significant digits):
 # 10 15 20 25 30 35 40 50 60 70 80 90 100 1000 1500 2000
 UNION_FIGURES = {
-    "min": 10.0, "max": 2000.0,
+    "min": 10.0,
+    "max": 2000.0,
     "mean": 5125 / 16,  # 320.3125, exact in binary
     # the loader's rule: the ceil(q * 16)-th smallest value
     "p50": 50.0,  # 8th
     "p75": 90.0,  # 12th
     "p90": 1500.0,  # 14.4 -> 15th
-    "p99": 2000.0, "p99_9": 2000.0, "p99_99": 2000.0,  # 16th
+    "p99": 2000.0,
+    "p99_9": 2000.0,
+    "p99_99": 2000.0,  # 16th
     # native.py's extra percentiles (hdrh's rule: the int(q * 16 + 0.5)-th smallest value)
     "p66": 80.0,  # 11.06 -> 11th
     "p80": 100.0,  # 13.3 -> 13th
@@ -151,13 +180,28 @@ UNION_FIGURES = {
 
 
 def two_parts() -> tuple[LoadResult, LoadResult]:
-    a = result(A, errors={"status": 2, "timeout": 1}, ok=8, requests_per_s=1000.0,
-               loader_cpu_s=(1.0, 0.5), unanswered_at_end=(1, 500.0), warnings=("w-a",),
-               duration_s=5.0, raw_output="{a}")
-    b = result(B, errors={"timeout": 3, "connect": 1}, requests_per_s=600.0,
-               loader_cpu_s=(0.25, 0.125), unanswered_at_end=(2, 300.0), warnings=("w-b",),
-               duration_s=5.25, command=("stackbench-load", "http://s/x", "-c", "1"),
-               raw_output="{b}")
+    a = result(
+        A,
+        errors={"status": 2, "timeout": 1},
+        ok=8,
+        requests_per_s=1000.0,
+        loader_cpu_s=(1.0, 0.5),
+        unanswered_at_end=(1, 500.0),
+        warnings=("w-a",),
+        duration_s=5.0,
+        raw_output="{a}",
+    )
+    b = result(
+        B,
+        errors={"timeout": 3, "connect": 1},
+        requests_per_s=600.0,
+        loader_cpu_s=(0.25, 0.125),
+        unanswered_at_end=(2, 300.0),
+        warnings=("w-b",),
+        duration_s=5.25,
+        command=("stackbench-load", "http://s/x", "-c", "1"),
+        raw_output="{b}",
+    )
     return a, b
 
 
@@ -191,8 +235,10 @@ def test_merged_counts_and_facts() -> None:
     assert r.loader_cpu_s == (1.25, 0.625)
     assert r.unanswered_at_end == (3, 500.0)
     assert r.warnings == ("h2: w-a", "h3: w-b")
-    assert r.command == ("[h2] stackbench-load http://s/x -c 2",
-                         "[h3] stackbench-load http://s/x -c 1")
+    assert r.command == (
+        "[h2] stackbench-load http://s/x -c 2",
+        "[h3] stackbench-load http://s/x -c 1",
+    )
     assert r.raw_output == "--- h2 ---\n{a}\n--- h3 ---\n{b}\n"
     assert merged.start_skew_s == pytest.approx(0.004)
     assert merged.started_at == (100.0, 100.004) and merged.loader_names == ("h2", "h3")
@@ -209,15 +255,18 @@ def test_one_real_loader_document_gives_back_its_own_figures() -> None:
     assert alone.latency_us == part.latency_us
     assert part.timeseries and alone.timeseries
     # the histograms too: a part's second re-encoded is the same histogram
-    assert [msgspec.structs.replace(s, histogram="") for s in alone.timeseries] == \
-        [msgspec.structs.replace(s, histogram="") for s in part.timeseries]
-    assert [counts(HdrHistogram.decode(s.histogram)) for s in alone.timeseries] == \
-        [counts(HdrHistogram.decode(s.histogram)) for s in part.timeseries]
+    assert [msgspec.structs.replace(s, histogram="") for s in alone.timeseries] == [
+        msgspec.structs.replace(s, histogram="") for s in part.timeseries
+    ]
+    assert [counts(HdrHistogram.decode(s.histogram)) for s in alone.timeseries] == [
+        counts(HdrHistogram.decode(s.histogram)) for s in part.timeseries
+    ]
     twice = merge_results([part, part], [0.0, 0.0]).result
     assert twice.completed == 2 * part.completed
     assert twice.histogram is not None and part.histogram is not None
-    assert counts(HdrHistogram.decode(twice.histogram)) == \
-        [2 * c for c in counts(HdrHistogram.decode(part.histogram))]
+    assert counts(HdrHistogram.decode(twice.histogram)) == [
+        2 * c for c in counts(HdrHistogram.decode(part.histogram))
+    ]
     assert twice.latency_us["p99"] == part.latency_us["p99"]
 
 
@@ -240,35 +289,65 @@ def test_nothing_completed_gives_no_latency() -> None:
 
 # --- per-second series -----------------------------------------------------------------------
 
+
 def test_per_second_series_merged_by_hand() -> None:
-    series_a = [second(1, [10, 20, 30]), second(2, [40, 50], errors=1),
-                second(3, [60])]
-    series_b = [second(1, [15, 25], errors=2),
-                second(2, [35, 1000, 1500, 2000], partial=True, duration_s=0.6)]
+    series_a = [second(1, [10, 20, 30]), second(2, [40, 50], errors=1), second(3, [60])]
+    series_b = [
+        second(1, [15, 25], errors=2),
+        second(2, [35, 1000, 1500, 2000], partial=True, duration_s=0.6),
+    ]
     merged = merge_timeseries([series_a, series_b], ["h2", "h3"])
     assert merged is not None
-    plain = [{k: v for k, v in msgspec.structs.asdict(s).items() if k != "histogram"}
-             for s in merged]
+    plain = [
+        {k: v for k, v in msgspec.structs.asdict(s).items() if k != "histogram"} for s in merged
+    ]
     assert plain == [
         # 10 15 20 25 30: p50 = 3rd (ceil 2.5), p90 = 5th (ceil 4.5), p99 = 5th
-        {"t_s": 1, "completed": 5, "errors": 2, "p50_us": 20, "p90_us": 30, "p99_us": 30,
-         "max_us": 30, "duration_s": 1.0, "partial": False},
+        {
+            "t_s": 1,
+            "completed": 5,
+            "errors": 2,
+            "p50_us": 20,
+            "p90_us": 30,
+            "p99_us": 30,
+            "max_us": 30,
+            "duration_s": 1.0,
+            "partial": False,
+        },
         # 35 40 50 1000 1500 2000: p50 = 3rd, p90 = 6th (ceil 5.4); h3's second is partial
-        {"t_s": 2, "completed": 6, "errors": 1, "p50_us": 50, "p90_us": 2000,
-         "p99_us": 2000, "max_us": 2000, "duration_s": 1.0, "partial": True},
+        {
+            "t_s": 2,
+            "completed": 6,
+            "errors": 1,
+            "p50_us": 50,
+            "p90_us": 2000,
+            "p99_us": 2000,
+            "max_us": 2000,
+            "duration_s": 1.0,
+            "partial": True,
+        },
         # h3 has no third second: the level's third second lacks its load
-        {"t_s": 3, "completed": 1, "errors": 0, "p50_us": 60, "p90_us": 60, "p99_us": 60,
-         "max_us": 60, "duration_s": 1.0, "partial": True},
+        {
+            "t_s": 3,
+            "completed": 1,
+            "errors": 0,
+            "p50_us": 60,
+            "p90_us": 60,
+            "p99_us": 60,
+            "max_us": 60,
+            "duration_s": 1.0,
+            "partial": True,
+        },
     ]
-    assert counts(HdrHistogram.decode(merged[1].histogram)) == \
-        counts(histogram([35, 40, 50, 1000, 1500, 2000]))
+    assert counts(HdrHistogram.decode(merged[1].histogram)) == counts(
+        histogram([35, 40, 50, 1000, 1500, 2000])
+    )
 
 
 def test_quiet_second_and_absent_series() -> None:
     quiet = merge_timeseries([[second(1, [])], [second(1, [])]], ["a", "b"])
     assert quiet is not None
-    assert (quiet[0].completed, quiet[0].p50_us, quiet[0].p99_us, quiet[0].max_us) == \
-        (0, 0, 0, 0)
+    assert (quiet[0].completed, quiet[0].p50_us, quiet[0].p99_us, quiet[0].max_us) == (0, 0, 0, 0)
     assert merge_timeseries([None, None], ["a", "b"]) is None
 
 
@@ -284,10 +363,17 @@ CONNECT_B = {"min": 7.0, "mean": 30.0, "stdev": 1.0, "max": 40.0, "p50": 31.0, "
 
 
 def test_connect_times_bounded_and_said_so() -> None:
-    merged = merge_results([result(A, connect_us=CONNECT_A), result(B, connect_us=CONNECT_B)],
-                           [0.0, 0.0])
-    assert merged.result.connect_us == {"min": 5.0, "mean": 30.0, "stdev": 2.0, "max": 40.0,
-                                        "p50": 31.0, "p99": 39.0}
+    merged = merge_results(
+        [result(A, connect_us=CONNECT_A), result(B, connect_us=CONNECT_B)], [0.0, 0.0]
+    )
+    assert merged.result.connect_us == {
+        "min": 5.0,
+        "mean": 30.0,
+        "stdev": 2.0,
+        "max": 40.0,
+        "p50": 31.0,
+        "p99": 39.0,
+    }
     assert len(merged.notes) == 1
     assert merged.notes[0].startswith("connect_us mean, stdev, p50, p99: the largest")
     # one loader connected in the recorded phase: its figures are the union's, exactly
@@ -295,11 +381,24 @@ def test_connect_times_bounded_and_said_so() -> None:
     assert only.result.connect_us == CONNECT_A and only.notes == ()
 
 
-def open_loop(target: float, achieved: float, sustained: bool, waited: int,
-              waits: tuple[int, int, int], scheduled: int, unsent: int) -> dict[str, object]:
-    return {"target_rate": target, "achieved_rate": achieved, "sustained": sustained,
-            "waited": waited, "wait_us": dict(zip(("p50", "p99", "max"), waits, strict=True)),
-            "scheduled": scheduled, "unsent": unsent}
+def open_loop(
+    target: float,
+    achieved: float,
+    sustained: bool,
+    waited: int,
+    waits: tuple[int, int, int],
+    scheduled: int,
+    unsent: int,
+) -> dict[str, object]:
+    return {
+        "target_rate": target,
+        "achieved_rate": achieved,
+        "sustained": sustained,
+        "waited": waited,
+        "wait_us": dict(zip(("p50", "p99", "max"), waits, strict=True)),
+        "scheduled": scheduled,
+        "unsent": unsent,
+    }
 
 
 def test_open_loop_merged() -> None:
@@ -307,22 +406,29 @@ def test_open_loop_merged() -> None:
     b = result(B, open_loop=open_loop(500.0, 450.25, False, 5, (20, 90, 300), 2500, 7))
     merged = merge_results([a, b], [0.0, 0.0])
     assert merged.result.open_loop == {
-        "target_rate": 1000.0, "achieved_rate": 949.75, "sustained": False, "waited": 8,
-        "wait_us": {"p50": 20, "p99": 100, "max": 400}, "scheduled": 5000, "unsent": 7}
+        "target_rate": 1000.0,
+        "achieved_rate": 949.75,
+        "sustained": False,
+        "waited": 8,
+        "wait_us": {"p50": 20, "p99": 100, "max": 400},
+        "scheduled": 5000,
+        "unsent": 7,
+    }
     assert any(n.startswith("open_loop wait_us p50, p99") for n in merged.notes)
     with pytest.raises(DriverError, match="h2: open, h3: closed"):
         merge_results([a, result(B)], [0.0, 0.0], ["h2", "h3"])
 
 
 def test_missing_loader_cpu_is_noted() -> None:
-    merged = merge_results([result(A, loader_cpu_s=(1.0, 2.0)), result(B, loader_cpu_s=None)],
-                           [0.0, 0.0], ["h2", "h3"])
+    merged = merge_results(
+        [result(A, loader_cpu_s=(1.0, 2.0)), result(B, loader_cpu_s=None)], [0.0, 0.0], ["h2", "h3"]
+    )
     assert merged.result.loader_cpu_s == (1.0, 2.0)
-    assert merged.notes == ("loader_cpu_s: the sum without h3, which did not report its "
-                            "CPU time",)
+    assert merged.notes == ("loader_cpu_s: the sum without h3, which did not report its CPU time",)
 
 
 # --- refusals --------------------------------------------------------------------------------
+
 
 def test_parts_without_histogram_need_the_native_driver() -> None:
     wrk = result(B, driver=DriverKind.WRK, histogram=None, timeseries=None)
@@ -332,8 +438,9 @@ def test_parts_without_histogram_need_the_native_driver() -> None:
 
 def test_damaged_histogram_names_the_loader() -> None:
     with pytest.raises(DriverError, match="h3's histogram is not a readable HdrHistogram"):
-        merge_results([result(A), result(B, histogram="bm90IGEgaGlzdG9ncmFt")], [0.0, 0.0],
-                      ["h2", "h3"])
+        merge_results(
+            [result(A), result(B, histogram="bm90IGEgaGlzdG9ncmFt")], [0.0, 0.0], ["h2", "h3"]
+        )
 
 
 def test_one_start_time_and_name_per_part() -> None:

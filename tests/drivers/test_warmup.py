@@ -39,15 +39,19 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
 
 
 def request(**settings: Any) -> LoadRequest:
-    return LoadRequest("http://127.0.0.1:1/hello", LoadSettings(**settings), 25, None,
-                       frozenset({1}))
+    return LoadRequest(
+        "http://127.0.0.1:1/hello", LoadSettings(**settings), 25, None, frozenset({1})
+    )
 
 
 def test_wrk_runs_a_discarded_warm_up_pass_before_the_measured_one(recorder: Recorder) -> None:
-    drivers.start_load(WrkDriver(), request(duration_s=30, warmup_s=2.5,
-                                            keepalive=KeepAlive.ON, timeout_s=3))
-    assert [(kind, cmd[6]) for kind, cmd in recorder.calls] == [("warm-up", "3s"),
-                                                                ("measured", "30s")]
+    drivers.start_load(
+        WrkDriver(), request(duration_s=30, warmup_s=2.5, keepalive=KeepAlive.ON, timeout_s=3)
+    )
+    assert [(kind, cmd[6]) for kind, cmd in recorder.calls] == [
+        ("warm-up", "3s"),
+        ("measured", "30s"),
+    ]
     assert recorder.calls[0][1][:4] == ["wrk", "-t", "1", "-c"]
 
 
@@ -60,7 +64,8 @@ def test_ab_warm_up_is_time_bounded_even_for_a_request_count(recorder: Recorder)
 
 
 def test_no_warm_up_pass_without_warmup_s_or_for_the_native_loader(
-        recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("STACKBENCH_LOAD", sys.executable)  # any existing file: never started
     drivers.start_load(WrkDriver(), request(duration_s=10, warmup_s=0))
     drivers.start_load(NativeDriver(), request(duration_s=10, warmup_s=2))

@@ -33,8 +33,7 @@ def test_finish_writes_the_report_and_returns_the_outcome(tmp_path):
     crashed = stored(other, "failed", "server-exited")
     code = run_module._finish(console, crashed, 1, other)
     assert code == ExitCode.STACK_FAILED
-    assert "exit 4: 1 level(s) failed: a stack or service process exited" in \
-        console.export_text()
+    assert "exit 4: 1 level(s) failed: a stack or service process exited" in console.export_text()
 
 
 def test_a_full_disk_while_writing_the_report_is_an_environment_problem(tmp_path, monkeypatch):
@@ -68,8 +67,9 @@ def test_sigterm_and_sighup_interrupt_like_ctrl_c_with_their_own_code(monkeypatc
 def _slo_store(directory, gate: bool) -> Store:
     """One level with p99 = 12 ms against an SLO of p99 <= 5 ms."""
     store = Store(directory / "stackbench.sqlite")
-    slo = SloSettings(percentile=99, latency_ms=5, max_error_rate=0.01, stop_after_failures=0,
-                      gate=gate)
+    slo = SloSettings(
+        percentile=99, latency_ms=5, max_error_rate=0.01, stop_after_failures=0, gate=gate
+    )
     run = store.start_run(run_record(settings=settings(slo=slo)))
     cid = store.add_case(case(run))
     store.add_level(level(cid, 0, latency_us={"p50": 2000.0, "p99": 12000.0}))
@@ -80,8 +80,11 @@ def _slo_store(directory, gate: bool) -> Store:
 
 def test_a_broken_slo_exits_1_naming_the_rule_and_the_level(tmp_path):
     console = Console(record=True, width=300)
-    assert run_module._finish(console, _slo_store(tmp_path, True), 1, tmp_path) == \
-        ExitCode.RULE_BROKEN == 1
+    assert (
+        run_module._finish(console, _slo_store(tmp_path, True), 1, tmp_path)
+        == ExitCode.RULE_BROKEN
+        == 1
+    )
     text = console.export_text()
     assert "exit 1: SLO (p99 <= 5 ms, errors <= 1.00%) broken at 1 level(s): " in text
     assert "@25: p99 12 ms > 5 ms" in text

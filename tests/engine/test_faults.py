@@ -24,16 +24,19 @@ from stackbench.errors import ExitCode
 from stackbench.lab.inventory import load_inventory
 from stackbench.store.store import Store
 
-pytestmark = [pytest.mark.integration,
-              pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not native_loader_built(), reason="loadgen not built"),
+]
 
 ENGINE_FAKES = Path(__file__).parent / "fakes" / "stacks"
 LEVEL_S = 4  # the server-killed test's levels: the kill lands early in one, by construction
 LOADER = "1" if len(os.sched_getaffinity(0)) > 1 else "0"
 
 
-def suite_text(stacks: list[str], connections: list[int], duration_s: float = 1,
-               extra: str = "") -> str:
+def suite_text(
+    stacks: list[str], connections: list[int], duration_s: float = 1, extra: str = ""
+) -> str:
     return f"""
 name = "faults"
 stacks = {json.dumps(stacks)}
@@ -58,13 +61,20 @@ def write_suite(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def stackbench(*args: str, stacks_dir: Path | None = None, **popen: object
-               ) -> subprocess.Popen[str]:
+def stackbench(
+    *args: str, stacks_dir: Path | None = None, **popen: object
+) -> subprocess.Popen[str]:
     env = {**os.environ, "COLUMNS": "160"}
     if stacks_dir is not None:
         env["STACKBENCH_STACKS_DIR"] = str(stacks_dir)
-    return subprocess.Popen([sys.executable, "-m", "stackbench", *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **popen)
+    return subprocess.Popen(
+        [sys.executable, "-m", "stackbench", *args],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        **popen,
+    )
 
 
 def level_count(db: Path) -> int:
@@ -92,8 +102,11 @@ def descendants(pid: int, name: str) -> list[psutil.Process]:
 
 
 def alive(pids: list[int]) -> list[int]:
-    return [pid for pid in pids if psutil.pid_exists(pid)
-            and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    return [
+        pid
+        for pid in pids
+        if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    ]
 
 
 @pytest.mark.skipif(not have("node") or not have("npm"), reason="node is not installed")
@@ -187,8 +200,7 @@ def test_a_stack_that_keeps_dying_is_given_up_and_the_other_stacks_run(tmp_path)
     text = suite_text(["dying", "refserver"], [2, 3, 4], extra="[limits]\nmax_restarts = 1\n")
     suite = parse_suite(write_suite(tmp_path, text))
     store = Store(tmp_path / "s.sqlite")
-    run_id = Runner(build_plan(suite, inventory, None, None), inventory, store,
-                    tmp_path).execute()
+    run_id = Runner(build_plan(suite, inventory, None, None), inventory, store, tmp_path).execute()
     data = store.load_run(run_id)
     assert data.run.status == "complete"
     dying, ref = sorted(data.cases, key=lambda c: c.stack)
@@ -229,8 +241,7 @@ def test_a_failing_loader_fails_its_level_not_the_run(tmp_path, monkeypatch):
     inventory = load_inventory(stacks_dir=FAKE_STACKS)
     suite = parse_suite(write_suite(tmp_path, suite_text(["refserver"], [2, 3, 4])))
     store = Store(tmp_path / "s.sqlite")
-    run_id = Runner(build_plan(suite, inventory, None, None), inventory, store,
-                    tmp_path).execute()
+    run_id = Runner(build_plan(suite, inventory, None, None), inventory, store, tmp_path).execute()
     data = store.load_run(run_id)
     assert data.run.status == "complete"
     two, three, four = data.levels
@@ -252,8 +263,9 @@ def test_sigkill_of_stackbench_then_results_shows_interrupted_and_resume_complet
     and writes one report with every level; a changed suite file is refused first."""
     out = tmp_path / "out"
     suite = write_suite(tmp_path, suite_text(["refserver"], [2, 3, 4, 5, 6]))
-    run = stackbench("run", str(suite), "--out", str(out), stacks_dir=FAKE_STACKS,
-                     start_new_session=True)
+    run = stackbench(
+        "run", str(suite), "--out", str(out), stacks_dir=FAKE_STACKS, start_new_session=True
+    )
     db = out / "stackbench.sqlite"
     wait_for_levels(db, 2)
     servers = [p.pid for p in descendants(run.pid, "python3")]
@@ -319,8 +331,13 @@ def test_progress_hears_of_a_restart(tmp_path):
     suite = parse_suite(write_suite(tmp_path, text))
     messages: list[str] = []
     store = Store(tmp_path / "s.sqlite")
-    Runner(build_plan(suite, inventory, None, None), inventory, store, tmp_path,
-           Progress(message=messages.append)).execute()
+    Runner(
+        build_plan(suite, inventory, None, None),
+        inventory,
+        store,
+        tmp_path,
+        Progress(message=messages.append),
+    ).execute()
     failed = [m for m in messages if "FAILED" in m]
     assert len(failed) == 1 and "exited with status 7 (during the level)" in failed[0]
     assert "max_restarts = 0" in failed[0]

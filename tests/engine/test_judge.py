@@ -16,25 +16,58 @@ from stackbench.store.records import LevelRecord
 
 
 def usage(cpu_percent: float) -> RoleUsage:
-    return RoleUsage(cpu_user_s=1.0, cpu_sys_s=0.0, cpu_percent=cpu_percent, rss_max_bytes=1,
-                     rss_mean_bytes=1, threads_max=1, processes_max=1, ctx_voluntary=0,
-                     ctx_involuntary=0)
+    return RoleUsage(
+        cpu_user_s=1.0,
+        cpu_sys_s=0.0,
+        cpu_percent=cpu_percent,
+        rss_max_bytes=1,
+        rss_mean_bytes=1,
+        threads_max=1,
+        processes_max=1,
+        ctx_voluntary=0,
+        ctx_involuntary=0,
+    )
 
 
-def result(completed: int = 1000, errors: dict[str, int] | None = None,
-           unanswered: tuple[int, float] | None = (0, 0.0), max_us: float = 3000.0,
-           warnings: tuple[str, ...] = ()) -> LoadResult:
-    return LoadResult(DriverKind.NATIVE, ("stackbench-load",), 5.0, completed, completed,
-                      errors or {}, completed / 5.0, {"p50": 1000.0, "max": max_us},
-                      unanswered_at_end=unanswered, warnings=warnings)
+def result(
+    completed: int = 1000,
+    errors: dict[str, int] | None = None,
+    unanswered: tuple[int, float] | None = (0, 0.0),
+    max_us: float = 3000.0,
+    warnings: tuple[str, ...] = (),
+) -> LoadResult:
+    return LoadResult(
+        DriverKind.NATIVE,
+        ("stackbench-load",),
+        5.0,
+        completed,
+        completed,
+        errors or {},
+        completed / 5.0,
+        {"p50": 1000.0, "max": max_us},
+        unanswered_at_end=unanswered,
+        warnings=warnings,
+    )
 
 
-def measured(r: LoadResult, loader_cpu: float = 20.0, server_cpu: float = 95.0,
-             mode: Mode = Mode.CLOSED, connections: int = 25,
-             duration_s: float | None = 5.0) -> Measurement:
-    return Measurement(result=r, usage={"server": usage(server_cpu), "loader": usage(loader_cpu)},
-                       mode=mode, connections=connections, duration_s=duration_s,
-                       server_roles=("server",), server_cores=1, loader_cores=1)
+def measured(
+    r: LoadResult,
+    loader_cpu: float = 20.0,
+    server_cpu: float = 95.0,
+    mode: Mode = Mode.CLOSED,
+    connections: int = 25,
+    duration_s: float | None = 5.0,
+) -> Measurement:
+    return Measurement(
+        result=r,
+        usage={"server": usage(server_cpu), "loader": usage(loader_cpu)},
+        mode=mode,
+        connections=connections,
+        duration_s=duration_s,
+        server_roles=("server",),
+        server_cores=1,
+        loader_cores=1,
+    )
 
 
 def test_a_clean_level_is_ok_without_flags():
@@ -49,8 +82,9 @@ def test_the_loader_warnings_come_first_and_do_not_invalidate():
 
 def test_a_saturated_loader_against_an_idle_server_is_loader_bound():
     # loader 95% of its one core (>= 90%), server 50% of its one core (< 90%)
-    assert judge_level(measured(result(), loader_cpu=95, server_cpu=50), 0.01).flags == \
-        ("loader-bound",)
+    assert judge_level(measured(result(), loader_cpu=95, server_cpu=50), 0.01).flags == (
+        "loader-bound",
+    )
     # both saturated: the server is the limit, not the loader
     assert judge_level(measured(result(), loader_cpu=95, server_cpu=95), 0.01).flags == ()
 
@@ -59,9 +93,16 @@ def test_a_spread_level_is_loader_bound_when_one_loader_host_is():
     def spread(*loaders: float) -> Measurement:
         m = measured(result(), server_cpu=50)
         per_host = {f"loader@h{i}": usage(cpu) for i, cpu in enumerate(loaders, start=2)}
-        return Measurement(result=m.result, usage={"server": usage(50), **per_host},
-                           mode=m.mode, connections=m.connections, duration_s=m.duration_s,
-                           server_roles=m.server_roles, server_cores=1, loader_cores=1)
+        return Measurement(
+            result=m.result,
+            usage={"server": usage(50), **per_host},
+            mode=m.mode,
+            connections=m.connections,
+            duration_s=m.duration_s,
+            server_roles=m.server_roles,
+            server_cores=1,
+            loader_cores=1,
+        )
 
     assert judge_level(spread(30, 95), 0.01).flags == ("loader-bound",)
     assert judge_level(spread(30, 60), 0.01).flags == ()
@@ -78,8 +119,7 @@ def test_error_rate_above_the_limit_invalidates_with_the_figures():
 def test_fewer_answers_than_connections_in_a_timed_closed_level_is_unsteady():
     verdict = judge_level(measured(result(completed=10), connections=25), 0.01)
     assert verdict.status == "invalid"
-    assert verdict.flags == ("unsteady: 10 responses for 25 connections in 5 s; "
-                             "raise duration_s",)
+    assert verdict.flags == ("unsteady: 10 responses for 25 connections in 5 s; raise duration_s",)
     # a request-count level, or the open loop, cannot be cut short that way
     assert judge_level(measured(result(completed=10), duration_s=None), 0.01).status == "ok"
     assert judge_level(measured(result(completed=10), mode=Mode.OPEN), 0.01).status == "ok"
@@ -99,15 +139,33 @@ def test_starvation_is_flagged_only_beyond_the_longest_answered_request():
     assert verdict.status == "ok" and verdict.flags[0].startswith("starved")
 
 
-def level(p99_us: float | None, completed: int = 1000, errors: int = 0,
-          open_loop: dict[str, object] | None = None) -> LevelRecord:
+def level(
+    p99_us: float | None,
+    completed: int = 1000,
+    errors: int = 0,
+    open_loop: dict[str, object] | None = None,
+) -> LevelRecord:
     latency = {"p50": 100.0} if p99_us is None else {"p50": 100.0, "p99": p99_us}
-    return LevelRecord(case_id=1, level_index=0, level_value=10.0, repetition=0,
-                       driver="native", mode="closed", keepalive="on", started_at=0.0,
-                       duration_s=5.0, completed=completed, ok=completed,
-                       errors={"status": errors} if errors else {}, requests_per_s=200.0,
-                       latency_us=latency, open_loop=open_loop, usage={}, status="ok",
-                       command="")
+    return LevelRecord(
+        case_id=1,
+        level_index=0,
+        level_value=10.0,
+        repetition=0,
+        driver="native",
+        mode="closed",
+        keepalive="on",
+        started_at=0.0,
+        duration_s=5.0,
+        completed=completed,
+        ok=completed,
+        errors={"status": errors} if errors else {},
+        requests_per_s=200.0,
+        latency_us=latency,
+        open_loop=open_loop,
+        usage={},
+        status="ok",
+        command="",
+    )
 
 
 SLO = Slo(percentile=99, latency_ms=5.0, max_error_rate=0.01, stop_after_failures=2)
@@ -142,13 +200,25 @@ def test_an_open_loop_probe_holds_when_achieved_and_within_the_slo():
 def test_a_level_whose_server_exited_is_failed_whatever_its_figures():
     from stackbench.engine.judge import LevelFailure
 
-    failure = LevelFailure("server-exited", "node process 'server' killed by signal 9 (SIGKILL) "
-                           "(during the level)", "FATAL")
+    failure = LevelFailure(
+        "server-exited",
+        "node process 'server' killed by signal 9 (SIGKILL) (during the level)",
+        "FATAL",
+    )
     clean = measured(result(warnings=("raised RLIMIT_NOFILE",)))
     verdict = judge_level(Measurement(**{**clean.__dict__, "failure": failure}), 0.01)
     assert verdict.status == "failed"
-    assert verdict.flags == ("failed: server-exited: node process 'server' killed by signal 9 "
-                             "(SIGKILL) (during the level)", "raised RLIMIT_NOFILE")
-    nothing = Measurement(**{**clean.__dict__, "result": None, "usage": {},
-                             "failure": LevelFailure("loader-failed", "exited 1", "")})
+    assert verdict.flags == (
+        "failed: server-exited: node process 'server' killed by signal 9 "
+        "(SIGKILL) (during the level)",
+        "raised RLIMIT_NOFILE",
+    )
+    nothing = Measurement(
+        **{
+            **clean.__dict__,
+            "result": None,
+            "usage": {},
+            "failure": LevelFailure("loader-failed", "exited 1", ""),
+        }
+    )
     assert judge_level(nothing, 0.01).status == "failed"

@@ -32,11 +32,20 @@ def test_symlinks_and_empty_directories_are_not_copied(tmp_path):
 
 def test_logs_fetched_from_another_host_keep_plain_names_only(tmp_path):
     base = tmp_path / "logs" / "go-nethttp"
-    write_fetched_logs({"server.log": "first", "mariadb/mariadb.log": "db",
-                        "../../escape.log": "no", "/etc/cron.d/x.log": "no", "a/./b.log": "no"},
-                       base)
+    write_fetched_logs(
+        {
+            "server.log": "first",
+            "mariadb/mariadb.log": "db",
+            "../../escape.log": "no",
+            "/etc/cron.d/x.log": "no",
+            "a/./b.log": "no",
+        },
+        base,
+    )
     assert sorted(str(p.relative_to(base)) for p in base.rglob("*.log")) == [
-        "mariadb/mariadb.log", "server.log"]
+        "mariadb/mariadb.log",
+        "server.log",
+    ]
     assert not (tmp_path / "escape.log").exists()
     write_fetched_logs({"server.log": "second"}, base)  # a restart: its own directory
     assert (base / "start-2" / "server.log").read_text() == "second"

@@ -42,20 +42,36 @@ def test_the_warm_up_pass_runs_before_the_monitor_starts(monkeypatch):
         raise DriverError("stop here")
 
     monkeypatch.setattr(measure_module, "start_load", start_load)
-    req = LoadRequest("http://127.0.0.1:1/hello", LoadSettings(driver=DriverKind.WRK,
-                                                               warmup_s=2), 2, None,
-                      frozenset({0}))
+    req = LoadRequest(
+        "http://127.0.0.1:1/hello",
+        LoadSettings(driver=DriverKind.WRK, warmup_s=2),
+        2,
+        None,
+        frozenset({0}),
+    )
     target = Target("http://127.0.0.1:1", {"server": 1}, {}, 1, frozenset({0}))
     with pytest.raises(DriverError, match="stop here"):
         measure(target, req, lambda: [])
-    assert events == ["warm-up pass", "monitor started",
-                      "measured pass (warm-up again: False)", "monitor stopped"]
+    assert events == [
+        "warm-up pass",
+        "monitor started",
+        "measured pass (warm-up again: False)",
+        "monitor stopped",
+    ]
 
 
 def _measurement(result, failure=None):
-    return Measurement(result=result, usage={}, mode=Mode.CLOSED, connections=50,
-                       duration_s=15.0, server_roles=("server",), server_cores=1,
-                       loader_cores=1, failure=failure)
+    return Measurement(
+        result=result,
+        usage={},
+        mode=Mode.CLOSED,
+        connections=50,
+        duration_s=15.0,
+        server_roles=("server",),
+        server_cores=1,
+        loader_cores=1,
+        failure=failure,
+    )
 
 
 def test_jit_warmup_pass_is_the_first_load_by_duration_and_its_cold_figures():
@@ -66,11 +82,23 @@ def test_jit_warmup_pass_is_the_first_load_by_duration_and_its_cold_figures():
     assert (req.connections, req.settings.duration_s, req.settings.warmup_s) == (50, 15.0, 0.0)
     assert req.request_count is None and req.url == "http://127.0.0.1:1/hello"
 
-    seconds = (second(1, 2400), second(2, 30000), second(3, 62000),
-               second(4, 100, duration_s=0.25, partial=True))  # cut: never used
-    result = LoadResult(driver=DriverKind.NATIVE, command=("x",), duration_s=3.25,
-                        completed=94500, ok=94490, errors={"status": 10},
-                        requests_per_s=94500 / 3.25, latency_us={}, timeseries=seconds)
+    seconds = (
+        second(1, 2400),
+        second(2, 30000),
+        second(3, 62000),
+        second(4, 100, duration_s=0.25, partial=True),
+    )  # cut: never used
+    result = LoadResult(
+        driver=DriverKind.NATIVE,
+        command=("x",),
+        duration_s=3.25,
+        completed=94500,
+        ok=94490,
+        errors={"status": 10},
+        requests_per_s=94500 / 3.25,
+        latency_us={},
+        timeseries=seconds,
+    )
     r = jit_warmup_record(warmup, 50, _measurement(result))
     assert (r.first_second_rps, r.last_second_rps) == (2400.0, 62000.0)
     assert (r.completed, r.errors, r.requests_per_s) == (94500, 10, 94500 / 3.25)
@@ -79,6 +107,9 @@ def test_jit_warmup_pass_is_the_first_load_by_duration_and_its_cold_figures():
     wrk_like = dataclasses.replace(result, timeseries=None)
     no_series = jit_warmup_record(warmup, 50, _measurement(wrk_like))
     assert no_series.first_second_rps is None and no_series.last_second_rps is None
-    failed = jit_warmup_record(warmup, 50, _measurement(
-        None, LevelFailure("server-exited", "server exited with code 1", "")))
+    failed = jit_warmup_record(
+        warmup,
+        50,
+        _measurement(None, LevelFailure("server-exited", "server exited with code 1", "")),
+    )
     assert failed.completed == 0 and failed.failure == "server exited with code 1"

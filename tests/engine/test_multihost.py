@@ -65,16 +65,24 @@ loader_cpus = "{loader}"
 
 def stackbench(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "120", "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "stackbench", *args], capture_output=True,
-                          text=True, timeout=timeout, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "stackbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
 
 
-def suite_file(tmp_path: Path, duration: float = 3, hosts: Path = HOSTS_FILE,
-               levels: str = "[4, 20]") -> Path:
+def suite_file(
+    tmp_path: Path, duration: float = 3, hosts: Path = HOSTS_FILE, levels: str = "[4, 20]"
+) -> Path:
     loader = "1" if len(os.sched_getaffinity(0)) > 1 else "0"
     path = tmp_path / "multihost.toml"
-    path.write_text(SUITE.format(hosts=hosts, duration=duration, loader=loader)
-                    .replace("[4, 20]", levels))
+    path.write_text(
+        SUITE.format(hosts=hosts, duration=duration, loader=loader).replace("[4, 20]", levels)
+    )
     return path
 
 
@@ -82,8 +90,9 @@ def left_in_namespaces() -> dict[str, list[str]]:
     """Every process in a test-host namespace but its sshd listener."""
     left: dict[str, list[str]] = {}
     for ns in NAMESPACES:
-        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True,
-                              timeout=10, check=False).stdout.split()
+        pids = subprocess.run(
+            ["ip", "netns", "pids", ns], capture_output=True, text=True, timeout=10, check=False
+        ).stdout.split()
         names = []
         for pid in pids:
             try:
@@ -99,8 +108,9 @@ def left_in_namespaces() -> dict[str, list[str]]:
 
 def running_in(ns: str, fragment: str) -> bool:
     """A process of the namespace runs a command line containing `fragment`."""
-    pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True,
-                          timeout=10, check=False).stdout.split()
+    pids = subprocess.run(
+        ["ip", "netns", "pids", ns], capture_output=True, text=True, timeout=10, check=False
+    ).stdout.split()
     for pid in pids:
         try:
             if fragment in " ".join(psutil.Process(int(pid)).cmdline()):
@@ -152,8 +162,11 @@ def test_a_run_over_three_hosts_merges_its_loaders_exactly(hosts, tmp_path):
         assert sum(p.connections for p in parts) == lv.level_value
         assert sum(p.completed for p in parts) == lv.completed
         merged = HdrHistogram.decode(lv.histogram)
-        total = HdrHistogram(merged.lowest_trackable_value, merged.highest_trackable_value,
-                             merged.significant_figures)
+        total = HdrHistogram(
+            merged.lowest_trackable_value,
+            merged.highest_trackable_value,
+            merged.significant_figures,
+        )
         for p in parts:
             assert p.histogram is not None
             total.add(HdrHistogram.decode(p.histogram))
@@ -174,12 +187,17 @@ def test_an_injected_clock_offset_is_measured_and_corrected(hosts, tmp_path):
     suite = parse_suite(suite_file(tmp_path, levels="[4]"))
     inventory = load_inventory(["go-nethttp"])
     store = Store(tmp_path / "s.sqlite")
-    runner = Runner(build_plan(suite, inventory, None, None), inventory, store, tmp_path,
-                    hosts=resolve_hosts(suite, None), keep_remote=True,
-                    clock_offsets_for_tests={"h3": 2.5})
+    runner = Runner(
+        build_plan(suite, inventory, None, None),
+        inventory,
+        store,
+        tmp_path,
+        hosts=resolve_hosts(suite, None),
+        keep_remote=True,
+        clock_offsets_for_tests={"h3": 2.5},
+    )
     data = store.load_run(runner.execute())
-    offsets = {name: facts.clock_offset_s
-               for name, facts in data.run.environment.hosts.items()}
+    offsets = {name: facts.clock_offset_s for name, facts in data.run.environment.hosts.items()}
     assert abs(offsets["h3"] - 2.5) < 0.05 and abs(offsets["h2"]) < 0.05
     (level,) = data.levels
     assert level.status == "ok" and level.start_skew_s is not None
@@ -195,22 +213,30 @@ def test_an_injected_clock_offset_is_measured_and_corrected(hosts, tmp_path):
 def test_a_changed_host_key_stops_the_run_before_anything_starts(hosts, tmp_path):
     known = tmp_path / "known_hosts"
     lines = (STATE / "known_hosts").read_text().splitlines()
-    other = subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
-                            str(tmp_path / "other")], capture_output=True, timeout=30,
-                           check=True)
+    other = subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")],
+        capture_output=True,
+        timeout=30,
+        check=True,
+    )
     assert other.returncode == 0
     fake = (tmp_path / "other.pub").read_text().split()
-    known.write_text("\n".join(f"{line.split()[0]} {fake[0]} {fake[1]}"
-                               if line.startswith("10.231.0.11 ") else line
-                               for line in lines) + "\n")
+    known.write_text(
+        "\n".join(
+            f"{line.split()[0]} {fake[0]} {fake[1]}" if line.startswith("10.231.0.11 ") else line
+            for line in lines
+        )
+        + "\n"
+    )
     hosts_file = tmp_path / "hosts.toml"
     hosts_file.write_text(HOSTS_FILE.read_text().replace(f"{STATE}/known_hosts", str(known)))
     out = tmp_path / "out"
     done = stackbench("run", str(suite_file(tmp_path, hosts=hosts_file)), "--out", str(out))
     assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]
     assert "ssh-keygen -R" in done.stderr and "h1" in done.stderr
-    assert not (out / "stackbench.sqlite").exists() or not Store(
-        out / "stackbench.sqlite").runs()  # stopped before the run was stored
+    assert (
+        not (out / "stackbench.sqlite").exists() or not Store(out / "stackbench.sqlite").runs()
+    )  # stopped before the run was stored
     assert wait_until_clean(15) == {}
 
 
@@ -220,10 +246,21 @@ def test_a_link_cut_mid_level_fails_that_level_and_leaves_nothing_behind(hosts, 
     # 20 s: the cut lands within a poll of h2's loader starting, far inside the level; the
     # level need not outlast the loss being noticed (h2's answer can never come back), but h3
     # loads to its end, so a longer level only costs time.
-    proc = subprocess.Popen([sys.executable, "-m", "stackbench", "run",
-                             str(suite_file(tmp_path, duration=20, levels="[4]")), "--out",
-                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "stackbench",
+            "run",
+            str(suite_file(tmp_path, duration=20, levels="[4]")),
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     output: list[str] = []
     reader = threading.Thread(target=lambda: output.extend(proc.stdout or []), daemon=True)
     reader.start()
@@ -251,16 +288,18 @@ def test_a_link_cut_mid_level_fails_that_level_and_leaves_nothing_behind(hosts, 
     assert wait_until_clean(30) == {}
 
 
-SERVICES_SUITE = SUITE.replace('workloads = ["hello"]', 'workloads = ["mysql-row", "redis-get"]') \
-    .replace('loader_hosts = ["h2", "h3"]', 'loader_hosts = ["h2"]\nservices_host = "h3"')
+SERVICES_SUITE = SUITE.replace(
+    'workloads = ["hello"]', 'workloads = ["mysql-row", "redis-get"]'
+).replace('loader_hosts = ["h2", "h3"]', 'loader_hosts = ["h2"]\nservices_host = "h3"')
 
 
 def test_services_on_their_own_host_serve_the_server_host(hosts, tmp_path):
     """MariaDB and Redis on h3, the stack on h1 reaching them over the bridge, the loader on
     h2: each level records the services' host and their CPU there."""
     path = tmp_path / "services.toml"
-    path.write_text(SERVICES_SUITE.format(hosts=HOSTS_FILE, duration=3, loader="1")
-                    .replace("[4, 20]", "[4]"))
+    path.write_text(
+        SERVICES_SUITE.format(hosts=HOSTS_FILE, duration=3, loader="1").replace("[4, 20]", "[4]")
+    )
     out = tmp_path / "out"
     done = stackbench("run", str(path), "--out", str(out))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -275,8 +314,9 @@ def test_services_on_their_own_host_serve_the_server_host(hosts, tmp_path):
         service = "mariadb" if level.hosts.get("mariadb") else "redis"
         assert level.hosts[service] == "h3" and service in level.usage
     assert "data services | 0 on host h3" in (out / "run-1" / "summary.md").read_text()
-    assert (out / "run-1" / "logs" / "hosts" / "h3" / "services" / "mariadb" /
-            "mariadb.log").is_file()
+    assert (
+        out / "run-1" / "logs" / "hosts" / "h3" / "services" / "mariadb" / "mariadb.log"
+    ).is_file()
     assert wait_until_clean(15) == {}
 
 
@@ -286,24 +326,43 @@ def test_services_on_their_own_host_let_in_the_server_host_only(hosts):
     its Redis answers nobody without the per-start password."""
     with open_hosts(hosts, ["h3"]) as remote:
         started = remote["h3"].client.start_services(
-            ["mysql-row", "redis-get"], cpus=frozenset({0}), host="10.231.0.13",
-            clients=("10.231.0.11",))
+            ["mysql-row", "redis-get"],
+            cpus=frozenset({0}),
+            host="10.231.0.13",
+            clients=("10.231.0.11",),
+        )
         env = started.env
         assert env["DB_HOST"] == env["REDIS_HOST"] == "10.231.0.13"
-        login = {"host": env["DB_HOST"], "port": int(env["DB_PORT"]), "user": env["DB_USER"],
-                 "password": env["DB_PASSWORD"], "database": env["DB_NAME"],
-                 "connect_timeout": 5}
+        login = {
+            "host": env["DB_HOST"],
+            "port": int(env["DB_PORT"]),
+            "user": env["DB_USER"],
+            "password": env["DB_PASSWORD"],
+            "database": env["DB_NAME"],
+            "connect_timeout": 5,
+        }
         with pytest.raises(pymysql.err.OperationalError) as refused:
             pymysql.connect(**login)  # from 10.231.0.1: not an allowed host
         assert refused.value.args[0] in (1045, 1130), refused.value
         with pytest.raises(ServiceError, match="NOAUTH"):
             redis_command(env["REDIS_HOST"], int(env["REDIS_PORT"]), "GET", "x")
         from_h1 = subprocess.run(
-            ["ip", "netns", "exec", "sbh1", sys.executable, "-c",
-             "import json, os, pymysql; c = pymysql.connect(**json.loads(os.environ['LOGIN']));"
-             " cur = c.cursor(); cur.execute('SELECT COUNT(*) FROM World');"
-             " print(cur.fetchone()[0])"],
-            env={**os.environ, "LOGIN": json.dumps(login)}, capture_output=True, text=True,
-            timeout=60, check=False)
+            [
+                "ip",
+                "netns",
+                "exec",
+                "sbh1",
+                sys.executable,
+                "-c",
+                "import json, os, pymysql; c = pymysql.connect(**json.loads(os.environ['LOGIN']));"
+                " cur = c.cursor(); cur.execute('SELECT COUNT(*) FROM World');"
+                " print(cur.fetchone()[0])",
+            ],
+            env={**os.environ, "LOGIN": json.dumps(login)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert from_h1.returncode == 0 and int(from_h1.stdout) > 0, from_h1.stderr
     assert wait_until_clean(15) == {}

@@ -56,8 +56,11 @@ def test_this_process_is_a_live_owner():
     me = current_owner()
     assert me.pid == os.getpid() and me.host == socket.gethostname()
     assert process_start_time(me.pid) == me.started_at == psutil.Process().create_time()
-    assert not owner_gone(running(owner_pid=me.pid, owner_started_at=me.started_at,
-                                  owner_host=me.host), me.host, process_start_time)
+    assert not owner_gone(
+        running(owner_pid=me.pid, owner_started_at=me.started_at, owner_host=me.host),
+        me.host,
+        process_start_time,
+    )
 
 
 def test_only_a_stackbench_dir_directly_in_the_temp_dir_is_removable(tmp_path):
@@ -74,8 +77,14 @@ def test_only_a_stackbench_dir_directly_in_the_temp_dir_is_removable(tmp_path):
     link.symlink_to(other)
     outside = tmp_path / "stackbench-outside"
     outside.mkdir()
-    for path in (other, deeper, link, outside, root / "stackbench-missing",
-                 root / "stackbench-abc" / ".." / "data"):
+    for path in (
+        other,
+        deeper,
+        link,
+        outside,
+        root / "stackbench-missing",
+        root / "stackbench-abc" / ".." / "data",
+    ):
         assert removable_scratch(str(path), root) is None, path
     assert removable_scratch("", root) is None
     assert removable_scratch("stackbench-abc", root) is None  # relative
@@ -86,21 +95,32 @@ def test_stale_runs_are_marked_interrupted_and_their_scratch_removed(tmp_path):
     scratch = Path(tempfile.mkdtemp(prefix="stackbench-", dir=tmp_path))
     (scratch / "services").mkdir()
     (scratch / "services" / "mariadb.log").write_text("x" * 1000)
-    stale = store.start_run(run_record(owner_pid=111, owner_started_at=5.0, owner_host=HOST,
-                                       scratch_dir=str(scratch)))
+    stale = store.start_run(
+        run_record(owner_pid=111, owner_started_at=5.0, owner_host=HOST, scratch_dir=str(scratch))
+    )
     alive = store.start_run(run_record(owner_pid=222, owner_started_at=7.0, owner_host=HOST))
-    other_host = store.start_run(run_record(owner_pid=111, owner_started_at=5.0,
-                                            owner_host="bench-2"))
-    unsafe = store.start_run(run_record(owner_pid=333, owner_started_at=9.0, owner_host=HOST,
-                                        scratch_dir=str(tmp_path)))
+    other_host = store.start_run(
+        run_record(owner_pid=111, owner_started_at=5.0, owner_host="bench-2")
+    )
+    unsafe = store.start_run(
+        run_record(owner_pid=333, owner_started_at=9.0, owner_host=HOST, scratch_dir=str(tmp_path))
+    )
     recovered = recover_stale_runs(store, HOST, {222: 7.0}.get, temp_root=tmp_path)
     assert [(r.run_id, r.owner_pid, r.removed) for r in recovered] == [
-        (stale, 111, scratch), (unsafe, 333, None)]
+        (stale, 111, scratch),
+        (unsafe, 333, None),
+    ]
     assert not scratch.exists() and tmp_path.is_dir()
     assert {r.id: r.status for r in store.runs()} == {
-        stale: "interrupted", alive: "running", other_host: "running", unsafe: "interrupted"}
+        stale: "interrupted",
+        alive: "running",
+        other_host: "running",
+        unsafe: "interrupted",
+    }
     assert store.run(stale).finished_at is not None
-    assert "run 1 was left running by process 111, which is gone: marked interrupted; " \
-        f"removed its temporary files {scratch}. Continue it with 'stackbench run " \
+    assert (
+        "run 1 was left running by process 111, which is gone: marked interrupted; "
+        f"removed its temporary files {scratch}. Continue it with 'stackbench run "
         "--resume 1'" == recovered[0].describe()
+    )
     assert recover_stale_runs(store, HOST, {222: 7.0}.get, temp_root=tmp_path) == []

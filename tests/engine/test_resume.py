@@ -61,8 +61,13 @@ def test_an_unchanged_suite_has_no_diff_and_a_changed_one_shows_what_changed():
     assert suite_changes(SUITE, SUITE, "s.toml") is None
     diff = suite_changes(SUITE, SUITE.replace("duration_s = 1", "duration_s = 5"), "s.toml")
     assert diff is not None
-    assert diff.splitlines() == ["--- s.toml (when the run started)", "+++ s.toml (now)",
-                                 "@@ -7 +7 @@", "-duration_s = 1", "+duration_s = 5"]
+    assert diff.splitlines() == [
+        "--- s.toml (when the run started)",
+        "+++ s.toml (now)",
+        "@@ -7 +7 @@",
+        "-duration_s = 1",
+        "+duration_s = 5",
+    ]
     long = suite_changes(SUITE, "\n".join(f"x{i} = {i}" for i in range(40)), "s.toml", 6)
     assert long is not None and long.splitlines()[-1].startswith("... (")
     assert len(long.splitlines()) == 7
@@ -72,8 +77,7 @@ def stored_run(tmp_path: Path, text: str = SUITE, **extra: object) -> RunRow:
     path = tmp_path / "resume.toml"
     path.write_text(text)
     store = Store(":memory:")
-    values: dict[str, object] = dict(suite_path=str(path), suite_text=SUITE,
-                                     status="interrupted")
+    values: dict[str, object] = dict(suite_path=str(path), suite_text=SUITE, status="interrupted")
     values.update(extra)
     return store.run(store.start_run(run_record(**values)))
 

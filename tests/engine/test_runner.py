@@ -49,13 +49,19 @@ def suite_file(tmp_path: Path, driver: str, text: str = SUITE) -> Path:
 
 
 def refserver_pids() -> list[int]:
-    return [p.pid for p in psutil.process_iter(["cmdline"])
-            if any("refserver.py" in part for part in (p.info["cmdline"] or []))]
+    return [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if any("refserver.py" in part for part in (p.info["cmdline"] or []))
+    ]
 
 
-DRIVERS = [pytest.param("wrk", marks=pytest.mark.skipif(not have("wrk"), reason="no wrk")),
-           pytest.param("native", marks=pytest.mark.skipif(not native_loader_built(),
-                                                           reason="loadgen not built"))]
+DRIVERS = [
+    pytest.param("wrk", marks=pytest.mark.skipif(not have("wrk"), reason="no wrk")),
+    pytest.param(
+        "native", marks=pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
+    ),
+]
 
 
 @pytest.mark.parametrize("driver", DRIVERS)
@@ -93,8 +99,9 @@ def test_verification_failure_is_recorded_and_not_loaded(tmp_path, fake_inventor
     text += '\n[params.refserver]\nfault = "constant"\n'
     suite = parse_suite(suite_file(tmp_path, "wrk", text))
     store = Store(tmp_path / "s.sqlite")
-    run_id = Runner(build_plan(suite, fake_inventory, None, None), fake_inventory, store,
-                    tmp_path).execute()
+    run_id = Runner(
+        build_plan(suite, fake_inventory, None, None), fake_inventory, store, tmp_path
+    ).execute()
     data = store.load_run(run_id)
     assert all(c.status == "failed" and "verification failed" in c.reason for c in data.cases)
     assert data.levels == []
@@ -107,8 +114,12 @@ def test_sigint_keeps_finished_levels_and_leaves_no_process(tmp_path):
     path = suite_file(tmp_path, "wrk", text)
     out = tmp_path / "out"
     env = {**os.environ, "STACKBENCH_STACKS_DIR": str(FAKE_STACKS)}
-    proc = subprocess.Popen([sys.executable, "-m", "stackbench", "run", str(path), "--out",
-                             str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stackbench", "run", str(path), "--out", str(out)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     db = out / "stackbench.sqlite"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
@@ -127,8 +138,11 @@ def test_sigint_keeps_finished_levels_and_leaves_no_process(tmp_path):
     output, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, output.decode()
     time.sleep(0.5)
-    alive = [pid for pid in children + server_pids if psutil.pid_exists(pid)
-             and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    alive = [
+        pid
+        for pid in children + server_pids
+        if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    ]
     assert not alive, f"left behind: {alive}"
     data = Store(db).load_run(1)
     assert data.run.status == "interrupted"
@@ -165,8 +179,9 @@ def test_sweep_stops_after_k_consecutive_slo_failures(tmp_path, fake_inventory):
     """An objective no server can meet (1 µs) fails at once: the sweep stops after 2 levels."""
     suite = parse_suite(suite_file(tmp_path, "native", SLO_SUITE))
     store = Store(tmp_path / "s.sqlite")
-    run_id = Runner(build_plan(suite, fake_inventory, None, None), fake_inventory, store,
-                    tmp_path).execute()
+    run_id = Runner(
+        build_plan(suite, fake_inventory, None, None), fake_inventory, store, tmp_path
+    ).execute()
     data = store.load_run(run_id)
     assert [lv.level_value for lv in data.levels] == [1, 2]
     assert "stopped early" in data.cases[0].reason
@@ -204,8 +219,9 @@ probes = 5
 def test_open_loop_search_narrows_within_its_probe_budget(tmp_path, fake_inventory):
     suite = parse_suite(suite_file(tmp_path, "native", SEARCH_SUITE))
     store = Store(tmp_path / "s.sqlite")
-    run_id = Runner(build_plan(suite, fake_inventory, None, None), fake_inventory, store,
-                    tmp_path).execute()
+    run_id = Runner(
+        build_plan(suite, fake_inventory, None, None), fake_inventory, store, tmp_path
+    ).execute()
     data = store.load_run(run_id)
     rates = [lv.level_value for lv in data.levels]
     assert 2 <= len(rates) <= 5 and rates[0] == 20 and rates[1] == 40
@@ -232,8 +248,9 @@ loader_cpus = "{loader}"
 
 
 @pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
-def test_a_failure_while_stopping_does_not_fail_a_finished_run(tmp_path, fake_inventory,
-                                                               monkeypatch, caplog):
+def test_a_failure_while_stopping_does_not_fail_a_finished_run(
+    tmp_path, fake_inventory, monkeypatch, caplog
+):
     from stackbench.lab.stack import StackInstance
 
     real_stop = StackInstance.stop
@@ -245,8 +262,9 @@ def test_a_failure_while_stopping_does_not_fail_a_finished_run(tmp_path, fake_in
     monkeypatch.setattr(StackInstance, "stop", stop_then_fail)
     suite = parse_suite(suite_file(tmp_path, "native", STOP_SUITE))
     store = Store(tmp_path / "s.sqlite")
-    run_id = Runner(build_plan(suite, fake_inventory, None, None), fake_inventory, store,
-                    tmp_path).execute()
+    run_id = Runner(
+        build_plan(suite, fake_inventory, None, None), fake_inventory, store, tmp_path
+    ).execute()
     data = store.load_run(run_id)
     assert data.run.status == "complete"
     assert [c.status for c in data.cases] == ["ok"] and len(data.levels) == 1
@@ -254,12 +272,14 @@ def test_a_failure_while_stopping_does_not_fail_a_finished_run(tmp_path, fake_in
 
 
 def test_a_jit_stack_gets_its_warm_up_pass_before_each_case(tmp_path, fake_inventory):
-    text = SUITE.replace('stacks = ["refserver", "crashing", "missing"]',
-                         'stacks = ["refjit", "refserver"]')
+    text = SUITE.replace(
+        'stacks = ["refserver", "crashing", "missing"]', 'stacks = ["refjit", "refserver"]'
+    )
     suite = parse_suite(suite_file(tmp_path, "native", text))
     store = Store(tmp_path / "s.sqlite")
-    run_id = Runner(build_plan(suite, fake_inventory, None, None), fake_inventory, store,
-                    tmp_path).execute()
+    run_id = Runner(
+        build_plan(suite, fake_inventory, None, None), fake_inventory, store, tmp_path
+    ).execute()
     data = store.load_run(run_id)
     for case in data.cases:
         assert case.status == "ok", case.reason
@@ -306,12 +326,15 @@ def test_repetitions_run_round_robin_each_on_a_fresh_start(tmp_path, fake_invent
     assert all({s.name for s in r.order} == {"refserver", "refserver-b"} for r in rounds)
     messages: list[str] = []
     store = Store(tmp_path / "s.sqlite")
-    run_id = Runner(plan, fake_inventory, store, tmp_path,
-                    RunnerProgress(message=messages.append)).execute()
+    run_id = Runner(
+        plan, fake_inventory, store, tmp_path, RunnerProgress(message=messages.append)
+    ).execute()
     data = store.load_run(run_id)
     stacks = {c.id: c.stack for c in data.cases}
-    stored = [(stacks[lv.case_id], lv.repetition)
-              for lv in sorted(data.levels, key=lambda lv: lv.started_at)]
+    stored = [
+        (stacks[lv.case_id], lv.repetition)
+        for lv in sorted(data.levels, key=lambda lv: lv.started_at)
+    ]
     assert stored == [(s.name, r.repetition) for r in rounds for s in r.order]
     assert all(c.status == "ok" for c in data.cases)
     starts = [m for m in messages if m.endswith(": starting")]
@@ -331,8 +354,10 @@ def test_an_extension_adds_one_repetition_of_the_chosen_levels(tmp_path, fake_in
     data = store.load_run(run_id)
     chosen = [LevelKey("refserver-b", "hello", 2.0)]
     extension = extension_plan(plan, data, chosen)
-    assert [(s.name, [(lv.index, lv.repetition) for c in s.cases for lv in c.levels])
-            for s in extension.stacks] == [("refserver-b", [(0, 1)])]
+    assert [
+        (s.name, [(lv.index, lv.repetition) for c in s.cases for lv in c.levels])
+        for s in extension.stacks
+    ] == [("refserver-b", [(0, 1)])]
     case = next(c for c in data.cases if c.stack == "refserver-b")
     store.set_case_status(case.id, "pending", case.reason)
     Runner(extension, fake_inventory, store, tmp_path, resume=run_id).execute()

@@ -7,11 +7,26 @@ from stackbench.store.records import LevelRecord
 
 
 def record(level: Level, p99_us: float, sustained: bool = True) -> LevelRecord:
-    return LevelRecord(case_id=1, level_index=level.index, level_value=level.value,
-                       repetition=level.repetition, driver="native", mode="closed",
-                       keepalive="on", started_at=0.0, duration_s=1.0, completed=100, ok=100,
-                       errors={}, requests_per_s=100.0, latency_us={"p99": p99_us},
-                       open_loop={"sustained": sustained}, usage={}, status="ok", command="")
+    return LevelRecord(
+        case_id=1,
+        level_index=level.index,
+        level_value=level.value,
+        repetition=level.repetition,
+        driver="native",
+        mode="closed",
+        keepalive="on",
+        started_at=0.0,
+        duration_s=1.0,
+        completed=100,
+        ok=100,
+        errors={},
+        requests_per_s=100.0,
+        latency_us={"p99": p99_us},
+        open_loop={"sustained": sustained},
+        usage={},
+        status="ok",
+        command="",
+    )
 
 
 def sweep(values: list[float], repeat: int = 1) -> list[Level]:
@@ -31,23 +46,31 @@ class Fake:
 
 
 def slo(stop_after: int, latency_ms: float = 3.0) -> Slo:
-    return Slo(percentile=99, latency_ms=latency_ms, max_error_rate=0.01,
-               stop_after_failures=stop_after)
+    return Slo(
+        percentile=99, latency_ms=latency_ms, max_error_rate=0.01, stop_after_failures=stop_after
+    )
 
 
 def test_without_an_slo_every_level_and_repetition_runs_in_order():
     fake = Fake()
     assert fixed_sweep(sweep([1, 2, 3], repeat=2), None, fake) == ""
-    assert [(lv.index, lv.repetition) for lv in fake.asked] == \
-        [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]
+    assert [(lv.index, lv.repetition) for lv in fake.asked] == [
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (1, 1),
+        (2, 0),
+        (2, 1),
+    ]
 
 
 def test_the_sweep_stops_after_k_consecutive_failed_levels():
     fake = Fake()  # levels 4 and 5 ms fail a 3 ms objective
     note = fixed_sweep(sweep([1, 2, 4, 5, 6, 7]), slo(2), fake)
     assert [lv.value for lv in fake.asked] == [1, 2, 4, 5]
-    assert note == ("sweep stopped early: SLO failed at 2 consecutive levels "
-                    "(stop_after_failures = 2)")
+    assert note == (
+        "sweep stopped early: SLO failed at 2 consecutive levels (stop_after_failures = 2)"
+    )
 
 
 def test_a_pass_in_between_resets_the_count_and_the_last_level_is_no_early_stop():
@@ -84,8 +107,9 @@ def test_the_search_brackets_the_capacity_within_its_budget():
 
 def test_the_search_stops_when_its_probe_budget_is_spent():
     fake = Fake(capacity=3000)
-    note = rate_search(RateSearch(lo=1000, hi=8000, probes=4, tolerance=0.05),
-                       slo(0, latency_ms=1e9), 1, fake)
+    note = rate_search(
+        RateSearch(lo=1000, hi=8000, probes=4, tolerance=0.05), slo(0, latency_ms=1e9), 1, fake
+    )
     assert [lv.value for lv in fake.asked] == [1000, 2000, 4000, 3000]
     assert note == "max sustainable rate: 3000 req/s met the SLO, 4000 req/s did not (4 probes)"
 

@@ -36,14 +36,19 @@ LEVEL_TIMES = {"duration_s": "2", "warmup_s": "0", "pause_s": "0"}
 
 def with_short_levels(text: str) -> str:
     """The suite with each timed level 2 s long, no warm-up and no pause (its comments kept)."""
-    return re.sub(r"^(duration_s|warmup_s|pause_s)(\s*=\s*)[0-9.]+",
-                  lambda m: m[1] + m[2] + LEVEL_TIMES[m[1]], text, flags=re.MULTILINE)
+    return re.sub(
+        r"^(duration_s|warmup_s|pause_s)(\s*=\s*)[0-9.]+",
+        lambda m: m[1] + m[2] + LEVEL_TIMES[m[1]],
+        text,
+        flags=re.MULTILINE,
+    )
 
 
 def test_short_levels_change_only_the_level_times():
-    text = 'duration_s = 5\nwarmup_s = 1     # no warm-up: 1\npause_s = 1.5\nrequests = 5000\n'
-    assert with_short_levels(text) == ('duration_s = 2\nwarmup_s = 0     # no warm-up: 1\n'
-                                       'pause_s = 0\nrequests = 5000\n')
+    text = "duration_s = 5\nwarmup_s = 1     # no warm-up: 1\npause_s = 1.5\nrequests = 5000\n"
+    assert with_short_levels(text) == (
+        "duration_s = 2\nwarmup_s = 0     # no warm-up: 1\npause_s = 0\nrequests = 5000\n"
+    )
 
 
 @pytest.mark.timeout(1500)
@@ -52,9 +57,14 @@ def test_short_suite_runs_end_to_end(suite, tmp_path):
     out = tmp_path / "out"
     path = tmp_path / suite  # the same name: claims and deviations are matched by it
     path.write_text(with_short_levels((SUITES_DIR / suite).read_text()))
-    done = subprocess.run([sys.executable, "-m", "stackbench", "run", str(path),
-                           "--out", str(out)], capture_output=True, text=True, timeout=1500,
-                          env={**os.environ, "COLUMNS": "120"}, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "stackbench", "run", str(path), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        env={**os.environ, "COLUMNS": "120"},
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     data = Store(out / "stackbench.sqlite").load_run(1)
     assert data.run.status == "complete"

@@ -42,10 +42,12 @@ def fake_tool(bin_dir: Path, tool: str, recorded: Path) -> None:
     script.chmod(0o755)
 
 
-@pytest.mark.parametrize(("tool", "recorded"), [("wrk", "wrk-keepalive.txt"),
-                                                ("ab", "ab-close.txt")])
+@pytest.mark.parametrize(
+    ("tool", "recorded"), [("wrk", "wrk-keepalive.txt"), ("ab", "ab-close.txt")]
+)
 def test_unreadable_tool_output_fails_its_level_and_the_run_goes_on_to_its_report(
-        tmp_path, tool, recorded):
+    tmp_path, tool, recorded
+):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake_tool(bin_dir, tool, DATA / recorded)
@@ -53,11 +55,20 @@ def test_unreadable_tool_output_fails_its_level_and_the_run_goes_on_to_its_repor
     text = suite_text(["refserver"], [2, 3, 4]).replace("[load]\n", f'[load]\ndriver = "{tool}"\n')
     suite = write_suite(tmp_path, text)
     out = tmp_path / "out"
-    env = {**os.environ, "COLUMNS": "160", "STACKBENCH_STACKS_DIR": str(FAKE_STACKS),
-           "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run([sys.executable, "-m", "stackbench", "run", str(suite), "--out",
-                           str(out)], env=env, text=True, capture_output=True, timeout=300,
-                          check=False)
+    env = {
+        **os.environ,
+        "COLUMNS": "160",
+        "STACKBENCH_STACKS_DIR": str(FAKE_STACKS),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "stackbench", "run", str(suite), "--out", str(out)],
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
     output = done.stdout + done.stderr
     assert done.returncode == ExitCode.ENVIRONMENT, output
     assert "Traceback" not in output and "internal error" not in output

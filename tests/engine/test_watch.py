@@ -26,15 +26,17 @@ def test_exit_statuses_and_signals_are_named():
 
 
 def test_a_server_exit_becomes_a_failed_level_with_its_log():
-    exits = [ProcessExit("node process 'server'", -9, "listening on 8080\nheap exhausted"),
-             ProcessExit("service redis", 1, "oom")]
+    exits = [
+        ProcessExit("node process 'server'", -9, "listening on 8080\nheap exhausted"),
+        ProcessExit("service redis", 1, "oom"),
+    ]
     failure = server_exited(exits)
     assert failure == LevelFailure(
         "server-exited",
         "node process 'server' killed by signal 9 (SIGKILL); service redis exited with "
         "status 1 (during the level)",
-        "--- node process 'server':\nlistening on 8080\nheap exhausted\n"
-        "--- service redis:\noom")
+        "--- node process 'server':\nlistening on 8080\nheap exhausted\n--- service redis:\noom",
+    )
     assert failure.flag.startswith("failed: server-exited: node process 'server' killed")
     before = server_exited(exits[:1], before_level=True)
     assert before.error.endswith("(before the level started)")
@@ -77,17 +79,29 @@ class FakeServices:
 
 
 def test_the_check_covers_the_stack_and_only_the_services_it_uses():
-    services = FakeServices([FakeService(ServiceKind.REDIS, -9),
-                             FakeService(ServiceKind.MARIADB, 1),
-                             FakeService(ServiceKind.MEMCACHED, None)])
-    check = stack_exits(FakeInstance({"server": 2}), services,  # type: ignore[arg-type]
-                        frozenset({ServiceKind.REDIS, ServiceKind.MEMCACHED}))
+    services = FakeServices(
+        [
+            FakeService(ServiceKind.REDIS, -9),
+            FakeService(ServiceKind.MARIADB, 1),
+            FakeService(ServiceKind.MEMCACHED, None),
+        ]
+    )
+    check = stack_exits(
+        FakeInstance({"server": 2}),
+        services,  # type: ignore[arg-type]
+        frozenset({ServiceKind.REDIS, ServiceKind.MEMCACHED}),
+    )
     exits = check()
-    assert [(e.name, e.status) for e in exits] == [("go-nethttp process 'server'", 2),
-                                                   ("service redis", -9)]
+    assert [(e.name, e.status) for e in exits] == [
+        ("go-nethttp process 'server'", 2),
+        ("service redis", -9),
+    ]
     assert "unreadable" in exits[0].log_tail  # the tail says why there is no log
-    quiet = stack_exits(FakeInstance({}), FakeServices([]),  # type: ignore[arg-type]
-                        frozenset())
+    quiet = stack_exits(
+        FakeInstance({}),
+        FakeServices([]),  # type: ignore[arg-type]
+        frozenset(),
+    )
     assert quiet() == []
 
 

@@ -13,11 +13,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-FIXTURES = Path(os.environ.get("FIXTURES_DIR", Path(__file__).resolve().parents[2]
-                               / "workloads" / "fixtures"))
+FIXTURES = Path(
+    os.environ.get("FIXTURES_DIR", Path(__file__).resolve().parents[2] / "workloads" / "fixtures")
+)
 FAULT = os.environ.get("FAULT", "")
-DEFAULTS = {"concat": 1000, "add": 1000, "array": 1000, "assoc": 1000, "readfile": 100,
-            "sha256": 1}
+DEFAULTS = {"concat": 1000, "add": 1000, "array": 1000, "assoc": 1000, "readfile": 100, "sha256": 1}
 
 
 def work(name: str, n: int) -> bytes:
@@ -102,8 +102,9 @@ def main() -> None:
     if FAULT == "crash":
         print("refserver: crashing on purpose", file=sys.stderr)
         sys.exit(3)
-    server = ThreadingHTTPServer((os.environ.get("HOST", "127.0.0.1"), int(os.environ["PORT"])),
-                                 Handler)
+    server = ThreadingHTTPServer(
+        (os.environ.get("HOST", "127.0.0.1"), int(os.environ["PORT"])), Handler
+    )
     server.daemon_threads = True
     server.serve_forever()
 

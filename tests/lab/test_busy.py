@@ -42,9 +42,10 @@ def test_steal_above_two_percent_is_a_warning():
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two usable cores")
 def test_a_real_busy_loop_shows_in_the_sample():
     core = max(os.sched_getaffinity(0))
-    spin = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 5\n"
-                             "while time.time() < end: pass"],
-                            preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+    spin = subprocess.Popen(
+        [sys.executable, "-c", "import time\nend = time.time() + 5\nwhile time.time() < end: pass"],
+        preexec_fn=lambda: os.sched_setaffinity(0, {core}),
+    )
     try:
         found = sample(1.0)
     finally:
@@ -63,12 +64,14 @@ def test_the_monitor_counts_what_else_used_the_levels_cores():
     from stackbench.lab.monitor import Monitor
 
     core = max(os.sched_getaffinity(0))
-    spin = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 5\n"
-                             "while time.time() < end: pass"],
-                            preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+    spin = subprocess.Popen(
+        [sys.executable, "-c", "import time\nend = time.time() + 5\nwhile time.time() < end: pass"],
+        preexec_fn=lambda: os.sched_setaffinity(0, {core}),
+    )
     try:
         monitor = Monitor({}, cpus=frozenset({core})).start()
         import time
+
         time.sleep(1.0)
         usage = monitor.stop()
     finally:

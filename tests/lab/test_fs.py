@@ -55,8 +55,9 @@ def test_inside_follows_symlinks(tree: tuple[Path, Path]) -> None:
 
 
 @pytest.mark.parametrize("name", ["../outside", "a/../../outside", "..", "a/../b"])
-def test_checked_refuses_dotdot_even_when_it_stays_inside(tree: tuple[Path, Path],
-                                                          name: str) -> None:
+def test_checked_refuses_dotdot_even_when_it_stays_inside(
+    tree: tuple[Path, Path], name: str
+) -> None:
     root, _ = tree
     with pytest.raises(InputError, match=r"contains '\.\.'"):
         fs.checked(root / name, root, "create")
@@ -109,8 +110,7 @@ def test_rmtree_refuses_the_root_itself_and_a_file(tree: tuple[Path, Path]) -> N
     assert root.is_dir() and (root / "file").exists()
 
 
-def test_rmtree_removes_symlinks_inside_the_tree_without_following(
-        tree: tuple[Path, Path]) -> None:
+def test_rmtree_removes_symlinks_inside_the_tree_without_following(tree: tuple[Path, Path]) -> None:
     root, outside = tree
     (root / "run").mkdir()
     (root / "run" / "escape").symlink_to(outside)

@@ -58,8 +58,13 @@ def test_governor_and_turbo_not_visible_in_a_vm(tmp_path: Path):
 
 
 def test_a_powersave_core_is_named_with_the_fix(tmp_path: Path):
-    root = _sysfs(tmp_path, {"cpu0/cpufreq/scaling_governor": "performance",
-                             "cpu1/cpufreq/scaling_governor": "powersave"})
+    root = _sysfs(
+        tmp_path,
+        {
+            "cpu0/cpufreq/scaling_governor": "performance",
+            "cpu1/cpufreq/scaling_governor": "powersave",
+        },
+    )
     check = check_governor([0, 1], root)
     assert check.verdict is Verdict.WARN and check.value == "CPU 1 powersave"
     assert "scaling_governor" in check.commands[0]
@@ -67,13 +72,16 @@ def test_a_powersave_core_is_named_with_the_fix(tmp_path: Path):
     assert check_governor([0, 1], root).verdict is Verdict.OK
 
 
-@pytest.mark.parametrize(("files", "verdict", "command"), [
-    ({"intel_pstate/no_turbo": "0"}, Verdict.WARN, "echo 1 > {root}/intel_pstate/no_turbo"),
-    ({"intel_pstate/no_turbo": "1"}, Verdict.OK, None),
-    ({"cpufreq/boost": "1"}, Verdict.WARN, "echo 0 > {root}/cpufreq/boost"),
-    ({"cpufreq/boost": "0"}, Verdict.OK, None),
-    ({"cpufreq/policy0/boost": "1"}, Verdict.WARN, "echo 0 | tee {root}/cpufreq/policy*/boost"),
-])
+@pytest.mark.parametrize(
+    ("files", "verdict", "command"),
+    [
+        ({"intel_pstate/no_turbo": "0"}, Verdict.WARN, "echo 1 > {root}/intel_pstate/no_turbo"),
+        ({"intel_pstate/no_turbo": "1"}, Verdict.OK, None),
+        ({"cpufreq/boost": "1"}, Verdict.WARN, "echo 0 > {root}/cpufreq/boost"),
+        ({"cpufreq/boost": "0"}, Verdict.OK, None),
+        ({"cpufreq/policy0/boost": "1"}, Verdict.WARN, "echo 0 | tee {root}/cpufreq/policy*/boost"),
+    ],
+)
 def test_turbo_where_visible(tmp_path: Path, files, verdict, command):
     check = check_turbo(_sysfs(tmp_path, files))
     assert check.verdict is verdict
@@ -81,5 +89,8 @@ def test_turbo_where_visible(tmp_path: Path, files, verdict, command):
 
 
 def test_small_suite_needs_nothing():
-    assert not [c for c in suite_limits(4, keepalive_off=False, total_requests=100)
-                if c.verdict is Verdict.FAIL]
+    assert not [
+        c
+        for c in suite_limits(4, keepalive_off=False, total_requests=100)
+        if c.verdict is Verdict.FAIL
+    ]

@@ -8,11 +8,16 @@ from stackbench.lab.monitor import Monitor, process_counts
 
 
 def test_process_counts_say_what_each_role_runs_now():
-    child = subprocess.Popen([sys.executable, "-c",
-                              "import threading, time\n"
-                              "for _ in range(3): threading.Thread(target=time.sleep, "
-                              "args=(30,), daemon=True).start()\n"
-                              "time.sleep(30)"])
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import threading, time\n"
+            "for _ in range(3): threading.Thread(target=time.sleep, "
+            "args=(30,), daemon=True).start()\n"
+            "time.sleep(30)",
+        ]
+    )
     try:
         deadline = time.monotonic() + 10
         while "4 threads" not in process_counts({"py": child.pid}):
@@ -30,15 +35,21 @@ def test_cpu_time_a_role_spent_is_measured():
     clock has advanced 0.3 s, then says so and waits; the monitor, started before the go,
     must count at least that (less a clock tick at each end)."""
 
-
-    child = subprocess.Popen([sys.executable, "-c",
-                              "import sys, time\n"
-                              "input()\n"
-                              "start = time.process_time()\n"
-                              "while time.process_time() - start < 0.3: pass\n"
-                              "print('spent', flush=True)\n"
-                              "time.sleep(30)"],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "input()\n"
+            "start = time.process_time()\n"
+            "while time.process_time() - start < 0.3: pass\n"
+            "print('spent', flush=True)\n"
+            "time.sleep(30)",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert child.stdin is not None and child.stdout is not None
         monitor = Monitor({"spin": child.pid}).start()

@@ -66,8 +66,9 @@ def test_stacks_derive_their_workers_from_the_server_cores(tmp_path, inventory):
 
 
 def test_two_server_cores_double_the_derived_sizes(tmp_path, inventory):
-    two = {p.stack: p.values for p in planned_params(plan_on(tmp_path, inventory, "0-1"),
-                                                     inventory)}
+    two = {
+        p.stack: p.values for p in planned_params(plan_on(tmp_path, inventory, "0-1"), inventory)
+    }
     assert two["php-fpm-nginx"]["workers"] == "2" and two["node-cluster"]["workers"] == "2"
     assert two["java-servlet"]["workers"] == "2" and two["java-servlet"]["threads"] == "200"
 
@@ -90,7 +91,8 @@ def test_a_default_known_only_at_start_is_reported_not_guessed(tmp_path):
         'name = "late"\ndescription = "d"\nlanguage = "x"\nio_model = "event-loop"\n'
         'workloads = ["hello"]\n'
         '[params]\nlisten = { type = "string", pattern = "[0-9]+", default = "{{port}}" }\n'
-        '[[process]]\nrole = "server"\ncommand = ["/bin/true"]\n')
+        '[[process]]\nrole = "server"\ncommand = ["/bin/true"]\n'
+    )
     inventory = {"late": entry("late", tmp_path / "stacks")}
     path = tmp_path / "late.toml"
     path.write_text('name = "late"\nstacks = ["late"]\nworkloads = ["hello"]\n')

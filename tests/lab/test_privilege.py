@@ -34,25 +34,33 @@ def _stack_user_or_skip() -> RunAs:
 # ------------------------------------------------------------------ pure
 
 
-@pytest.mark.parametrize(("uid", "gid", "mode", "expected"), [
-    (1500, 0, 0o700, True),    # owner with x
-    (1500, 1600, 0o070, False),  # owner bits decide for the owner, even if the group may
-    (0, 1600, 0o710, True),    # group with x
-    (0, 1600, 0o701, False),   # group bits decide for the group
-    (0, 0, 0o701, True),       # others with x
-    (0, 0, 0o700, False),      # mkdtemp's 0700 owned by root
-    (0, 0, 0o755, True),
-])
-def test_can_enter_follows_owner_group_other(uid: int, gid: int, mode: int,
-                                             expected: bool) -> None:
+@pytest.mark.parametrize(
+    ("uid", "gid", "mode", "expected"),
+    [
+        (1500, 0, 0o700, True),  # owner with x
+        (1500, 1600, 0o070, False),  # owner bits decide for the owner, even if the group may
+        (0, 1600, 0o710, True),  # group with x
+        (0, 1600, 0o701, False),  # group bits decide for the group
+        (0, 0, 0o701, True),  # others with x
+        (0, 0, 0o700, False),  # mkdtemp's 0700 owned by root
+        (0, 0, 0o755, True),
+    ],
+)
+def test_can_enter_follows_owner_group_other(uid: int, gid: int, mode: int, expected: bool) -> None:
     assert can_enter(_stat(uid, gid, mode), USER) is expected
 
 
 def test_server_environment_gives_the_stack_user_its_own_home_and_temp() -> None:
-    env = server_environment({"HOME": "/root", "PATH": "/usr/bin", "USER": "root"}, USER,
-                             Path("/run/x"))
-    assert env == {"HOME": "/run/x/home", "TMPDIR": "/run/x/tmp", "PATH": "/usr/bin",
-                   "USER": "sbtest", "LOGNAME": "sbtest"}
+    env = server_environment(
+        {"HOME": "/root", "PATH": "/usr/bin", "USER": "root"}, USER, Path("/run/x")
+    )
+    assert env == {
+        "HOME": "/run/x/home",
+        "TMPDIR": "/run/x/tmp",
+        "PATH": "/usr/bin",
+        "USER": "sbtest",
+        "LOGNAME": "sbtest",
+    }
     unchanged = {"HOME": "/home/dev", "PATH": "/usr/bin"}
     assert server_environment(unchanged, None, Path("/run/x")) == unchanged
 
@@ -83,8 +91,7 @@ def test_spawned_process_runs_as_the_stack_user_for_good(tmp_path: Path) -> None
     run_as = _stack_user_or_skip()
     log = tmp_path / "out.log"
     # Prints real/effective/saved uids and gids, then the supplementary groups.
-    code = ("import os; print(*os.getresuid(), *os.getresgid()); print(os.getgroups()); "
-            "os.setuid(0)")
+    code = "import os; print(*os.getresuid(), *os.getresgid()); print(os.getgroups()); os.setuid(0)"
     proc = spawn(["python3", "-c", code], tmp_path, None, log, run_as=run_as)
     try:
         proc.wait(timeout=20)
@@ -99,8 +106,13 @@ def test_spawned_process_runs_as_the_stack_user_for_good(tmp_path: Path) -> None
 
 def test_child_setup_switches_user_before_pinning(tmp_path: Path) -> None:
     run_as = _stack_user_or_skip()
-    done = subprocess.run(["id", "-u"], capture_output=True, text=True, check=True,
-                          preexec_fn=child_setup(frozenset({0}), run_as))
+    done = subprocess.run(
+        ["id", "-u"],
+        capture_output=True,
+        text=True,
+        check=True,
+        preexec_fn=child_setup(frozenset({0}), run_as),
+    )
     assert done.stdout.strip() == str(run_as.uid)
 
 
@@ -117,6 +129,8 @@ def test_unreadable_names_what_the_stack_user_cannot_read() -> None:
         closed_dir = base / "closed"
         closed_dir.mkdir(mode=0o700)
         assert privilege.unreadable(run_as, [open_file, closed_file, closed_dir, base]) == [
-            closed_file, closed_dir]
+            closed_file,
+            closed_dir,
+        ]
     finally:
         fs.remove_temp_dir(base)

@@ -42,8 +42,9 @@ def outside(tmp_path: Path) -> Path:
 
 
 def _config(entry: StackEntry, run_dir: Path, run_root: Path | None = None) -> StackConfig:
-    return StackConfig(entry.manifest, entry.status, run_dir, default_placement().server, {}, {},
-                       run_root=run_root)
+    return StackConfig(
+        entry.manifest, entry.status, run_dir, default_placement().server, {}, {}, run_root=run_root
+    )
 
 
 def _stack_user_or_none() -> privilege.RunAs | None:
@@ -55,15 +56,17 @@ def _stack_user_or_none() -> privilege.RunAs | None:
 
 @pytest.mark.parametrize("name", ["../victim", "a/../../victim", ".."])
 def test_traversing_run_dir_is_refused_before_anything_happens(
-        refserver: StackEntry, scratch: Path, outside: Path, name: str) -> None:
+    refserver: StackEntry, scratch: Path, outside: Path, name: str
+) -> None:
     with pytest.raises(InputError, match=r"'\.\.'"):
         StackInstance(_config(refserver, scratch / name, run_root=scratch))
     assert (outside / "precious.txt").read_text() == "user data"
     assert list(scratch.iterdir()) == []
 
 
-def test_run_dir_outside_its_run_root_is_refused(refserver: StackEntry, scratch: Path,
-                                                 outside: Path) -> None:
+def test_run_dir_outside_its_run_root_is_refused(
+    refserver: StackEntry, scratch: Path, outside: Path
+) -> None:
     with pytest.raises(InputError, match="outside"):
         StackInstance(_config(refserver, outside / "run", run_root=scratch))
     assert not (outside / "run").exists()
@@ -71,7 +74,8 @@ def test_run_dir_outside_its_run_root_is_refused(refserver: StackEntry, scratch:
 
 @pytest.mark.parametrize("absolute", [True, False])
 def test_existing_directory_that_is_not_a_run_dir_is_never_emptied(
-        refserver: StackEntry, scratch: Path, outside: Path, absolute: bool) -> None:
+    refserver: StackEntry, scratch: Path, outside: Path, absolute: bool
+) -> None:
     """Even without a run root: an absolute name joined onto the scratch dir replaces it."""
     if absolute:
         run_dir = scratch / str(outside)  # == outside
@@ -86,7 +90,8 @@ def test_existing_directory_that_is_not_a_run_dir_is_never_emptied(
 
 
 def test_symlinked_run_dir_is_neither_emptied_nor_followed(
-        refserver: StackEntry, scratch: Path, outside: Path) -> None:
+    refserver: StackEntry, scratch: Path, outside: Path
+) -> None:
     (scratch / "refserver").symlink_to(outside)
     with pytest.raises(InputError, match="outside"):
         StackInstance(_config(refserver, scratch / "refserver")).start()
@@ -94,9 +99,11 @@ def test_symlinked_run_dir_is_neither_emptied_nor_followed(
 
 
 def test_template_destination_outside_the_run_dir_is_refused(
-        refserver: StackEntry, scratch: Path, outside: Path) -> None:
-    hostile = dataclasses.replace(refserver.manifest,
-                                  templates=(Template("stack.toml", "../../victim/owned"),))
+    refserver: StackEntry, scratch: Path, outside: Path
+) -> None:
+    hostile = dataclasses.replace(
+        refserver.manifest, templates=(Template("stack.toml", "../../victim/owned"),)
+    )
     entry = StackEntry(hostile, refserver.status)
     instance = StackInstance(_config(entry, scratch / "refserver"))
     with instance, pytest.raises(InputError, match=r"'\.\.'"):
@@ -104,19 +111,20 @@ def test_template_destination_outside_the_run_dir_is_refused(
     assert not (outside / "owned").exists()
 
 
-def test_build_dir_outside_the_build_cache_is_refused(refserver: StackEntry,
-                                                      outside: Path) -> None:
+def test_build_dir_outside_the_build_cache_is_refused(refserver: StackEntry, outside: Path) -> None:
     with pytest.raises(InputError, match="outside"):
         build.ensure_built(refserver.manifest, {"build_dir": str(outside)}, {})
     with pytest.raises(InputError, match=r"'\.\.'"):
-        build.ensure_built(refserver.manifest,
-                           {"build_dir": str(build.build_cache_dir() / ".." / "x")}, {})
+        build.ensure_built(
+            refserver.manifest, {"build_dir": str(build.build_cache_dir() / ".." / "x")}, {}
+        )
     assert (outside / "precious.txt").exists()
 
 
 @pytest.mark.integration
-def test_stack_runs_as_the_stack_user_in_a_run_dir_it_owns(refserver: StackEntry,
-                                                           scratch: Path) -> None:
+def test_stack_runs_as_the_stack_user_in_a_run_dir_it_owns(
+    refserver: StackEntry, scratch: Path
+) -> None:
     """Started by root: every process of the stack is the stack user's, none is root's."""
     run_as = _stack_user_or_none()
     expected = run_as.uid if run_as else os.geteuid()
@@ -143,8 +151,9 @@ def test_stack_runs_as_the_stack_user_in_a_run_dir_it_owns(refserver: StackEntry
         assert not (run_dir / "stale").exists()
 
 
-def test_program_the_stack_user_cannot_run_is_named_before_start(refserver: StackEntry,
-                                                                 scratch: Path) -> None:
+def test_program_the_stack_user_cannot_run_is_named_before_start(
+    refserver: StackEntry, scratch: Path
+) -> None:
     """e.g. a runtime under root's home (pyenv): say so instead of a bare EACCES."""
     if _stack_user_or_none() is None:
         pytest.skip("only root switches to the stack user")
@@ -153,10 +162,12 @@ def test_program_the_stack_user_cannot_run_is_named_before_start(refserver: Stac
         program = closed / "server"
         program.write_text("#!/bin/sh\nexit 0\n")
         program.chmod(0o755)
-        hidden = dataclasses.replace(refserver.manifest,
-                                     processes=(Process(role="server", command=(str(program),)),))
-        instance = StackInstance(_config(StackEntry(hidden, refserver.status),
-                                         scratch / "refserver"))
+        hidden = dataclasses.replace(
+            refserver.manifest, processes=(Process(role="server", command=(str(program),)),)
+        )
+        instance = StackInstance(
+            _config(StackEntry(hidden, refserver.status), scratch / "refserver")
+        )
         with instance, pytest.raises(StackError, match=f"cannot read or run {program}"):
             instance.start()
         assert instance.processes == []

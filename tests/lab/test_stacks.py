@@ -66,8 +66,15 @@ def test_stack_verifies_serves_load_and_stops(name, services, tmp_path):
                 failures[w] = outcome.failures
         assert not failures, f"{name} failed verification: {failures}"
         settings = LoadSettings(driver=_driver(), duration_s=1.0, warmup_s=0, timeout_s=5)
-        req = LoadRequest(stack.base_url + "/hello", settings, 16, None, placement.loader, 200,
-                          sha256_hex(b"Hello World"))
+        req = LoadRequest(
+            stack.base_url + "/hello",
+            settings,
+            16,
+            None,
+            placement.loader,
+            200,
+            sha256_hex(b"Hello World"),
+        )
         result = start_load(get_driver(settings.driver), req).finish(timeout_s=60)
         assert result.completed > 50 and result.errors_total == 0, result.errors
     assert not [pid for pid in pids if tree(pid)], f"{name} left processes behind"
@@ -114,8 +121,9 @@ warmup_s = 0
 pause_s = 0
 """)
     store = Store(tmp_path / "s.sqlite")
-    run_id = Runner(build_plan(parse_suite(suite_path), INVENTORY, None, None), INVENTORY, store,
-                    tmp_path).execute()
+    run_id = Runner(
+        build_plan(parse_suite(suite_path), INVENTORY, None, None), INVENTORY, store, tmp_path
+    ).execute()
     data = store.load_run(run_id)
     assert [c.status for c in data.cases] == ["ok", "ok"], [c.reason for c in data.cases]
     assert len(data.levels) == 2
@@ -123,8 +131,10 @@ pause_s = 0
         assert level.completed > 0 and level.errors_total == 0 and level.status == "ok"
         # The stack's roles were sampled (what a level guarantees; CPU time, counted in ticks,
         # is checked by construction in tests/lab/test_monitor.py).
-        assert any(role != "loader" and u.rss_max_bytes > 0 and u.processes_max >= 1
-                   for role, u in level.usage.items())
+        assert any(
+            role != "loader" and u.rss_max_bytes > 0 and u.processes_max >= 1
+            for role, u in level.usage.items()
+        )
     assert data.run.environment.versions
 
 
@@ -166,8 +176,9 @@ def test_no_stack_process_runs_as_root(name, services):
 
 
 @pytest.mark.parametrize("upstream_keepalive", ["0", "32"])
-def test_node_nginx_with_upstream_tcp_proxies_to_node_on_a_loopback_port(upstream_keepalive,
-                                                                          tmp_path):
+def test_node_nginx_with_upstream_tcp_proxies_to_node_on_a_loopback_port(
+    upstream_keepalive, tmp_path
+):
     """upstream = "tcp" (the php-node-micro article's setting): Node listens on the extra
     loopback port and not on the socket, and nginx's upstream names 127.0.0.1 and that port,
     with upstream keep-alive off (the article) and on."""
@@ -186,8 +197,11 @@ def test_node_nginx_with_upstream_tcp_proxies_to_node_on_a_loopback_port(upstrea
             assert get(stack.base_url, "/hello").body == b"Hello World"
         assert get(f"http://127.0.0.1:{node_port}", "/hello").body == b"Hello World"
         node = psutil.Process(stack.roles()["node"])
-        listening = {(c.laddr.ip, c.laddr.port) for c in node.net_connections("inet")
-                     if c.status == psutil.CONN_LISTEN}
+        listening = {
+            (c.laddr.ip, c.laddr.port)
+            for c in node.net_connections("inet")
+            if c.status == psutil.CONN_LISTEN
+        }
         assert listening == {("127.0.0.1", node_port)}
         assert not [c for c in node.net_connections("unix") if c.laddr]
         assert not (run_dir / "node.sock").exists()
@@ -202,8 +216,9 @@ def test_node_nginx_by_default_proxies_to_node_on_its_unix_socket(tmp_path):
     run_dir = tmp_path / "run"
     with running_stack(entry, default_placement(), run_dir, {}, {}) as stack:
         assert stack.params_in_force()["upstream"] == "unix"
-        assert f"include {run_dir}/nginx-upstream-unix.conf;" in \
-            (run_dir / "nginx.conf").read_text()
+        assert (
+            f"include {run_dir}/nginx-upstream-unix.conf;" in (run_dir / "nginx.conf").read_text()
+        )
         assert get(stack.base_url, "/hello").body == b"Hello World"
         assert (run_dir / "node.sock").is_socket()
         node = psutil.Process(stack.roles()["node"])

@@ -37,15 +37,24 @@ StartAgent = Callable[..., tuple[RemoteHost, subprocess.Popen[bytes], Path]]
 def start_agent(tmp_path: Path) -> Iterator[StartAgent]:
     started: list[tuple[RemoteHost, subprocess.Popen[bytes]]] = []
 
-    def start(heartbeat_s: float = 10.0, client_heartbeat_s: float | None = 1.0,
-              keep: bool = False, clock_offset_s: float | None = None
-              ) -> tuple[RemoteHost, subprocess.Popen[bytes], Path]:
+    def start(
+        heartbeat_s: float = 10.0,
+        client_heartbeat_s: float | None = 1.0,
+        keep: bool = False,
+        clock_offset_s: float | None = None,
+    ) -> tuple[RemoteHost, subprocess.Popen[bytes], Path]:
         run_dir = tmp_path / f"agent-{len(started)}"
-        argv = agent_argv([sys.executable, "-m", "stackbench"], run_dir, heartbeat_s, keep,
-                          clock_offset_s)
-        proc = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE,
-                                env={**os.environ, "STACKBENCH_STACKS_DIR": str(FAKE_STACKS)})
+        argv = agent_argv(
+            [sys.executable, "-m", "stackbench"], run_dir, heartbeat_s, keep, clock_offset_s
+        )
+        proc = subprocess.Popen(
+            argv,
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "STACKBENCH_STACKS_DIR": str(FAKE_STACKS)},
+        )
         host = RemoteHost("h1", proc, heartbeat_s=client_heartbeat_s, timeout_s=30)
         started.append((host, proc))
         return host, proc, run_dir
@@ -100,8 +109,9 @@ def short_level(base_url: str, duration_s: float) -> LoadRequest:
 
 
 def start_refserver(host: RemoteHost):  # -> StackStarted
-    return host.start_stack("refserver", server_cpus=SERVER, services_cpus=SERVER,
-                            workloads=["hello"], timeout_s=120)
+    return host.start_stack(
+        "refserver", server_cpus=SERVER, services_cpus=SERVER, workloads=["hello"], timeout_s=120
+    )
 
 
 def test_hello_names_the_agent_and_keep_leaves_its_run_dir(start_agent):
@@ -143,20 +153,35 @@ def test_requests_the_agent_must_refuse_leave_it_serving(start_agent):
     with pytest.raises(InputError, match="^h1: run-load: url"):
         host.run_load(bad_url, time.time(), timeout_s=10)
     with pytest.raises(InputError, match="CPUs 4096 are not available"):
-        host.start_stack("refserver", server_cpus=frozenset({4096}), services_cpus=SERVER,
-                         workloads=["hello"])
+        host.start_stack(
+            "refserver", server_cpus=frozenset({4096}), services_cpus=SERVER, workloads=["hello"]
+        )
     with pytest.raises(InputError, match="not a valid name"):
-        host.start_stack("../../etc", server_cpus=SERVER, services_cpus=SERVER,
-                         workloads=["hello"])
+        host.start_stack("../../etc", server_cpus=SERVER, services_cpus=SERVER, workloads=["hello"])
     with pytest.raises(InputError, match="not an IPv4 address"):
-        host.start_stack("refserver", server_cpus=SERVER, services_cpus=SERVER,
-                         workloads=["hello"], host="0.0.0.0; rm -rf /")
+        host.start_stack(
+            "refserver",
+            server_cpus=SERVER,
+            services_cpus=SERVER,
+            workloads=["hello"],
+            host="0.0.0.0; rm -rf /",
+        )
     with pytest.raises(InputError, match="service_env key 'LD_PRELOAD' is not one of"):
-        host.start_stack("refserver", server_cpus=SERVER, services_cpus=SERVER,
-                         workloads=["hello"], service_env={"LD_PRELOAD": "/tmp/x.so"})
+        host.start_stack(
+            "refserver",
+            server_cpus=SERVER,
+            services_cpus=SERVER,
+            workloads=["hello"],
+            service_env={"LD_PRELOAD": "/tmp/x.so"},
+        )
     with pytest.raises(InputError, match="service_env DB_HOST has characters"):
-        host.start_stack("refserver", server_cpus=SERVER, services_cpus=SERVER,
-                         workloads=["hello"], service_env={"DB_HOST": "$(reboot)"})
+        host.start_stack(
+            "refserver",
+            server_cpus=SERVER,
+            services_cpus=SERVER,
+            workloads=["hello"],
+            service_env={"DB_HOST": "$(reboot)"},
+        )
     with pytest.raises(InputError, match="start-services: clients: '%' is not an IPv4"):
         host.start_services(["mysql-row"], cpus=SERVER, host="127.0.0.1", clients=["%"])
     with pytest.raises(InputError, match="start-services: unknown workload"):
@@ -202,8 +227,9 @@ def test_a_stack_started_loaded_watched_and_stopped_through_the_agent(start_agen
 
     def long_level() -> None:
         try:
-            host.run_load(short_level(stack.base_url, 30.0), time.time() + host.offset_s,
-                          timeout_s=60)
+            host.run_load(
+                short_level(stack.base_url, 30.0), time.time() + host.offset_s, timeout_s=60
+            )
         except DriverError as exc:
             failed.append(exc)
 

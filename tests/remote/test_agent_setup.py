@@ -30,10 +30,11 @@ def test_a_run_dir_an_agent_kept_is_emptied(tmp_path):
     assert sorted(p.name for p in again.iterdir()) == [RUN_DIR_MARKER, "stacks"]
 
 
-@pytest.mark.parametrize("why", ["relative", "dotdot", "root", "foreign", "symlink", "file",
-                                 "no parent", "group writable"])
-def test_a_run_dir_that_is_not_the_agents_own_is_refused_and_left_alone(tmp_path, monkeypatch,
-                                                                         why):
+@pytest.mark.parametrize(
+    "why",
+    ["relative", "dotdot", "root", "foreign", "symlink", "file", "no parent", "group writable"],
+)
+def test_a_run_dir_that_is_not_the_agents_own_is_refused_and_left_alone(tmp_path, monkeypatch, why):
     foreign = tmp_path / "data"
     foreign.mkdir()
     (foreign / "precious.txt").write_text("keep me")

@@ -51,8 +51,12 @@ def fake_agent():
     hosts: list[RemoteHost] = []
 
     def start(mode: str, timeout_s: float = 10.0) -> RemoteHost:
-        proc = subprocess.Popen([sys.executable, "-c", FAKE_AGENT, mode], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", FAKE_AGENT, mode],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         host = RemoteHost("h1", proc, heartbeat_s=None, timeout_s=timeout_s)
         hosts.append(host)
         return host
@@ -141,11 +145,22 @@ def test_the_heartbeat_keeps_asking_while_the_host_answers(fake_agent):
 
 def test_the_agent_command_line():
     assert agent_argv(["/opt/sb/bin/stackbench"], "/tmp/sb-agent-1", 10, keep=False) == [
-        "/opt/sb/bin/stackbench", "agent", "--run-dir", "/tmp/sb-agent-1", "--heartbeat-s", "10"]
+        "/opt/sb/bin/stackbench",
+        "agent",
+        "--run-dir",
+        "/tmp/sb-agent-1",
+        "--heartbeat-s",
+        "10",
+    ]
     assert agent_argv(["python3", "-m", "stackbench"], "/tmp/x", 2.5, keep=True)[-3:] == [
-        "--heartbeat-s", "2.5", "--keep"]
+        "--heartbeat-s",
+        "2.5",
+        "--keep",
+    ]
 
 
 def test_an_injected_clock_offset_goes_through_env_because_ssh_passes_no_environment():
     assert agent_argv(["stackbench"], "/tmp/a", clock_offset_s=2.5)[:2] == [
-        "env", "STACKBENCH_AGENT_CLOCK_OFFSET_S=2.5"]
+        "env",
+        "STACKBENCH_AGENT_CLOCK_OFFSET_S=2.5",
+    ]

@@ -23,44 +23,94 @@ from stackbench.remote.clock import ClockSample, best_sample, clock_sample
 from stackbench.verify.outcome import VerifyOutcome
 from tests.measured import second, usage
 
-LOAD = LoadRequest("http://10.231.0.11:8080/hello", LoadSettings(mode=Mode.OPEN, duration_s=2,
-                                                                   warmup_s=0), 64, 500.0,
-                   frozenset({1, 3}), 200, "ab" * 32)
+LOAD = LoadRequest(
+    "http://10.231.0.11:8080/hello",
+    LoadSettings(mode=Mode.OPEN, duration_s=2, warmup_s=0),
+    64,
+    500.0,
+    frozenset({1, 3}),
+    200,
+    "ab" * 32,
+)
 RESULT = LoadResult(
-    driver=DriverKind.NATIVE, command=("stackbench-load", "http://x/"), duration_s=2.001,
-    completed=1000, ok=998, errors={"status": 2}, requests_per_s=499.5,
-    latency_us={"p50": 812.0, "p99": 2400.5}, connect_us={"mean": 90.0}, histogram="HISTFAAA",
+    driver=DriverKind.NATIVE,
+    command=("stackbench-load", "http://x/"),
+    duration_s=2.001,
+    completed=1000,
+    ok=998,
+    errors={"status": 2},
+    requests_per_s=499.5,
+    latency_us={"p50": 812.0, "p99": 2400.5},
+    connect_us={"mean": 90.0},
+    histogram="HISTFAAA",
     timeseries=(second(1, 500, p50_us=800, histogram="HISTFAAB"),),
-    open_loop={"intended": 1000, "missed": 0}, loader_cpu_s=(0.4, 0.2),
-    unanswered_at_end=(1, 1500.0), warnings=("few connections",), raw_output='{"a": 1}\n')
+    open_loop={"intended": 1000, "missed": 0},
+    loader_cpu_s=(0.4, 0.2),
+    unanswered_at_end=(1, 1500.0),
+    warnings=("few connections",),
+    raw_output='{"a": 1}\n',
+)
 
 REQUESTS = [
-    p.Hello(id=1), p.Clock(id=2),
-    p.StartStack(id=3, stack="node", name="node-cluster", server_cpus=frozenset({0, 1}),
-                 services_cpus=frozenset({2}), workloads=("hello", "mysql-row"),
-                 params={"workers": "4"}, host="10.231.0.11"),
-    p.Verify(id=4, workloads=("hello",)), p.Exits(id=5), p.MonitorStart(id=6, interval_s=0.5),
-    p.MonitorStop(id=7), p.WarmUp(id=8, request=LOAD),
+    p.Hello(id=1),
+    p.Clock(id=2),
+    p.StartStack(
+        id=3,
+        stack="node",
+        name="node-cluster",
+        server_cpus=frozenset({0, 1}),
+        services_cpus=frozenset({2}),
+        workloads=("hello", "mysql-row"),
+        params={"workers": "4"},
+        host="10.231.0.11",
+    ),
+    p.Verify(id=4, workloads=("hello",)),
+    p.Exits(id=5),
+    p.MonitorStart(id=6, interval_s=0.5),
+    p.MonitorStop(id=7),
+    p.WarmUp(id=8, request=LOAD),
     p.RunLoad(id=9, request=LOAD, start_at=1_800_000_000.25, timeout_s=340.0),
-    p.StopLoad(id=10), p.StopStack(id=11), p.Heartbeat(id=12), p.Bye(id=13),
+    p.StopLoad(id=10),
+    p.StopStack(id=11),
+    p.Heartbeat(id=12),
+    p.Bye(id=13),
     p.Readiness(id=14),
 ]
 REPLIES = [
-    p.Ok(id=1), p.AgentInfo(id=2, version="0.1.0", hostname="h1", pid=42, cores=(0, 1)),
+    p.Ok(id=1),
+    p.AgentInfo(id=2, version="0.1.0", hostname="h1", pid=42, cores=(0, 1)),
     p.ClockReading(id=3, t2=10.5, t3=10.6),
-    p.StackStarted(id=4, base_url="http://10.231.0.11:8080", server_roles={"server": 100},
-                   service_roles={"redis": 101}, params={"workers": "4"}),
+    p.StackStarted(
+        id=4,
+        base_url="http://10.231.0.11:8080",
+        server_roles={"server": 100},
+        service_roles={"redis": 101},
+        params={"workers": "4"},
+    ),
     p.Verified(id=5, outcomes=(VerifyOutcome("hello", False, ("body differs",), 3),)),
     p.Exited(id=6, exits=(p.ExitInfo("node process 'server'", -9, "last\nlines"),)),
-    p.Usage(id=7, usage={"server": usage(97.5, rss_max_bytes=2**33, processes_max=4),
-                         "loader": usage(40.0)}),
+    p.Usage(
+        id=7,
+        usage={"server": usage(97.5, rss_max_bytes=2**33, processes_max=4), "loader": usage(40.0)},
+    ),
     p.LoadDone(id=8, result=RESULT, started_at=1_800_000_000.2501),
     p.Error(id=9, kind="StackError", exit_code=4, message="node: not ready\nlog tail"),
-    p.ReadinessReport(id=10, readiness=p.HostReadiness(
-        python="3.11.2", git_rev=None, loader=True, stacks={"node": "", "java": "no java"},
-        nofile_soft=1024, nofile_hard=20000, somaxconn=None,
-        limits=(p.Limit("somaxconn", "warn", "128", "sudo sysctl -w net.core.somaxconn=65535"),
-                p.Limit("open files", "ok", "soft 1024, hard 20000")))),
+    p.ReadinessReport(
+        id=10,
+        readiness=p.HostReadiness(
+            python="3.11.2",
+            git_rev=None,
+            loader=True,
+            stacks={"node": "", "java": "no java"},
+            nofile_soft=1024,
+            nofile_hard=20000,
+            somaxconn=None,
+            limits=(
+                p.Limit("somaxconn", "warn", "128", "sudo sysctl -w net.core.somaxconn=65535"),
+                p.Limit("open files", "ok", "soft 1024, hard 20000"),
+            ),
+        ),
+    ),
 ]
 
 
@@ -78,16 +128,19 @@ def test_every_reply_survives_one_line(message):
     assert p.decode_reply(line) == message
 
 
-@pytest.mark.parametrize("line", [
-    b'{"type":"shutdown-everything","id":1}',  # no such request
-    b'{"type":"hello","id":0}',  # ids start at 1
-    b'{"type":"hello"}',  # no id
-    b'{"type":"hello","id":1,"extra":true}',  # unknown field
-    b'{"type":"start-stack","id":1,"stack":"x","name":"x","server_cpus":[],'
-    b'"services_cpus":[0],"workloads":[]}',  # no server cpu
-    b'{"type":"monitor-start","id":1,"interval_s":0}',
-    b'{"type":"clock","id":1',  # cut short
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"type":"shutdown-everything","id":1}',  # no such request
+        b'{"type":"hello","id":0}',  # ids start at 1
+        b'{"type":"hello"}',  # no id
+        b'{"type":"hello","id":1,"extra":true}',  # unknown field
+        b'{"type":"start-stack","id":1,"stack":"x","name":"x","server_cpus":[],'
+        b'"services_cpus":[0],"workloads":[]}',  # no server cpu
+        b'{"type":"monitor-start","id":1,"interval_s":0}',
+        b'{"type":"clock","id":1',  # cut short
+    ],
+)
 def test_a_line_that_is_not_a_valid_request_is_refused(line):
     with pytest.raises(msgspec.MsgspecError):
         p.decode_request(line)
@@ -99,13 +152,16 @@ def test_the_id_of_a_refused_line_is_found_when_it_has_one():
     assert p.message_id(b"garbage") == 0
 
 
-@pytest.mark.parametrize(("raised", "expected"), [
-    (StackError("node: not ready"), StackError),
-    (BuildError("go build failed"), BuildError),
-    (DriverError("stackbench-load exited 2"), DriverError),
-    (InputError("start-stack: bad name"), InputError),
-    (OSError(28, "No space left on device"), EnvironmentProblem),
-])
+@pytest.mark.parametrize(
+    ("raised", "expected"),
+    [
+        (StackError("node: not ready"), StackError),
+        (BuildError("go build failed"), BuildError),
+        (DriverError("stackbench-load exited 2"), DriverError),
+        (InputError("start-stack: bad name"), InputError),
+        (OSError(28, "No space left on device"), EnvironmentProblem),
+    ],
+)
 def test_an_agent_error_is_raised_again_as_its_own_class_naming_the_host(raised, expected):
     reply = p.decode_reply(p.encode(p.error_reply(5, raised)))
     assert isinstance(reply, p.Error) and reply.id == 5

@@ -19,22 +19,29 @@ from tests.testhosts import HOSTS_FILE, NEEDS_TEST_HOSTS, STATE, run_testhosts
 pytestmark = NEEDS_TEST_HOSTS
 
 
-
 def stackbench(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "200", "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "stackbench", *args], capture_output=True,
-                          text=True, timeout=300, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "stackbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
 
 
 def namespaces() -> list[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10,
-                         check=True).stdout
+    out = subprocess.run(
+        ["ip", "netns", "list"], capture_output=True, text=True, timeout=10, check=True
+    ).stdout
     return [line.split()[0] for line in out.splitlines() if re.match(r"sbh\d+\b", line)]
 
 
 def our_sshds() -> list[str]:
-    out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, timeout=10,
-                         check=True).stdout
+    out = subprocess.run(
+        ["ps", "-eo", "args"], capture_output=True, text=True, timeout=10, check=True
+    ).stdout
     return [line for line in out.splitlines() if str(STATE) in line and "sshd" in line]
 
 
@@ -52,8 +59,9 @@ def with_known_hosts(tmp_path: Path, text: str, checkout: Path | None = None) ->
     """A copy of the hosts file using other known_hosts contents (and another checkout)."""
     known = tmp_path / "known_hosts"
     known.write_text(text)
-    hosts_text = HOSTS_FILE.read_text().replace(f'known_hosts = "{STATE}/known_hosts"',
-                                                f'known_hosts = "{known}"')
+    hosts_text = HOSTS_FILE.read_text().replace(
+        f'known_hosts = "{STATE}/known_hosts"', f'known_hosts = "{known}"'
+    )
     if checkout is not None:
         hosts_text = hosts_text.replace(f'checkout = "{REPO_ROOT}"', f'checkout = "{checkout}"')
     path = tmp_path / "hosts.toml"
@@ -68,12 +76,15 @@ def test_testhosts_layout(hosts):
     assert sorted(namespaces()) == ["sbh1", "sbh2"]
     assert len(our_sshds()) == 2
     # Each sshd listens on its own address only, inside its namespace.
-    listening = subprocess.run(["ip", "netns", "exec", "sbh1", "ss", "-Hltn"],
-                               capture_output=True, text=True, timeout=10).stdout
+    listening = subprocess.run(
+        ["ip", "netns", "exec", "sbh1", "ss", "-Hltn"], capture_output=True, text=True, timeout=10
+    ).stdout
     assert "10.231.0.11:22" in listening and "0.0.0.0:22" not in listening
     known = (STATE / "known_hosts").read_text().splitlines()
-    assert [line.split()[:2] for line in known] == [["10.231.0.11", "ssh-ed25519"],
-                                                    ["10.231.0.12", "ssh-ed25519"]]
+    assert [line.split()[:2] for line in known] == [
+        ["10.231.0.11", "ssh-ed25519"],
+        ["10.231.0.12", "ssh-ed25519"],
+    ]
     assert run_testhosts("status").stdout.count("sshd pid") == 2
 
 
@@ -142,16 +153,17 @@ def test_hosts_setup_runs_the_installer_of_another_checkout(hosts, tmp_path):
     checkout = tmp_path / "checkout"
     (checkout / "scripts").mkdir(parents=True)
     (checkout / "scripts" / "setup.sh").write_text(
-        "echo fake installer on $(ip -4 -o addr show dev eth0 | awk '{print $4}')\n")
+        "echo fake installer on $(ip -4 -o addr show dev eth0 | awk '{print $4}')\n"
+    )
     known = (STATE / "known_hosts").read_text()
-    done = stackbench("hosts", "setup", "--hosts", str(with_known_hosts(tmp_path, known,
-                                                                          checkout)))
+    done = stackbench("hosts", "setup", "--hosts", str(with_known_hosts(tmp_path, known, checkout)))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "h1| fake installer on 10.231.0.11/24" in done.stdout
     # h2 is the same machine with the same checkout: set up once.
     assert "h2: same machine and checkout as h1: set up above" in done.stdout
-    missing = stackbench("hosts", "setup", "--hosts",
-                         str(with_known_hosts(tmp_path, known, tmp_path / "nowhere")))
+    missing = stackbench(
+        "hosts", "setup", "--hosts", str(with_known_hosts(tmp_path, known, tmp_path / "nowhere"))
+    )
     assert missing.returncode == 3
     assert "no stackbench checkout at" in " ".join(missing.stdout.split())
 
@@ -164,6 +176,5 @@ def test_down_leaves_nothing(hosts):
     assert namespaces() == []
     assert our_sshds() == []
     assert not STATE.exists()
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True,
-                           timeout=10).stdout
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, timeout=10).stdout
     assert "sbbr0" not in links and not re.search(r"sbh\d+v", links)

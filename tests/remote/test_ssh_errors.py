@@ -10,8 +10,12 @@ from stackbench.config.hosts import Host
 from stackbench.errors import EnvironmentProblem
 from stackbench.remote.ssh import SshLink, known_hosts_name, ssh_failure, tail
 
-HOST = Host(name="h1", address="10.231.0.11", identity=Path("/run/t/id_ed25519"),
-            known_hosts=Path("/run/t/known_hosts"))
+HOST = Host(
+    name="h1",
+    address="10.231.0.11",
+    identity=Path("/run/t/id_ed25519"),
+    known_hosts=Path("/run/t/known_hosts"),
+)
 
 CHANGED = """\
 @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\r
@@ -43,17 +47,21 @@ def message(stderr: str, host: Host = HOST) -> str:
 
 def test_changed_host_key_gives_the_commands_that_fix_it():
     text = message(CHANGED)
-    assert text.startswith("h1 (root@10.231.0.11:22): its host key is not the one recorded in "
-                           "/run/t/known_hosts (the key was changed, or someone is "
-                           "intercepting the connection)")
+    assert text.startswith(
+        "h1 (root@10.231.0.11:22): its host key is not the one recorded in "
+        "/run/t/known_hosts (the key was changed, or someone is "
+        "intercepting the connection)"
+    )
     assert "`ssh-keygen -R 10.231.0.11 -f /run/t/known_hosts`" in text
     assert "`ssh-keyscan -p 22 10.231.0.11 >> /run/t/known_hosts`" in text
     assert "`ssh-keyscan -p 22 10.231.0.11 | ssh-keygen -lf -`" in text
 
 
 def test_changed_key_names_the_file_ssh_found_it_in():
-    other = CHANGED.replace("Offending ED25519 key in /run/t/known_hosts:1",
-                            "Offending ED25519 key in /root/.ssh/known_hosts:7")
+    other = CHANGED.replace(
+        "Offending ED25519 key in /run/t/known_hosts:1",
+        "Offending ED25519 key in /root/.ssh/known_hosts:7",
+    )
     assert "`ssh-keygen -R 10.231.0.11 -f /root/.ssh/known_hosts`" in message(other)
 
 
@@ -71,8 +79,9 @@ def test_known_hosts_default_and_other_port():
     text = message(UNKNOWN.replace("10.231.0.11", "[bench.example.org]:2222"), host)
     assert "not in ~/.ssh/known_hosts" in text
     assert "`ssh-keyscan -p 2222 bench.example.org >> '~/.ssh/known_hosts'`" in text
-    changed = message(CHANGED.replace("Offending ED25519 key in /run/t/known_hosts:1\r\n", ""),
-                      host)
+    changed = message(
+        CHANGED.replace("Offending ED25519 key in /run/t/known_hosts:1\r\n", ""), host
+    )
     assert "`ssh-keygen -R '[bench.example.org]:2222' -f '~/.ssh/known_hosts'`" in changed
 
 
@@ -82,11 +91,14 @@ def test_login_refused():
     assert "`ssh-copy-id -i /run/t/id_ed25519 -p 22 root@10.231.0.11`" in text
 
 
-@pytest.mark.parametrize("stderr", [
-    "ssh: connect to host 10.231.0.11 port 2222: Connection refused\r\n",
-    "ssh: connect to host 10.231.0.99 port 22: Connection timed out\r\n",
-    "ssh: Could not resolve hostname nonexist.invalid: Name or service not known\r\n",
-])
+@pytest.mark.parametrize(
+    "stderr",
+    [
+        "ssh: connect to host 10.231.0.11 port 2222: Connection refused\r\n",
+        "ssh: connect to host 10.231.0.99 port 22: Connection timed out\r\n",
+        "ssh: Could not resolve hostname nonexist.invalid: Name or service not known\r\n",
+    ],
+)
 def test_unreachable(stderr):
     text = message(stderr)
     assert f"cannot connect ({stderr.strip()})" in text
@@ -95,8 +107,10 @@ def test_unreachable(stderr):
 
 def test_other_failures_keep_the_tail_of_stderr():
     text = message("debug1: a\nsomething odd\r\nmux_client_request_session: failed\n")
-    assert text == ("h1 (root@10.231.0.11:22): ssh failed running `true`: debug1: a | something "
-                    "odd | mux_client_request_session: failed")
+    assert text == (
+        "h1 (root@10.231.0.11:22): ssh failed running `true`: debug1: a | something "
+        "odd | mux_client_request_session: failed"
+    )
     assert message("").endswith("no message (exit status 255)")
     assert tail("1\n2\n\n3\n4\n", 2) == "3 | 4"
 
@@ -108,10 +122,17 @@ def test_command_line():
     finally:
         link.close()
     options = [argv[i + 1] for i, word in enumerate(argv) if word == "-o"]
-    for wanted in ("BatchMode=yes", "StrictHostKeyChecking=yes", "ControlMaster=auto",
-                   "ControlPersist=60", "ConnectTimeout=7", "ServerAliveInterval=5",
-                   "UserKnownHostsFile=/run/t/known_hosts", "IdentitiesOnly=yes",
-                   "ForwardAgent=no"):
+    for wanted in (
+        "BatchMode=yes",
+        "StrictHostKeyChecking=yes",
+        "ControlMaster=auto",
+        "ControlPersist=60",
+        "ConnectTimeout=7",
+        "ServerAliveInterval=5",
+        "UserKnownHostsFile=/run/t/known_hosts",
+        "IdentitiesOnly=yes",
+        "ForwardAgent=no",
+    ):
         assert wanted in options
     control = next(o for o in options if o.startswith("ControlPath="))
     assert "StrictHostKeyChecking=no" not in options

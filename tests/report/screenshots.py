@@ -20,8 +20,15 @@ from rich.console import Console
 from rich.text import Text
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 TOKEN = re.compile(r"(\x1b\[[0-9;?]*[A-Za-z])|(\r?\n)|(\r)|([^\x1b\r\n]+)")
 
 
@@ -52,8 +59,7 @@ def replay(raw: str) -> list[str]:
 
 def _session(raw: str) -> str:
     """The command's output without the `script` header and footer lines."""
-    body = [line for line in replay(raw) if not line.startswith(("Script started",
-                                                                 "Script done"))]
+    body = [line for line in replay(raw) if not line.startswith(("Script started", "Script done"))]
     while body and not Text.from_ansi(body[-1]).plain.strip():
         body.pop()
     return "\n".join(body)
@@ -79,23 +85,34 @@ def shoot(url: str, out: Path, width: int, height: int, selector: str | None = N
         browser.close()
 
 
-def terminal(typescript: Path, out: Path, at: float = 1.0,
-             title: str = "COLUMNS=80 stackbench run suites/quick.toml",
-             last_lines: int = 72) -> None:
+def terminal(
+    typescript: Path,
+    out: Path,
+    at: float = 1.0,
+    title: str = "COLUMNS=80 stackbench run suites/quick.toml",
+    last_lines: int = 72,
+) -> None:
     with open(typescript, encoding="utf-8", errors="replace", newline="") as f:  # keep \r
         raw = f.read()
     cut = int(len(raw) * at)
     end_of_frame = raw.find("\r", cut)  # never cut a line of the live display in half
-    text = _session(raw[:end_of_frame if at < 1 and end_of_frame > 0 else cut])
+    text = _session(raw[: end_of_frame if at < 1 and end_of_frame > 0 else cut])
     shown = "\n".join(text.splitlines()[-last_lines:])
-    console = Console(record=True, width=80, force_terminal=True, color_system="truecolor",
-                      file=open("/dev/null", "w"))  # noqa: SIM115 - recorded, not shown
+    console = Console(
+        record=True,
+        width=80,
+        force_terminal=True,
+        color_system="truecolor",
+        file=open("/dev/null", "w"),  # noqa: SIM115 - recorded, not shown
+    )
     console.print(Text.from_ansi(shown), soft_wrap=True)
     svg = console.export_svg(title=title)
     box = re.search(r'viewBox="0 0 ([0-9.]+) ([0-9.]+)"', svg)
     width, height = (float(box.group(1)), float(box.group(2))) if box else (1000.0, 1400.0)
-    page = (f'<!DOCTYPE html><html><body style="margin:0;background:#fff">'
-            f'<div id="t" style="width:{width}px;height:{height}px">{svg}</div></body></html>')
+    page = (
+        f'<!DOCTYPE html><html><body style="margin:0;background:#fff">'
+        f'<div id="t" style="width:{width}px;height:{height}px">{svg}</div></body></html>'
+    )
     with tempfile.TemporaryDirectory() as tmp:
         html = Path(tmp) / "terminal.html"
         html.write_text(page, encoding="utf-8")
@@ -107,8 +124,7 @@ def main() -> None:
     if kind == "report":
         shoot(source.resolve().as_uri(), out, 1280, 1000)
     elif kind == "terminal":
-        terminal(source, out, float(sys.argv[4]) if len(sys.argv) > 4 else 1.0,
-                 *sys.argv[5:6])
+        terminal(source, out, float(sys.argv[4]) if len(sys.argv) > 4 else 1.0, *sys.argv[5:6])
     else:
         raise SystemExit("usage: screenshots.py report|terminal SOURCE OUT.png")
 

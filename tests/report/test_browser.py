@@ -17,11 +17,19 @@ from stackbench.report import write_all
 from stackbench.store.store import Store
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
-pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None,
-                                reason=f"{CHROMIUM} missing: apt-get install chromium")
+pytestmark = pytest.mark.skipif(
+    shutil.which(CHROMIUM) is None, reason=f"{CHROMIUM} missing: apt-get install chromium"
+)
 
 
 @pytest.fixture(scope="module")
@@ -107,8 +115,10 @@ def test_fits_the_screen_with_readable_text(browser, report, width):
 
 def _visible(page, selector):
     return page.eval_on_selector_all(
-        selector, "els => els.filter(e => e.offsetParent !== null)"
-                  ".map(e => e.getAttribute('data-stack') || e.getAttribute('data-workload'))")
+        selector,
+        "els => els.filter(e => e.offsetParent !== null)"
+        ".map(e => e.getAttribute('data-stack') || e.getAttribute('data-workload'))",
+    )
 
 
 def test_page_loads_offline_without_errors_and_draws_every_chart(page):
@@ -145,7 +155,8 @@ def test_filter_by_stack_and_workload(page):
 def _column(page, table, index):
     """The medians of a column (the interval after them left out)."""
     return table.eval_on_selector_all(
-        "tbody tr", f"rows => rows.map(r => r.cells[{index}].textContent.split(' [')[0].trim())")
+        "tbody tr", f"rows => rows.map(r => r.cells[{index}].textContent.split(' [')[0].trim())"
+    )
 
 
 def test_tables_sort_by_number_with_units(page):

@@ -16,12 +16,21 @@ from stackbench.report.colors import LINESTYLES, MARKERS, PALETTE, stack_style
 
 MIN_DELTA_E = 10.0
 MACHADO = {
-    "protanopia": ((0.152286, 1.052583, -0.204868), (0.114503, 0.786281, 0.099216),
-                   (-0.003882, -0.048116, 1.051998)),
-    "deuteranopia": ((0.367322, 0.860646, -0.227968), (0.280085, 0.672501, 0.047413),
-                     (-0.011820, 0.042940, 0.968881)),
-    "tritanopia": ((1.255528, -0.076749, -0.178779), (-0.078411, 0.930809, 0.147602),
-                   (0.004733, 0.691367, 0.303900)),
+    "protanopia": (
+        (0.152286, 1.052583, -0.204868),
+        (0.114503, 0.786281, 0.099216),
+        (-0.003882, -0.048116, 1.051998),
+    ),
+    "deuteranopia": (
+        (0.367322, 0.860646, -0.227968),
+        (0.280085, 0.672501, 0.047413),
+        (-0.011820, 0.042940, 0.968881),
+    ),
+    "tritanopia": (
+        (1.255528, -0.076749, -0.178779),
+        (-0.078411, 0.930809, 0.147602),
+        (0.004733, 0.691367, 0.303900),
+    ),
     "normal vision": ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
 }
 SRGB_TO_XYZ = ((0.4124, 0.3576, 0.1805), (0.2126, 0.7152, 0.0722), (0.0193, 0.1192, 0.9505))
@@ -38,15 +47,18 @@ def _mul(m: tuple[Vec, Vec, Vec], v: Vec) -> Vec:
 def _linear(hex_color: str) -> Vec:
     def one(c: float) -> float:
         return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-    r, g, b = (one(int(hex_color[i:i + 2], 16) / 255) for i in (1, 3, 5))
+
+    r, g, b = (one(int(hex_color[i : i + 2], 16) / 255) for i in (1, 3, 5))
     return r, g, b
 
 
 def _lab(linear_rgb: Vec) -> Vec:
     clipped = tuple(min(1.0, max(0.0, c)) for c in linear_rgb)
     xyz = _mul(SRGB_TO_XYZ, clipped)  # type: ignore[arg-type]
-    f = [t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
-         for t in (v / w for v, w in zip(xyz, WHITE, strict=True))]
+    f = [
+        t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+        for t in (v / w for v, w in zip(xyz, WHITE, strict=True))
+    ]
     return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
 
 
@@ -59,7 +71,7 @@ def delta_e2000(lab1: Vec, lab2: Vec) -> float:
     """CIEDE2000 (Sharma, Wu & Dalal 2005)."""
     (l1, a1, b1), (l2, a2, b2) = lab1, lab2
     c_bar = (math.hypot(a1, b1) + math.hypot(a2, b2)) / 2
-    g = 0.5 * (1 - math.sqrt(c_bar ** 7 / (c_bar ** 7 + 25 ** 7)))
+    g = 0.5 * (1 - math.sqrt(c_bar**7 / (c_bar**7 + 25**7)))
     a1p, a2p = (1 + g) * a1, (1 + g) * a2
     c1p, c2p = math.hypot(a1p, b1), math.hypot(a2p, b2)
     h1p = math.degrees(math.atan2(b1, a1p)) % 360
@@ -73,22 +85,27 @@ def delta_e2000(lab1: Vec, lab2: Vec) -> float:
         h_bar = (h1p + h2p) / 2
     else:
         h_bar = (h1p + h2p + (360 if h1p + h2p < 360 else -360)) / 2
-    t = (1 - 0.17 * math.cos(math.radians(h_bar - 30)) + 0.24 * math.cos(math.radians(2 * h_bar))
-         + 0.32 * math.cos(math.radians(3 * h_bar + 6))
-         - 0.20 * math.cos(math.radians(4 * h_bar - 63)))
+    t = (
+        1
+        - 0.17 * math.cos(math.radians(h_bar - 30))
+        + 0.24 * math.cos(math.radians(2 * h_bar))
+        + 0.32 * math.cos(math.radians(3 * h_bar + 6))
+        - 0.20 * math.cos(math.radians(4 * h_bar - 63))
+    )
     theta = 30 * math.exp(-(((h_bar - 275) / 25) ** 2))
-    r_c = 2 * math.sqrt(cp_bar ** 7 / (cp_bar ** 7 + 25 ** 7))
+    r_c = 2 * math.sqrt(cp_bar**7 / (cp_bar**7 + 25**7))
     s_l = 1 + 0.015 * (l_bar - 50) ** 2 / math.sqrt(20 + (l_bar - 50) ** 2)
     s_c, s_h = 1 + 0.045 * cp_bar, 1 + 0.015 * cp_bar * t
     r_t = -math.sin(math.radians(2 * theta)) * r_c
     dl, dc, dh2 = (l2 - l1) / s_l, (c2p - c1p) / s_c, d_big_h / s_h
-    return math.sqrt(dl ** 2 + dc ** 2 + dh2 ** 2 + r_t * dc * dh2)
+    return math.sqrt(dl**2 + dc**2 + dh2**2 + r_t * dc * dh2)
 
 
 def test_delta_e2000_matches_the_published_test_data():
     # Sharma, Wu & Dalal (2005), table 1, pairs 1 and 7
     assert delta_e2000((50.0, 2.6772, -79.7751), (50.0, 0.0, -82.7485)) == pytest.approx(
-        2.0425, abs=1e-4)
+        2.0425, abs=1e-4
+    )
     assert delta_e2000((50.0, 0.0, 0.0), (50.0, -1.0, 2.0)) == pytest.approx(2.3669, abs=1e-4)
 
 
@@ -101,8 +118,10 @@ def test_the_simulation_merges_what_a_deuteranope_cannot_tell_apart():
 
 @pytest.mark.parametrize("kind", list(MACHADO))
 def test_every_two_stack_colours_stay_apart(kind):
-    closest = min((delta_e2000(simulate(a, kind), simulate(b, kind)), a, b)
-                  for a, b in itertools.combinations(PALETTE, 2))
+    closest = min(
+        (delta_e2000(simulate(a, kind), simulate(b, kind)), a, b)
+        for a, b in itertools.combinations(PALETTE, 2)
+    )
     assert closest[0] >= MIN_DELTA_E, f"{kind}: {closest[1]} and {closest[2]} look alike"
 
 

@@ -20,10 +20,24 @@ MIB = 2**20
 
 
 def _level(index, usage):
-    return {"level_index": index, "level_value": 10.0 * (index + 1), "repetition": 0,
-            "driver": "native", "mode": "closed", "keepalive": "on", "started_at": 0.0,
-            "duration_s": 5.0, "completed": 10, "ok": 10, "errors": {}, "requests_per_s": 2.0,
-            "latency_us": {"p50": 1.0}, "usage": usage, "flags": [], "status": "ok"}
+    return {
+        "level_index": index,
+        "level_value": 10.0 * (index + 1),
+        "repetition": 0,
+        "driver": "native",
+        "mode": "closed",
+        "keepalive": "on",
+        "started_at": 0.0,
+        "duration_s": 5.0,
+        "completed": 10,
+        "ok": 10,
+        "errors": {},
+        "requests_per_s": 2.0,
+        "latency_us": {"p50": 1.0},
+        "usage": usage,
+        "flags": [],
+        "status": "ok",
+    }
 
 
 def test_cpu_list():
@@ -34,15 +48,27 @@ def test_cpu_list():
 
 
 def test_machine_says_what_was_not_recorded():
-    rows = dict(machine(Environment(cpu_model="X", cores=4, cores_allowed=(0, 1),
-                                    governor=None, memory_total_bytes=3 * 2**30)))
+    rows = dict(
+        machine(
+            Environment(
+                cpu_model="X",
+                cores=4,
+                cores_allowed=(0, 1),
+                governor=None,
+                memory_total_bytes=3 * 2**30,
+            )
+        )
+    )
     assert rows["CPU"] == "X"
     assert rows["cores"] == "4 (usable: CPU 0-1)"
     assert rows["memory"] == "3.0 GiB"
     assert rows["CPU governor"] == "not exposed (VM or container)"
     assert rows["kernel"] == NOT_RECORDED
     assert dict(cores_per_role(PlacementSettings(server=(0, 1), loader=(2,), services=()))) == {
-        "stack (server)": "0-1", "load generator": "2", "data services": NOT_RECORDED}
+        "stack (server)": "0-1",
+        "load generator": "2",
+        "data services": NOT_RECORDED,
+    }
 
 
 def test_memory_per_stack_and_role_by_hand():
@@ -50,19 +76,42 @@ def test_memory_per_stack_and_role_by_hand():
     run = start_run(store, "t", "name = 't'", settings(repeat=1))
     a = add_case(store, run, "a", "hello", {"workers": "4"}, "ok")
     b = add_case(store, run, "a", "sha256?n=1", {"workers": "4"}, "ok")
-    add_level(store, a, _level(0, {"nginx": usage(rss_max_bytes=10 * MIB,
-                                                  rss_mean_bytes=8 * MIB),
-                                   "loader": usage(50.0)}))
-    add_level(store, a, _level(1, {"nginx": usage(rss_max_bytes=30 * MIB,
-                                                  rss_mean_bytes=20 * MIB, processes_max=3,
-                                                  threads_max=5)}))
-    add_level(store, b, _level(0, {"nginx": usage(rss_max_bytes=20 * MIB,
-                                                  rss_mean_bytes=14 * MIB, processes_max=2,
-                                                  threads_max=7)}))
+    add_level(
+        store,
+        a,
+        _level(
+            0,
+            {"nginx": usage(rss_max_bytes=10 * MIB, rss_mean_bytes=8 * MIB), "loader": usage(50.0)},
+        ),
+    )
+    add_level(
+        store,
+        a,
+        _level(
+            1,
+            {
+                "nginx": usage(
+                    rss_max_bytes=30 * MIB, rss_mean_bytes=20 * MIB, processes_max=3, threads_max=5
+                )
+            },
+        ),
+    )
+    add_level(
+        store,
+        b,
+        _level(
+            0,
+            {
+                "nginx": usage(
+                    rss_max_bytes=20 * MIB, rss_mean_bytes=14 * MIB, processes_max=2, threads_max=7
+                )
+            },
+        ),
+    )
     analysis = analyse(store.load_run(run), resamples=50)
     rows = {(m.stack, m.role): m for m in memory(analysis)}
     nginx = rows[("a", "nginx")]
-    assert nginx.peak_bytes == 30 * MIB            # the highest sample of any level
+    assert nginx.peak_bytes == 30 * MIB  # the highest sample of any level
     assert nginx.mean_bytes == (8 + 20 + 14) * MIB // 3  # mean of the levels' means
     assert nginx.levels == 3
     assert (nginx.processes, nginx.threads) == (3, 7)  # the most counted in any level
@@ -75,12 +124,13 @@ def test_memory_per_stack_and_role_by_hand():
     assert table.rows[0][:4] == ["a", "nginx", "3", "7"]
     # the stack never recorded what it resolved at start: only what the suite set, said so
     assert [(p.stack, p.params, p.effective) for p in ctx.stack_params] == [
-        ("a", (("workers", "4"),), False)]
+        ("a", (("workers", "4"),), False)
+    ]
     store.set_effective_params([a, b], {"workers": "4", "jit": "off"})
     ctx = build_context(analyse(store.load_run(run), resamples=50))
     assert [(p.stack, p.params, p.effective) for p in ctx.stack_params] == [
-        ("a", (("jit", "off"), ("workers", "4")), True)]
+        ("a", (("jit", "off"), ("workers", "4")), True)
+    ]
     assert "resolved it when it started" in ctx.params_note
     assert ctx.suite_text == "name = 't'"
-    assert dict(ctx.cores) == {"stack (server)": "0", "load generator": "1",
-                               "data services": "0"}
+    assert dict(ctx.cores) == {"stack (server)": "0", "load generator": "1", "data services": "0"}

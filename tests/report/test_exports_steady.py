@@ -22,16 +22,34 @@ STEADY_RPS = 1_000.0
 def _level(rep: int, steady: bool) -> dict[str, object]:
     # a ramp over the first two seconds, then flat (a steady window), or a level that keeps
     # climbing (no steady state)
-    rates = ([300.0, 700.0] + [STEADY_RPS + (7 if t % 2 else -7) for t in range(SECONDS - 2)]
-             if steady else [100.0 * (t + 1) for t in range(SECONDS)])
-    series = [msgspec.to_builtins(second(t + 1, r, p50_us=500.0, p99_us=900.0))
-              for t, r in enumerate(rates)]
+    rates = (
+        [300.0, 700.0] + [STEADY_RPS + (7 if t % 2 else -7) for t in range(SECONDS - 2)]
+        if steady
+        else [100.0 * (t + 1) for t in range(SECONDS)]
+    )
+    series = [
+        msgspec.to_builtins(second(t + 1, r, p50_us=500.0, p99_us=900.0))
+        for t, r in enumerate(rates)
+    ]
     completed = sum(round(r) for r in rates)
-    return {"level_index": 0, "level_value": 10.0, "repetition": rep, "driver": "native",
-            "mode": "closed", "keepalive": "on", "started_at": 0.0, "duration_s": SECONDS,
-            "completed": completed, "ok": completed, "errors": {},
-            "requests_per_s": completed / SECONDS, "latency_us": {"p50": 500.0, "p99": 900.0},
-            "timeseries": series, "usage": {}, "status": "ok"}
+    return {
+        "level_index": 0,
+        "level_value": 10.0,
+        "repetition": rep,
+        "driver": "native",
+        "mode": "closed",
+        "keepalive": "on",
+        "started_at": 0.0,
+        "duration_s": SECONDS,
+        "completed": completed,
+        "ok": completed,
+        "errors": {},
+        "requests_per_s": completed / SECONDS,
+        "latency_us": {"p50": 500.0, "p99": 900.0},
+        "timeseries": series,
+        "usage": {},
+        "status": "ok",
+    }
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,24 @@ SETTINGS = settings(repeat=3, slo=None, levels=[10, 20])
 
 
 def _row(index, value, rep, rps, p99, status="ok", flags=()):
-    return {"level_index": index, "level_value": value, "repetition": rep, "driver": "native",
-            "mode": "closed", "keepalive": "on", "started_at": 0.0, "duration_s": 5.0,
-            "completed": int(rps * 5), "ok": int(rps * 5), "errors": {},
-            "requests_per_s": rps, "latency_us": {"p50": p99 / 4, "p99": p99},
-            "usage": {}, "flags": list(flags), "status": status}
+    return {
+        "level_index": index,
+        "level_value": value,
+        "repetition": rep,
+        "driver": "native",
+        "mode": "closed",
+        "keepalive": "on",
+        "started_at": 0.0,
+        "duration_s": 5.0,
+        "completed": int(rps * 5),
+        "ok": int(rps * 5),
+        "errors": {},
+        "requests_per_s": rps,
+        "latency_us": {"p50": p99 / 4, "p99": p99},
+        "usage": {},
+        "flags": list(flags),
+        "status": status,
+    }
 
 
 def _run(figures, statuses=None):
@@ -36,10 +49,14 @@ def _run(figures, statuses=None):
 
 
 FIGURES = {  # 5 repetitions: the fewest with which a rank test can reach p < 0.05
-    "a": {10: [(100, 1000), (110, 1100), (90, 900), (105, 1050), (95, 950)],
-          20: [(200, 2000), (210, 2100), (190, 1900), (205, 2050), (195, 1950)]},
-    "b": {10: [(50, 3000), (55, 3300), (45, 2700), (52, 3100), (48, 2900)],
-          20: [(80, 5000), (85, 5500), (75, 4500), (82, 5200), (78, 4800)]},
+    "a": {
+        10: [(100, 1000), (110, 1100), (90, 900), (105, 1050), (95, 950)],
+        20: [(200, 2000), (210, 2100), (190, 1900), (205, 2050), (195, 1950)],
+    },
+    "b": {
+        10: [(50, 3000), (55, 3300), (45, 2700), (52, 3100), (48, 2900)],
+        20: [(80, 5000), (85, 5500), (75, 4500), (82, 5200), (78, 4800)],
+    },
 }
 
 
@@ -60,8 +77,9 @@ def test_best_level_share_of_best_and_winners():
     assert b.vs_best is not None and b.vs_best.outcome is Outcome.FASTER
     assert b.vs_best.ratio == pytest.approx(_geo(a20) / _geo(b20))
     assert b.vs_best.unit == "repetitions" and (b.vs_best.n_a, b.vs_best.n_b) == (5, 5)
-    assert g.throughput.verdict.startswith("a is the best, shown faster than every other: "
-                                           "req/s 2.5")
+    assert g.throughput.verdict.startswith(
+        "a is the best, shown faster than every other: req/s 2.5"
+    )
     # p99 at the highest common level (20): best is the lowest, share = best / this
     lat_a, lat_b = g.latency.bars
     assert (lat_a.stack, lat_b.stack) == ("a", "b")
@@ -78,16 +96,20 @@ def test_latency_compares_at_the_highest_level_every_stack_measured_validly():
     assert common_level(a.workloads[0], ["a", "b"]) == 10
     assert g.latency.where == "at 10 connections"
     assert [b.estimate.value for b in g.latency.bars] == pytest.approx(
-        [_geo([r[1] for r in FIGURES[s][10]]) for s in ("a", "b")])
+        [_geo([r[1] for r in FIGURES[s][10]]) for s in ("a", "b")]
+    )
 
 
 def test_no_winner_without_evidence_and_never_a_tie_for_lack_of_it():
-    close = {"a": {10: [(100, 1000), (130, 1000), (70, 1000), (110, 1000), (90, 1000)]},
-             "b": {10: [(98, 1000), (125, 1000), (72, 1000), (105, 1000), (95, 1000)]}}
+    close = {
+        "a": {10: [(100, 1000), (130, 1000), (70, 1000), (110, 1000), (90, 1000)]},
+        "b": {10: [(98, 1000), (125, 1000), (72, 1000), (105, 1000), (95, 1000)]},
+    }
     [g] = glance(_run(close))
     assert g.throughput.winner is None
-    assert g.throughput.verdict.startswith("no winner named: not enough evidence between a "
-                                           "and b: a's req/s is 1.0")
+    assert g.throughput.verdict.startswith(
+        "no winner named: not enough evidence between a and b: a's req/s is 1.0"
+    )
     assert "no significant difference" not in g.throughput.verdict
     single = {"a": {10: [(200, 1000)]}, "b": {10: [(100, 1000)]}}
     [g] = glance(_run(single))  # no per-second series: one repetition has no evidence
@@ -102,16 +124,20 @@ def _bar(stack, value, flags=(), vs_best=None):
 
 def test_decide_edge_cases():
     assert decide([], "req/s") == (None, "no valid level to compare")
-    assert decide([_bar("a", 1)], "req/s") == \
-        (None, "only a has a valid figure: nothing to compare")
+    assert decide([_bar("a", 1)], "req/s") == (
+        None,
+        "only a has a valid figure: nothing to compare",
+    )
     series = [1000.0 * (1 + 0.01 * ((i * 7) % 5 - 2)) for i in range(12)]
     best = Estimate(3000.0, None, None, 1, series_evidence([3 * v for v in series]))
     other = Estimate(1000.0, None, None, 1, series_evidence(series))
     verdict = compare_figures(best, other, assumed_spread())
     bars = [_bar("a", 3000, ["loader-bound"]), _bar("b", 1000, vs_best=verdict)]
     winner, text = decide(bars, "req/s")
-    assert winner == "a" and text.endswith("; a was loader-bound: its figure is a lower bound"
-                                           " (run-to-run spread assumed 5%: not calibrated)")
+    assert winner == "a" and text.endswith(
+        "; a was loader-bound: its figure is a lower bound"
+        " (run-to-run spread assumed 5%: not calibrated)"
+    )
 
 
 def test_not_ranked_stacks_are_named_with_why():
@@ -124,8 +150,6 @@ def test_not_ranked_stacks_are_named_with_why():
     add_level(store, bad, _row(0, 10, 0, 100, 1000, status="invalid"))
     [g] = glance(analyse(store.load_run(run), resamples=100))
     assert g.not_ranked == (("c", "no valid level"), ("s", "unavailable: no [epoll] here"))
-
-
 
 
 def test_latency_reads_as_times_the_best_and_whole_level_figures_are_marked():

@@ -34,45 +34,107 @@ USAGE_ROLES = {"go": ["server"], "node": ["node"]}
 
 
 def _settings(slo, driver="native", repeat=3):
-    return {"mode": "closed", "level_kind": "connections", "keepalive": "on", "driver": driver,
-            "duration_s": 3.0, "requests": None, "requests_per_connection": None,
-            "warmup_s": 0.0, "timeout_s": 3.0, "pause_s": 0.0, "repeat": repeat, "threads": 0,
-            "pipeline": 1, "jit_warmup": True, "levels": CONNECTIONS, "max_error_rate": 0.01,
-            "variant": "", "description": "", "slo": slo, "search": None, "script_iterations": 0,
-            "variants": {}, "workload_levels": {}, "workload_durations": {},
-            "placement": {"server": [0], "loader": [1], "services": [0]}}
+    return {
+        "mode": "closed",
+        "level_kind": "connections",
+        "keepalive": "on",
+        "driver": driver,
+        "duration_s": 3.0,
+        "requests": None,
+        "requests_per_connection": None,
+        "warmup_s": 0.0,
+        "timeout_s": 3.0,
+        "pause_s": 0.0,
+        "repeat": repeat,
+        "threads": 0,
+        "pipeline": 1,
+        "jit_warmup": True,
+        "levels": CONNECTIONS,
+        "max_error_rate": 0.01,
+        "variant": "",
+        "description": "",
+        "slo": slo,
+        "search": None,
+        "script_iterations": 0,
+        "variants": {},
+        "workload_levels": {},
+        "workload_durations": {},
+        "placement": {"server": [0], "loader": [1], "services": [0]},
+    }
 
 
 # The store takes typed records; these build them from the plain values the tests write.
 def _start_run(store, name, path, text, settings, environment):
-    return store.start_run(RunRecord(suite_name=name, suite_path=path, suite_text=text,
-                                     settings=msgspec.convert(settings, RunSettings),
-                                     environment=msgspec.convert(environment, Environment),
-                                     started_at=1_700_000_000.0))
+    return store.start_run(
+        RunRecord(
+            suite_name=name,
+            suite_path=path,
+            suite_text=text,
+            settings=msgspec.convert(settings, RunSettings),
+            environment=msgspec.convert(environment, Environment),
+            started_at=1_700_000_000.0,
+        )
+    )
 
 
 def _add_case(store, run, stack, workload, label, path, params, status="pending", reason=""):
-    return store.add_case(CaseRecord(run_id=run, stack=stack, workload=workload, label=label,
-                                     path=path, params=params, status=status, reason=reason))
+    return store.add_case(
+        CaseRecord(
+            run_id=run,
+            stack=stack,
+            workload=workload,
+            label=label,
+            path=path,
+            params=params,
+            status=status,
+            reason=reason,
+        )
+    )
 
 
 def _add_verification(store, run, stack, workload, ok, checked, failures):
-    store.add_verification(VerificationRecord(run_id=run, stack=stack, workload=workload, ok=ok,
-                                              checked=checked, failures=tuple(failures), at=0.0))
+    store.add_verification(
+        VerificationRecord(
+            run_id=run,
+            stack=stack,
+            workload=workload,
+            ok=ok,
+            checked=checked,
+            failures=tuple(failures),
+            at=0.0,
+        )
+    )
 
 
 def _add_script(store, run, stack, label, iterations, times, outcome):
     wall, user, sys = times or (None, None, None)
-    store.add_script(ScriptRecord(run_id=run, stack=stack, label=label, iterations=iterations,
-                                  wall_s=wall, user_s=user, sys_s=sys, outcome=outcome))
+    store.add_script(
+        ScriptRecord(
+            run_id=run,
+            stack=stack,
+            label=label,
+            iterations=iterations,
+            wall_s=wall,
+            user_s=user,
+            sys_s=sys,
+            outcome=outcome,
+        )
+    )
 
 
 def _add_level(store, case, values):
     return store.add_level(msgspec.convert({**values, "case_id": case}, LevelRecord))
 
 
-ENV = {"cpu_model": "Test CPU", "cores": 2, "kernel": "6.1", "governor": "performance",
-       "versions": {"go": "1.26", "node": "20.1"}, "git_rev": "abc123", "hostname": "bench"}
+ENV = {
+    "cpu_model": "Test CPU",
+    "cores": 2,
+    "kernel": "6.1",
+    "governor": "performance",
+    "versions": {"go": "1.26", "node": "20.1"},
+    "git_rev": "abc123",
+    "hostname": "bench",
+}
 
 
 def _histogram(latency):
@@ -83,59 +145,142 @@ def _histogram(latency):
     return h.encode().decode("ascii")
 
 
-def _level(index, value, rep, rps, latency, roles, flags=(), status="ok", errors=None,
-           driver="native"):
+def _level(
+    index, value, rep, rps, latency, roles, flags=(), status="ok", errors=None, driver="native"
+):
     return {
-        "level_index": index, "level_value": value, "repetition": rep, "driver": driver,
-        "mode": "closed", "keepalive": "on", "started_at": 1_700_000_000.0 + index,
-        "duration_s": 3.0, "completed": int(rps * 3), "ok": int(rps * 3),
-        "errors": errors or {}, "requests_per_s": rps, "latency_us": latency,
-        "timeseries": [second(t, rps * (0.4 if t in (1, 4) else 1.0), p50_us=latency["p50"],
-                              p99_us=latency.get("p99", 0))
-                       for t in range(1, 5)] if driver == "native" else None,
+        "level_index": index,
+        "level_value": value,
+        "repetition": rep,
+        "driver": driver,
+        "mode": "closed",
+        "keepalive": "on",
+        "started_at": 1_700_000_000.0 + index,
+        "duration_s": 3.0,
+        "completed": int(rps * 3),
+        "ok": int(rps * 3),
+        "errors": errors or {},
+        "requests_per_s": rps,
+        "latency_us": latency,
+        "timeseries": [
+            second(
+                t,
+                rps * (0.4 if t in (1, 4) else 1.0),
+                p50_us=latency["p50"],
+                p99_us=latency.get("p99", 0),
+            )
+            for t in range(1, 5)
+        ]
+        if driver == "native"
+        else None,
         "histogram": _histogram(latency) if driver == "native" and latency.get("p50") else None,
         "loader_cpu_s": (0.5, 0.4),
-        "usage": {**{r: usage(150.0, rss_max_bytes=1e7) for r in roles},
-                  "loader": usage(60.0), "redis": usage(12.0)},
-        "flags": list(flags), "status": status, "command": "stackbench-load ...",
+        "usage": {
+            **{r: usage(150.0, rss_max_bytes=1e7) for r in roles},
+            "loader": usage(60.0),
+            "redis": usage(12.0),
+        },
+        "flags": list(flags),
+        "status": status,
+        "command": "stackbench-load ...",
     }
 
 
 def _closed_loop_run(store):
-    run = _start_run(store, "quick", "suites/quick.toml", "name = 'quick'\n",
-                          _settings({"percentile": 99, "latency_ms": 5, "max_error_rate": 0.01,
-                                     "stop_after_failures": 0, "gate": True}), ENV)
+    run = _start_run(
+        store,
+        "quick",
+        "suites/quick.toml",
+        "name = 'quick'\n",
+        _settings(
+            {
+                "percentile": 99,
+                "latency_ms": 5,
+                "max_error_rate": 0.01,
+                "stop_after_failures": 0,
+                "gate": True,
+            }
+        ),
+        ENV,
+    )
     for stack in ("go", "node"):
         _add_verification(store, run, stack, "hello", True, 5, [])
         case = _add_case(store, run, stack, "hello", "hello", "/hello", {"workers": "2"}, "ok")
         for i, conns in enumerate(CONNECTIONS):
             for rep in range(3):
                 wobble = 1 + (rep - 1) * 0.01
-                latency = {"min": 50, "p50": P99_US[stack][i] / 3, "p90": P99_US[stack][i] / 2,
-                           "p99": P99_US[stack][i] * wobble, "max": P99_US[stack][i] * 4,
-                           "mean": P99_US[stack][i] / 3, "stdev": 10}
+                latency = {
+                    "min": 50,
+                    "p50": P99_US[stack][i] / 3,
+                    "p90": P99_US[stack][i] / 2,
+                    "p99": P99_US[stack][i] * wobble,
+                    "max": P99_US[stack][i] * 4,
+                    "mean": P99_US[stack][i] / 3,
+                    "stdev": 10,
+                }
                 flags = ["loader-bound"] if stack == "go" and i == 2 else []
-                _add_level(store, case, _level(i, conns, rep, CAPACITY[stack][i] * wobble,
-                                             latency, USAGE_ROLES[stack], flags))
+                _add_level(
+                    store,
+                    case,
+                    _level(
+                        i,
+                        conns,
+                        rep,
+                        CAPACITY[stack][i] * wobble,
+                        latency,
+                        USAGE_ROLES[stack],
+                        flags,
+                    ),
+                )
     store.finish_run(run, "complete")
     return run
 
 
 def _failures_run(store):
     run = _start_run(store, "php", "suites/php.toml", "", _settings(None, "wrk", 1), ENV)
-    _add_verification(store, run, "php-fpm-nginx", "hello", False, 3,
-                           ["/hello: body 'Hello' != 'Hello World'"])
-    _add_case(store, run, "php-fpm-nginx", "hello", "hello", "/hello", {}, "failed",
-                   "verification failed")
-    _add_case(store, run, "swoole", "hello", "hello", "/hello", {}, "unavailable",
-                   "swoole extension missing — pecl install swoole")
+    _add_verification(
+        store, run, "php-fpm-nginx", "hello", False, 3, ["/hello: body 'Hello' != 'Hello World'"]
+    )
+    _add_case(
+        store, run, "php-fpm-nginx", "hello", "hello", "/hello", {}, "failed", "verification failed"
+    )
+    _add_case(
+        store,
+        run,
+        "swoole",
+        "hello",
+        "hello",
+        "/hello",
+        {},
+        "unavailable",
+        "swoole extension missing — pecl install swoole",
+    )
     case = _add_case(store, run, "go", "hello", "hello", "/hello", {}, "ok")
     _add_verification(store, run, "go", "hello", True, 3, [])
-    wrk_latency = {"p50": 250.0, "p75": 300.0, "p99": 1200.0, "max": 5000.0, "mean": 260.0,
-                   "stdev": 40.0}
-    _add_level(store, case, _level(0, 50, 0, 30_000, wrk_latency, ["server"], driver="wrk",
-                                 errors={"status": 600, "timeout": 10},
-                                 flags=["invalid: error rate 2.2% > 1.0%"], status="invalid"))
+    wrk_latency = {
+        "p50": 250.0,
+        "p75": 300.0,
+        "p99": 1200.0,
+        "max": 5000.0,
+        "mean": 260.0,
+        "stdev": 40.0,
+    }
+    _add_level(
+        store,
+        case,
+        _level(
+            0,
+            50,
+            0,
+            30_000,
+            wrk_latency,
+            ["server"],
+            driver="wrk",
+            errors={"status": 600, "timeout": 10},
+            flags=["invalid: error rate 2.2% > 1.0%"],
+            status="invalid",
+        ),
+    )
     _add_level(store, case, _level(1, 100, 0, 31_000, wrk_latency, ["server"], driver="wrk"))
     store.finish_run(run, "complete")
     return run
@@ -185,10 +330,17 @@ def test_html_is_self_contained(store, tmp_path):
 
 
 def test_html_escapes_what_the_store_holds(store, tmp_path):
-    run = _start_run(store, "<b>suite</b>", "s.toml", "x = '<script>alert(1)</script>'",
-                     _settings(None, repeat=1), ENV)
-    case = _add_case(store, run, "go<i>", "hello", "hello", "/hello", {"a": "<b>"}, "ok",
-                     "note <script>")
+    run = _start_run(
+        store,
+        "<b>suite</b>",
+        "s.toml",
+        "x = '<script>alert(1)</script>'",
+        _settings(None, repeat=1),
+        ENV,
+    )
+    case = _add_case(
+        store, run, "go<i>", "hello", "hello", "/hello", {"a": "<b>"}, "ok", "note <script>"
+    )
     _add_level(store, case, _level(0, 10, 0, 5000, {"p50": 100, "p99": 900}, ["server"]))
     html = (write_all(store.load_run(run), tmp_path, ["html"]) / "report.html").read_text()
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)" in html
@@ -197,12 +349,17 @@ def test_html_escapes_what_the_store_holds(store, tmp_path):
 
 def test_csv_has_one_row_per_level_and_repetition(store, tmp_path):
     data = store.load_run(_closed_loop_run(store))
-    rows = list(csv.DictReader(io.StringIO((write_all(data, tmp_path) / "results.csv")
-                                           .read_text())))
+    rows = list(
+        csv.DictReader(io.StringIO((write_all(data, tmp_path) / "results.csv").read_text()))
+    )
     assert len(rows) == 2 * len(CONNECTIONS) * 3
     first = rows[0]
-    assert (first["stack"], first["label"], first["level_value"], first["repetition"]) == \
-        ("go", "hello", "1", "0")
+    assert (first["stack"], first["label"], first["level_value"], first["repetition"]) == (
+        "go",
+        "hello",
+        "1",
+        "0",
+    )
     # one column per single-valued field of the level record (store/records.py)
     assert {"level_index", "started_at", "duration_s", "completed", "command"} <= set(first)
     assert "raw_output" not in first and "histogram" not in first
@@ -239,6 +396,7 @@ def test_results_json_is_strict_and_complete(store, tmp_path):
 
     def no_constants(name):
         raise AssertionError(f"non-standard JSON constant {name}")
+
     doc = json.loads(text, parse_constant=no_constants)
     assert doc["run"]["suite_name"] == "quick"
     assert doc["run"]["environment"]["cpu_model"] == "Test CPU"
@@ -254,8 +412,11 @@ def test_findings_rank_with_intervals_and_report_breakpoints(store):
     a = analyse(store.load_run(_closed_loop_run(store)))
     texts = [f.text for f in findings(a)]
     ranking = next(t for t in texts if t.startswith("at 10 connections"))
-    assert "go 39,999 [" in ranking and "(95% " in ranking and ranking.index("go") < \
-        ranking.index("node")
+    assert (
+        "go 39,999 [" in ranking
+        and "(95% " in ranking
+        and ranking.index("go") < ranking.index("node")
+    )
     assert "go is faster than node: go's req/s is 2.00×" in ranking
     assert any("node breaks the SLO" in t and "100 connections" in t for t in texts)
     assert any(t.startswith("go met the SLO") for t in texts)
@@ -283,8 +444,9 @@ def test_reports_are_deterministic(store, tmp_path):
     first = (write_all(data, tmp_path / "a", ["html"]) / "report.html").read_text()
     second = (write_all(data, tmp_path / "b", ["html"]) / "report.html").read_text()
     assert first == second
-    assert (tmp_path / "a" / "charts" / "glance.svg").read_text() == \
-        (tmp_path / "b" / "charts" / "glance.svg").read_text()
+    assert (tmp_path / "a" / "charts" / "glance.svg").read_text() == (
+        tmp_path / "b" / "charts" / "glance.svg"
+    ).read_text()
 
 
 def test_terminal_views(store):
@@ -311,12 +473,14 @@ def test_level_line_shows_missing_figures_as_dash(store):
 def test_open_loop_throughput_chart_shows_offered_rate(store):
     from stackbench.report import charts
 
-    run = _start_run(store, "open", "s.toml", "", {**_settings(None), "mode": "open",
-                                                 "level_kind": "rate"}, ENV)
+    run = _start_run(
+        store, "open", "s.toml", "", {**_settings(None), "mode": "open", "level_kind": "rate"}, ENV
+    )
     case = _add_case(store, run, "go", "hello", "hello", "/hello", {}, "ok")
     for i, rate in enumerate([1000, 2000, 4000]):
-        _add_level(store, case, _level(i, rate, 0, min(rate, 3000), {"p50": 100, "p99": 900},
-                                     ["server"]))
+        _add_level(
+            store, case, _level(i, rate, 0, min(rate, 3000), {"p50": 100, "p99": 900}, ["server"])
+        )
     a = analyse(store.load_run(run))
     chart = charts.throughput_chart(a, a.workloads[0], "hello")
     assert isinstance(chart, charts.Chart)
@@ -325,10 +489,20 @@ def test_open_loop_throughput_chart_shows_offered_rate(store):
 
 
 def test_rate_search_reports_the_runner_note_not_a_breakpoint(store):
-    settings = {**_settings({"percentile": 99, "latency_ms": 1, "max_error_rate": 0.01,
-                             "stop_after_failures": 0, "gate": True}),
-                "mode": "open", "level_kind": "rate",
-                "search": {"lo": 1000, "hi": 8000, "probes": 8, "tolerance": 0.05}}
+    settings = {
+        **_settings(
+            {
+                "percentile": 99,
+                "latency_ms": 1,
+                "max_error_rate": 0.01,
+                "stop_after_failures": 0,
+                "gate": True,
+            }
+        ),
+        "mode": "open",
+        "level_kind": "rate",
+        "search": {"lo": 1000, "hi": 8000, "probes": 8, "tolerance": 0.05},
+    }
     run = _start_run(store, "search", "s.toml", "", settings, ENV)
     case = _add_case(store, run, "go", "hello", "hello", "/hello", {}, "ok")
     for i, (rate, p99) in enumerate([(1000, 500), (2000, 5000), (1500, 800)]):
@@ -358,15 +532,15 @@ def test_level_without_completed_requests_shows_no_latency_and_is_not_ranked(sto
     run = _start_run(store, "zero", "s.toml", "", _settings(None, "wrk", 1), ENV)
     for stack in ("a", "b"):
         case = _add_case(store, run, stack, "sha256", "sha256?n=1000", "/sha256?n=1000", {}, "ok")
-        row = _level(0, 25, 0, 0.0, {"p50": 0.0, "p99": 0.0, "max": 0.0}, ["server"],
-                     driver="wrk")
+        row = _level(0, 25, 0, 0.0, {"p50": 0.0, "p99": 0.0, "max": 0.0}, ["server"], driver="wrk")
         _add_level(store, case, {**row, "completed": 0, "ok": 0})
     data = store.load_run(run)
     a = analyse(data)
     assert a.workloads[0].cases[0].aggregates[0].latency_us == {}
     assert a.workloads[0].rankings[0].entries == []
-    rows = list(csv.DictReader(io.StringIO((write_all(data, tmp_path) / "results.csv")
-                                           .read_text())))
+    rows = list(
+        csv.DictReader(io.StringIO((write_all(data, tmp_path) / "results.csv").read_text()))
+    )
     assert [r["p50_us_whole_level"] for r in rows] == ["", ""]
     assert "p50 –" in level_line("a", "sha256?n=1000", data.levels[0])
 
@@ -389,8 +563,17 @@ def test_script_timings_and_case_notes_are_reported(tmp_path):
 
     store = Store(":memory:")
     run = _start_run(store, "db", "db.toml", "", _settings(None, repeat=1), {})
-    _add_case(store, run, "node", "db-report", "db-report", "/db-report", {}, "ok",
-                   "sweep stopped early: SLO failed at 2 consecutive levels")
+    _add_case(
+        store,
+        run,
+        "node",
+        "db-report",
+        "db-report",
+        "/db-report",
+        {},
+        "ok",
+        "sweep stopped early: SLO failed at 2 consecutive levels",
+    )
     _add_script(store, run, "node", "db-report", 1000, (2.0, 1.5, 0.25), "ok")
     _add_script(store, run, "php-apache", "db-report", 1000, None, "php-apache: script exited 1")
     store.finish_run(run, "complete")
@@ -406,10 +589,18 @@ def test_percentile_distribution_merges_repetitions_and_skips_damaged(store):
 
     run = _start_run(store, "h", "s.toml", "", _settings(None), ENV)
     case = _add_case(store, run, "go", "hello", "hello", "/hello", {}, "ok")
-    for rep, hist in enumerate([_histogram({"p50": 1000, "p99": 5000}),
-                                _histogram({"p50": 1000, "p99": 5000}), "HISTFAAA-damaged"]):
-        _add_level(store, case, {**_level(0, 10, rep, 100, {"p50": 1000, "p99": 5000},
-                                          ["server"]), "histogram": hist})
+    for rep, hist in enumerate(
+        [
+            _histogram({"p50": 1000, "p99": 5000}),
+            _histogram({"p50": 1000, "p99": 5000}),
+            "HISTFAAA-damaged",
+        ]
+    ):
+        _add_level(
+            store,
+            case,
+            {**_level(0, 10, rep, 100, {"p50": 1000, "p99": 5000}, ["server"]), "histogram": hist},
+        )
     merged = merged_histogram(store.load_run(run).levels)
     assert merged.get_total_count() == 200  # 2 × (98 + 2); the damaged one left out
     points = distribution(merged, steps_per_decade=1)
@@ -417,8 +608,12 @@ def test_percentile_distribution_merges_repetitions_and_skips_damaged(store):
     # then the slowest at N = count
     assert [n for n, _ in points] == [1, 10, 100, 200]
     fast, slow = (merged.get_highest_equivalent_value(v) for v in (1000, 5000))
-    assert [merged.get_highest_equivalent_value(int(v)) for _, v in points] == \
-        [fast, fast, slow, slow]
+    assert [merged.get_highest_equivalent_value(int(v)) for _, v in points] == [
+        fast,
+        fast,
+        slow,
+        slow,
+    ]
 
 
 def test_a_level_where_nothing_completed_draws_its_series_without_a_log_axis(store):
@@ -434,9 +629,12 @@ def test_a_level_where_nothing_completed_draws_its_series_without_a_log_axis(sto
     chart = charts.timeseries_chart(a, a.workloads[0], "hello")
     assert isinstance(chart, charts.Chart)
     assert "no request completed in any second" in chart.svg
-    short = {**level, "level_index": 1, "level_value": 100,
-             "timeseries": [msgspec.structs.replace(level["timeseries"][0], p50_us=80,
-                                                    partial=True)]}
+    short = {
+        **level,
+        "level_index": 1,
+        "level_value": 100,
+        "timeseries": [msgspec.structs.replace(level["timeseries"][0], p50_us=80, partial=True)],
+    }
     _add_level(store, case, short)  # request-bounded, shorter than a second: only a cut second
     a = analyse(store.load_run(run))
     chart = charts.timeseries_chart(a, a.workloads[0], "hello")

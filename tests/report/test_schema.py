@@ -25,8 +25,9 @@ def validator():
 def _results(tmp_path, fill_store):
     store = Store(":memory:")
     run = fill_store(store)
-    return json.loads((write_all(store.load_run(run), tmp_path, ["json"])
-                       / "results.json").read_text())
+    return json.loads(
+        (write_all(store.load_run(run), tmp_path, ["json"]) / "results.json").read_text()
+    )
 
 
 def test_the_committed_schema_is_generated_from_the_types():
@@ -45,6 +46,7 @@ def test_an_interrupted_run_without_levels_validates(validator, tmp_path):
         run = start_run(store, "x")
         add_case(store, run, "go", "hello")
         return run
+
     doc = _results(tmp_path, interrupted)
     assert list(validator.iter_errors(doc)) == []
     assert doc["run"]["status"] == "running" and doc["levels"] == []
@@ -64,10 +66,22 @@ def test_a_multi_host_level_validates(validator, tmp_path):
     doc = _results(tmp_path, fill)
     doc["run"]["settings"]["placement"].update(server_host="h1", loader_hosts=["h2", "h3"])
     doc["levels"][0].update(
-        hosts={"server": "h1", "loader@h2": "h2", "loader@h3": "h3"}, start_skew_s=0.004,
-        loader_parts=[{"host": h, "connections": 10, "rate": None, "completed": 100,
-                       "errors": 0, "requests_per_s": 50.0, "started_at": 1.7e9,
-                       "histogram": None} for h in ("h2", "h3")])
+        hosts={"server": "h1", "loader@h2": "h2", "loader@h3": "h3"},
+        start_skew_s=0.004,
+        loader_parts=[
+            {
+                "host": h,
+                "connections": 10,
+                "rate": None,
+                "completed": 100,
+                "errors": 0,
+                "requests_per_s": 50.0,
+                "started_at": 1.7e9,
+                "histogram": None,
+            }
+            for h in ("h2", "h3")
+        ],
+    )
     assert list(validator.iter_errors(doc)) == []
     doc["levels"][0]["loader_parts"][0]["connections"] = "ten"
     doc["run"]["settings"]["placement"]["loader_hosts"] = [2]

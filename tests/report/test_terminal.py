@@ -50,8 +50,7 @@ def _words(text):
 
 
 def test_narrowest_layout_and_drop_order():
-    cols = [Col("name"), Col("a", drop=2), Col("b", drop=1), Col("text", wrap=True,
-                                                                min_width=10)]
+    cols = [Col("name"), Col("a", drop=2), Col("b", drop=1), Col("text", wrap=True, min_width=10)]
     rows = [["alpha", "x" * 10, "y" * 10, "short words only here"]]
     # name 5 + a 10 + b 10 + text 10 (min width, longer than any word) + 3 separators of 2
     assert narrowest(cols, rows, [0, 1, 2, 3]) == 5 + 10 + 10 + 10 + 6
@@ -66,8 +65,7 @@ def test_narrowest_layout_and_drop_order():
     assert empty.hidden == [] and len(empty.widths) == 3
 
 
-ADVICE = ("sudo sysctl -w net.ipv4.ip_local_port_range='1024 65535' net.ipv4.tcp_tw_reuse=1 "
-          "[epoll]")
+ADVICE = "sudo sysctl -w net.ipv4.ip_local_port_range='1024 65535' net.ipv4.tcp_tw_reuse=1 [epoll]"
 
 
 def test_cells_are_text_not_markup_and_words_are_kept():
@@ -124,7 +122,7 @@ def test_run_view_fits_80_columns_and_loses_nothing(synthetic):
     assert "invalid: error rate 3.0% > 1.0%" in joined
     assert "hidden to fit 80 columns: CPU, p50" in joined  # dropped columns are named
     # the at-a-glance summary ends the output: bars, % of best and the verdict
-    glance = out[out.index("At a glance"):]
+    glance = out[out.index("At a glance") :]
     assert "go-nethttp is the best, shown faster than every other" in glance
     assert "100%" in glance and "█" in glance
     assert glance.count("p99 latency, at 100 connections") == 2
@@ -137,8 +135,20 @@ def test_wide_terminal_keeps_every_column(synthetic):
     out = console.export_text()
     assert "hidden to fit" not in out
     header = next(line for line in out.splitlines() if line.startswith("stack "))
-    assert _words(header) == ["stack", "conns", "req/s", "95%", "CI", "%", "best", "p50",
-                              "p99", "errors", "CPU", "notes"]
+    assert _words(header) == [
+        "stack",
+        "conns",
+        "req/s",
+        "95%",
+        "CI",
+        "%",
+        "best",
+        "p50",
+        "p99",
+        "errors",
+        "CPU",
+        "notes",
+    ]
 
 
 ARTICLE_COLUMNS = ("time_per_request_all", "p80", "errors")  # the pool/cluster article's
@@ -151,12 +161,28 @@ def test_article_columns_join_the_table_when_there_is_room(synthetic):
     out = console.export_text()
     assert "hidden to fit" not in out
     header = next(line for line in out.splitlines() if line.startswith("stack "))
-    assert _words(header) == ["stack", "conns", "req/s", "95%", "CI", "%", "best", "p50",
-                              "p99", "Tpq", "p80", "failed", "errors", "CPU", "notes"]
+    assert _words(header) == [
+        "stack",
+        "conns",
+        "req/s",
+        "95%",
+        "CI",
+        "%",
+        "best",
+        "p50",
+        "p99",
+        "Tpq",
+        "p80",
+        "failed",
+        "errors",
+        "CPU",
+        "notes",
+    ]
     assert "Tpq: ab's time per request across all concurrent requests" in out  # the legend
     # go-nethttp hello at 25 connections: Tpq = 5 s / completed, about 1 / its req/s in ms
-    words = next(_words(line) for line in out.splitlines()
-                 if _words(line)[:2] == ["go-nethttp", "25"])
+    words = next(
+        _words(line) for line in out.splitlines() if _words(line)[:2] == ["go-nethttp", "25"]
+    )
     # stack conns req/s CI %best p50 "ms" p99 "ms" Tpq "ms" ...
     assert words[10] == "ms"
     tpq = float(words[9])
@@ -172,8 +198,17 @@ def test_article_columns_fit_80_columns_dropped_last_first(synthetic):
     # the table's own optional columns give way first; the article's figures stay
     assert "hidden to fit 80 columns: CPU, p50, 95% CI, % best;" in " ".join(_words(out))
     header = next(line for line in out.splitlines() if line.startswith("stack "))
-    assert _words(header) == ["stack", "conns", "req/s", "p99", "Tpq", "p80", "failed",
-                              "errors", "notes"]
+    assert _words(header) == [
+        "stack",
+        "conns",
+        "req/s",
+        "p99",
+        "Tpq",
+        "p80",
+        "failed",
+        "errors",
+        "notes",
+    ]
     # narrower still: the article's columns go from the last named to the first
     console = _console(64)
     print_run(console, store.load_run(run), ARTICLE_COLUMNS)
@@ -201,17 +236,16 @@ def test_runs_list_filters(synthetic):
     assert summaries[run].levels == 3 * 2 * 3 * 5
     assert summaries[other].stacks == ("rust-hyper",)
     for run_filter, expected in (
-            (RunFilter(suite="quick"), [other]),
-            (RunFilter(stacks=("node",)), [run]),
-            (RunFilter(workloads=("sha256",)), [run]),  # a name matches its labels
-            (RunFilter(since=datetime.datetime.now() + datetime.timedelta(days=1)), []),
-            (RunFilter(until=datetime.datetime.now() + datetime.timedelta(days=1)),
-             [run, other])):
+        (RunFilter(suite="quick"), [other]),
+        (RunFilter(stacks=("node",)), [run]),
+        (RunFilter(workloads=("sha256",)), [run]),  # a name matches its labels
+        (RunFilter(since=datetime.datetime.now() + datetime.timedelta(days=1)), []),
+        (RunFilter(until=datetime.datetime.now() + datetime.timedelta(days=1)), [run, other]),
+    ):
         console = _console(80)
         print_runs(console, store, run_filter)
         out = console.export_text()
-        shown = [int(line.split()[0]) for line in out.splitlines()
-                 if line.strip()[:1].isdigit()]
+        shown = [int(line.split()[0]) for line in out.splitlines() if line.strip()[:1].isdigit()]
         assert shown == expected, run_filter
         assert max(len(line) for line in out.splitlines()) <= 80
 
@@ -228,8 +262,12 @@ def test_no_color_console(monkeypatch):
 
 
 def _slots():
-    return [Slot("go", "hello", 0, 25, 0, 1, 7.0), Slot("go", "hello", 1, 100, 0, 1, 7.0),
-            Slot("node", "hello", 0, 25, 0, 1, 7.0), Slot("node", "hello", 1, 100, 0, 1, 7.0)]
+    return [
+        Slot("go", "hello", 0, 25, 0, 1, 7.0),
+        Slot("go", "hello", 1, 100, 0, 1, 7.0),
+        Slot("node", "hello", 0, 25, 0, 1, 7.0),
+        Slot("node", "hello", 1, 100, 0, 1, 7.0),
+    ]
 
 
 class Clock:
@@ -264,9 +302,11 @@ def test_eta_follows_the_plan_and_skips_what_will_not_run():
 
 def test_plan_slots_cover_the_available_stacks(fake_inventory, tmp_path):
     suite = tmp_path / "s.toml"
-    suite.write_text('name = "s"\nstacks = ["refserver", "missing"]\n'
-                     'workloads = ["hello", "sha256?n=2"]\n[load]\nconnections = [2, 4]\n'
-                     "duration_s = 3\nwarmup_s = 1\npause_s = 0.5\nrepeat = 2\n")
+    suite.write_text(
+        'name = "s"\nstacks = ["refserver", "missing"]\n'
+        'workloads = ["hello", "sha256?n=2"]\n[load]\nconnections = [2, 4]\n'
+        "duration_s = 3\nwarmup_s = 1\npause_s = 0.5\nrepeat = 2\n"
+    )
     plan = build_plan(parse_suite(suite), fake_inventory, None, None)
     slots = plan_slots(plan)
     assert len(slots) == plan.level_count() == 2 * 2 * 2
@@ -283,11 +323,20 @@ def test_a_finished_level_fits_80_columns_and_keeps_every_figure(synthetic):
     data = store.load_run(run)
     cases = {c.id: c for c in data.cases}
     worst = msgspec.structs.replace(
-        data.levels[0], errors={"timeout": 123_456}, status="invalid", level_value=10_000.0,
-        flags=("starved: a request was still unanswered after 3.0 s at the end (longest "
-               "answered: 0.18 s; 300 in flight at the end)", "loader-bound"))
-    rows = [*((cases[r.case_id].stack, cases[r.case_id].label, r) for r in data.levels),
-            ("php-fpm-nginx-with-a-long-name", "db-html-report?rows=10", worst)]
+        data.levels[0],
+        errors={"timeout": 123_456},
+        status="invalid",
+        level_value=10_000.0,
+        flags=(
+            "starved: a request was still unanswered after 3.0 s at the end (longest "
+            "answered: 0.18 s; 300 in flight at the end)",
+            "loader-bound",
+        ),
+    )
+    rows = [
+        *((cases[r.case_id].stack, cases[r.case_id].label, r) for r in data.levels),
+        ("php-fpm-nginx-with-a-long-name", "db-html-report?rows=10", worst),
+    ]
     for stack, label, row in rows:
         lines = level_lines(stack, label, row, 80, new_case=True)
         assert all(len(line) <= 80 for line in lines), lines
@@ -300,8 +349,17 @@ def test_a_finished_level_fits_80_columns_and_keeps_every_figure(synthetic):
 
 def test_the_live_line_never_wraps():
     clock = Clock()
-    slots = [Slot("php-fpm-nginx-with-a-long-name", "db-html-report?rows=10&sleep_ms=5", 0,
-                  300.0, 0, 3, 20.0)]
+    slots = [
+        Slot(
+            "php-fpm-nginx-with-a-long-name",
+            "db-html-report?rows=10&sleep_ms=5",
+            0,
+            300.0,
+            0,
+            3,
+            20.0,
+        )
+    ]
     eta = EtaTracker(slots, clock)
     wide = eta.line("connections").plain
     assert len(wide) > 80 and "elapsed" in wide

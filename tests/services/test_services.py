@@ -23,9 +23,14 @@ from stackbench.services.seed import FORTUNES, SEED_SQL_PATH, report_rows, seed_
 
 def _connect(service: RunningService) -> pymysql.connections.Connection:
     env = service.endpoint.env
-    return pymysql.connect(host=env["DB_HOST"], port=int(env["DB_PORT"]), user=env["DB_USER"],
-                           password=env["DB_PASSWORD"], database=env["DB_NAME"],
-                           charset="utf8mb4")
+    return pymysql.connect(
+        host=env["DB_HOST"],
+        port=int(env["DB_PORT"]),
+        user=env["DB_USER"],
+        password=env["DB_PASSWORD"],
+        database=env["DB_NAME"],
+        charset="utf8mb4",
+    )
 
 
 def _query(service: RunningService, sql: str) -> list[tuple]:
@@ -94,8 +99,12 @@ def test_mariadb_is_seeded_and_reachable_over_tcp_and_socket(mariadb: RunningSer
         (first.id, first.name, first.value, first.created)
     ]
     env = mariadb.endpoint.env
-    via_socket = pymysql.connect(unix_socket=env["DB_SOCKET"], user=env["DB_USER"],
-                                 password=env["DB_PASSWORD"], database=env["DB_NAME"])
+    via_socket = pymysql.connect(
+        unix_socket=env["DB_SOCKET"],
+        user=env["DB_USER"],
+        password=env["DB_PASSWORD"],
+        database=env["DB_NAME"],
+    )
     with via_socket, via_socket.cursor() as cursor:
         cursor.execute("SELECT 1")
         assert cursor.fetchone() == (1,)
@@ -202,8 +211,9 @@ def test_port_already_taken_gives_clear_error(kind: ServiceKind, tmp_path: Path)
 
 
 @pytest.mark.integration
-def test_bind_failure_detected_from_the_server_log(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bind_failure_detected_from_the_server_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """If the port is taken between our check and the server's bind, the log tells."""
     from stackbench.services import lifecycle
 
@@ -253,8 +263,9 @@ def _refused_as_root(**where: object) -> pymysql.err.OperationalError:
 @pytest.mark.integration
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
 @pytest.mark.parametrize("password", [None, ""], ids=["no-password", "empty-password"])
-def test_mariadb_refuses_root_over_tcp(mariadb: RunningService, host: str,
-                                       password: str | None) -> None:
+def test_mariadb_refuses_root_over_tcp(
+    mariadb: RunningService, host: str, password: str | None
+) -> None:
     extra = {} if password is None else {"password": password}
     error = _refused_as_root(host=host, port=mariadb.endpoint.port, **extra)
     # 1045: access denied (root@127.0.0.1 is gone); 2003: refused (nothing listens on ::1).
@@ -273,8 +284,11 @@ def test_mariadb_user_has_privileges_on_its_own_database_only(mariadb: RunningSe
     assert len(grants) == 2, grants
     assert grants[0].startswith("GRANT USAGE ON *.* TO `stackbench`@`127.0.0.1`")
     assert grants[1] == "GRANT ALL PRIVILEGES ON `stackbench`.* TO `stackbench`@`127.0.0.1`"
-    for statement in ("CREATE DATABASE other", "SELECT User FROM mysql.user",
-                      "SELECT * FROM mysql.global_priv"):
+    for statement in (
+        "CREATE DATABASE other",
+        "SELECT User FROM mysql.user",
+        "SELECT * FROM mysql.global_priv",
+    ):
         with pytest.raises(pymysql.err.OperationalError) as info:
             _query(mariadb, statement)
         assert info.value.args[0] in (1044, 1142), (statement, info.value.args)
@@ -291,13 +305,28 @@ def test_mariadb_password_is_random_per_start(mariadb: RunningService, tmp_path:
 
 
 def test_lockdown_removes_every_account_but_ours() -> None:
-    after_install = [("root", "127.0.0.1"), ("stackbench", "127.0.0.1"), ("root", "::1"),
-                     ("mariadb.sys", "localhost"), ("root", "localhost"), ("", "localhost"),
-                     ("stackbench", "localhost"), ("root", "vm"), ("mysql", "localhost"),
-                     ("root", "%"), ("stackbench", "%")]
+    after_install = [
+        ("root", "127.0.0.1"),
+        ("stackbench", "127.0.0.1"),
+        ("root", "::1"),
+        ("mariadb.sys", "localhost"),
+        ("root", "localhost"),
+        ("", "localhost"),
+        ("stackbench", "localhost"),
+        ("root", "vm"),
+        ("mysql", "localhost"),
+        ("root", "%"),
+        ("stackbench", "%"),
+    ]
     assert accounts_to_remove(after_install) == [
-        ("root", "127.0.0.1"), ("root", "::1"), ("", "localhost"), ("root", "vm"),
-        ("mysql", "localhost"), ("root", "%"), ("stackbench", "%")]
+        ("root", "127.0.0.1"),
+        ("root", "::1"),
+        ("", "localhost"),
+        ("root", "vm"),
+        ("mysql", "localhost"),
+        ("root", "%"),
+        ("stackbench", "%"),
+    ]
 
 
 def test_the_account_exists_for_the_socket_and_the_hosts_let_in_only() -> None:
@@ -307,8 +336,7 @@ def test_the_account_exists_for_the_socket_and_the_hosts_let_in_only() -> None:
     assert user_hosts("10.0.0.3", ("10.0.0.1",)) == ("localhost", "10.0.0.3", "10.0.0.1")
     hosts = user_hosts("10.0.0.3", ("10.0.0.1",))
     found = [("stackbench", "10.0.0.1"), ("stackbench", "127.0.0.1"), ("stackbench", "%")]
-    assert accounts_to_remove(found, hosts) == [("stackbench", "127.0.0.1"),
-                                                ("stackbench", "%")]
+    assert accounts_to_remove(found, hosts) == [("stackbench", "127.0.0.1"), ("stackbench", "%")]
 
 
 @pytest.mark.integration
@@ -341,8 +369,12 @@ def test_every_service_runs_as_the_stack_user_on_loopback_only(tmp_path: Path) -
             for proc in procs:
                 assert set(proc.uids()) == {uid}, (service.kind, proc.cmdline(), proc.uids())
                 assert 0 not in proc.gids()
-            listening = {c.laddr.ip for p in procs for c in p.net_connections(kind="inet")
-                         if c.status == psutil.CONN_LISTEN or not c.raddr}
+            listening = {
+                c.laddr.ip
+                for p in procs
+                for c in p.net_connections(kind="inet")
+                if c.status == psutil.CONN_LISTEN or not c.raddr
+            }
             assert listening == {"127.0.0.1"}, (service.kind, listening)
             service_dir = service.log_path.parent
             assert service_dir.stat().st_uid == uid
@@ -354,8 +386,7 @@ def test_every_service_runs_as_the_stack_user_on_loopback_only(tmp_path: Path) -
 
 
 @pytest.mark.integration
-def test_logs_of_a_failed_start_are_kept(tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_logs_of_a_failed_start_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from stackbench.services import lifecycle
 
     monkeypatch.setattr(lifecycle, "ensure_port_free", lambda kind, port, bind: None)
@@ -396,4 +427,3 @@ def test_planted_log_symlink_is_not_reported_as_a_log(tmp_path: Path) -> None:
     (tmp_path / "redis" / "shadow.log").symlink_to("/etc/passwd")
     assert services.logs() == {"redis": tmp_path / "redis" / "redis.log"}
     assert fs.copy_log(tmp_path / "redis" / "shadow.log", tmp_path / "copy") is None
-

@@ -35,8 +35,13 @@ class FakeServiceSet:
 
     instances: list["FakeServiceSet"] = []
 
-    def __init__(self, run_dir: Path, cpus: frozenset[int], bind: str = "127.0.0.1",
-                 clients: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        cpus: frozenset[int],
+        bind: str = "127.0.0.1",
+        clients: tuple[str, ...] = (),
+    ) -> None:
         self.bind, self.clients = bind, clients
         self.started: list[ServiceKind] = []
         self.stops = 0
@@ -52,8 +57,14 @@ class FakeServiceSet:
     def env(self) -> dict[str, str]:
         env = {}
         if ServiceKind.MARIADB in self.started:
-            env.update(DB_HOST="127.0.0.1", DB_PORT="3307", DB_SOCKET="/tmp/m.sock",
-                       DB_USER="stackbench", DB_PASSWORD="pw", DB_NAME="hello_world")
+            env.update(
+                DB_HOST="127.0.0.1",
+                DB_PORT="3307",
+                DB_SOCKET="/tmp/m.sock",
+                DB_USER="stackbench",
+                DB_PASSWORD="pw",
+                DB_NAME="hello_world",
+            )
         if ServiceKind.REDIS in self.started:
             env.update(REDIS_HOST="127.0.0.1", REDIS_PORT="6380", REDIS_SOCKET="/tmp/r.sock")
         return env
@@ -70,8 +81,9 @@ def fake_services(monkeypatch: pytest.MonkeyPatch) -> list[list[ServiceKind]]:
     FakeServiceSet.instances = []
     resets: list[list[ServiceKind]] = []
     monkeypatch.setattr(session, "ServiceSet", FakeServiceSet)
-    monkeypatch.setattr(session, "reset_data",
-                        lambda running: resets.append([s.kind for s in running]))
+    monkeypatch.setattr(
+        session, "reset_data", lambda running: resets.append([s.kind for s in running])
+    )
     return resets
 
 
@@ -94,8 +106,7 @@ def test_services_start_once_and_are_reset_for_the_next_stack(tmp_path, fake_ser
     assert second.context is not None and second.context.redis_port == 6380
 
 
-def test_a_failure_while_stopping_services_is_logged_not_raised(tmp_path, fake_services,
-                                                                caplog):
+def test_a_failure_while_stopping_services_is_logged_not_raised(tmp_path, fake_services, caplog):
     services = Services(tmp_path, frozenset({0}))
     services.prepare(["redis-get"])
     FakeServiceSet.instances[0].fail_stop = True
@@ -104,8 +115,9 @@ def test_a_failure_while_stopping_services_is_logged_not_raised(tmp_path, fake_s
     assert "redis: still running" in caplog.text
 
 
-def test_a_failure_while_stopping_the_stack_is_logged_not_raised(tmp_path, fake_inventory,
-                                                                 monkeypatch, caplog):
+def test_a_failure_while_stopping_the_stack_is_logged_not_raised(
+    tmp_path, fake_inventory, monkeypatch, caplog
+):
     steps: list[str] = []
     monkeypatch.setattr(StackInstance, "build", lambda self: tmp_path)
     monkeypatch.setattr(StackInstance, "start", lambda self: steps.append("started"))
@@ -115,15 +127,20 @@ def test_a_failure_while_stopping_the_stack_is_logged_not_raised(tmp_path, fake_
 
     monkeypatch.setattr(StackInstance, "stop", stop)
     entry = fake_inventory["refserver"]
-    with caplog.at_level(logging.WARNING, logger="stackbench.session.stacks"), \
-            running_stack(entry, default_placement(), tmp_path / "run", {}, {},
-                          steps.append) as instance:
+    with (
+        caplog.at_level(logging.WARNING, logger="stackbench.session.stacks"),
+        running_stack(
+            entry, default_placement(), tmp_path / "run", {}, {}, steps.append
+        ) as instance,
+    ):
         assert instance.name == "refserver"
     assert steps == ["building", "starting", "started"]
     assert "refserver: stopping the stack failed: kill: operation not permitted" in caplog.text
     # an error inside still propagates (and the stop is still attempted)
-    with pytest.raises(ValueError), running_stack(entry, default_placement(),
-                                                  tmp_path / "run", {}, {}):
+    with (
+        pytest.raises(ValueError),
+        running_stack(entry, default_placement(), tmp_path / "run", {}, {}),
+    ):
         raise ValueError("measured nothing")
 
 
@@ -162,11 +179,19 @@ def test_verify_with_mariadb_unable_to_start_says_why_in_one_message(tmp_path, r
     fake = bad_bin / "mariadb-install-db"
     fake.write_text("#!/bin/sh\necho 'cannot create the data directory: disk full'\nexit 1\n")
     fake.chmod(0o755)
-    env = {**os.environ, "STACKBENCH_STACKS_DIR": str(stacks),
-           "PATH": f"{bad_bin}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run([sys.executable, "-m", "stackbench", "verify", "dbstack",
-                           "--workloads", "mysql-row"], capture_output=True, text=True,
-                          env=env, timeout=120, check=False)
+    env = {
+        **os.environ,
+        "STACKBENCH_STACKS_DIR": str(stacks),
+        "PATH": f"{bad_bin}{os.pathsep}{os.environ['PATH']}",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "stackbench", "verify", "dbstack", "--workloads", "mysql-row"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 4, done.stderr
     assert "Traceback" not in done.stderr + done.stdout
     lines = [line for line in done.stderr.splitlines() if line.strip()]

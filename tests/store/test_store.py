@@ -41,56 +41,119 @@ from tests.measured import second, usage
 
 def settings(**extra: object) -> RunSettings:
     values: dict[str, object] = dict(
-        mode="closed", level_kind="connections", keepalive="on", driver="native",
-        duration_s=5.0, requests=None, requests_per_connection=None, warmup_s=1.0,
-        timeout_s=3.0, pause_s=1.0, repeat=1, threads=0, pipeline=1, jit_warmup=True,
+        mode="closed",
+        level_kind="connections",
+        keepalive="on",
+        driver="native",
+        duration_s=5.0,
+        requests=None,
+        requests_per_connection=None,
+        warmup_s=1.0,
+        timeout_s=3.0,
+        pause_s=1.0,
+        repeat=1,
+        threads=0,
+        pipeline=1,
+        jit_warmup=True,
         levels=(25.0, 100.0),
-        max_error_rate=0.01, variant="", description="", slo=None, search=None,
-        script_iterations=0, variants={}, workload_levels={}, workload_durations={},
-        placement=PlacementSettings(server=(0,), loader=(1,), services=(0,)))
+        max_error_rate=0.01,
+        variant="",
+        description="",
+        slo=None,
+        search=None,
+        script_iterations=0,
+        variants={},
+        workload_levels={},
+        workload_durations={},
+        placement=PlacementSettings(server=(0,), loader=(1,), services=(0,)),
+    )
     values.update(extra)
     return RunSettings(**values)  # type: ignore[arg-type]
 
 
 def run_record(**extra: object) -> RunRecord:
-    values: dict[str, object] = dict(suite_name="quick", suite_path="suites/quick.toml",
-                                     suite_text="name='quick'", settings=settings(),
-                                     environment=Environment(cores=2), started_at=1.0)
+    values: dict[str, object] = dict(
+        suite_name="quick",
+        suite_path="suites/quick.toml",
+        suite_text="name='quick'",
+        settings=settings(),
+        environment=Environment(cores=2),
+        started_at=1.0,
+    )
     values.update(extra)
     return RunRecord(**values)  # type: ignore[arg-type]
 
 
 def level(case_id: int, index: int, **extra: object) -> LevelRecord:
     values: dict[str, object] = dict(
-        case_id=case_id, level_index=index, level_value=25.0, repetition=0, driver="native",
-        mode="closed", keepalive="on", started_at=1.0, duration_s=5.0, completed=1000, ok=998,
-        errors={"timeout": 2}, requests_per_s=200.0, latency_us={"p50": 100.0, "p99": 900.0},
-        usage={"server": usage(95.0)}, status="ok", command="stackbench-load ...")
+        case_id=case_id,
+        level_index=index,
+        level_value=25.0,
+        repetition=0,
+        driver="native",
+        mode="closed",
+        keepalive="on",
+        started_at=1.0,
+        duration_s=5.0,
+        completed=1000,
+        ok=998,
+        errors={"timeout": 2},
+        requests_per_s=200.0,
+        latency_us={"p50": 100.0, "p99": 900.0},
+        usage={"server": usage(95.0)},
+        status="ok",
+        command="stackbench-load ...",
+    )
     values.update(extra)
     return LevelRecord(**values)  # type: ignore[arg-type]
 
 
 def case(run: int, workload: str = "sha256") -> CaseRecord:
-    return CaseRecord(run_id=run, stack="node", workload=workload, label=f"{workload}?n=1",
-                      path=f"/{workload}?n=1", params={"workers": "1"})
+    return CaseRecord(
+        run_id=run,
+        stack="node",
+        workload=workload,
+        label=f"{workload}?n=1",
+        path=f"/{workload}?n=1",
+        params={"workers": "1"},
+    )
 
 
 def test_every_record_comes_back_as_written():
     store = Store(":memory:")
-    slo = SloSettings(percentile=99, latency_ms=5, max_error_rate=0.01, stop_after_failures=2,
-                      gate=True)
+    slo = SloSettings(
+        percentile=99, latency_ms=5, max_error_rate=0.01, stop_after_failures=2, gate=True
+    )
     written_run = run_record(settings=settings(slo=slo))
     run = store.start_run(written_run)
     cid = store.add_case(case(run))
-    store.add_verification(VerificationRecord(run_id=run, stack="node", workload="sha256",
-                                              ok=True, checked=5, failures=(), at=2.0))
-    store.add_script(ScriptRecord(run_id=run, stack="node", label="sha256?n=1", iterations=10,
-                                  wall_s=None, user_s=None, sys_s=None, outcome="exited 1"))
-    written = level(cid, 0, histogram="HISTFAAA", loader_cpu_s=(1.0, 0.5),
-                    timeseries=(second(1, 10, p50_us=80, histogram="HISTFAAB"),),
-                    flags=("loader-bound",),
-                    open_loop={"sustained": False, "wait_us": {"p50": 3}},
-                    raw_output="{...}")
+    store.add_verification(
+        VerificationRecord(
+            run_id=run, stack="node", workload="sha256", ok=True, checked=5, failures=(), at=2.0
+        )
+    )
+    store.add_script(
+        ScriptRecord(
+            run_id=run,
+            stack="node",
+            label="sha256?n=1",
+            iterations=10,
+            wall_s=None,
+            user_s=None,
+            sys_s=None,
+            outcome="exited 1",
+        )
+    )
+    written = level(
+        cid,
+        0,
+        histogram="HISTFAAA",
+        loader_cpu_s=(1.0, 0.5),
+        timeseries=(second(1, 10, p50_us=80, histogram="HISTFAAB"),),
+        flags=("loader-bound",),
+        open_loop={"sustained": False, "wait_us": {"p50": 3}},
+        raw_output="{...}",
+    )
     level_id = store.add_level(written)
     store.set_case_status(cid, "ok")
     store.finish_run(run, "complete")
@@ -104,8 +167,7 @@ def test_every_record_comes_back_as_written():
     (lv,) = data.levels_of(cid)
     assert lv.id == level_id and store.level(level_id) == lv
     # The row is the record plus its id: every field comes back equal, types included.
-    assert written == LevelRecord(**{
-        f: getattr(lv, f) for f in LevelRecord.__struct_fields__})
+    assert written == LevelRecord(**{f: getattr(lv, f) for f in LevelRecord.__struct_fields__})
     assert lv.loader_cpu_s == (1.0, 0.5) and lv.flags == ("loader-bound",)
     assert lv.errors_total == 2 and lv.error_rate == pytest.approx(2 / 1002)
     (v,) = data.verifications
@@ -118,8 +180,15 @@ def test_infinite_and_missing_figures_survive_the_round_trip():
     store = Store(":memory:")
     run = store.start_run(run_record())
     cid = store.add_case(case(run))
-    store.add_level(level(cid, 0, latency_us={"p50": math.inf}, connect_us=None,
-                          usage={"server": usage(math.nan, rss_max_bytes=2**40)}))
+    store.add_level(
+        level(
+            cid,
+            0,
+            latency_us={"p50": math.inf},
+            connect_us=None,
+            usage={"server": usage(math.nan, rss_max_bytes=2**40)},
+        )
+    )
     (lv,) = store.load_run(run).levels
     assert lv.latency_us == {"p50": math.inf} and lv.connect_us is None
     assert math.isnan(lv.usage["server"].cpu_percent)
@@ -134,27 +203,57 @@ def test_usage_and_seconds_are_stored_as_before_and_read_back_typed():
     run = store.start_run(run_record())
     cid = store.add_case(case(run))
     level_id = store.add_level(level(cid, 0))
-    old_usage = {"server": {"cpu_user_s": 0.5, "cpu_sys_s": 0.25, "cpu_percent": 15.0,
-                            "rss_max_bytes": 31457280, "rss_mean_bytes": 30000000,
-                            "threads_max": 4, "processes_max": 2, "ctx_voluntary": 1200,
-                            "ctx_involuntary": 7}}
-    old_seconds = [{"t_s": 1, "completed": 980, "errors": 0, "p50_us": 812, "p99_us": 2400,
-                    "p90_us": 1500, "max_us": 9000, "duration_s": 1.0, "partial": False,
-                    "histogram": "HISTFAAB"}]
-    store.db.execute("UPDATE levels SET usage = ?, timeseries = ? WHERE id = ?",
-                     (json.dumps(old_usage), json.dumps(old_seconds), level_id))
+    old_usage = {
+        "server": {
+            "cpu_user_s": 0.5,
+            "cpu_sys_s": 0.25,
+            "cpu_percent": 15.0,
+            "rss_max_bytes": 31457280,
+            "rss_mean_bytes": 30000000,
+            "threads_max": 4,
+            "processes_max": 2,
+            "ctx_voluntary": 1200,
+            "ctx_involuntary": 7,
+        }
+    }
+    old_seconds = [
+        {
+            "t_s": 1,
+            "completed": 980,
+            "errors": 0,
+            "p50_us": 812,
+            "p99_us": 2400,
+            "p90_us": 1500,
+            "max_us": 9000,
+            "duration_s": 1.0,
+            "partial": False,
+            "histogram": "HISTFAAB",
+        }
+    ]
+    store.db.execute(
+        "UPDATE levels SET usage = ?, timeseries = ? WHERE id = ?",
+        (json.dumps(old_usage), json.dumps(old_seconds), level_id),
+    )
     lv = store.level(level_id)
-    assert lv.usage["server"] == usage(15.0, cpu_user_s=0.5, cpu_sys_s=0.25,
-                                       rss_max_bytes=31457280, rss_mean_bytes=30000000,
-                                       threads_max=4, processes_max=2, ctx_voluntary=1200,
-                                       ctx_involuntary=7)
-    assert lv.timeseries == (second(1, 980, p50_us=812, p90_us=1500, p99_us=2400,
-                                    max_us=9000, histogram="HISTFAAB"),)
+    assert lv.usage["server"] == usage(
+        15.0,
+        cpu_user_s=0.5,
+        cpu_sys_s=0.25,
+        rss_max_bytes=31457280,
+        rss_mean_bytes=30000000,
+        threads_max=4,
+        processes_max=2,
+        ctx_voluntary=1200,
+        ctx_involuntary=7,
+    )
+    assert lv.timeseries == (
+        second(1, 980, p50_us=812, p90_us=1500, p99_us=2400, max_us=9000, histogram="HISTFAAB"),
+    )
     # and written back the same way
-    again = store.add_level(msgspec.structs.replace(level(cid, 1), usage=lv.usage,
-                                                    timeseries=lv.timeseries))
-    raw = store.db.execute("SELECT usage, timeseries FROM levels WHERE id = ?",
-                           (again,)).fetchone()
+    again = store.add_level(
+        msgspec.structs.replace(level(cid, 1), usage=lv.usage, timeseries=lv.timeseries)
+    )
+    raw = store.db.execute("SELECT usage, timeseries FROM levels WHERE id = ?", (again,)).fetchone()
     assert (json.loads(raw[0]), json.loads(raw[1])) == (old_usage, old_seconds)
 
 
@@ -209,9 +308,11 @@ def test_a_new_record_field_reaches_table_insert_read_back_and_csv():
     db = sqlite3.connect(":memory:")
     db.row_factory = sqlite3.Row
     db.executescript("CREATE TABLE cases (id INTEGER PRIMARY KEY);" + table.ddl())
-    written = ExtendedLevel(**{f: getattr(level(1, 0), f)
-                               for f in LevelRecord.__struct_fields__},
-                            queue_depth=7, per_second=({"t_s": 1.0},))
+    written = ExtendedLevel(
+        **{f: getattr(level(1, 0), f) for f in LevelRecord.__struct_fields__},
+        queue_depth=7,
+        per_second=({"t_s": 1.0},),
+    )
     db.execute(table.insert_sql(), table.values(written))
     (row,) = db.execute("SELECT * FROM levels").fetchall()
     back = table.decode(row)
@@ -223,11 +324,16 @@ def test_a_new_record_field_reaches_table_insert_read_back_and_csv():
 def test_a_store_of_another_schema_version_is_refused(tmp_path):
     path = tmp_path / "old.sqlite"
     with sqlite3.connect(path) as db:  # what stackbench 0.1 (schema 1) wrote
-        db.executescript("CREATE TABLE schema_version (version INTEGER NOT NULL);"
-                         "INSERT INTO schema_version VALUES (1);"
-                         "CREATE TABLE runs (id INTEGER PRIMARY KEY, settings_json TEXT);")
-    with pytest.raises(InputError, match=rf"schema version 1.*reads version {SCHEMA_VERSION}"
-                                         r".*use another --out"):
+        db.executescript(
+            "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+            "INSERT INTO schema_version VALUES (1);"
+            "CREATE TABLE runs (id INTEGER PRIMARY KEY, settings_json TEXT);"
+        )
+    with pytest.raises(
+        InputError,
+        match=rf"schema version 1.*reads version {SCHEMA_VERSION}"
+        r".*use another --out",
+    ):
         Store(path)
 
 
@@ -249,28 +355,50 @@ def test_a_file_that_is_not_a_store_is_refused(tmp_path):
 
 def test_a_resumed_run_is_running_again_under_its_new_owner():
     store = Store(":memory:")
-    run = store.start_run(run_record(owner_pid=1, owner_started_at=1.0, owner_host="a",
-                                     scratch_dir="/tmp/stackbench-old",
-                                     only_stacks=("node",), only_workloads=("hello",)))
+    run = store.start_run(
+        run_record(
+            owner_pid=1,
+            owner_started_at=1.0,
+            owner_host="a",
+            scratch_dir="/tmp/stackbench-old",
+            only_stacks=("node",),
+            only_workloads=("hello",),
+        )
+    )
     store.finish_run(run, "interrupted")
     assert store.running_runs() == []
     store.reopen_run(run, 2, 2.0, "b", "/tmp/stackbench-new")
     (row,) = store.running_runs()
     assert (row.id, row.status, row.finished_at, row.resumed) == (run, "running", None, 1)
     assert (row.owner_pid, row.owner_started_at, row.owner_host, row.scratch_dir) == (
-        2, 2.0, "b", "/tmp/stackbench-new")
+        2,
+        2.0,
+        "b",
+        "/tmp/stackbench-new",
+    )
     assert row.only_stacks == ("node",) and row.only_workloads == ("hello",)
 
 
 def test_a_level_keeps_why_it_failed():
     store = Store(":memory:")
     cid = store.add_case(case(store.start_run(run_record())))
-    store.add_level(level(cid, 0, status="failed", error_class="server-exited",
-                          error="node process 'server' killed by signal 9 (SIGKILL)",
-                          log_tail="listening\nFATAL", completed=0))
+    store.add_level(
+        level(
+            cid,
+            0,
+            status="failed",
+            error_class="server-exited",
+            error="node process 'server' killed by signal 9 (SIGKILL)",
+            log_tail="listening\nFATAL",
+            completed=0,
+        )
+    )
     (lv,) = store.load_run(1).levels
-    assert (lv.status, lv.error_class, lv.log_tail) == ("failed", "server-exited",
-                                                        "listening\nFATAL")
+    assert (lv.status, lv.error_class, lv.log_tail) == (
+        "failed",
+        "server-exited",
+        "listening\nFATAL",
+    )
     assert "log_tail" in NOT_IN_CSV  # a multi-line text: in the store and results.json only
 
 
@@ -286,7 +414,8 @@ def test_a_full_disk_is_told_apart_from_other_write_failures():
     assert "the disk is full" in str(write_failure("/r/s.sqlite", full))
     assert "--resume" in str(write_failure("/r/s.sqlite", full))
     assert str(write_failure("/r/s.sqlite", locked)).startswith(
-        "/r/s.sqlite: cannot write the results store (database is locked)")
+        "/r/s.sqlite: cannot write the results store (database is locked)"
+    )
 
 
 FILL_THE_DISK = """
@@ -314,15 +443,31 @@ print(json.dumps({"written": written, "kept": kept, "message": message}))
 """
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
-                    reason="needs root and unshare to mount a private tmpfs")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None,
+    reason="needs root and unshare to mount a private tmpfs",
+)
 def test_a_full_disk_ends_with_a_message_and_keeps_every_committed_level(tmp_path):
     """A 1 MiB tmpfs (in a private mount namespace, gone with the process) fills up."""
     disk = tmp_path / "disk"
     disk.mkdir()
-    done = subprocess.run(["unshare", "--mount", "--propagation", "private", sys.executable,
-                           "-c", FILL_THE_DISK, str(disk)], capture_output=True, text=True,
-                          timeout=120, cwd=Path(__file__).resolve().parents[2], check=False)
+    done = subprocess.run(
+        [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            sys.executable,
+            "-c",
+            FILL_THE_DISK,
+            str(disk),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert 1 <= result["written"] < 1000

@@ -49,9 +49,15 @@ class ReferenceServer(ThreadingHTTPServer):
 
     def db(self) -> pymysql.connections.Connection:
         env = self.env
-        return pymysql.connect(host=env["DB_HOST"], port=int(env["DB_PORT"]),
-                               user=env["DB_USER"], password=env["DB_PASSWORD"],
-                               database=env["DB_NAME"], charset="utf8mb4", autocommit=True)
+        return pymysql.connect(
+            host=env["DB_HOST"],
+            port=int(env["DB_PORT"]),
+            user=env["DB_USER"],
+            password=env["DB_PASSWORD"],
+            database=env["DB_NAME"],
+            charset="utf8mb4",
+            autocommit=True,
+        )
 
 
 def _query_count(query: str, fault: Fault) -> int:
@@ -108,8 +114,15 @@ class ReferenceHandler(BaseHTTPRequestHandler):
             self._reply("test")
             return
         env = self.server.env
-        self._reply(redis_command(env["REDIS_HOST"], int(env["REDIS_PORT"]), "GET", "test",
-                                  password=env["REDIS_PASSWORD"]))
+        self._reply(
+            redis_command(
+                env["REDIS_HOST"],
+                int(env["REDIS_PORT"]),
+                "GET",
+                "test",
+                password=env["REDIS_PASSWORD"],
+            )
+        )
 
     def _memcache_get(self, _query: str) -> None:
         env = self.server.env
@@ -149,8 +162,10 @@ class ReferenceHandler(BaseHTTPRequestHandler):
             for row in rows:
                 row["randomNumber"] = random.randint(1, 10_000)
             if self.server.fault is not Fault.UPDATES_NOT_WRITTEN:
-                cursor.executemany("UPDATE World SET randomNumber = %s WHERE id = %s",
-                                   [(row["randomNumber"], row["id"]) for row in rows])
+                cursor.executemany(
+                    "UPDATE World SET randomNumber = %s WHERE id = %s",
+                    [(row["randomNumber"], row["id"]) for row in rows],
+                )
         self._reply(json.dumps(rows), "application/json")
 
     def _fortunes(self, _query: str) -> None:
@@ -160,25 +175,31 @@ class ReferenceHandler(BaseHTTPRequestHandler):
         fortunes.append((0, "Additional fortune added at request time."))
         if self.server.fault is not Fault.UNSORTED_FORTUNES:
             fortunes.sort(key=lambda row: row[1])
-        escape = (lambda text: text) if self.server.fault is Fault.UNESCAPED_FORTUNES \
-            else html.escape
+        escape = (
+            (lambda text: text) if self.server.fault is Fault.UNESCAPED_FORTUNES else html.escape
+        )
         rows = "".join(f"<tr><td>{fid}</td><td>{escape(msg)}</td></tr>" for fid, msg in fortunes)
-        page = ("<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>"
-                f"<tr><th>id</th><th>message</th></tr>{rows}</table></body></html>")
+        page = (
+            "<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>"
+            f"<tr><th>id</th><th>message</th></tr>{rows}</table></body></html>"
+        )
         self._reply(page, "text/html; charset=utf-8")
 
     def _db_report(self, _query: str) -> None:
-        escape = (lambda text: text) if self.server.fault is Fault.UNESCAPED_REPORT \
-            else html.escape
+        escape = (lambda text: text) if self.server.fault is Fault.UNESCAPED_REPORT else html.escape
         parts = ["<!DOCTYPE html><html><head><title>Report</title></head><body>"]
         with self.server.db() as db, db.cursor() as cursor:
             for table in ("a", "b"):
                 cursor.execute(f"SELECT id, name, value, created FROM {table} ORDER BY id")
-                parts.append(f"<h1>{table}</h1>\n<table><tr><th>id</th><th>name</th>"
-                             "<th>value</th><th>created</th></tr>\n")
+                parts.append(
+                    f"<h1>{table}</h1>\n<table><tr><th>id</th><th>name</th>"
+                    "<th>value</th><th>created</th></tr>\n"
+                )
                 for row_id, name, value, created in cursor.fetchall():
-                    parts.append(f"<tr><td>{row_id}</td><td>{escape(name)}</td><td>{value}</td>"
-                                 f"<td>{created:%Y-%m-%d %H:%M:%S}</td></tr>\n")
+                    parts.append(
+                        f"<tr><td>{row_id}</td><td>{escape(name)}</td><td>{value}</td>"
+                        f"<td>{created:%Y-%m-%d %H:%M:%S}</td></tr>\n"
+                    )
                 parts.append("</table>")
         parts.append("</body></html>")
         self._reply("".join(parts), "text/html")
@@ -213,8 +234,18 @@ def ctx(services: ServiceSet) -> DataVerifyContext:
     return DataVerifyContext.from_env(services.env())
 
 
-ALL_WORKLOADS = ["db-report", "mysql-row", "redis-get", "memcache-get", "json", "plaintext",
-                 "db", "queries", "fortunes", "updates"]
+ALL_WORKLOADS = [
+    "db-report",
+    "mysql-row",
+    "redis-get",
+    "memcache-get",
+    "json",
+    "plaintext",
+    "db",
+    "queries",
+    "fortunes",
+    "updates",
+]
 
 
 @pytest.mark.parametrize("workload", ALL_WORKLOADS)
@@ -240,7 +271,11 @@ def test_correct_server_passes(workload: str, base_url: str, ctx: DataVerifyCont
     ],
 )
 def test_wrong_server_fails_with_the_rule_broken(
-    fault: Fault, workload: str, rule: str, base_url: str, server: ReferenceServer,
+    fault: Fault,
+    workload: str,
+    rule: str,
+    base_url: str,
+    server: ReferenceServer,
     ctx: DataVerifyContext,
 ) -> None:
     server.fault = fault
@@ -255,8 +290,12 @@ def test_mysql_row_and_caches_restored_after_verification(
     for workload in ("mysql-row", "redis-get", "memcache-get"):
         assert verify(workload, base_url, ctx).ok
     env = services.env()
-    assert redis_command(env["REDIS_HOST"], int(env["REDIS_PORT"]), "GET", "test",
-                         password=env["REDIS_PASSWORD"]) == b"test"
+    assert (
+        redis_command(
+            env["REDIS_HOST"], int(env["REDIS_PORT"]), "GET", "test", password=env["REDIS_PASSWORD"]
+        )
+        == b"test"
+    )
     assert memcached_get(env["MEMCACHED_HOST"], int(env["MEMCACHED_PORT"]), "test") == "test"
     reset_data(services.running())
 

@@ -37,21 +37,45 @@ from stackbench.analysis.claims.wording import expectation
 from stackbench.config.claims import Claim
 from stackbench.store.store import RunData
 
-__all__ = ["ClaimResult", "ClaimStatus", "Facts", "Measured", "Readiness", "StackFacts",
-           "cores_note", "evaluate", "facts_from_plan", "facts_from_run",
-           "level_metric", "level_problem", "requirements_unmet", "scatter"]
+__all__ = [
+    "ClaimResult",
+    "ClaimStatus",
+    "Facts",
+    "Measured",
+    "Readiness",
+    "StackFacts",
+    "cores_note",
+    "evaluate",
+    "facts_from_plan",
+    "facts_from_run",
+    "level_metric",
+    "level_problem",
+    "requirements_unmet",
+    "scatter",
+]
 
 
-def evaluate(claims: Iterable[Claim], data: RunData, facts: Facts,
-             resamples: int = stats.DEFAULT_RESAMPLES,
-             seed: int = stats.DEFAULT_SEED) -> tuple[ClaimResult, ...]:
+def evaluate(
+    claims: Iterable[Claim],
+    data: RunData,
+    facts: Facts,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    seed: int = stats.DEFAULT_SEED,
+) -> tuple[ClaimResult, ...]:
     run = _Run(data)
     out = []
     for ready in requirements_unmet(claims, facts):
         claim = ready.claim
         if not ready.testable:
-            out.append(ClaimResult(claim, ClaimStatus.UNTESTABLE, expectation(claim.test), (),
-                                   _join_reasons(ready.reasons)))
+            out.append(
+                ClaimResult(
+                    claim,
+                    ClaimStatus.UNTESTABLE,
+                    expectation(claim.test),
+                    (),
+                    _join_reasons(ready.reasons),
+                )
+            )
             continue
         run.loader_bound.clear()
         run.minimum = (claim.requires.min_requests, claim.requires.min_seconds)

@@ -26,8 +26,7 @@ class _Band:
         return _Verdict.NOISE
 
 
-def _ratio_band(expect: str, threshold: float, article: float | None,
-                tolerance: float) -> _Band:
+def _ratio_band(expect: str, threshold: float, article: float | None, tolerance: float) -> _Band:
     if expect == "greater":
         return _Band(threshold, math.inf)
     if expect == "less":

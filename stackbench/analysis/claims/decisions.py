@@ -51,8 +51,9 @@ class _Context:
     seed: int
 
 
-def _conclude(claim: Claim, tally: _Tally, confirmed_why: str,
-              at_least: int | None = None) -> ClaimResult:
+def _conclude(
+    claim: Claim, tally: _Tally, confirmed_why: str, at_least: int | None = None
+) -> ClaimResult:
     """All points must hold (or `at_least` of them). Missing data makes a claim untestable,
     never refuted; it is confirmed with missing data only when that data cannot change it."""
     exp = expectation(claim.test)
@@ -76,8 +77,15 @@ def _conclude(claim: Claim, tally: _Tally, confirmed_why: str,
     return result(ClaimStatus.UNDECIDED, f"not enough evidence: {tally.noise[0]}")
 
 
-def _judge_ratio(tally: _Tally, band: _Band, nums: list[_Point], dens: list[_Point],
-                 what: str, ctx: _Context, record: bool = False) -> None:
+def _judge_ratio(
+    tally: _Tally,
+    band: _Band,
+    nums: list[_Point],
+    dens: list[_Point],
+    what: str,
+    ctx: _Context,
+    record: bool = False,
+) -> None:
     """A ratio of our figures (a ratio of ratios for ratio_change) against the claim's band,
     on the interval the verdicts procedure gives it."""
     den = math.prod(p.value for p in dens)
@@ -91,16 +99,20 @@ def _judge_ratio(tally: _Tally, band: _Band, nums: list[_Point], dens: list[_Poi
             tally.ours.append(Measured(what, value, "×"))
         tally.noise.append(f"{what} is {value:.2f}×, but {NO_EVIDENCE}")
         return
-    ratio = log_ratio([p.evidence for p in nums if p.evidence is not None],
-                      [p.evidence for p in dens if p.evidence is not None], ctx.run.spread)
+    ratio = log_ratio(
+        [p.evidence for p in nums if p.evidence is not None],
+        [p.evidence for p in dens if p.evidence is not None],
+        ctx.run.spread,
+    )
     value = math.exp(ratio.d)
     low, high = interval_of(ratio)
     if record:
         tally.ours.append(Measured(what, value, "×", low, high))
     verdict = band.judge(value, low, high)
     detail = f"{what} is {_ratio_text(value, low, high)}, {_band_text(band, verdict)}"
-    tally.add(verdict, detail + (f"; {_to_decide(ratio, band)}" if verdict is _Verdict.NOISE
-                                 else ""))
+    tally.add(
+        verdict, detail + (f"; {_to_decide(ratio, band)}" if verdict is _Verdict.NOISE else "")
+    )
 
 
 def _measured(point: _Point, ctx: _Context) -> Measured:

@@ -15,9 +15,9 @@ SERVER_CORES_TEMPLATE = "{{server_core_count}}"
 
 @dataclass(frozen=True)
 class StackFacts:
-    name: str                      # as the suite names it (a variant's name included)
+    name: str  # as the suite names it (a variant's name included)
     available: bool
-    reason: str = ""               # why it is unavailable
+    reason: str = ""  # why it is unavailable
     params: Mapping[str, str] = field(default_factory=dict)  # in force (defaults + suite)
 
 
@@ -31,12 +31,12 @@ class Facts:
     keepalive: str = "on"
     driver: str = "native"
     warmup_s: float = 0.0
-    jit_warmup: bool = False                    # JIT stacks warmed before each case ([warmup])
-    requests: int | None = None                 # fixed request count per level
+    jit_warmup: bool = False  # JIT stacks warmed before each case ([warmup])
+    requests: int | None = None  # fixed request count per level
     requests_per_connection: int | None = None
-    level_kind: str = "connections"             # connections | rate
+    level_kind: str = "connections"  # connections | rate
     script_iterations: int = 0
-    duration_s: float | None = None             # seconds per level (None: counted requests)
+    duration_s: float | None = None  # seconds per level (None: counted requests)
     workload_durations: Mapping[str, float] = field(default_factory=dict)
 
     def level_seconds(self, workload: str) -> float | None:
@@ -53,8 +53,11 @@ class Facts:
         return self.requests
 
 
-def facts_from_plan(plan: Plan, inventory: Mapping[str, StackEntry],
-                    params: Mapping[str, Mapping[str, str]] | None = None) -> Facts:
+def facts_from_plan(
+    plan: Plan,
+    inventory: Mapping[str, StackEntry],
+    params: Mapping[str, Mapping[str, str]] | None = None,
+) -> Facts:
     """The facts of a plan, with every stack parameter in force: `params` as the stacks will
     resolve them at start (lab.stack.planned_params, by planned name); a stack missing there
     gets its manifest defaults and the suite's values, cores substituted."""
@@ -67,18 +70,29 @@ def facts_from_plan(plan: Plan, inventory: Mapping[str, StackEntry],
             return resolved[ps.name]
         return _with_defaults(inventory[ps.stack].manifest.param_defaults(), ps.params, cores)
 
-    stacks = tuple(StackFacts(ps.name, ps.available, ps.reason, in_force(ps))
-                   for ps in plan.stacks)
+    stacks = tuple(StackFacts(ps.name, ps.available, ps.reason, in_force(ps)) for ps in plan.stacks)
     labels = dict.fromkeys(c.spec.label for ps in plan.stacks for c in ps.cases)
     load = suite.load
-    return Facts(cores, stacks, {label: suite.levels_for(label) for label in labels},
-                 load.keepalive.value, load.driver.value, load.warmup_s, load.jit_warmup,
-                 load.requests, load.requests_per_connection, suite.level_kind,
-                 suite.script_iterations, load.duration_s, dict(suite.workload_durations))
+    return Facts(
+        cores,
+        stacks,
+        {label: suite.levels_for(label) for label in labels},
+        load.keepalive.value,
+        load.driver.value,
+        load.warmup_s,
+        load.jit_warmup,
+        load.requests,
+        load.requests_per_connection,
+        suite.level_kind,
+        suite.script_iterations,
+        load.duration_s,
+        dict(suite.workload_durations),
+    )
 
 
-def facts_from_run(data: RunData,
-                   param_defaults: Mapping[str, Mapping[str, str]] | None = None) -> Facts:
+def facts_from_run(
+    data: RunData, param_defaults: Mapping[str, Mapping[str, str]] | None = None
+) -> Facts:
     """The facts of a stored run (for reports of old runs). `param_defaults` maps a stack
     folder to its manifest's defaults; without it only the suite's parameters are known."""
     settings = data.run.settings
@@ -95,26 +109,41 @@ def facts_from_run(data: RunData,
         # 4 on; any case of the stack that started), else the manifest's defaults with the
         # suite's values.
         params = case.effective_params or (
-            old.params if old else _with_defaults(defaults, case.params, cores))
+            old.params if old else _with_defaults(defaults, case.params, cores)
+        )
         stacks[case.stack] = StackFacts(case.stack, available, reason, params)
     labels = dict.fromkeys(c.label for c in data.cases)
-    levels = {label: tuple(float(v) for v in settings.workload_levels.get(label, settings.levels))
-              for label in labels}
-    return Facts(cores, tuple(stacks.values()), levels, settings.keepalive, settings.driver,
-                 settings.warmup_s, settings.jit_warmup, settings.requests,
-                 settings.requests_per_connection,
-                 settings.level_kind, settings.script_iterations, settings.duration_s,
-                 dict(settings.workload_durations))
+    levels = {
+        label: tuple(float(v) for v in settings.workload_levels.get(label, settings.levels))
+        for label in labels
+    }
+    return Facts(
+        cores,
+        tuple(stacks.values()),
+        levels,
+        settings.keepalive,
+        settings.driver,
+        settings.warmup_s,
+        settings.jit_warmup,
+        settings.requests,
+        settings.requests_per_connection,
+        settings.level_kind,
+        settings.script_iterations,
+        settings.duration_s,
+        dict(settings.workload_durations),
+    )
 
 
-def _with_defaults(defaults: Mapping[str, str], params: Mapping[str, str],
-                   cores: int) -> dict[str, str]:
+def _with_defaults(
+    defaults: Mapping[str, str], params: Mapping[str, str], cores: int
+) -> dict[str, str]:
     merged = {**defaults, **params}
     return {k: v.replace(SERVER_CORES_TEMPLATE, str(cores)) for k, v in merged.items()}
 
 
-def _levels_of(levels: tuple[float, ...] | str | None, workload: str,
-               facts: Facts) -> Sequence[float | None]:
+def _levels_of(
+    levels: tuple[float, ...] | str | None, workload: str, facts: Facts
+) -> Sequence[float | None]:
     if isinstance(levels, tuple):
         return levels
     have = facts.workload_levels.get(workload, ())

@@ -94,8 +94,15 @@ def _order(claim: Claim, test: OrderTest, ctx: _Context) -> ClaimResult:
                 for a in upper:
                     for b in lower:
                         if a in points and b in points:
-                            _judge_ratio(tally, band, [points[a]], [points[b]],
-                                         pair_label(points[a], points[b]), ctx, record=True)
+                            _judge_ratio(
+                                tally,
+                                band,
+                                [points[a]],
+                                [points[b]],
+                                pair_label(points[a], points[b]),
+                                ctx,
+                                record=True,
+                            )
     return _conclude(claim, tally, f"every pair is in the stated order ({expectation(test)})")
 
 
@@ -106,23 +113,35 @@ def _positions(test: RatioTest | RatioChangeTest) -> list[_Position]:
     """Numerators first: (num, after), (den, before) / (den, after), (num, before)."""
     if isinstance(test, RatioTest):
         return [(test.numerator, None), (test.denominator, None)]
-    return [(test.numerator, test.after), (test.denominator, test.before),
-            (test.denominator, test.after), (test.numerator, test.before)]
+    return [
+        (test.numerator, test.after),
+        (test.denominator, test.before),
+        (test.denominator, test.after),
+        (test.numerator, test.before),
+    ]
 
 
-def _resolve(position: _Position, test: RatioTest | RatioChangeTest, workload: str | None,
-             level: float | None) -> tuple[str, str, float | str | None, str]:
+def _resolve(
+    position: _Position,
+    test: RatioTest | RatioChangeTest,
+    workload: str | None,
+    level: float | None,
+) -> tuple[str, str, float | str | None, str]:
     """(stack, workload, level or 'peak', metric) of one position at one iteration."""
     side, cond = position
     w = side.workload or (cond.workload if cond else None) or workload
-    lv: float | str | None = side.level if side.level is not None else (
-        cond.level if cond and cond.level is not None else level)
+    lv: float | str | None = (
+        side.level
+        if side.level is not None
+        else (cond.level if cond and cond.level is not None else level)
+    )
     assert w is not None  # the parser requires workloads unless every side names one
     return side.stack, w, lv, side.metric or test.metric
 
 
-def _combos(test: RatioTest | RatioChangeTest, facts: Facts
-            ) -> list[tuple[str | None, float | None]]:
+def _combos(
+    test: RatioTest | RatioChangeTest, facts: Facts
+) -> list[tuple[str | None, float | None]]:
     """The (workload, level) iterations: the test's lists, or every level the workloads the
     positions read have in common."""
     out: list[tuple[str | None, float | None]] = []
@@ -155,15 +174,22 @@ def _ratio(claim: Claim, test: RatioTest | RatioChangeTest, ctx: _Context) -> Cl
             points.append(point)
         else:
             half = len(points) // 2
-            label = (pair_label(points[0], points[1]) if isinstance(test, RatioTest)
-                     else change_label(points[0], points[3], points[2]))
+            label = (
+                pair_label(points[0], points[1])
+                if isinstance(test, RatioTest)
+                else change_label(points[0], points[3], points[2])
+            )
             _judge_ratio(tally, band, points[:half], points[half:], label, ctx, record=True)
-    return _conclude(claim, tally, f"ours is {_ours_ratio_text(tally)}, "
-                                   f"{_band_text(band, _Verdict.HOLDS)} as the claim needs")
+    return _conclude(
+        claim,
+        tally,
+        f"ours is {_ours_ratio_text(tally)}, {_band_text(band, _Verdict.HOLDS)} as the claim needs",
+    )
 
 
-def _position_point(run: _Run, stack: str, workload: str, level: float | str | None,
-                    metric: str) -> _Point | _Missing:
+def _position_point(
+    run: _Run, stack: str, workload: str, level: float | str | None, metric: str
+) -> _Point | _Missing:
     if metric in SCRIPT_METRICS:
         return run.script(stack, workload, metric)
     if level == "peak":
@@ -187,8 +213,9 @@ def _ours_ratio_text(tally: _Tally) -> str:
 
 def _threshold(claim: Claim, test: ThresholdTest, ctx: _Context) -> ClaimResult:
     tally = _Tally()
-    band = _Band(-math.inf if test.min is None else test.min,
-                 math.inf if test.max is None else test.max)
+    band = _Band(
+        -math.inf if test.min is None else test.min, math.inf if test.max is None else test.max
+    )
     unit = metric_unit(test.metric)
     for stack in test.stacks:
         for workload in test.workloads:
@@ -208,13 +235,17 @@ def _threshold(claim: Claim, test: ThresholdTest, ctx: _Context) -> ClaimResult:
                 verdict = band.judge(m.value, m.low, m.high)
                 decide = ""
                 if verdict is _Verdict.NOISE and point.evidence is not None:
-                    decide = "; " + _to_decide(log_ratio([point.evidence], [], ctx.run.spread),
-                                               band)
+                    decide = "; " + _to_decide(
+                        log_ratio([point.evidence], [], ctx.run.spread), band
+                    )
                 tally.add(verdict, f"{text}, {_value_band_text(band, unit, verdict)}{decide}")
-    count = (f"{test.at_least} of {tally.total} points" if test.at_least
-             else "every point")
-    return _conclude(claim, tally, f"{count} {_value_band_text(band, unit, _Verdict.HOLDS)}",
-                     at_least=test.at_least)
+    count = f"{test.at_least} of {tally.total} points" if test.at_least else "every point"
+    return _conclude(
+        claim,
+        tally,
+        f"{count} {_value_band_text(band, unit, _Verdict.HOLDS)}",
+        at_least=test.at_least,
+    )
 
 
 def _shape(claim: Claim, test: ShapeTest, ctx: _Context) -> ClaimResult:
@@ -225,8 +256,9 @@ def _shape(claim: Claim, test: ShapeTest, ctx: _Context) -> ClaimResult:
     per_level = test.expect == "proportional"
     for stack in test.stacks:
         for workload in test.workloads:
-            levels = _between(ctx.facts.workload_levels.get(workload, ()), test.from_level,
-                              test.to_level)
+            levels = _between(
+                ctx.facts.workload_levels.get(workload, ()), test.from_level, test.to_level
+            )
             figures: list[tuple[Measured, _Point]] = []
             for level in levels:
                 point = ctx.run.point(stack, workload, level, test.metric)
@@ -235,12 +267,21 @@ def _shape(claim: Claim, test: ShapeTest, ctx: _Context) -> ClaimResult:
                     break
                 if per_level:
                     point = dataclasses.replace(
-                        point, values=tuple(v / level for v in point.values),
-                        evidence=None if point.evidence is None else
-                        _as_figure(point.evidence, point.evidence.value / level))
+                        point,
+                        values=tuple(v / level for v in point.values),
+                        evidence=None
+                        if point.evidence is None
+                        else _as_figure(point.evidence, point.evidence.value / level),
+                    )
                 shown = _measured(point, ctx)
-                figures.append((dataclasses.replace(
-                    shown, label=point.label + (" per connection" if per_level else "")), point))
+                figures.append(
+                    (
+                        dataclasses.replace(
+                            shown, label=point.label + (" per connection" if per_level else "")
+                        ),
+                        point,
+                    )
+                )
             else:
                 what = f"{stack} {workload} {test.from_level:,.0f}–{test.to_level:,.0f}"
                 if any(p.value <= 0 for _, p in figures):
@@ -249,8 +290,15 @@ def _shape(claim: Claim, test: ShapeTest, ctx: _Context) -> ClaimResult:
                 # The two extremes show the spread; every level is in the report's tables.
                 ranked = sorted(figures, key=lambda f: f[1].value)
                 tally.ours += [ranked[0][0], ranked[-1][0]]
-                _judge_ratio(tally, _Band(0.0, limit), [ranked[-1][1]], [ranked[0][1]],
-                             f"{what} spread (largest / smallest)", ctx, record=True)
+                _judge_ratio(
+                    tally,
+                    _Band(0.0, limit),
+                    [ranked[-1][1]],
+                    [ranked[0][1]],
+                    f"{what} spread (largest / smallest)",
+                    ctx,
+                    record=True,
+                )
     return _conclude(claim, tally, f"{expectation(test)}: every spread is at most {limit:.2f}×")
 
 
@@ -262,12 +310,12 @@ def scatter(points: Sequence[tuple[float, float]], span: tuple[float, float]) ->
     inside = [(x, y) for x, y in points if span[0] <= x <= span[1]]
     if len(inside) < 3 or any(trend[x] <= 0 for x, _ in inside):
         return None
-    return math.sqrt(math.fsum(((y - trend[x]) / trend[x]) ** 2 for x, y in inside)
-                     / len(inside))
+    return math.sqrt(math.fsum(((y - trend[x]) / trend[x]) ** 2 for x, y in inside) / len(inside))
 
 
-def jitter_ratio_interval(ratio: float, n_num: int, n_den: int,
-                          confidence: float = CONFIDENCE) -> tuple[float, float]:
+def jitter_ratio_interval(
+    ratio: float, n_num: int, n_den: int, confidence: float = CONFIDENCE
+) -> tuple[float, float]:
     """The interval of a ratio of two jitters (root-mean-square deviations from a trend over
     n_num and n_den levels): the squared ratio is a ratio of mean squares, F-distributed with
     n - 2 degrees of freedom a side (the trend takes about two), so the true ratio lies in
@@ -308,18 +356,23 @@ def _scatter(claim: Claim, test: ScatterTest, ctx: _Context) -> ClaimResult:
             detail = f"the jitter ratio is {_ratio_text(ratio, low, high)}, "
             detail += _band_text(band, verdict)
             if verdict is _Verdict.NOISE:
-                detail += ("; more levels in each span (a finer sweep) would narrow it: the "
-                           "interval rests on the number of levels, not on repetitions")
+                detail += (
+                    "; more levels in each span (a finer sweep) would narrow it: the "
+                    "interval rests on the number of levels, not on repetitions"
+                )
             tally.add(verdict, detail)
     ratios = [m for m in tally.ours if m.unit == "×"]
-    shown = (_ratio_text(ratios[0].value, ratios[0].low, ratios[0].high)
-             if ratios and ratios[0].value is not None else "–")
-    return _conclude(claim, tally, f"the jitter ratio is {shown}, at least "
-                                   f"{test.threshold:.2f}×")
+    shown = (
+        _ratio_text(ratios[0].value, ratios[0].low, ratios[0].high)
+        if ratios and ratios[0].value is not None
+        else "–"
+    )
+    return _conclude(claim, tally, f"the jitter ratio is {shown}, at least {test.threshold:.2f}×")
 
 
-def _curve(run: _Run, stack: str, workload: str,
-           metric: str) -> list[tuple[float, float]] | _Missing:
+def _curve(
+    run: _Run, stack: str, workload: str, metric: str
+) -> list[tuple[float, float]] | _Missing:
     case = run.case(stack, workload)
     if isinstance(case, _Missing):
         return case
@@ -334,9 +387,9 @@ def _curve(run: _Run, stack: str, workload: str,
 
 @dataclass(frozen=True)
 class _Break:
-    first: float | None          # first failing level, None: none in the sweep
-    reached: float               # the highest level judged
-    why: str                     # what failed at `first`
+    first: float | None  # first failing level, None: none in the sweep
+    reached: float  # the highest level judged
+    why: str  # what failed at `first`
     last_passing: float | None = None  # the level before `first` that held (None: none did)
 
 
@@ -353,8 +406,15 @@ def _breakpoint(claim: Claim, test: BreakpointTest, ctx: _Context) -> ClaimResul
         if name is not None and found is not None:
             # The sweep's resolution is the breakpoint's interval: between the last level
             # that held and the first that failed.
-            tally.ours.append(Measured(f"{name} first failing level", found.first,
-                                       "connections", found.last_passing, found.first))
+            tally.ours.append(
+                Measured(
+                    f"{name} first failing level",
+                    found.first,
+                    "connections",
+                    found.last_passing,
+                    found.first,
+                )
+            )
     verdict, detail = _judge_break(test, mine, other)
     if verdict is None:
         tally.missing.append(detail)
@@ -363,8 +423,7 @@ def _breakpoint(claim: Claim, test: BreakpointTest, ctx: _Context) -> ClaimResul
     return _conclude(claim, tally, detail)
 
 
-def _first_break(run: _Run, stack: str, workload: str,
-                 test: BreakpointTest) -> _Break | _Missing:
+def _first_break(run: _Run, stack: str, workload: str, test: BreakpointTest) -> _Break | _Missing:
     case = run.case(stack, workload)
     if isinstance(case, _Missing):
         return case
@@ -373,8 +432,9 @@ def _first_break(run: _Run, stack: str, workload: str,
         rows = run.rows_at(case, level)
         problem = level_problem(rows, failures_are_data=True)
         if problem:
-            return _Missing(f"{stack} {workload} @{level:,.0f}: {problem}; the breakpoint "
-                            "cannot be placed")
+            return _Missing(
+                f"{stack} {workload} @{level:,.0f}: {problem}; the breakpoint cannot be placed"
+            )
         failed = _level_breaks(rows, test)
         if failed:
             return _Break(level, level, failed, reached or None)
@@ -398,8 +458,9 @@ def _level_breaks(rows: Sequence[LevelRow], test: BreakpointTest) -> str:
     return ""
 
 
-def _judge_break(test: BreakpointTest, mine: _Break,
-                 other: _Break | None) -> tuple[_Verdict | None, str]:
+def _judge_break(
+    test: BreakpointTest, mine: _Break, other: _Break | None
+) -> tuple[_Verdict | None, str]:
     name = test.stack
     at = f"first fails at {mine.first:,.0f} ({mine.why})" if mine.first is not None else ""
     if test.expect == "within":
@@ -409,8 +470,10 @@ def _judge_break(test: BreakpointTest, mine: _Break,
         if mine.first is None:
             if mine.reached >= hi:
                 return _Verdict.FAILS, f"{name} never fails up to {mine.reached:,.0f}, not {want}"
-            return None, (f"{name} does not fail up to {mine.reached:,.0f}, where the sweep "
-                          f"ends; the claim places it {want}")
+            return None, (
+                f"{name} does not fail up to {mine.reached:,.0f}, where the sweep "
+                f"ends; the claim places it {want}"
+            )
         verdict = _Verdict.HOLDS if lo <= mine.first <= hi else _Verdict.FAILS
         return verdict, f"{name} {at}, {'' if verdict is _Verdict.HOLDS else 'not '}{want}"
     if test.expect == "none":
@@ -419,17 +482,29 @@ def _judge_break(test: BreakpointTest, mine: _Break,
             return _Verdict.FAILS, f"{name} {at}, below {test.up_to:,.0f}"
         if mine.reached >= test.up_to:
             return _Verdict.HOLDS, f"{name} holds at every level up to {test.up_to:,.0f}"
-        return None, (f"{name} holds up to {mine.reached:,.0f}, where the sweep ends; the claim "
-                      f"is about {test.up_to:,.0f}")
+        return None, (
+            f"{name} holds up to {mine.reached:,.0f}, where the sweep ends; the claim "
+            f"is about {test.up_to:,.0f}"
+        )
     assert other is not None
     if mine.first is None and other.first is None:
-        return None, (f"neither {name} nor {test.other} fails within the sweep (up to "
-                      f"{max(mine.reached, other.reached):,.0f})")
+        return None, (
+            f"neither {name} nor {test.other} fails within the sweep (up to "
+            f"{max(mine.reached, other.reached):,.0f})"
+        )
     if mine.first is not None and (other.first is None or mine.first < other.first):
-        later = (f"{test.other} at {other.first:,.0f}" if other.first is not None
-                 else f"{test.other} not up to {other.reached:,.0f}")
+        later = (
+            f"{test.other} at {other.first:,.0f}"
+            if other.first is not None
+            else f"{test.other} not up to {other.reached:,.0f}"
+        )
         return _Verdict.HOLDS, f"{name} {at}, {later}"
     assert other.first is not None
-    return _Verdict.FAILS, (f"{test.other} first fails at {other.first:,.0f}, "
-                            + (f"{name} at {mine.first:,.0f}" if mine.first is not None
-                               else f"{name} not before {mine.reached:,.0f}"))
+    return _Verdict.FAILS, (
+        f"{test.other} first fails at {other.first:,.0f}, "
+        + (
+            f"{name} at {mine.first:,.0f}"
+            if mine.first is not None
+            else f"{name} not before {mine.reached:,.0f}"
+        )
+    )

@@ -34,12 +34,16 @@ class Readiness:
         return not self.reasons
 
 
-def cores_note(article_cores: int | None, server_cores: int,
-               readiness: Sequence[Readiness] = ()) -> str:
+def cores_note(
+    article_cores: int | None, server_cores: int, readiness: Sequence[Readiness] = ()
+) -> str:
     """One sentence when this machine gives the server fewer cores than the suite's article
     had, or than some of its claims need; "" when nothing is short."""
-    needing = [r.claim.requires.server_cores for r in readiness
-               if r.claim.requires.server_cores > server_cores]
+    needing = [
+        r.claim.requires.server_cores
+        for r in readiness
+        if r.claim.requires.server_cores > server_cores
+    ]
     short = article_cores is not None and server_cores < article_cores
     if not short and not needing:
         return ""
@@ -49,10 +53,15 @@ def cores_note(article_cores: int | None, server_cores: int,
         parts.append(f"the stacks size their workers for {server_cores}")
     if needing:
         verb = "is" if len(needing) == 1 else "are"
-        parts.append(f"{len(needing)} of the article's claims (needing up to {max(needing)} "
-                     f"server cores) {verb} untestable here")
-    head = (f"The article's server had {article_cores} cores; this machine gives the server "
-            f"{given}" if short else f"This machine gives the server {given}")
+        parts.append(
+            f"{len(needing)} of the article's claims (needing up to {max(needing)} "
+            f"server cores) {verb} untestable here"
+        )
+    head = (
+        f"The article's server had {article_cores} cores; this machine gives the server {given}"
+        if short
+        else f"This machine gives the server {given}"
+    )
     return f"{head}, so {' and '.join(parts)}."
 
 
@@ -64,19 +73,24 @@ def requirements_unmet(claims: Iterable[Claim], facts: Facts) -> tuple[Readiness
 def _unmet(claim: Claim, facts: Facts) -> Iterable[str]:
     req = claim.requires
     if facts.server_cores < req.server_cores:
-        yield (f"needs {req.server_cores} server cores; this run gives the server "
-               f"{facts.server_cores}")
+        yield (
+            f"needs {req.server_cores} server cores; this run gives the server {facts.server_cores}"
+        )
     if req.keepalive is not None and facts.keepalive != req.keepalive:
-        yield (f"needs keep-alive {req.keepalive} as in the article; this run has keep-alive "
-               f"{facts.keepalive}")
+        yield (
+            f"needs keep-alive {req.keepalive} as in the article; this run has keep-alive "
+            f"{facts.keepalive}"
+        )
     if req.drivers and facts.driver not in req.drivers:
         yield f"needs the {' or '.join(req.drivers)} driver; this run uses {facts.driver}"
     # Either warms a JIT: the levels' own warm-up, or the pass each JIT stack declares it
     # needs (stack.toml [warmup]: JVM 15 s, V8 3 s ...) run before each case's first level.
     if facts.warmup_s < req.min_warmup_s and not facts.jit_warmup:
-        yield (f"needs JIT stacks measured warm: at least {req.min_warmup_s:g} s of warm-up "
-               f"per level or the JIT warm-up pass; this run warms up {facts.warmup_s:g} s "
-               "with [load] jit_warmup = false")
+        yield (
+            f"needs JIT stacks measured warm: at least {req.min_warmup_s:g} s of warm-up "
+            f"per level or the JIT warm-up pass; this run warms up {facts.warmup_s:g} s "
+            "with [load] jit_warmup = false"
+        )
     for name in dict.fromkeys((*stacks_read(claim.test), *req.stacks)):
         yield from _stack_unmet(name, facts)
     for stack, params in req.params.items():
@@ -106,22 +120,24 @@ def _params_unmet(stack: str, params: Mapping[str, str], facts: Facts) -> Iterab
             yield f"needs {stack} with {key} = {wanted}; this run sets {key} = {have}"
 
 
-def _too_little(requires: Requirements, workload: str, level: float,
-                facts: Facts) -> Iterable[str]:
+def _too_little(requires: Requirements, workload: str, level: float, facts: Facts) -> Iterable[str]:
     """A level too small for the claim: fewer requests or seconds than it needs (a level
     that runs for a duration is checked on its requests when the run has them)."""
     count = facts.request_count(level)
     if count is not None and count < requires.min_requests:
-        yield (f"needs at least {requires.min_requests:,} requests per level; level "
-               f"{level:,.0f} of {workload} sends {count:,}")
+        yield (
+            f"needs at least {requires.min_requests:,} requests per level; level "
+            f"{level:,.0f} of {workload} sends {count:,}"
+        )
     seconds = facts.level_seconds(workload)
     if seconds is not None and seconds < requires.min_seconds:
-        yield (f"needs at least {requires.min_seconds:g} s of load per level; {workload} "
-               f"runs {seconds:g} s")
+        yield (
+            f"needs at least {requires.min_seconds:g} s of load per level; {workload} "
+            f"runs {seconds:g} s"
+        )
 
 
-def _test_unmet(test: Test, facts: Facts,
-                requires: Requirements) -> Iterable[str]:
+def _test_unmet(test: Test, facts: Facts, requires: Requirements) -> Iterable[str]:
     if test.metric in SCRIPT_METRICS:
         if facts.script_iterations <= 0:
             yield "needs the standalone timing (script_iterations); this suite has none"
@@ -139,13 +155,17 @@ def _test_unmet(test: Test, facts: Facts,
             continue
         missing = sorted(lv for lv in levels if not _has_level(have, lv))
         if missing:
-            yield (f"needs level {_levels_text(missing)} for {workload}; the suite runs "
-                   f"{_levels_text(have)}")
+            yield (
+                f"needs level {_levels_text(missing)} for {workload}; the suite runs "
+                f"{_levels_text(have)}"
+            )
         for lv in (lv for lv in (levels or have) if _has_level(have, lv)):
             count = facts.request_count(lv)
             if count is not None and count < lv:
-                yield (f"level {lv:,.0f} of {workload} sends only {count:,} requests, so at "
-                       f"most {count:,} of its {lv:,.0f} connections are ever open")
+                yield (
+                    f"level {lv:,.0f} of {workload} sends only {count:,} requests, so at "
+                    f"most {count:,} of its {lv:,.0f} connections are ever open"
+                )
             yield from _too_little(requires, workload, lv, facts)
     known = all(w in facts.workload_levels for w in _test_workloads(test))
     if isinstance(test, RatioTest | RatioChangeTest) and known and not _combos(test, facts):
@@ -202,11 +222,15 @@ def _span_unmet(test: Test, facts: Facts) -> Iterable[str]:
         for w in test.workloads:
             inside = _between(facts.workload_levels.get(w, ()), test.from_level, test.to_level)
             if len(inside) < 2:
-                yield (f"needs at least two levels of {w} from {test.from_level:,.0f} to "
-                       f"{test.to_level:,.0f}")
+                yield (
+                    f"needs at least two levels of {w} from {test.from_level:,.0f} to "
+                    f"{test.to_level:,.0f}"
+                )
     if isinstance(test, ScatterTest):
         have = facts.workload_levels.get(test.workload, ())
         for span in (test.numerator, test.denominator):
             if len(_between(have, span.from_level, span.to_level)) < 3:
-                yield (f"needs at least three levels of {test.workload} from "
-                       f"{span.from_level:,.0f} to {span.to_level:,.0f}")
+                yield (
+                    f"needs at least three levels of {test.workload} from "
+                    f"{span.from_level:,.0f} to {span.to_level:,.0f}"
+                )

@@ -40,7 +40,7 @@ class _Point:
     values: tuple[float, ...]  # one per repetition
     stack: str
     workload: str
-    where: str                 # "@3,000", "peak @2,000" or "standalone"
+    where: str  # "@3,000", "peak @2,000" or "standalone"
     metric: str
     # What verdicts know of the figure, in the metric's unit (None: nothing to decide from)
     evidence: Evidence | None = None
@@ -92,7 +92,8 @@ class _Run:
         for v in data.verifications:
             if not v.ok:
                 self.failed_verification.setdefault((v.stack, v.workload), []).extend(
-                    v.failures or ["failed"])
+                    v.failures or ["failed"]
+                )
         self.rows: dict[int, list[LevelRow]] = {}
         for row in data.levels:
             self.rows.setdefault(row.case_id, []).append(row)
@@ -112,13 +113,15 @@ class _Run:
             return _Missing(f"{stack} is unavailable: {case.reason or 'no reason given'}")
         if case.status == "failed":
             return _Missing(f"{stack} failed on {workload}: {case.reason or 'no reason given'}")
-        failures = (self.failed_verification.get((stack, case.workload))
-                    or self.failed_verification.get((stack, workload)))
+        failures = self.failed_verification.get(
+            (stack, case.workload)
+        ) or self.failed_verification.get((stack, workload))
         if failures:
             return _Missing(f"{stack} failed verification on {workload}: {failures[0]}")
         if not self.rows.get(case.id):
-            return _Missing(f"{stack} has no measured level of {workload} (the run ended "
-                            "before it)")
+            return _Missing(
+                f"{stack} has no measured level of {workload} (the run ended before it)"
+            )
         return case
 
     def level_values(self, case: CaseRow) -> list[float]:
@@ -136,10 +139,12 @@ class _Run:
         label = f"{stack} {workload} {where}"
         if not rows:
             measured = _levels_text(self.level_values(case))
-            return _Missing(f"{stack} has no level {level:,.0f} of {workload} (measured: "
-                            f"{measured})")
-        problem = (level_problem(rows, failures_are_data=metric in FAILURE_METRICS)
-                   or too_little(rows, *self.minimum))
+            return _Missing(
+                f"{stack} has no level {level:,.0f} of {workload} (measured: {measured})"
+            )
+        problem = level_problem(rows, failures_are_data=metric in FAILURE_METRICS) or too_little(
+            rows, *self.minimum
+        )
         if problem:
             return _Missing(f"{label}: {problem}")
         values = []
@@ -150,8 +155,14 @@ class _Run:
             values.append(value)
         if any(LevelFlag.LOADER_BOUND in r.flags for r in rows):
             self.loader_bound.add(label)
-        return _Point(tuple(values), stack, workload, where, metric,
-                      level_evidence(rows, metric, values, self.spread))
+        return _Point(
+            tuple(values),
+            stack,
+            workload,
+            where,
+            metric,
+            level_evidence(rows, metric, values, self.spread),
+        )
 
     def peak(self, stack: str, workload: str, metric: str) -> tuple[float, _Point] | _Missing:
         """The level with the highest median of the metric, over every level of the case."""
@@ -178,8 +189,11 @@ class _Run:
             if isinstance(value, str):
                 return _Missing(f"{stack} standalone {workload}: {value}")
             values.append(value)
-        evidence = (single_run_evidence(values[0]) if len(values) == 1
-                    else repetition_evidence(values, [], self.spread))
+        evidence = (
+            single_run_evidence(values[0])
+            if len(values) == 1
+            else repetition_evidence(values, [], self.spread)
+        )
         return _Point(tuple(values), stack, workload, "standalone", metric, evidence)
 
 
@@ -189,8 +203,9 @@ STEADY_LATENCY = ("p50", "p90", "p99")
 PER_REQUEST_TIMES = ("time_per_request", "time_per_request_all")
 
 
-def level_evidence(rows: Sequence[LevelRow], metric: str, values: Sequence[float],
-                   spread: RunSpread) -> Evidence | None:
+def level_evidence(
+    rows: Sequence[LevelRow], metric: str, values: Sequence[float], spread: RunSpread
+) -> Evidence | None:
     """The evidence of a claim's figure, in its unit: req/s and p50/p90/p99 from the steady
     windows as every verdict has them (levelsteady); ab's times per request, which are
     1 / throughput scaled, with the relative variance of the level's throughput; any other
@@ -224,8 +239,9 @@ def level_problem(rows: Sequence[LevelRow], failures_are_data: bool) -> str | No
             return "the level failed" + (f" ({row.flags[0]})" if row.flags else "")
     for row in rows:
         if row.status == "invalid":
-            faults = [f for f in row.flags
-                      if LevelFlag.of(f) in (LevelFlag.INVALID, LevelFlag.UNSTEADY)]
+            faults = [
+                f for f in row.flags if LevelFlag.of(f) in (LevelFlag.INVALID, LevelFlag.UNSTEADY)
+            ]
             measurement = [f for f in faults if not f.startswith(ERROR_RATE_FLAG)]
             if measurement or not faults:
                 return "level invalid: " + (measurement[0] if measurement else "no reason given")
@@ -240,11 +256,15 @@ def too_little(rows: Sequence[LevelRow], min_requests: int, min_seconds: float) 
     for row in rows:
         attempts = row.completed + row.errors_total
         if attempts < min_requests:
-            return (f"only {attempts:,} requests measured; the claim needs at least "
-                    f"{min_requests:,} per level")
+            return (
+                f"only {attempts:,} requests measured; the claim needs at least "
+                f"{min_requests:,} per level"
+            )
         if row.duration_s < min_seconds:
-            return (f"only {row.duration_s:.2f} s of load measured; the claim needs at least "
-                    f"{min_seconds:g} s per level")
+            return (
+                f"only {row.duration_s:.2f} s of load measured; the claim needs at least "
+                f"{min_seconds:g} s per level"
+            )
     return None
 
 
@@ -257,8 +277,11 @@ def level_metric(row: LevelRow, metric: str) -> float | str:
     if metric == "errors":
         return float(row.errors_total)
     if metric in ("server_cpu", "service_cpu"):
-        cpu = (stats.server_cpu_percent(row) if metric == "server_cpu"
-               else stats.service_cpu_percent(row))
+        cpu = (
+            stats.server_cpu_percent(row)
+            if metric == "server_cpu"
+            else stats.service_cpu_percent(row)
+        )
         return "no CPU sample of the " + metric.split("_")[0] if cpu is None else cpu
     if metric == "transfer":
         mib = stats.level_transfer_mib_per_s(row)
@@ -282,17 +305,19 @@ def script_metric(row: ScriptRow, metric: str) -> float | str:
     usable = row.outcome == "ok" or row.outcome.startswith("not checked")
     if not usable:
         return f"the timing failed ({row.outcome})"
-    figure = {"script_wall": row.wall_s,
-              "script_user": row.user_s,
-              "script_cpu": None if row.user_s is None or row.sys_s is None
-              else row.user_s + row.sys_s}[metric]
+    figure = {
+        "script_wall": row.wall_s,
+        "script_user": row.user_s,
+        "script_cpu": None if row.user_s is None or row.sys_s is None else row.user_s + row.sys_s,
+    }[metric]
     if figure is None or row.iterations <= 0:
         return "no time recorded"
     return figure / row.iterations
 
 
-def _get(run: _Run, stack: str, workload: str, level: float | None,
-         metric: str) -> _Point | _Missing:
+def _get(
+    run: _Run, stack: str, workload: str, level: float | None, metric: str
+) -> _Point | _Missing:
     if metric in SCRIPT_METRICS or level is None:
         return run.script(stack, workload, metric)
     return run.point(stack, workload, level, metric)

@@ -29,7 +29,7 @@ class Measured:
 class ClaimResult:
     claim: Claim
     status: ClaimStatus
-    expectation: str               # what the test checks, e.g. "≥ 1.00× at every level"
+    expectation: str  # what the test checks, e.g. "≥ 1.00× at every level"
     ours: tuple[Measured, ...]
     why: str
 

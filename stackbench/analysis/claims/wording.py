@@ -19,8 +19,10 @@ from stackbench.config.claims import (
     order_groups,
 )
 
-NO_EVIDENCE = ("one repetition of a level without a per-second series has no interval "
-               "(repeat = 2 or more would give one)")
+NO_EVIDENCE = (
+    "one repetition of a level without a per-second series has no interval "
+    "(repeat = 2 or more would give one)"
+)
 
 
 def _to_decide(ratio: LogRatio, band: _Band) -> str:
@@ -39,9 +41,13 @@ def _to_decide(ratio: LogRatio, band: _Band) -> str:
 
 
 def _band_text(band: _Band, verdict: _Verdict) -> str:
-    target = (f"≥ {band.low:.2f}×" if math.isinf(band.high)
-              else f"≤ {band.high:.2f}×" if band.low == 0
-              else f"{band.low:.2f}–{band.high:.2f}×")
+    target = (
+        f"≥ {band.low:.2f}×"
+        if math.isinf(band.high)
+        else f"≤ {band.high:.2f}×"
+        if band.low == 0
+        else f"{band.low:.2f}–{band.high:.2f}×"
+    )
     if verdict is _Verdict.HOLDS:
         return f"within {target}"
     if verdict is _Verdict.FAILS:
@@ -56,8 +62,9 @@ def _value_band_text(band: _Band, unit: str, verdict: _Verdict) -> str:
         target = f"≥ {_fmt(band.low, unit)}"
     else:
         target = f"{_fmt(band.low, unit)}–{_fmt(band.high, unit)}"
-    word = {_Verdict.HOLDS: "within", _Verdict.FAILS: "outside",
-            _Verdict.NOISE: "straddling"}[verdict]
+    word = {_Verdict.HOLDS: "within", _Verdict.FAILS: "outside", _Verdict.NOISE: "straddling"}[
+        verdict
+    ]
     return f"{word} {target}"
 
 
@@ -104,19 +111,25 @@ def expectation(test: Test) -> str:
     if isinstance(test, RatioTest | RatioChangeTest):
         band = _ratio_band(test.expect, test.threshold, test.article, test.tolerance)
         if test.expect == "near":
-            return (f"≈ {test.article:.2f}× ({band.low:.2f}–{band.high:.2f}×)"
-                    if test.article is not None else "")
+            return (
+                f"≈ {test.article:.2f}× ({band.low:.2f}–{band.high:.2f}×)"
+                if test.article is not None
+                else ""
+            )
         return _band_text(band, _Verdict.HOLDS).removeprefix("within ")
     if isinstance(test, ThresholdTest):
-        band = _Band(-math.inf if test.min is None else test.min,
-                     math.inf if test.max is None else test.max)
+        band = _Band(
+            -math.inf if test.min is None else test.min, math.inf if test.max is None else test.max
+        )
         text = _value_band_text(band, metric_unit(test.metric), _Verdict.HOLDS)
         text = f"{test.metric} " + text.removeprefix("within ")
         return text + (f" for at least {test.at_least}" if test.at_least else "")
     if isinstance(test, ShapeTest):
         what = "flat" if test.expect == "flat" else "proportional to the level"
-        return (f"{test.metric} {what} within {test.tolerance:.0%} from "
-                f"{test.from_level:,.0f} to {test.to_level:,.0f}")
+        return (
+            f"{test.metric} {what} within {test.tolerance:.0%} from "
+            f"{test.from_level:,.0f} to {test.to_level:,.0f}"
+        )
     if isinstance(test, ScatterTest):
         return f"{test.metric} jitter ratio ≥ {test.threshold:.2f}×"
     if test.expect == "within":

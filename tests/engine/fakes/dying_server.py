@@ -21,8 +21,11 @@ class DyingHandler(refserver.Handler):
         with _lock:
             _answered += 1
             if _answered > DIE_AFTER:
-                print(f"dying: exiting on purpose after {DIE_AFTER} requests", file=sys.stderr,
-                      flush=True)
+                print(
+                    f"dying: exiting on purpose after {DIE_AFTER} requests",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 os._exit(7)
         super().do_GET()
 
