@@ -50,6 +50,7 @@ from stackbench.engine.runner import LevelEvent, Runner
 from stackbench.engine.runner import Progress as RunnerProgress
 from stackbench.errors import EnvironmentProblem, ExitCode, StackbenchError
 from stackbench.lab.busy import quiet_machine_checks
+from stackbench.lab.cpufeatures import with_machine_deviations
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.machine import Check, plan_limits
 from stackbench.lab.machine import Verdict as CheckVerdict
@@ -452,7 +453,7 @@ def run_suite(
         store = open_existing_store(out, console)
         resume, suite, selection = _resume_request(store, resume, suite_path, selection)
     else:
-        suite = parse_suite(suite_path or DEFAULT_SUITE)
+        suite = with_machine_deviations(parse_suite(suite_path or DEFAULT_SUITE))
     inventory = load_inventory()
     plan = build_plan(
         suite, inventory, list(selection.stacks) or None, list(selection.workloads) or None

@@ -4,6 +4,7 @@ value, ours, why), declared in the suite file (`[[deviation]]`) or derived from 
 stores them, the reports show them.
 """
 
+from collections.abc import Iterable
 from typing import Annotated, Literal
 
 import msgspec
@@ -69,3 +70,28 @@ def _loader_place(placement: Placement) -> ArticleLoader:
     if placement.loader_hosts and placement.server_host not in placement.loader_hosts:
         return "other-host"
     return "server-cores" if placement.shared else "other-cores"
+
+
+# The CPU flags (Linux's /proc/cpuinfo names) of the instructions that hash SHA-256 in
+# hardware: x86's SHA extensions and ARMv8's SHA2 instructions.
+SHA_FLAGS = frozenset({"sha_ni", "sha2"})
+# The workloads whose cost is mostly SHA-256 hashing.
+HASHING_WORKLOADS = frozenset({"sha256"})
+
+
+def hashing_deviation(workload_names: Iterable[str], cpu_flags: frozenset[str]) -> Deviation | None:
+    """A line when this CPU hashes SHA-256 in hardware and the suite hashes: then the runtimes
+    that use those instructions (Go, Node's OpenSSL, Java's intrinsics) gain on the one that
+    does not (PHP 8.2's hash() is portable C), whatever the I/O model. None otherwise."""
+    hashing = sorted(HASHING_WORKLOADS.intersection(workload_names))
+    present = sorted(SHA_FLAGS & cpu_flags)
+    if not hashing or not present:
+        return None
+    return Deviation(
+        "CPU SHA-256 instructions",
+        "does not name its CPU; most CPUs of its time had no SHA instructions",
+        f"this CPU has them ({', '.join(present)}): Go, Node (OpenSSL) and Java (intrinsics) "
+        "hash with them, PHP 8.2's hash() is portable C and does not",
+        f"the machine's hardware; it can decide a ranking on {', '.join(hashing)} by the "
+        "instructions each runtime uses rather than by the I/O model the article argues from",
+    )

@@ -170,12 +170,24 @@ class Suite:
     hosts_file: Path | None = None  # or its hosts_file, read by `resolve_hosts`
     declared_deviations: tuple[Deviation, ...] = ()  # the suite file's [[deviation]]
     article_loader: ArticleLoader | None = None
+    # Departures that depend on the machine (lab/cpufeatures.py `with_machine_deviations`).
+    machine_deviations: tuple[Deviation, ...] = ()
+
+    @property
+    def is_article_suite(self) -> bool:
+        """A suite that reproduces an article: it states where it departs from it."""
+        return bool(
+            self.declared_deviations
+            or self.article_loader is not None
+            or self.article_server_cores is not None
+        )
 
     @property
     def deviations(self) -> tuple[Deviation, ...]:
-        """Every departure from the article: the declared ones, then the loader's placement."""
+        """Every departure from the article: the declared ones, the loader's placement, then
+        the machine's."""
         loader = loader_deviation(self.article_loader, self.placement)
-        return self.declared_deviations + ((loader,) if loader else ())
+        return self.declared_deviations + ((loader,) if loader else ()) + self.machine_deviations
 
     @property
     def server_cores(self) -> int:

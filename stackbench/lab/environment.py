@@ -8,6 +8,7 @@ from pathlib import Path
 from stackbench import __version__
 from stackbench.config.paths import REPO_ROOT, loadgen_binary
 from stackbench.lab.availability import command_version, find_command
+from stackbench.lab.cpufeatures import crypto_flags, this_cpu_flags
 
 # (label, command candidates, version arguments)
 TOOLS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
@@ -78,6 +79,7 @@ def snapshot() -> dict[str, object]:
     return {
         "hostname": uname.node,
         "cpu_model": cpu_model(),
+        "cpu_crypto": crypto_flags(this_cpu_flags()),
         "cores": os.cpu_count(),
         "cores_allowed": sorted(os.sched_getaffinity(0)),
         "memory_total_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),

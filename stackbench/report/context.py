@@ -93,6 +93,7 @@ def machine(env: Environment) -> tuple[tuple[str, str], ...]:
         cores += f" (usable: CPU {cpu_list(env.cores_allowed)})"
     return (
         ("CPU", _recorded(env.cpu_model)),
+        ("CPU hash/AES instructions", _recorded(env.cpu_crypto)),
         ("cores", cores),
         (
             "memory",

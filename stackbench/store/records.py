@@ -160,6 +160,7 @@ class Environment(Record, frozen=True, kw_only=True):
 
     hostname: str | UnsetType = UNSET
     cpu_model: str | UnsetType = UNSET
+    cpu_crypto: str | UnsetType = UNSET  # SHA/AES instruction flags present ('none')
     cores: int | None | UnsetType = UNSET
     cores_allowed: tuple[int, ...] | UnsetType = UNSET  # this process's CPU affinity
     memory_total_bytes: int | UnsetType = UNSET
