@@ -34,7 +34,7 @@ from stackbench.analysis.verdicts import (
 from stackbench.config.loadspec import LevelKind
 from stackbench.config.slo import evaluate_slo
 from stackbench.config.suite import Slo
-from stackbench.store.records import LevelFlag, RunSettings
+from stackbench.store.records import Flag, LevelFlag, RunSettings, has_flag
 from stackbench.store.store import CaseRow, LevelRow, RunData, VerificationRow
 
 NOT_RANKED_CASE_STATUSES = ("failed", "unavailable")
@@ -76,7 +76,7 @@ class RankEntry:
     # The best stack of the level against this one (ratio best / this; Holm-adjusted within
     # the workload); None for the best itself.
     vs_best: Verdict | None
-    flags: tuple[str, ...] = ()
+    flags: tuple[Flag, ...] = ()
     # The stack ranked just above against this one, when that is not the best (else None).
     vs_above: Verdict | None = None
 
@@ -220,8 +220,8 @@ def _rank(
             )
         elif agg.status != "ok":
             excluded.append((view.stack, f"level {agg.status}"))
-        elif stats.NO_COMPLETED in agg.flags:
-            excluded.append((view.stack, stats.NO_COMPLETED))
+        elif has_flag(agg.flags, LevelFlag.NO_COMPLETED):
+            excluded.append((view.stack, LevelFlag.NO_COMPLETED.value))
         else:
             ranked.append((view.stack, agg))
     ranked.sort(key=lambda c: c[1].throughput.value, reverse=True)
@@ -339,8 +339,8 @@ def steady_figures(
         # each repetition is not noise of the steady state.
         figures = [r.throughput.value for r in steady.repetitions if r.throughput is not None]
         throughput_cv = stats.cv(figures)
-        flags = [f for f in flags if f != LevelFlag.NOISY]
-        flags += [LevelFlag.NOISY] if stats.is_noisy(figures) else []
+        flags = [f for f in flags if f.kind is not LevelFlag.NOISY]
+        flags += [LevelFlag.NOISY.alone] if stats.is_noisy(figures) else []
     caveat = disturbed_caveat(flags)
     if caveat:
         latency = {k: replace(e, caveat=caveat) for k, e in latency.items()}
@@ -354,9 +354,9 @@ def steady_figures(
     )
 
 
-def disturbed_caveat(flags: Sequence[str]) -> str | None:
+def disturbed_caveat(flags: Sequence[Flag]) -> str | None:
     """A level other processes disturbed decides nothing: its figure is the machine's too."""
-    if not any(LevelFlag.of(f) is LevelFlag.DISTURBED for f in flags):
+    if not has_flag(flags, LevelFlag.DISTURBED):
         return None
     return (
         "a level it rests on was disturbed by other processes on its cores; repeat it on "

@@ -18,28 +18,35 @@ from stackbench.analysis.analysis import (
     WorkloadView,
 )
 from stackbench.analysis.levelsteady import SOURCE_WINDOW
-from stackbench.analysis.stats import NO_COMPLETED, LevelAggregate
+from stackbench.analysis.stats import LevelAggregate
 from stackbench.analysis.steady import SteadyClass
 from stackbench.analysis.wording import RULE, SYMBOL, assumed, sentence
 from stackbench.config.slo import percentile_key
-from stackbench.store.records import LevelFlag
+from stackbench.store.records import Flag, LevelErrorClass, LevelFlag, has_flag
 
-WARNING_WHY = {
+WARNING_WHY: dict[str, str] = {
     LevelFlag.LOADER_BOUND: "the loader, not the server, was saturated: the server's capacity "
     "is higher than measured",
     LevelFlag.NOISY: "repetitions vary by more than 5% (CV)",
-    NO_COMPLETED: "no request completed during the level: no throughput or latency to report",
+    LevelFlag.NO_COMPLETED: "no request completed during the level: no throughput or latency "
+    "to report",
     LevelFlag.STARVED: "the server left connections unanswered for longer than any answered "
     "request; the latency of those queued requests is not in the histogram",
     LevelFlag.DISTURBED: "other processes used the level's cores: its figures are partly the "
     "machine's, and no verdict rests on it",
     LevelFlag.UNSTEADY: "the level saw start-up, not a steady state, and is not ranked",
     LevelFlag.INVALID: "the level broke a validity limit and is not ranked",
+}
+# Why a failed level failed, by the error class its flag's detail starts with (the judge
+# writes `failed: <error class>: <error>`, see engine/judge.py's LevelFailure).
+FAILURE_WHY: dict[LevelErrorClass, str] = {
     "server-exited": "a server process exited during the level: its figures are not the stack's",
+    "loader-failed": "the load tool failed: the level has no figures of the stack",
+    "host-lost": "a host of the run was lost during the level: its figures are incomplete",
 }
 # Flags that make a level unusable: reported as errors.
 ERROR_FLAGS = frozenset(
-    {LevelFlag.INVALID, LevelFlag.UNSTEADY, LevelFlag.FAILED, "server-exited", NO_COMPLETED}
+    {LevelFlag.INVALID, LevelFlag.UNSTEADY, LevelFlag.FAILED, LevelFlag.NO_COMPLETED}
 )
 
 
@@ -118,7 +125,7 @@ def _level_name(a: Analysis, value: float) -> str:
 
 
 def _note(e: RankEntry) -> str:
-    return " (loader-bound: a lower bound)" if LevelFlag.LOADER_BOUND in e.flags else ""
+    return " (loader-bound: a lower bound)" if has_flag(e.flags, LevelFlag.LOADER_BOUND) else ""
 
 
 def ranking_text(a: Analysis, r: LevelRanking) -> str:
@@ -219,15 +226,13 @@ def _levels_with(c: CaseView, predicate: Callable[[LevelAggregate], bool]) -> li
     return [fmt.level(g.level_value) for g in c.aggregates if predicate(g)]
 
 
-def flag_name(flag: str) -> str:
-    """The kind of a flag: the part before its reason ('unsteady: 3 responses...' ->
-    'unsteady'); a flag without a reason is its own name."""
-    return flag.split(":", 1)[0].strip()
+def _finding_key(flag: Flag) -> str:
+    """What one finding gathers: a kind of flag, or one load tool warning (in its words)."""
+    return flag.text if flag.kind is None else flag.kind.value
 
 
-def flag_reason(flag: str) -> str | None:
-    name, _, reason = flag.partition(":")
-    return reason.strip() or None
+def _reason(flag: Flag) -> str | None:
+    return flag.detail or None if flag.kind is not None else None
 
 
 def _warning_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
@@ -238,11 +243,11 @@ def _warning_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
         by_kind: dict[str, list[tuple[LevelAggregate, str | None]]] = {}
         for g in c.aggregates:
             for flag in g.flags:
-                by_kind.setdefault(flag_name(flag), []).append((g, flag_reason(flag)))
+                by_kind.setdefault(_finding_key(flag), []).append((g, _reason(flag)))
         for kind, hits in by_kind.items():
             out.append(Finding(_severity(kind), w.label, _flag_text(a, c, kind, hits)))
         bad = [g for g in c.aggregates if g.status != "ok"]
-        if bad and not any(flag_name(f) in ERROR_FLAGS for g in bad for f in g.flags):
+        if bad and not any(f.kind in ERROR_FLAGS for g in bad for f in g.flags):
             out.append(
                 Finding(
                     "error",
@@ -264,7 +269,7 @@ def _flag_text(
     a: Analysis, c: CaseView, kind: str, hits: list[tuple[LevelAggregate, str | None]]
 ) -> str:
     levels = ", ".join(dict.fromkeys(fmt.level(g.level_value) for g, _ in hits))
-    why = WARNING_WHY.get(kind)
+    why = WARNING_WHY.get(kind) or _failure_why(kind, hits)
     text = f"{c.stack}: {kind} at level(s) {levels}" + (f" — {why}" if why else "")
     details = [
         f"at {_level_name(a, g.level_value)}: {detail}"
@@ -272,6 +277,18 @@ def _flag_text(
         if (detail := _detail(kind, g, reason))
     ]
     return text + (f" ({'; '.join(details)})" if details else "")
+
+
+def _failure_why(kind: str, hits: list[tuple[LevelAggregate, str | None]]) -> str | None:
+    """A failed level's why, from the error classes its levels' details start with."""
+    if kind != LevelFlag.FAILED:
+        return None
+    whys = [
+        why
+        for error_class, why in FAILURE_WHY.items()
+        if any((reason or "").startswith(f"{error_class}:") for _, reason in hits)
+    ]
+    return "; ".join(whys) or None
 
 
 def _detail(kind: str, g: LevelAggregate, reason: str | None) -> str | None:

@@ -22,14 +22,14 @@ from stackbench.config.measured import RoleUsage
 from stackbench.config.placement import OTHER_ROLE
 from stackbench.config.slo import SloOutcome, SloStatus, evaluate_slo
 from stackbench.config.suite import Slo
-from stackbench.store.records import LevelFlag, SloSettings
+from stackbench.store.records import Flag, LevelFlag, SloSettings, has_flag
 from stackbench.store.store import LevelRow
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_SEED = 1
 NOISY_CV = 0.05
-NO_COMPLETED = "no completed requests"
+NO_COMPLETED = LevelFlag.NO_COMPLETED.alone
 LOADER_ROLE = "loader"
 SERVICE_ROLES = frozenset({"mariadb", "redis", "memcached"})
 # Display order of latency figures; a driver may give any subset.
@@ -301,13 +301,13 @@ class LevelAggregate:
     time_per_request_ms: float | None  # ab's mean time per request
     time_per_request_all_ms: float | None  # ab's across all concurrent requests (Tpq)
     transfer_mib_per_s: float | None
-    flags: tuple[str, ...]
+    flags: tuple[Flag, ...]
     status: str  # worst of the repetitions: ok < invalid < failed
     slo: SloOutcome | None
 
     @property
     def noisy(self) -> bool:
-        return LevelFlag.NOISY in self.flags
+        return has_flag(self.flags, LevelFlag.NOISY)
 
     def latency_value(self, key: str) -> float | None:
         est = self.latency_us.get(key)
@@ -351,8 +351,8 @@ def _aggregate(
     }
     throughput_cv = cv(rps)
     flags = sorted({f for r in rows for f in r.flags})
-    if len(rps) >= 2 and throughput_cv > noisy_cv and LevelFlag.NOISY not in flags:
-        flags.append(LevelFlag.NOISY)
+    if len(rps) >= 2 and throughput_cv > noisy_cv and not has_flag(flags, LevelFlag.NOISY):
+        flags.append(LevelFlag.NOISY.alone)
     if any(r.completed == 0 for r in rows):
         flags.append(NO_COMPLETED)
     outcome = None

@@ -15,6 +15,8 @@ from stackbench.config.slo import SloOutcome, SloStatus, evaluate_slo, percentil
 from stackbench.config.suite import Slo
 from stackbench.lab.monitor import loader_bound
 from stackbench.store.records import (
+    ERROR_RATE,
+    Flag,
     LevelErrorClass,
     LevelFlag,
     LevelRecord,
@@ -36,7 +38,7 @@ class LevelFailure:
     log_tail: str  # the last lines of the dead process's log, or of the loader's stderr
 
     @property
-    def flag(self) -> str:
+    def flag(self) -> Flag:
         return LevelFlag.FAILED.detail(f"{self.error_class}: {self.error}")
 
 
@@ -66,17 +68,17 @@ class Measurement:
 @dataclass(frozen=True)
 class Verdict:
     status: LevelStatus
-    flags: tuple[str, ...]
+    flags: tuple[Flag, ...]
 
 
 def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
     """ok, or invalid (with the reason in the flags); warnings become flags too. A level
     during which a server died or the loader failed is failed, whatever its figures say."""
     if m.failure is not None:
-        warnings = m.result.warnings if m.result is not None else ()
+        warnings = _warnings(m.result) if m.result is not None else ()
         return Verdict("failed", (m.failure.flag, *warnings))
     assert m.result is not None, "a level without a result has a failure"
-    flags = list(m.result.warnings)
+    flags = list(_warnings(m.result))
     status: LevelStatus = "ok"
     # A level spread over loader hosts is checked host by host: one saturated loader is
     # enough to make the level's figure a lower bound.
@@ -85,7 +87,7 @@ def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
         loader_bound(m.usage, m.loader_cores, list(m.server_roles), m.server_cores, role)
         for role in loaders
     ):
-        flags.append(LevelFlag.LOADER_BOUND)
+        flags.append(LevelFlag.LOADER_BOUND.alone)
     unsteady = unsteady_flag(m)
     if unsteady:
         status = "invalid"
@@ -99,9 +101,16 @@ def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
     if m.result.error_rate > max_error_rate:
         status = "invalid"
         flags.append(
-            LevelFlag.INVALID.detail(f"error rate {m.result.error_rate:.1%} > {max_error_rate:.1%}")
+            LevelFlag.INVALID.detail(
+                f"{ERROR_RATE} {m.result.error_rate:.1%} > {max_error_rate:.1%}"
+            )
         )
     return Verdict(status, tuple(flags))
+
+
+def _warnings(result: LoadResult) -> tuple[Flag, ...]:
+    """The load tool's own warnings, kept in its words (flags of no kind)."""
+    return tuple(Flag(None, w) for w in result.warnings)
 
 
 # Other processes using more than this share of one core on the level's cores disturb it: a
@@ -110,7 +119,7 @@ def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
 DISTURBED_CPU_PERCENT = 15.0
 
 
-def disturbed_flag(usage: Mapping[str, RoleUsage]) -> str | None:
+def disturbed_flag(usage: Mapping[str, RoleUsage]) -> Flag | None:
     other = usage.get(OTHER_ROLE)
     if other is None or other.cpu_percent <= DISTURBED_CPU_PERCENT:
         return None
@@ -120,7 +129,7 @@ def disturbed_flag(usage: Mapping[str, RoleUsage]) -> str | None:
     )
 
 
-def unsteady_flag(m: Measurement) -> str | None:
+def unsteady_flag(m: Measurement) -> Flag | None:
     """Closed loop, timed level: each connection did not get even one answer.
 
     Requests in flight at the end are dropped, so the level saw start-up, not a steady state;
@@ -139,7 +148,7 @@ def unsteady_flag(m: Measurement) -> str | None:
     )
 
 
-def starvation_flag(result: LoadResult) -> str | None:
+def starvation_flag(result: LoadResult) -> Flag | None:
     """A request still unanswered at the end that had waited longer than any answered one:
     the server left some connections starving (e.g. a prefork pool smaller than the
     connection count), which the latency of the answered requests alone would hide."""

@@ -35,7 +35,15 @@ from stackbench.report.document import (
 )
 from stackbench.report.glance import WorkloadGlance, glance
 from stackbench.report.tables import TextTable
-from stackbench.store.records import NOT_IN_CSV, NOT_IN_JSON, LevelRecord, LevelRow, flat_fields
+from stackbench.store.records import (
+    NOT_IN_CSV,
+    NOT_IN_JSON,
+    Flag,
+    LevelRecord,
+    LevelRow,
+    flags_text,
+    flat_fields,
+)
 
 # results.csv: who measured what, then every single-valued field of a level record (in its
 # order, see store/records.py), then figures computed from the nested ones.
@@ -67,7 +75,7 @@ CSV_COLUMNS = (
 
 
 def jsonable(value: Any) -> Any:
-    """Records, dataclasses, enums and tuples to JSON types; inf/NaN become null (strict
+    """Records, dataclasses, enums, flags and tuples to JSON types; inf/NaN become null (strict
     JSON). A record gives every field but those results.json leaves out (NOT_IN_JSON) and
     those it did not record (UNSET)."""
     if isinstance(value, msgspec.Struct):
@@ -80,6 +88,8 @@ def jsonable(value: Any) -> Any:
         return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, enum.Enum):
         return value.value
+    if isinstance(value, Flag):
+        return value.text
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -254,7 +264,7 @@ def _glance_md(g: WorkloadGlance) -> list[str]:
                     fmt.estimate(b.estimate, value_fmt),
                     fmt.level(b.level_value),
                     f"{b.share_of_best:.0%}",
-                    ", ".join(b.flags),
+                    flags_text(b.flags),
                 ]
             )
     out = [f"### {g.label}", ""]

@@ -21,12 +21,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from stackbench.analysis import fmt, stats
+from stackbench.analysis import fmt
 from stackbench.analysis.analysis import Analysis, CaseView, Rung, WorkloadView, holm_rungs, ladder
 from stackbench.analysis.stats import Estimate, LevelAggregate
 from stackbench.analysis.verdicts import PERCENTILE_THRESHOLD, Outcome, Verdict
 from stackbench.analysis.wording import assumed, interval, sentence
-from stackbench.store.records import LevelFlag
+from stackbench.store.records import Flag, LevelFlag, has_flag
 
 LATENCY_KEY = "p99"
 
@@ -37,7 +37,7 @@ class GlanceBar:
     estimate: Estimate
     level_value: float
     share_of_best: float  # 1.0 for the best stack
-    flags: tuple[str, ...]
+    flags: tuple[Flag, ...]
     vs_best: Verdict | None = None  # the best against this stack (None: the best itself)
     vs_above: Verdict | None = None  # the stack above against this one, when not the best
     whole_level: str | None = None  # why the figure is not the steady windows' (None: it is)
@@ -67,7 +67,7 @@ class WorkloadGlance:
 
 
 def _valid(c: CaseView, g: LevelAggregate) -> bool:
-    return c.rankable and g.status == "ok" and stats.NO_COMPLETED not in g.flags
+    return c.rankable and g.status == "ok" and not has_flag(g.flags, LevelFlag.NO_COMPLETED)
 
 
 def whole_level(c: CaseView, g: LevelAggregate) -> str | None:
@@ -161,7 +161,7 @@ def decide(bars: Sequence[GlanceBar], what: str) -> tuple[str | None, str]:
     caveat = "".join(
         f"; {b.stack} was loader-bound: its figure is a lower bound"
         for b in bars
-        if LevelFlag.LOADER_BOUND in b.flags
+        if has_flag(b.flags, LevelFlag.LOADER_BOUND)
     )
     verdicts = [b.vs_best for b in bars[1:]]
     note = next((assumed(v) for v in verdicts if v is not None and assumed(v)), "")

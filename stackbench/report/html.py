@@ -26,6 +26,7 @@ from stackbench.report.context import Context, memory_table
 from stackbench.report.glance import GlanceBar, MetricGlance, WorkloadGlance
 from stackbench.report.glancechart import vs_best
 from stackbench.report.tables import TextTable
+from stackbench.store.records import flags_text
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -100,7 +101,7 @@ def _metric_view(
             fmt.estimate(est, value_fmt),
             vs_best(m, b),
             short_level(a, b.level_value),
-            ", ".join(b.flags),
+            flags_text(b.flags),
             b.whole_level,
         )
 

@@ -18,7 +18,7 @@ import msgspec
 from msgspec import UNSET
 
 from stackbench.report.document import RESULTS_SCHEMA, ResultsDocument
-from stackbench.store.records import NOT_IN_JSON
+from stackbench.store.records import NOT_IN_JSON, Flag
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 NULLABLE_NUMBER = ["number", "null"]
@@ -26,7 +26,7 @@ NULLABLE_NUMBER = ["number", "null"]
 
 def results_schema() -> str:
     """The schema as the committed file holds it (indented, ending in a newline)."""
-    generated = msgspec.json.schema(ResultsDocument)
+    generated = msgspec.json.schema(ResultsDocument, schema_hook=_schema_hook)
     defs = generated["$defs"]
     for record in defs.values():
         if "properties" in record:
@@ -41,6 +41,13 @@ def results_schema() -> str:
         "$defs": defs,
     }
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def _schema_hook(kind: type) -> dict[str, Any]:
+    """A level's flag is written as its text (`Flag.text`)."""
+    if kind is Flag:
+        return {"type": "string"}
+    raise NotImplementedError(kind)
 
 
 # JSON Schema is itself a JSON document: its nodes are plain dicts of any JSON value.

@@ -8,6 +8,7 @@ import msgspec
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, WorkloadView
 from stackbench.analysis.stats import LevelAggregate
+from stackbench.store.records import LevelFlag, has_flag
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ FIGURES_LEGEND = (
 
 
 def flags_cell(g: LevelAggregate) -> str:
-    parts = list(g.flags)
+    parts = [f.text for f in g.flags]
     if g.slo is not None and g.slo.status.value != "pass":
         parts.append(f"SLO {g.slo.status.value}")
     return ", ".join(parts)
@@ -220,7 +221,7 @@ def _best(w: WorkloadView, stack: str, within_slo: bool) -> str:
         g
         for g in view.aggregates
         if g.status == "ok"
-        and stats.NO_COMPLETED not in g.flags
+        and not has_flag(g.flags, LevelFlag.NO_COMPLETED)
         and (not within_slo or (g.slo is not None and g.slo.status.value == "pass"))
     ]
     if not valid:

@@ -31,6 +31,7 @@ from stackbench.report import tables
 from stackbench.report.colors import stack_color
 from stackbench.report.glance import GlanceBar, MetricGlance, WorkloadGlance, glance
 from stackbench.report.termtable import Cell, Col, print_notes, print_table, print_wrapped
+from stackbench.store.records import LevelFlag, flags_text, has_flag
 from stackbench.store.store import LevelRow, RunData, RunRow, Store
 
 _SEVERITY_STYLE = {"info": "", "warn": "yellow", "error": "red"}
@@ -65,7 +66,7 @@ def _level_parts(level_row: LevelRow) -> tuple[str, list[str]]:
 def level_line(stack: str, label: str, level_row: LevelRow) -> str:
     """A finished level in one line, however long (for logs and wide terminals)."""
     where, parts = _level_parts(level_row)
-    flags = ["[" + ", ".join(level_row.flags) + "]"] if level_row.flags else []
+    flags = ["[" + flags_text(level_row.flags) + "]"] if level_row.flags else []
     return "  ".join([f"{stack} {label} {where}", *parts, *flags])
 
 
@@ -91,7 +92,7 @@ def level_lines(
     out.append(line)
     if level_row.flags:
         out += textwrap.wrap(
-            "[" + ", ".join(level_row.flags) + "]",
+            "[" + flags_text(level_row.flags) + "]",
             width,
             initial_indent=LEVEL_INDENT * 2,
             subsequent_indent=LEVEL_INDENT * 2 + " ",
@@ -137,7 +138,7 @@ def _best_at(w: WorkloadView) -> dict[float, float]:
     best: dict[float, float] = {}
     for c in w.cases:
         for g in c.aggregates:
-            if c.rankable and g.status == "ok" and stats.NO_COMPLETED not in g.flags:
+            if c.rankable and g.status == "ok" and not has_flag(g.flags, LevelFlag.NO_COMPLETED):
                 best[g.level_value] = max(best.get(g.level_value, 0.0), g.throughput.value)
     return best
 
@@ -200,7 +201,7 @@ def _workload_table(
     for c in w.cases:
         for g in c.aggregates:
             valid = c.rankable and g.status == "ok"
-            texts = list(g.flags)
+            texts = [f.text for f in g.flags]
             if g.slo is not None and g.slo.status.value != "pass":
                 texts.append(
                     f"SLO {g.slo.status.value}: {slo_text(a)} not met"
@@ -330,7 +331,7 @@ def _metric_lines(
         console.print(line, overflow="fold")
         if b.flags:
             print_wrapped(
-                console, f"{b.stack}: {', '.join(b.flags)}", "      ", indent=8, style="yellow"
+                console, f"{b.stack}: {flags_text(b.flags)}", "      ", indent=8, style="yellow"
             )
     print_wrapped(console, m.verdict, "    → ", indent=6, style="bold" if m.winner else "")
 

@@ -9,6 +9,7 @@ fields plus the row's `id` where readers need it. Records are frozen and built b
 """
 
 import enum
+from collections.abc import Iterable
 from typing import Any, Literal
 
 import msgspec
@@ -29,9 +30,7 @@ LevelErrorClass = Literal["", "server-exited", "loader-failed", "host-lost"]
 
 class LevelFlag(enum.StrEnum):
     """The kinds of flag a level carries (`LevelRecord.flags`), defined once for the engine
-    that sets them and the analysis and reports that read them. A flag is the kind alone
-    ("loader-bound") or the kind, a colon and its detail ("unsteady: 3 responses for ...");
-    a StrEnum member compares equal to its text, so `LevelFlag.NOISY in flags` works."""
+    that sets them and the analysis and reports that read them."""
 
     LOADER_BOUND = "loader-bound"  # the loader, not the server, was saturated
     NOISY = "noisy"  # repetitions vary by more than the noise threshold (CV)
@@ -40,18 +39,97 @@ class LevelFlag(enum.StrEnum):
     INVALID = "invalid"  # a validity limit broken (the error rate)
     FAILED = "failed"  # a server exited, the loader failed, a host was lost
     DISTURBED = "disturbed"  # other processes used the level's cores: no verdict rests on it
+    # Set by the analysis on a level's aggregate, never stored: no repetition completed one.
+    NO_COMPLETED = "no completed requests"
 
-    def detail(self, text: str) -> str:
+    def detail(self, text: str) -> "Flag":
         """The flag with its detail: `unsteady: 3 responses for 8 connections ...`."""
-        return f"{self.value}: {text}"
+        return Flag(self, text)
+
+    @property
+    def alone(self) -> "Flag":
+        """The flag without a detail: `loader-bound`."""
+        return Flag(self)
+
+
+class Flag:
+    """One flag of a level: its kind and its detail. A load tool's own warning has no kind
+    (None) and is its detail, in the tool's words.
+
+    Stored, exported and shown as one text, as stores before this record wrote it: the kind
+    alone ("loader-bound"), or the kind, a colon and the detail ("unsteady: 3 responses for
+    ..."), or the warning. `parse` reads that text back; `text` writes it. Not a msgspec
+    Struct, so that it keeps that text form on disk (`enc_hook`, `dec_hook`)."""
+
+    __slots__ = ("kind", "detail")
+
+    def __init__(self, kind: LevelFlag | None, detail: str = "") -> None:
+        self.kind = kind
+        self.detail = detail
+
+    @property
+    def text(self) -> str:
+        if self.kind is None:
+            return self.detail
+        return f"{self.kind.value}: {self.detail}" if self.detail else self.kind.value
 
     @classmethod
-    def of(cls, flag: str) -> "LevelFlag | None":
-        """The kind of a stored flag (None for a loader's own warning)."""
+    def parse(cls, text: str) -> "Flag":
+        """A stored flag's text back into its kind and detail."""
+        name, colon, detail = text.partition(":")
         try:
-            return cls(flag.split(":", 1)[0].strip())
+            kind = LevelFlag(name.strip())
         except ValueError:
-            return None
+            return cls(None, text)
+        return cls(kind, detail.strip() if colon else "")
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Flag({self.kind!r}, {self.detail!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Flag) and (self.kind, self.detail) == (other.kind, other.detail)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.detail))
+
+    def __lt__(self, other: "Flag") -> bool:
+        return self.text < other.text
+
+
+# The start of an invalid flag's detail when the error rate broke the limit (the judge's
+# `invalid: error rate 5.0% > 1.0%`): a level that is data for error-rate claims.
+ERROR_RATE = "error rate"
+
+
+def is_error_rate_flag(flag: Flag) -> bool:
+    return flag.kind is LevelFlag.INVALID and flag.detail.startswith(ERROR_RATE)
+
+
+def has_flag(flags: Iterable[Flag], kind: LevelFlag) -> bool:
+    """Whether any of `flags` is of `kind`."""
+    return any(f.kind is kind for f in flags)
+
+
+def flags_text(flags: Iterable[Flag]) -> str:
+    """Flags as one line: `loader-bound, noisy`."""
+    return ", ".join(f.text for f in flags)
+
+
+def enc_hook(value: object) -> object:
+    """msgspec's hook for the stored form of the types it does not know: a Flag is its text."""
+    if isinstance(value, Flag):
+        return value.text
+    raise NotImplementedError(f"cannot store {type(value).__name__}")
+
+
+def dec_hook(kind: type, value: object) -> object:
+    """msgspec's hook reading back what `enc_hook` wrote."""
+    if kind is Flag and isinstance(value, str):
+        return Flag.parse(value)
+    raise NotImplementedError(f"cannot read {kind.__name__} from {type(value).__name__}")
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True):
@@ -313,7 +391,7 @@ class LevelRecord(Record, frozen=True, kw_only=True):
     # The native loader's I/O engine (uring | epoll, or each loader host's when they differ)
     loader_engine: str | None = None
     usage: dict[str, RoleUsage]  # per role: CPU, memory, threads, processes, context switches
-    flags: tuple[str, ...] = ()  # LevelFlag: "loader-bound", "invalid: error rate 5% > 1%"
+    flags: tuple[Flag, ...] = ()  # stored as texts: "loader-bound", "invalid: error rate 5% > 1%"
     status: LevelStatus
     error_class: LevelErrorClass = ""  # set when status is "failed"
     error: str = ""  # what failed: the process and its exit status or signal, or the loader error
@@ -383,13 +461,17 @@ def _flat(info: mi.Type) -> bool:
     if isinstance(info, mi.UnionType):
         return all(_flat(t) for t in info.types)
     if isinstance(info, mi.VarTupleType):
-        return isinstance(info.item_type, mi.StrType)
+        item = info.item_type
+        return isinstance(item, mi.StrType) or (
+            isinstance(item, mi.CustomType) and item.cls is Flag
+        )
     return isinstance(info, (*_SCALARS, mi.NoneType))
 
 
 def flat_fields(record: type[Record]) -> tuple[str, ...]:
     """The fields that fit one table cell: a number, a text, a flag (maybe None), or a tuple
-    of texts. Nested values (dicts, pairs, records) are left out."""
+    of texts (a level's flags are texts there). Nested values (dicts, pairs, records) are
+    left out."""
     info = mi.type_info(record)
     assert isinstance(info, mi.StructType)
     return tuple(f.name for f in info.fields if _flat(f.type))

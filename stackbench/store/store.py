@@ -48,6 +48,8 @@ from stackbench.store.records import (
     ScriptRow,
     VerificationRecord,
     VerificationRow,
+    dec_hook,
+    enc_hook,
     machine_key,
 )
 
@@ -154,14 +156,14 @@ class Table(Generic[R, Row]):
             value = row[c.name]
             values[c.name] = json.loads(value) if c.is_json and value is not None else value
         # strict=False: SQLite gives 0/1 for a bool column.
-        return msgspec.convert(values, self.row, strict=False)
+        return msgspec.convert(values, self.row, strict=False, dec_hook=dec_hook)
 
 
 def _to_sql(column: Column, value: object) -> object:
     if value is None or not column.is_json:
         return value
     # The standard json module keeps inf/NaN (as Infinity/NaN), which a figure may be.
-    return json.dumps(msgspec.to_builtins(value))
+    return json.dumps(msgspec.to_builtins(value, enc_hook=enc_hook))
 
 
 RUNS = Table("runs", RunRecord, RunRow)

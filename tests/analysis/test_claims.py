@@ -32,6 +32,7 @@ from stackbench.config.suite import parse_suite
 from stackbench.store.records import (
     CalibrationRow,
     CaseRecord,
+    Flag,
     PlacementSettings,
     RunRecord,
     RunSettings,
@@ -157,7 +158,7 @@ def level(
         requests_per_s=rps,
         latency_us=latency,
         usage=usage or {},
-        flags=tuple(flags),
+        flags=tuple(map(Flag.parse, flags)),
         status=status,
         command="",
     )

@@ -3,16 +3,25 @@
 import msgspec
 
 from stackbench.analysis.analysis import Analysis, analyse
-from stackbench.analysis.findings import findings, flag_name, flag_reason
-from stackbench.store.records import CaseRecord, Environment, JitWarmupRecord, LevelRow
+from stackbench.analysis.findings import FAILURE_WHY, findings
+from stackbench.engine.judge import LevelFailure
+from stackbench.store.records import (
+    CaseRecord,
+    Environment,
+    Flag,
+    JitWarmupRecord,
+    LevelFlag,
+    LevelRow,
+    has_flag,
+)
 from stackbench.store.store import RunData, Store
 from tests.analysis.synthetic_series import flat, ramp_then_plateau
 from tests.analysis.test_levelsteady import row
 from tests.store.test_store import run_record
 
-UNSTEADY = "unsteady: 3 responses for 50 connections in 5 s; raise duration_s"
-STARVED = (
-    "starved: a request was still unanswered after 4.2 s at the end (longest answered: "
+UNSTEADY = LevelFlag.UNSTEADY.detail("3 responses for 50 connections in 5 s; raise duration_s")
+STARVED = LevelFlag.STARVED.detail(
+    "a request was still unanswered after 4.2 s at the end (longest answered: "
     "0.80 s; 36 in flight at the end)"
 )
 
@@ -37,12 +46,6 @@ def texts(a: Analysis) -> list[str]:
     return [f.text for f in findings(a)]
 
 
-def test_flag_kind_and_reason_split_on_the_first_colon() -> None:
-    assert flag_name(UNSTEADY) == "unsteady"
-    assert flag_reason(UNSTEADY) == "3 responses for 50 connections in 5 s; raise duration_s"
-    assert flag_name("loader-bound") == "loader-bound" and flag_reason("loader-bound") is None
-
-
 def test_flags_with_reasons_become_findings_with_them() -> None:
     invalid = msgspec.structs.replace(row(None), flags=(UNSTEADY,), status="invalid")
     starved = msgspec.structs.replace(row(None), flags=(STARVED,))
@@ -54,10 +57,21 @@ def test_flags_with_reasons_become_findings_with_them() -> None:
     assert by_stack["node"].severity == "warn"
 
 
-def test_unknown_flags_are_reported_too() -> None:
-    odd = msgspec.structs.replace(row(None), flags=("server-exited: php-fpm exited with 139",))
-    joined = " ".join(texts(analysed({"php": [odd]})))
-    assert "server-exited" in joined and "exited with 139" in joined
+def test_a_load_tools_own_warning_is_reported_in_its_words() -> None:
+    odd = msgspec.structs.replace(row(None), flags=(Flag(None, "raised RLIMIT_NOFILE to 4096"),))
+    found = [t for t in texts(analysed({"php": [odd]})) if "RLIMIT" in t]
+    assert found == ["php: raised RLIMIT_NOFILE to 4096 at level(s) 25"]
+
+
+def test_a_level_whose_server_exited_says_so_as_the_judge_flags_it() -> None:
+    """The judge writes `failed: server-exited: ...` (LevelFailure.flag); the finding names
+    the server's exit, with the process and its status, as one error."""
+    failure = LevelFailure("server-exited", "php-fpm exited with 139", "")
+    crashed = msgspec.structs.replace(row(None), flags=(failure.flag,), status="failed")
+    found = [f for f in findings(analysed({"php": [crashed]})) if "at level(s)" in f.text]
+    assert len(found) == 1 and found[0].severity == "error"
+    assert FAILURE_WHY["server-exited"] in found[0].text
+    assert "php-fpm exited with 139" in found[0].text
 
 
 def test_noisy_carries_its_cv() -> None:
@@ -100,7 +114,7 @@ def test_repetitions_with_warm_ups_of_different_length_are_not_noisy() -> None:
     assert abs(rows[0].requests_per_s / rows[1].requests_per_s - 1) > 0.1
     a = analysed({"java": rows})
     agg = a.workloads[0].cases[0].aggregates[0]
-    assert "noisy" not in agg.flags and agg.throughput_cv < 0.02
+    assert not has_flag(agg.flags, LevelFlag.NOISY) and agg.throughput_cv < 0.02
 
 
 def test_a_jit_warm_up_pass_is_a_finding_with_cold_and_warm_figures() -> None:

@@ -6,7 +6,7 @@ import pytest
 from stackbench.analysis.analysis import Analysis, analyse
 from stackbench.analysis.findings import findings, ranking_text
 from stackbench.analysis.verdicts import Outcome
-from stackbench.store.records import CaseRecord, LevelRow
+from stackbench.store.records import CaseRecord, LevelFlag, LevelRow
 from stackbench.store.store import RunData, Store
 from tests.analysis.synthetic_series import flat
 from tests.analysis.test_levelsteady import row
@@ -138,7 +138,9 @@ def test_a_disturbed_level_decides_nothing() -> None:
     levels = [
         msgspec.structs.replace(
             row(list(flat(30, 0.01, seed=i, level=level)), case_id=case.id),
-            flags=("disturbed: other processes used 60% of a core",) if case.stack == "b" else (),
+            flags=(LevelFlag.DISTURBED.detail("other processes used 60% of a core"),)
+            if case.stack == "b"
+            else (),
         )
         for i, (case, level) in enumerate(zip(data.cases, (20_000, 10_000), strict=True))
     ]

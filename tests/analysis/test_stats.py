@@ -9,6 +9,7 @@ from stackbench.analysis import stats
 from stackbench.config import slo as slo_rule
 from stackbench.config.slo import Probe, SloStatus
 from stackbench.config.suite import Slo
+from stackbench.store.records import Flag
 from stackbench.store.store import LevelRow
 from tests.measured import usage
 
@@ -188,6 +189,7 @@ def _level(rep, rps, latency, case_id=1, index=0, value=10.0, **extra):
         command="",
     )
     fields.update(extra)
+    fields["flags"] = tuple(map(Flag.parse, fields["flags"]))
     return LevelRow(**fields)
 
 
@@ -208,7 +210,7 @@ def test_aggregate_repetitions_per_case_and_level():
     assert set(first.latency_us) == {"p50", "p99"}  # p90 not measured by every repetition
     assert first.latency_value("p99") == 1000
     assert first.status == "invalid"
-    assert "loader-bound" in first.flags and "noisy" in first.flags  # cv ~9% > 5%
+    assert [f.text for f in first.flags] == ["loader-bound", "noisy"]  # cv ~9% > 5%
     assert first.server_cpu_percent == 90.0
     assert first.loader_cpu_percent == pytest.approx(20.0)  # 2 s of CPU in 10 s
     assert first.cpu_by_role == {"redis": 10.0, "server": 90.0}

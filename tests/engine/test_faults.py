@@ -145,7 +145,7 @@ def test_a_server_killed_mid_level_fails_that_level_and_the_sweep_goes_on(tmp_pa
     assert crashed.status == "failed" and crashed.error_class == "server-exited"
     assert "killed by signal 9 (SIGKILL)" in crashed.error
     assert "node process 'node'" in crashed.error and crashed.log_tail
-    assert any(f.startswith("failed: server-exited") for f in crashed.flags)
+    assert any(f.text.startswith("failed: server-exited") for f in crashed.flags)
     # It stopped the load at once instead of hammering a dead port to the end of the level.
     assert crashed.duration_s < LEVEL_S
     for lv in (levels[0], *levels[2:]):

@@ -12,7 +12,7 @@ from stackbench.engine.judge import (
     starvation_flag,
     sustained,
 )
-from stackbench.store.records import LevelRecord
+from stackbench.store.records import Flag, LevelFlag, LevelRecord
 
 
 def usage(cpu_percent: float) -> RoleUsage:
@@ -70,23 +70,28 @@ def measured(
     )
 
 
+def texts(flags: tuple[Flag, ...]) -> tuple[str, ...]:
+    """Flags as the store keeps them."""
+    return tuple(f.text for f in flags)
+
+
 def test_a_clean_level_is_ok_without_flags():
     verdict = judge_level(measured(result()), 0.01)
-    assert verdict.status == "ok" and verdict.flags == ()
+    assert verdict.status == "ok" and texts(verdict.flags) == ()
 
 
 def test_the_loader_warnings_come_first_and_do_not_invalidate():
     verdict = judge_level(measured(result(warnings=("raised RLIMIT_NOFILE",))), 0.01)
-    assert verdict.status == "ok" and verdict.flags == ("raised RLIMIT_NOFILE",)
+    assert verdict.status == "ok" and texts(verdict.flags) == ("raised RLIMIT_NOFILE",)
 
 
 def test_a_saturated_loader_against_an_idle_server_is_loader_bound():
     # loader 95% of its one core (>= 90%), server 50% of its one core (< 90%)
-    assert judge_level(measured(result(), loader_cpu=95, server_cpu=50), 0.01).flags == (
+    assert texts(judge_level(measured(result(), loader_cpu=95, server_cpu=50), 0.01).flags) == (
         "loader-bound",
     )
     # both saturated: the server is the limit, not the loader
-    assert judge_level(measured(result(), loader_cpu=95, server_cpu=95), 0.01).flags == ()
+    assert texts(judge_level(measured(result(), loader_cpu=95, server_cpu=95), 0.01).flags) == ()
 
 
 def test_a_spread_level_is_loader_bound_when_one_loader_host_is():
@@ -104,22 +109,24 @@ def test_a_spread_level_is_loader_bound_when_one_loader_host_is():
             loader_cores=1,
         )
 
-    assert judge_level(spread(30, 95), 0.01).flags == ("loader-bound",)
-    assert judge_level(spread(30, 60), 0.01).flags == ()
+    assert texts(judge_level(spread(30, 95), 0.01).flags) == ("loader-bound",)
+    assert texts(judge_level(spread(30, 60), 0.01).flags) == ()
 
 
 def test_error_rate_above_the_limit_invalidates_with_the_figures():
     # 20 timeouts are attempts that never completed: 20 / (1000 + 20) = 1.96%
     verdict = judge_level(measured(result(errors={"timeout": 20})), 0.01)
     assert verdict.status == "invalid"
-    assert verdict.flags == ("invalid: error rate 2.0% > 1.0%",)
+    assert texts(verdict.flags) == ("invalid: error rate 2.0% > 1.0%",)
     assert judge_level(measured(result(errors={"timeout": 20})), 0.02).status == "ok"
 
 
 def test_fewer_answers_than_connections_in_a_timed_closed_level_is_unsteady():
     verdict = judge_level(measured(result(completed=10), connections=25), 0.01)
     assert verdict.status == "invalid"
-    assert verdict.flags == ("unsteady: 10 responses for 25 connections in 5 s; raise duration_s",)
+    assert texts(verdict.flags) == (
+        "unsteady: 10 responses for 25 connections in 5 s; raise duration_s",
+    )
     # a request-count level, or the open loop, cannot be cut short that way
     assert judge_level(measured(result(completed=10), duration_s=None), 0.01).status == "ok"
     assert judge_level(measured(result(completed=10), mode=Mode.OPEN), 0.01).status == "ok"
@@ -128,15 +135,16 @@ def test_fewer_answers_than_connections_in_a_timed_closed_level_is_unsteady():
 def test_starvation_is_flagged_only_beyond_the_longest_answered_request():
     flag = starvation_flag(result(unanswered=(292, 5.9e6), max_us=3000.0))
     assert flag is not None
-    assert flag.startswith("starved: a request was still unanswered after 5.9 s")
-    assert "292 in flight" in flag
+    assert flag.kind is LevelFlag.STARVED
+    assert flag.text.startswith("starved: a request was still unanswered after 5.9 s")
+    assert "292 in flight" in flag.detail
     assert starvation_flag(result(unanswered=(25, 4000.0))) is None  # normal end of a level
     assert starvation_flag(result(unanswered=(25, 2.5e6), max_us=3.0e6)) is None  # slow only
     assert starvation_flag(result(unanswered=(0, 9e6))) is None
     assert starvation_flag(result(unanswered=None)) is None  # wrk and ab do not say
     # starved is a warning: the level stays ok
     verdict = judge_level(measured(result(unanswered=(3, 5e6))), 0.01)
-    assert verdict.status == "ok" and verdict.flags[0].startswith("starved")
+    assert verdict.status == "ok" and verdict.flags[0].kind is LevelFlag.STARVED
 
 
 def level(
@@ -208,7 +216,7 @@ def test_a_level_whose_server_exited_is_failed_whatever_its_figures():
     clean = measured(result(warnings=("raised RLIMIT_NOFILE",)))
     verdict = judge_level(Measurement(**{**clean.__dict__, "failure": failure}), 0.01)
     assert verdict.status == "failed"
-    assert verdict.flags == (
+    assert texts(verdict.flags) == (
         "failed: server-exited: node process 'server' killed by signal 9 "
         "(SIGKILL) (during the level)",
         "raised RLIMIT_NOFILE",

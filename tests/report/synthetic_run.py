@@ -21,6 +21,7 @@ from stackbench.store.records import (
     RunRecord,
     RunSettings,
     VerificationRecord,
+    dec_hook,
 )
 from stackbench.store.store import Store
 from tests.measured import second
@@ -161,7 +162,9 @@ def add_case(
 
 def add_level(store: Store, case: int, values: dict[str, Any]) -> int:
     return store.add_level(
-        msgspec.convert({"usage": {}, "command": "", **values, "case_id": case}, LevelRecord)
+        msgspec.convert(
+            {"usage": {}, "command": "", **values, "case_id": case}, LevelRecord, dec_hook=dec_hook
+        )
     )
 
 

@@ -9,6 +9,7 @@ from stackbench.analysis.analysis import analyse, compare_figures
 from stackbench.analysis.stats import Estimate
 from stackbench.analysis.verdicts import Outcome, assumed_spread, series_evidence
 from stackbench.report.glance import GlanceBar, common_level, decide, glance
+from stackbench.store.records import Flag
 from stackbench.store.store import Store
 
 SETTINGS = settings(repeat=3, slo=None, levels=[10, 20])
@@ -119,7 +120,9 @@ def test_no_winner_without_evidence_and_never_a_tie_for_lack_of_it():
 
 
 def _bar(stack, value, flags=(), vs_best=None):
-    return GlanceBar(stack, Estimate(value, None, None, 1), 10, 1.0, tuple(flags), vs_best)
+    return GlanceBar(
+        stack, Estimate(value, None, None, 1), 10, 1.0, tuple(map(Flag.parse, flags)), vs_best
+    )
 
 
 def test_decide_edge_cases():

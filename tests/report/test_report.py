@@ -22,6 +22,7 @@ from stackbench.store.records import (
     RunSettings,
     ScriptRecord,
     VerificationRecord,
+    dec_hook,
 )
 from stackbench.store.store import Store
 from tests.measured import second, usage
@@ -123,7 +124,9 @@ def _add_script(store, run, stack, label, iterations, times, outcome):
 
 
 def _add_level(store, case, values):
-    return store.add_level(msgspec.convert({**values, "case_id": case}, LevelRecord))
+    return store.add_level(
+        msgspec.convert({**values, "case_id": case}, LevelRecord, dec_hook=dec_hook)
+    )
 
 
 ENV = {

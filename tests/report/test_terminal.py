@@ -30,6 +30,7 @@ from stackbench.report.termtable import (
     print_table,
     print_wrapped,
 )
+from stackbench.store.records import LevelFlag
 from stackbench.store.store import Store
 
 
@@ -328,9 +329,11 @@ def test_a_finished_level_fits_80_columns_and_keeps_every_figure(synthetic):
         status="invalid",
         level_value=10_000.0,
         flags=(
-            "starved: a request was still unanswered after 3.0 s at the end (longest "
-            "answered: 0.18 s; 300 in flight at the end)",
-            "loader-bound",
+            LevelFlag.STARVED.detail(
+                "a request was still unanswered after 3.0 s at the end (longest "
+                "answered: 0.18 s; 300 in flight at the end)"
+            ),
+            LevelFlag.LOADER_BOUND.alone,
         ),
     )
     rows = [

@@ -18,6 +18,8 @@ from stackbench.store.records import (
     NOT_IN_CSV,
     CaseRecord,
     Environment,
+    Flag,
+    LevelFlag,
     LevelRecord,
     PlacementSettings,
     RunRecord,
@@ -26,6 +28,7 @@ from stackbench.store.records import (
     SloSettings,
     VerificationRecord,
     flat_fields,
+    is_error_rate_flag,
 )
 from stackbench.store.store import (
     LEVELS,
@@ -150,7 +153,7 @@ def test_every_record_comes_back_as_written():
         histogram="HISTFAAA",
         loader_cpu_s=(1.0, 0.5),
         timeseries=(second(1, 10, p50_us=80, histogram="HISTFAAB"),),
-        flags=("loader-bound",),
+        flags=(LevelFlag.LOADER_BOUND.alone,),
         open_loop={"sustained": False, "wait_us": {"p50": 3}},
         raw_output="{...}",
     )
@@ -168,7 +171,7 @@ def test_every_record_comes_back_as_written():
     assert lv.id == level_id and store.level(level_id) == lv
     # The row is the record plus its id: every field comes back equal, types included.
     assert written == LevelRecord(**{f: getattr(lv, f) for f in LevelRecord.__struct_fields__})
-    assert lv.loader_cpu_s == (1.0, 0.5) and lv.flags == ("loader-bound",)
+    assert lv.loader_cpu_s == (1.0, 0.5) and lv.flags == (Flag(LevelFlag.LOADER_BOUND),)
     assert lv.errors_total == 2 and lv.error_rate == pytest.approx(2 / 1002)
     (v,) = data.verifications
     assert v.ok is True and v.checked == 5 and v.failures == ()
@@ -255,6 +258,33 @@ def test_usage_and_seconds_are_stored_as_before_and_read_back_typed():
     )
     raw = store.db.execute("SELECT usage, timeseries FROM levels WHERE id = ?", (again,)).fetchone()
     assert (json.loads(raw[0]), json.loads(raw[1])) == (old_usage, old_seconds)
+
+
+def test_flags_are_stored_as_texts_as_before_and_read_back_as_records():
+    """A level's flags column holds the texts stores have always held ("loader-bound",
+    "kind: detail", a load tool's own warning): an old row reads back typed, and a typed
+    flag is written back as the same text."""
+    store = Store(":memory:")
+    cid = store.add_case(case(store.start_run(run_record())))
+    level_id = store.add_level(level(cid, 0))
+    old_flags = [
+        "raised RLIMIT_NOFILE",
+        "loader-bound",
+        "invalid: error rate 2.0% > 1.0%",
+        "failed: server-exited: node process 'server' killed by signal 9 (SIGKILL)",
+    ]
+    store.db.execute("UPDATE levels SET flags = ? WHERE id = ?", (json.dumps(old_flags), level_id))
+    lv = store.level(level_id)
+    assert lv.flags == (
+        Flag(None, "raised RLIMIT_NOFILE"),
+        Flag(LevelFlag.LOADER_BOUND),
+        Flag(LevelFlag.INVALID, "error rate 2.0% > 1.0%"),
+        Flag(LevelFlag.FAILED, "server-exited: node process 'server' killed by signal 9 (SIGKILL)"),
+    )
+    assert is_error_rate_flag(lv.flags[2]) and not is_error_rate_flag(lv.flags[3])
+    again = store.add_level(msgspec.structs.replace(level(cid, 1), flags=lv.flags))
+    raw = store.db.execute("SELECT flags FROM levels WHERE id = ?", (again,)).fetchone()
+    assert json.loads(raw[0]) == old_flags
 
 
 def test_each_level_is_committed_at_once(tmp_path):

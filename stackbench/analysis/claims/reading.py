@@ -18,11 +18,8 @@ from stackbench.analysis.verdicts import (
     single_run_evidence,
 )
 from stackbench.config.claims import SCRIPT_METRICS, metric_unit
-from stackbench.store.records import LevelFlag
+from stackbench.store.records import LevelFlag, has_flag, is_error_rate_flag
 from stackbench.store.store import CaseRow, LevelRow, RunData, ScriptRow
-
-ERROR_RATE_FLAG = LevelFlag.INVALID.detail("error rate")
-
 
 # Metrics for which a level the server failed requests in is data, not a faulty measurement.
 FAILURE_METRICS = frozenset({"errors", "error_rate"})
@@ -153,7 +150,7 @@ class _Run:
             if isinstance(value, str):
                 return _Missing(f"{label}: {value}")
             values.append(value)
-        if any(LevelFlag.LOADER_BOUND in r.flags for r in rows):
+        if any(has_flag(r.flags, LevelFlag.LOADER_BOUND) for r in rows):
             self.loader_bound.add(label)
         return _Point(
             tuple(values),
@@ -239,14 +236,14 @@ def level_problem(rows: Sequence[LevelRow], failures_are_data: bool) -> str | No
             return "the level failed" + (f" ({row.flags[0]})" if row.flags else "")
     for row in rows:
         if row.status == "invalid":
-            faults = [
-                f for f in row.flags if LevelFlag.of(f) in (LevelFlag.INVALID, LevelFlag.UNSTEADY)
-            ]
-            measurement = [f for f in faults if not f.startswith(ERROR_RATE_FLAG)]
+            faults = [f for f in row.flags if f.kind in (LevelFlag.INVALID, LevelFlag.UNSTEADY)]
+            measurement = [f for f in faults if not is_error_rate_flag(f)]
             if measurement or not faults:
-                return "level invalid: " + (measurement[0] if measurement else "no reason given")
+                return "level invalid: " + (
+                    measurement[0].text if measurement else "no reason given"
+                )
             if not failures_are_data:
-                return f"level invalid: {faults[0].removeprefix('invalid: ')}"
+                return f"level invalid: {faults[0].detail}"
     return None
 
 
