@@ -1,12 +1,12 @@
-"""Typed measurement records for tests (config/measured.py): a role's usage and one second of
-a per-second series, the figures a test does not set at zero."""
+"""Typed measurement records for tests (config/measured.py): a role's usage, an open-loop
+schedule and one second of a per-second series, the figures a test does not set at zero."""
 
 import functools
 
 import msgspec
 from hdrh.histogram import HdrHistogram
 
-from stackbench.config.measured import RoleUsage, Second
+from stackbench.config.measured import OpenLoop, OpenLoopWaits, RoleUsage, Second
 
 
 def usage(cpu_percent: float = 0.0, **figures: float) -> RoleUsage:
@@ -15,6 +15,20 @@ def usage(cpu_percent: float = 0.0, **figures: float) -> RoleUsage:
     values.update(figures, cpu_percent=cpu_percent)
     types = {f.name: f.type for f in msgspec.structs.fields(RoleUsage)}
     return RoleUsage(**{k: types[k](v) for k, v in values.items()})
+
+
+def open_loop(rate: float = 1000.0, sustained: bool = True, unsent: int = 0) -> OpenLoop:
+    """An open-loop level's schedule at `rate` over one second, `unsent` never sent."""
+    scheduled = int(rate)
+    return OpenLoop(
+        target_rate=rate,
+        achieved_rate=rate - unsent,
+        sustained=sustained,
+        waited=unsent,
+        wait_us=OpenLoopWaits(p50=0, p99=0, max=0),
+        scheduled=scheduled,
+        unsent=unsent,
+    )
 
 
 @functools.cache

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from msgspec import Meta, Struct
 
-from stackbench.config.measured import Second
+from stackbench.config.measured import OpenLoop, Second
 
 
 class DriverKind(enum.Enum):
@@ -109,7 +109,7 @@ class LoadResult:
     connect_us: dict[str, float] | None = None
     histogram: str | None = None
     timeseries: tuple[Second, ...] | None = None
-    open_loop: dict[str, object] | None = None
+    open_loop: OpenLoop | None = None
     loader_cpu_s: tuple[float, float] | None = None  # user, sys
     unanswered_at_end: tuple[int, float] | None = None  # count, oldest age in µs
     # Bytes received in the measured phase (headers and bodies, as read from the sockets), at

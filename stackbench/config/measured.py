@@ -1,8 +1,8 @@
 """What a level measured beside the driver's totals, typed once for everything that handles it:
 the CPU and memory of each role (lab/monitor.py measures it, the agent sends it, the store keeps
-it, analysis and reports read it) and the per-second series (the native loader prints it,
-drivers/merge.py sums it over loader hosts, the store keeps it, the steady-window analysis and
-the charts read it).
+it, analysis and reports read it), an open-loop level's schedule, and the per-second series
+(the native loader prints both, drivers/merge.py sums them over loader hosts, the store keeps
+them, the judge, the steady-window analysis and the charts read them).
 
 Here, below both the machine side and the store, so that neither imports the other.
 """
@@ -23,6 +23,28 @@ class RoleUsage(msgspec.Struct, frozen=True, kw_only=True):
     processes_max: int
     ctx_voluntary: int
     ctx_involuntary: int
+
+
+class OpenLoopWaits(msgspec.Struct, frozen=True, kw_only=True):
+    """How long requests waited for a free connection past their intended send time (µs)."""
+
+    p50: int
+    p99: int
+    max: int
+
+
+class OpenLoop(msgspec.Struct, frozen=True, kw_only=True):
+    """An open-loop level's schedule as the native loader kept it (its document's
+    `open_loop`; drivers/merge.py sums it over loader hosts; the store keeps it; the judge
+    reads `sustained`). wrk and ab keep no schedule: their levels have none (None)."""
+
+    target_rate: float
+    achieved_rate: float
+    sustained: bool  # False when more than 1% of the scheduled requests found no connection
+    waited: int  # requests that found no free connection at their intended send time
+    wait_us: OpenLoopWaits
+    scheduled: int  # requests intended in the recorded phase
+    unsent: int  # scheduled requests never sent for lack of a free connection
 
 
 class Second(msgspec.Struct, frozen=True, kw_only=True):

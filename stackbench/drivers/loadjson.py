@@ -11,7 +11,8 @@ from typing import Literal
 
 import msgspec
 
-from stackbench.config.measured import Second  # the stored record is the document's
+# the stored records are the document's
+from stackbench.config.measured import OpenLoop, Second
 from stackbench.errors import DriverError
 
 # "stackbench-load/N": revisions are additive (new fields only), so any N decodes; a document
@@ -90,22 +91,6 @@ class Summary(Doc, frozen=True):
         return {
             name: float(getattr(self, name)) for name in self.__struct_fields__ if name != "count"
         }
-
-
-class Waits(Doc, frozen=True):
-    p50: int
-    p99: int
-    max: int
-
-
-class OpenLoop(Doc, frozen=True):
-    target_rate: float
-    achieved_rate: float
-    sustained: bool
-    waited: int
-    wait_us: Waits
-    scheduled: int
-    unsent: int
 
 
 class Histogram(Doc, frozen=True):

@@ -25,7 +25,7 @@ import math
 import shlex
 import zlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,7 @@ from hdrh.codec import HdrCookieException, HdrHistogramSettingsException, HdrLen
 from hdrh.histogram import HdrHistogram
 
 from stackbench.config.loadspec import LoadRequest, LoadResult
-from stackbench.config.measured import Second
+from stackbench.config.measured import OpenLoop, OpenLoopWaits, Second
 from stackbench.drivers.native import histogram_percentiles
 from stackbench.errors import DriverError, InputError
 
@@ -443,7 +443,7 @@ def _merge_connect(parts: Sequence[LoadResult]) -> tuple[dict[str, float] | None
 
 def _merge_open_loop(
     parts: Sequence[LoadResult], names: Sequence[str]
-) -> tuple[dict[str, object] | None, str]:
+) -> tuple[OpenLoop | None, str]:
     """Open-loop facts: rates and counts summed, sustained only if every loader sustained
     its share; the wait percentiles are the largest loader's (noted), the wait max exact."""
     loops = [p.open_loop for p in parts]
@@ -458,16 +458,19 @@ def _merge_open_loop(
             + ")"
         )
     present = [o for o in loops if o is not None]
-    waits = [_mapping(o.get("wait_us")) for o in present]
-    merged: dict[str, object] = {
-        "target_rate": math.fsum(_number(o.get("target_rate")) for o in present),
-        "achieved_rate": math.fsum(_number(o.get("achieved_rate")) for o in present),
-        "sustained": all(o.get("sustained") is True for o in present),
-        "waited": sum(int(_number(o.get("waited"))) for o in present),
-        "wait_us": {k: max(int(_number(w.get(k))) for w in waits) for k in ("p50", "p99", "max")},
-        "scheduled": sum(int(_number(o.get("scheduled"))) for o in present),
-        "unsent": sum(int(_number(o.get("unsent"))) for o in present),
-    }
+    merged = OpenLoop(
+        target_rate=math.fsum(o.target_rate for o in present),
+        achieved_rate=math.fsum(o.achieved_rate for o in present),
+        sustained=all(o.sustained for o in present),
+        waited=sum(o.waited for o in present),
+        wait_us=OpenLoopWaits(
+            p50=max(o.wait_us.p50 for o in present),
+            p99=max(o.wait_us.p99 for o in present),
+            max=max(o.wait_us.max for o in present),
+        ),
+        scheduled=sum(o.scheduled for o in present),
+        unsent=sum(o.unsent for o in present),
+    )
     note = (
         ""
         if len(present) == 1
@@ -499,16 +502,3 @@ def _merge_unanswered(parts: Sequence[LoadResult]) -> tuple[int, float] | None:
     if not ends:
         return None
     return sum(count for count, _ in ends), max(oldest for _, oldest in ends)
-
-
-def _mapping(value: object) -> Mapping[str, object]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _number(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise DriverError(
-            f"a loader's open_loop figure is {value!r}, not a number; rebuild "
-            "the loader on that host"
-        )
-    return float(value)

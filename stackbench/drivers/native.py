@@ -2,7 +2,6 @@
 
 from collections.abc import Sequence
 
-import msgspec
 from hdrh.histogram import HdrHistogram
 
 from stackbench.config.loadspec import DriverKind, KeepAlive, LoadRequest, LoadResult, Mode
@@ -94,7 +93,7 @@ class NativeDriver:
             connect_us=doc.connect_us.figures() if doc.connect_us.count else None,
             histogram=doc.histogram.data,
             timeseries=doc.timeseries,
-            open_loop=None if doc.open_loop is None else msgspec.to_builtins(doc.open_loop),
+            open_loop=doc.open_loop,
             loader_cpu_s=(doc.loader_cpu.user_s, doc.loader_cpu.sys_s),
             warnings=doc.limits.warnings,
             unanswered_at_end=(

@@ -179,5 +179,6 @@ def slo_failed(levels: Sequence[LevelRecord], slo: Slo) -> bool:
 
 def sustained(level: LevelRecord, slo: Slo) -> bool:
     """An open-loop probe holds when the rate was achieved and the SLO met."""
-    achieved = bool((level.open_loop or {}).get("sustained", True))
+    # wrk and ab keep no schedule: their open-loop levels are judged by the SLO alone.
+    achieved = level.open_loop is None or level.open_loop.sustained
     return achieved and slo_outcome([level], slo).status is SloStatus.PASS

@@ -6,7 +6,8 @@ guessed from the machine the report happens to be written on).
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from msgspec import UNSET
 
@@ -46,9 +47,35 @@ class MemoryRow:
     threads: int | None = None
 
 
+def _labelled(label: str) -> Any:
+    return field(metadata={"label": label})
+
+
+@dataclass(frozen=True)
+class MachineFacts:
+    """The machine a run was measured on, each fact as the reports write it; read by field
+    (`facts.governor`), shown as a table by `rows` with each field's label."""
+
+    cpu: str = _labelled("CPU")
+    cpu_crypto: str = _labelled("CPU hash/AES instructions")
+    cores: str = _labelled("cores")
+    memory: str = _labelled("memory")
+    kernel: str = _labelled("kernel")
+    os: str = _labelled("OS")
+    governor: str = _labelled("CPU governor")
+    somaxconn: str = _labelled("net.core.somaxconn")
+    ephemeral_ports: str = _labelled("ephemeral ports")
+    tcp_tw_reuse: str = _labelled("tcp_tw_reuse")
+    host: str = _labelled("host")
+
+    def rows(self) -> tuple[tuple[str, str], ...]:
+        """(label, fact) in field order: the machine table of report.html and summary.md."""
+        return tuple((f.metadata["label"], getattr(self, f.name)) for f in fields(self))
+
+
 @dataclass(frozen=True)
 class Context:
-    machine: tuple[tuple[str, str], ...]
+    machine: MachineFacts
     cores: tuple[tuple[str, str], ...]  # role -> cpus
     stack_params: tuple[StackParams, ...]
     params_note: str
@@ -87,25 +114,22 @@ def _recorded(value: object, empty: str = NOT_RECORDED) -> str:
     return empty if value is None or value == "" else " ".join(str(value).split())
 
 
-def machine(env: Environment) -> tuple[tuple[str, str], ...]:
+def machine(env: Environment) -> MachineFacts:
     cores = _recorded(env.cores)
     if env.cores_allowed is not UNSET:
         cores += f" (usable: CPU {cpu_list(env.cores_allowed)})"
-    return (
-        ("CPU", _recorded(env.cpu_model)),
-        ("CPU hash/AES instructions", _recorded(env.cpu_crypto)),
-        ("cores", cores),
-        (
-            "memory",
-            NOT_RECORDED if env.memory_total_bytes is UNSET else gib(env.memory_total_bytes),
-        ),
-        ("kernel", _recorded(env.kernel)),
-        ("OS", _recorded(env.os)),
-        ("CPU governor", _recorded(env.governor, "not exposed (VM or container)")),
-        ("net.core.somaxconn", _recorded(env.somaxconn)),
-        ("ephemeral ports", _recorded(env.ip_local_port_range)),
-        ("tcp_tw_reuse", _recorded(env.tcp_tw_reuse)),
-        ("host", _recorded(env.hostname)),
+    return MachineFacts(
+        cpu=_recorded(env.cpu_model),
+        cpu_crypto=_recorded(env.cpu_crypto),
+        cores=cores,
+        memory=NOT_RECORDED if env.memory_total_bytes is UNSET else gib(env.memory_total_bytes),
+        kernel=_recorded(env.kernel),
+        os=_recorded(env.os),
+        governor=_recorded(env.governor, "not exposed (VM or container)"),
+        somaxconn=_recorded(env.somaxconn),
+        ephemeral_ports=_recorded(env.ip_local_port_range),
+        tcp_tw_reuse=_recorded(env.tcp_tw_reuse),
+        host=_recorded(env.hostname),
     )
 
 

@@ -299,7 +299,7 @@ def _context_md(ctx: Context) -> list[str]:
     return [
         "## Context",
         "",
-        md_table(TextTable(["machine", ""], [list(r) for r in ctx.machine])),
+        md_table(TextTable(["machine", ""], [list(r) for r in ctx.machine.rows()])),
         "",
         md_table(TextTable(["role", "CPUs"], [list(r) for r in ctx.cores])),
         "",

@@ -84,11 +84,11 @@ def _verdicts(a: Analysis, g: WorkloadGlance) -> str:
 def header(a: Analysis) -> str:
     """Suite, run, date and machine: what a slide needs to say where the figures come from."""
     run = a.data.run
-    facts = dict(machine(run.environment))
+    facts = machine(run.environment)
     when = time.strftime("%Y-%m-%d", time.localtime(run.started_at))
     return (
         f"stackbench — {run.suite_name} (run {run.id}, {when})\n"
-        f"{facts['CPU']}, cores: {facts['cores']}; {a.settings.mode} loop, "
+        f"{facts.cpu}, cores: {facts.cores}; {a.settings.mode} loop, "
         f"{a.repeat} repetition(s) per level"
     )
 

@@ -143,14 +143,14 @@ def _section(
 
 def context_line(a: Analysis, ctx: Context) -> str:
     """One sentence: on what machine and placement the figures were measured."""
-    machine = dict(ctx.machine)
+    machine = ctx.machine
     cores = dict(ctx.cores)
     parts = [
-        machine["CPU"],
-        f"cores: {machine['cores']}",
-        machine["memory"],
-        f"kernel {machine['kernel']}",
-        f"governor {machine['CPU governor']}",
+        machine.cpu,
+        f"cores: {machine.cores}",
+        machine.memory,
+        f"kernel {machine.kernel}",
+        f"governor {machine.governor}",
     ]
     placement = "; ".join(f"{k} on CPU {v}" for k, v in cores.items())
     return (

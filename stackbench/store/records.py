@@ -10,7 +10,7 @@ fields plus the row's `id` where readers need it. Records are frozen and built b
 
 import enum
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 import msgspec.inspect as mi
@@ -18,7 +18,7 @@ from msgspec import UNSET, UnsetType
 
 from stackbench.config.deviations import deviation_sentence
 from stackbench.config.loadspec import LevelKind, error_rate
-from stackbench.config.measured import RoleUsage, Second
+from stackbench.config.measured import OpenLoop, RoleUsage, Second
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]
 CaseStatus = Literal["pending", "ok", "failed", "unavailable"]
@@ -383,7 +383,7 @@ class LevelRecord(Record, frozen=True, kw_only=True):
     connect_us: dict[str, float] | None = None
     histogram: str | None = None  # HdrHistogram V2 compressed, base64
     timeseries: tuple[Second, ...] | None = None  # the native loader's; wrk and ab give none
-    open_loop: dict[str, Any] | None = None  # target/achieved rate, sustained, waits
+    open_loop: OpenLoop | None = None  # target/achieved rate, sustained, waits
     loader_cpu_s: tuple[float, float] | None = None  # user, sys
     # Bytes received (headers and bodies) in the measured phase, as the tool printed them;
     # None when it did not (the transfer rate in MiB/s is bytes_read / duration_s).

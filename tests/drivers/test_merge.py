@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stackbench.config.loadspec import DriverKind, LoadRequest, LoadResult, LoadSettings, Mode
-from stackbench.config.measured import Second
+from stackbench.config.measured import OpenLoop, OpenLoopWaits, Second
 from stackbench.drivers.merge import (
     latency_figures,
     merge_results,
@@ -389,31 +389,24 @@ def open_loop(
     waits: tuple[int, int, int],
     scheduled: int,
     unsent: int,
-) -> dict[str, object]:
-    return {
-        "target_rate": target,
-        "achieved_rate": achieved,
-        "sustained": sustained,
-        "waited": waited,
-        "wait_us": dict(zip(("p50", "p99", "max"), waits, strict=True)),
-        "scheduled": scheduled,
-        "unsent": unsent,
-    }
+) -> OpenLoop:
+    p50, p99, most = waits
+    return OpenLoop(
+        target_rate=target,
+        achieved_rate=achieved,
+        sustained=sustained,
+        waited=waited,
+        wait_us=OpenLoopWaits(p50=p50, p99=p99, max=most),
+        scheduled=scheduled,
+        unsent=unsent,
+    )
 
 
 def test_open_loop_merged() -> None:
     a = result(A, open_loop=open_loop(500.0, 499.5, True, 3, (10, 100, 400), 2500, 0))
     b = result(B, open_loop=open_loop(500.0, 450.25, False, 5, (20, 90, 300), 2500, 7))
     merged = merge_results([a, b], [0.0, 0.0])
-    assert merged.result.open_loop == {
-        "target_rate": 1000.0,
-        "achieved_rate": 949.75,
-        "sustained": False,
-        "waited": 8,
-        "wait_us": {"p50": 20, "p99": 100, "max": 400},
-        "scheduled": 5000,
-        "unsent": 7,
-    }
+    assert merged.result.open_loop == open_loop(1000.0, 949.75, False, 8, (20, 100, 400), 5000, 7)
     assert any(n.startswith("open_loop wait_us p50, p99") for n in merged.notes)
     with pytest.raises(DriverError, match="h2: open, h3: closed"):
         merge_results([a, result(B)], [0.0, 0.0], ["h2", "h3"])

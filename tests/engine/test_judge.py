@@ -1,7 +1,7 @@
 """The judge on hand-made measurements: status, flags and SLO verdicts, no process started."""
 
 from stackbench.config.loadspec import DriverKind, LoadResult, Mode
-from stackbench.config.measured import RoleUsage
+from stackbench.config.measured import OpenLoop, RoleUsage
 from stackbench.config.slo import SloStatus
 from stackbench.config.suite import Slo
 from stackbench.engine.judge import (
@@ -13,6 +13,7 @@ from stackbench.engine.judge import (
     sustained,
 )
 from stackbench.store.records import Flag, LevelFlag, LevelRecord
+from tests.measured import open_loop as schedule
 
 
 def usage(cpu_percent: float) -> RoleUsage:
@@ -151,7 +152,7 @@ def level(
     p99_us: float | None,
     completed: int = 1000,
     errors: int = 0,
-    open_loop: dict[str, object] | None = None,
+    open_loop: OpenLoop | None = None,
 ) -> LevelRecord:
     latency = {"p50": 100.0} if p99_us is None else {"p50": 100.0, "p99": p99_us}
     return LevelRecord(
@@ -199,9 +200,9 @@ def test_the_slo_fails_on_errors_before_latency():
 
 
 def test_an_open_loop_probe_holds_when_achieved_and_within_the_slo():
-    assert sustained(level(4000, open_loop={"sustained": True}), SLO)
-    assert not sustained(level(4000, open_loop={"sustained": False}), SLO)
-    assert not sustained(level(6000, open_loop={"sustained": True}), SLO)
+    assert sustained(level(4000, open_loop=schedule(sustained=True)), SLO)
+    assert not sustained(level(4000, open_loop=schedule(sustained=False)), SLO)
+    assert not sustained(level(6000, open_loop=schedule(sustained=True)), SLO)
     assert sustained(level(4000), SLO)  # wrk/ab in open loop: no schedule to judge
 
 

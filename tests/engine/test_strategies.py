@@ -4,6 +4,7 @@ from stackbench.config.plan import Level
 from stackbench.config.suite import RateSearch, Slo
 from stackbench.engine.strategies import fixed_sweep, rate_search
 from stackbench.store.records import LevelRecord
+from tests.measured import open_loop
 
 
 def record(level: Level, p99_us: float, sustained: bool = True) -> LevelRecord:
@@ -22,7 +23,7 @@ def record(level: Level, p99_us: float, sustained: bool = True) -> LevelRecord:
         errors={},
         requests_per_s=100.0,
         latency_us={"p99": p99_us},
-        open_loop={"sustained": sustained},
+        open_loop=open_loop(level.value, sustained),
         usage={},
         status="ok",
         command="",

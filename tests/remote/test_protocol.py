@@ -21,7 +21,7 @@ from stackbench.errors import (
 from stackbench.remote import protocol as p
 from stackbench.remote.clock import ClockSample, best_sample, clock_sample
 from stackbench.verify.outcome import VerifyOutcome
-from tests.measured import second, usage
+from tests.measured import open_loop, second, usage
 
 LOAD = LoadRequest(
     "http://10.231.0.11:8080/hello",
@@ -44,7 +44,7 @@ RESULT = LoadResult(
     connect_us={"mean": 90.0},
     histogram="HISTFAAA",
     timeseries=(second(1, 500, p50_us=800, histogram="HISTFAAB"),),
-    open_loop={"intended": 1000, "missed": 0},
+    open_loop=open_loop(1000.0, sustained=False, unsent=12),
     loader_cpu_s=(0.4, 0.2),
     unanswered_at_end=(1, 1500.0),
     warnings=("few connections",),

@@ -1,5 +1,7 @@
 """The context panel: only what the store holds, and says so for the rest."""
 
+import dataclasses
+
 from synthetic_run import add_case, add_level, settings, start_run
 
 from stackbench.analysis.analysis import analyse
@@ -48,22 +50,24 @@ def test_cpu_list():
 
 
 def test_machine_says_what_was_not_recorded():
-    rows = dict(
-        machine(
-            Environment(
-                cpu_model="X",
-                cores=4,
-                cores_allowed=(0, 1),
-                governor=None,
-                memory_total_bytes=3 * 2**30,
-            )
+    facts = machine(
+        Environment(
+            cpu_model="X",
+            cores=4,
+            cores_allowed=(0, 1),
+            governor=None,
+            memory_total_bytes=3 * 2**30,
         )
     )
-    assert rows["CPU"] == "X"
-    assert rows["cores"] == "4 (usable: CPU 0-1)"
-    assert rows["memory"] == "3.0 GiB"
-    assert rows["CPU governor"] == "not exposed (VM or container)"
-    assert rows["kernel"] == NOT_RECORDED
+    assert facts.cpu == "X"
+    assert facts.cores == "4 (usable: CPU 0-1)"
+    assert facts.memory == "3.0 GiB"
+    assert facts.governor == "not exposed (VM or container)"
+    assert facts.kernel == NOT_RECORDED
+    # The table shows every fact under its label, in field order.
+    rows = facts.rows()
+    assert len(rows) == len(dataclasses.fields(facts)) and rows[0] == ("CPU", "X")
+    assert dict(rows)["CPU governor"] == facts.governor
     assert dict(cores_per_role(PlacementSettings(server=(0, 1), loader=(2,), services=()))) == {
         "stack (server)": "0-1",
         "load generator": "2",

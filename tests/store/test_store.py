@@ -39,7 +39,7 @@ from stackbench.store.store import (
     disk_full,
     write_failure,
 )
-from tests.measured import second, usage
+from tests.measured import open_loop, second, usage
 
 
 def settings(**extra: object) -> RunSettings:
@@ -154,7 +154,7 @@ def test_every_record_comes_back_as_written():
         loader_cpu_s=(1.0, 0.5),
         timeseries=(second(1, 10, p50_us=80, histogram="HISTFAAB"),),
         flags=(LevelFlag.LOADER_BOUND.alone,),
-        open_loop={"sustained": False, "wait_us": {"p50": 3}},
+        open_loop=open_loop(500.0, sustained=False, unsent=9),
         raw_output="{...}",
     )
     level_id = store.add_level(written)
@@ -285,6 +285,29 @@ def test_flags_are_stored_as_texts_as_before_and_read_back_as_records():
     again = store.add_level(msgspec.structs.replace(level(cid, 1), flags=lv.flags))
     raw = store.db.execute("SELECT flags FROM levels WHERE id = ?", (again,)).fetchone()
     assert json.loads(raw[0]) == old_flags
+
+
+def test_an_open_loop_schedule_is_stored_as_before_and_read_back_typed():
+    """The open_loop column holds the loader's document object, as it always did (then as a
+    plain dict): an old row reads back as an OpenLoop record, written back the same."""
+    store = Store(":memory:")
+    cid = store.add_case(case(store.start_run(run_record())))
+    level_id = store.add_level(level(cid, 0))
+    old = {
+        "target_rate": 500.0,
+        "achieved_rate": 491.0,
+        "sustained": False,
+        "waited": 9,
+        "wait_us": {"p50": 3, "p99": 40, "max": 900},
+        "scheduled": 500,
+        "unsent": 9,
+    }
+    store.db.execute("UPDATE levels SET open_loop = ? WHERE id = ?", (json.dumps(old), level_id))
+    schedule = store.level(level_id).open_loop
+    assert schedule is not None and not schedule.sustained and schedule.wait_us.p99 == 40
+    again = store.add_level(msgspec.structs.replace(level(cid, 1), open_loop=schedule))
+    raw = store.db.execute("SELECT open_loop FROM levels WHERE id = ?", (again,)).fetchone()
+    assert json.loads(raw[0]) == old
 
 
 def test_each_level_is_committed_at_once(tmp_path):
