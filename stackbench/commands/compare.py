@@ -37,7 +37,14 @@ from stackbench.analysis.wording import SHORT, cell, sentence
 from stackbench.commands.resultsdir import open_existing_store
 from stackbench.errors import ExitCode, InputError
 from stackbench.report.document import RESULTS_SCHEMA
-from stackbench.store.records import CaseRow, LevelRow, RunRow, ScriptRow, VerificationRow
+from stackbench.store.records import (
+    CaseRow,
+    LevelRow,
+    RunRow,
+    ScriptRow,
+    VerificationRow,
+    dec_hook,
+)
 from stackbench.store.store import RunData, Store
 
 FORMATS = ("terminal", "md", "json")
@@ -129,7 +136,7 @@ def run_from_results(path: Path) -> tuple[RunData, RunSpread]:
             "runs by number"
         )
     try:
-        parts = msgspec.json.decode(raw, type=_StoredParts)
+        parts = msgspec.json.decode(raw, type=_StoredParts, dec_hook=dec_hook)
     except msgspec.DecodeError as exc:
         raise InputError(
             f"{path}: not a valid stackbench results.json ({exc}); rewrite it "

@@ -10,16 +10,16 @@ from rich.console import Console
 from stackbench.analysis.analysis import analyse
 from stackbench.analysis.compare import Gate, _diff, parse_latency_gate, parse_slower_gate
 from stackbench.analysis.verdicts import RunSpread
-from stackbench.commands.compare import run_compare
+from stackbench.commands.compare import run_compare, run_from_results
 from stackbench.config.measured import Second
 from stackbench.errors import ExitCode, InputError
 from stackbench.report.document import RESULTS_SCHEMA
 from stackbench.report.exports import results_json
-from stackbench.store.records import CaseRecord
+from stackbench.store.records import CaseRecord, Flag, LevelFlag
 from stackbench.store.store import Store
 from tests.analysis.synthetic_series import flat
 from tests.analysis.test_levelsteady import histogram
-from tests.measured import second
+from tests.measured import open_loop, second
 from tests.store.test_store import level, run_record
 
 
@@ -190,6 +190,29 @@ def test_a_stored_run_compares_with_a_results_json_path_or_its_folder(tmp_path: 
         said = " ".join(" ".join(lines[1:4]).split())
         assert said.startswith(f"A = {folder / 'results.json'}; B = run {b} of"), lines[:4]
         assert lines[-1].startswith("1 slower") and f"run {b} against run {a}" in lines[-1]
+
+
+def test_a_results_json_gives_back_its_levels_typed_flags_and_schedule_included(
+    tmp_path: Path,
+) -> None:
+    store = Store(":memory:")
+    run = store.start_run(run_record())
+    case = store.add_case(
+        CaseRecord(run_id=run, stack="node", workload="hello", label="hello", path="/", params={})
+    )
+    store.add_level(
+        level(
+            case,
+            0,
+            flags=(Flag(None, "raised RLIMIT_NOFILE"), LevelFlag.INVALID.detail("error rate 2%")),
+            open_loop=open_loop(500.0, sustained=False, unsent=9),
+        )
+    )
+    stored = store.load_run(run)
+    path = tmp_path / "results.json"
+    path.write_text(results_json(analyse(stored), []))
+    data, _ = run_from_results(path)
+    assert data.levels == stored.levels
 
 
 def test_a_results_json_keeps_the_spread_its_verdicts_used(tmp_path: Path) -> None:
