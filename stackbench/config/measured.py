@@ -47,6 +47,52 @@ class OpenLoop(msgspec.Struct, frozen=True, kw_only=True):
     unsent: int  # scheduled requests never sent for lack of a free connection
 
 
+class CpuUser(msgspec.Struct, frozen=True, kw_only=True):
+    """A process or kernel thread, not the level's, that used the level's cores."""
+
+    pid: int
+    name: str
+    kernel_thread: bool
+    cpu_s: float
+
+
+class CoreSetUse(msgspec.Struct, frozen=True, kw_only=True):
+    """One set of a level's cores (those its server roles are pinned to, its loader's ...)
+    accounted completely over the level, in CPU seconds (lab/coreaccount.py):
+    busy = roles + stackbench + kernel threads + named other processes + unseen (+ the
+    interrupts, where the kernel counts them apart from the tasks)."""
+
+    cores: tuple[int, ...]
+    roles: tuple[str, ...]  # the roles pinned there (none: cores no role uses)
+    busy_s: float  # user + nice + system + irq + softirq
+    interrupts_s: float  # irq + softirq, part of busy_s
+    roles_s: float  # the roles' own time
+    stackbench_s: float  # stackbench's own (the monitor)
+    kernel_threads_s: float
+    named_other_s: float  # other processes seen across a snapshot
+    unseen_s: float  # busy time no process was seen to use (signed: tick sampling)
+    other_s: float  # other processes: the named and the unseen (0 when negative)
+    steal_s: float  # taken by the hypervisor
+    # per second (the intervals between the monitor's snapshots), shares of one core:
+    roles_per_s: tuple[float, ...]
+    other_per_s: tuple[float, ...]  # signed: a second's remainder is noisy both ways
+    steal_per_s: tuple[float, ...]
+
+    def capacity_s(self, elapsed_s: float) -> float:
+        return len(self.cores) * elapsed_s
+
+
+class CoreAccount(msgspec.Struct, frozen=True, kw_only=True):
+    """A level's cores accounted completely: what besides the level used them."""
+
+    method: str  # how the roles' own time was counted: "cgroup v2 (cpu.stat)", ...
+    sampled: str  # the roles counted by sampling their process trees instead, and why
+    irq_time_apart: bool  # the kernel counts irq time apart from the tasks' own
+    elapsed_s: float
+    sets: tuple[CoreSetUse, ...]
+    top: tuple[CpuUser, ...]  # the other processes and kernel threads that used most
+
+
 class Second(msgspec.Struct, frozen=True, kw_only=True):
     """One second of a level's per-second series (stackbench-load/2 and later: every second of
     the level, quiet ones included, with its own latency histogram)."""

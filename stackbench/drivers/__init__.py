@@ -15,6 +15,7 @@ from stackbench.drivers.ab import AbDriver
 from stackbench.drivers.native import NativeDriver
 from stackbench.drivers.wrk import WrkDriver
 from stackbench.errors import DriverError
+from stackbench.lab.cgroups import CpuGroup
 from stackbench.lab.procs import child_setup
 
 # How much of a load tool's output a failure keeps (its end, where tools say what went wrong).
@@ -143,12 +144,16 @@ def warm_up(driver: Driver, req: LoadRequest, new_session: bool = False) -> list
 
 
 def start_load(
-    driver: Driver, req: LoadRequest, warm_up_first: bool = True, new_session: bool = False
+    driver: Driver,
+    req: LoadRequest,
+    warm_up_first: bool = True,
+    new_session: bool = False,
+    group: CpuGroup | None = None,
 ) -> RunningLoad:
     """Start the measured pass, after the driver's warm-up pass unless the caller ran it
     (warm_up) already, e.g. before starting its monitor so that the warm-up's CPU is not
     counted in the level's usage. `new_session`: the tool runs in a process group of its own
-    (its pid is the group's id)."""
+    (its pid is the group's id). `group`: the control group the monitor counts it in."""
     if warm_up_first:
         warm_up(driver, req, new_session)
     command = driver.command(req)
@@ -160,7 +165,7 @@ def start_load(
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             text=True,
-            preexec_fn=child_setup(req.loader_cpus),
+            preexec_fn=child_setup(req.loader_cpus, group=group),
             start_new_session=new_session,
         )
     except FileNotFoundError as exc:

@@ -14,6 +14,7 @@ from stackbench.drivers import get_driver, start_load, warm_up
 from stackbench.engine.judge import LevelFailure, Measurement, Verdict
 from stackbench.engine.watch import ExitCheck, Watcher, loader_failed, server_exited
 from stackbench.errors import DriverError
+from stackbench.lab import cgroups
 from stackbench.lab.monitor import Monitor
 from stackbench.store.records import JitWarmupRecord, LevelRecord
 
@@ -121,8 +122,9 @@ def load_here(
     warm_up(driver, req)
     start_other_monitors()
     monitor = Monitor(roles, cpus=cpus).start()
+    group = cgroups.new_group("loader")  # its CPU is counted to its exit, not to a last sample
     try:
-        load = start_load(driver, req, warm_up_first=False)
+        load = start_load(driver, req, warm_up_first=False, group=group)
         monitor.add_role("loader", load.pid)
         try:
             with Watcher(exits, on_exit=load.proc.kill):
@@ -133,6 +135,8 @@ def load_here(
             load.kill()
     finally:
         usage = monitor.stop()
+        if group is not None:
+            group.close()
     return LoadHere(result, usage, loader_error)
 
 

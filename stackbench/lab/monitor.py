@@ -1,11 +1,19 @@
-"""Per-role resource sampling during a load level (psutil, in a background thread).
+"""Per-role resource use during a load level, and the level's cores accounted completely.
 
-Roles are process trees: each stack process role (nginx, php-fpm, server ...), each backing
-service, and the loader. CPU time is cumulative per pid, so each pid's first and last
-observation give its share of the level; processes that appear mid-level are counted from
-zero. RSS, threads and process counts are sampled every `interval_s`.
+Roles are a stack's process roles (nginx, php-fpm, server ...), its backing services, and the
+loader. A role started in a control group of its own (lab/cgroups.py) is counted there: every
+process it ever held, children that lived less than a sample included. A role in no group of
+ours (no writable cgroup hierarchy, a service) is counted as before, by sampling its process
+tree every `interval_s`: each pid's first and last observation give its share, and a pid born
+mid-level counts from zero; the level's record says which roles were sampled, and why.
+
+With `cpus` (the level's cores) the monitor also takes a snapshot of the machine each second
+(lab/coreaccount.py) and accounts those cores completely at the end: the roles', stackbench's,
+kernel threads', other processes' time, what no one was seen to use, and steal
+(`Monitor.account`). The other processes' share is also given as the OTHER_ROLE usage.
 """
 
+import os
 import threading
 import time
 from collections.abc import Mapping
@@ -14,12 +22,16 @@ from typing import Any
 
 import psutil
 
-from stackbench.config.measured import RoleUsage
+from stackbench.config.measured import CoreAccount, RoleUsage
 from stackbench.config.placement import OTHER_ROLE
+from stackbench.lab import cgroups, coreaccount
+from stackbench.lab.cgroups import CpuGroup
+from stackbench.lab.coreaccount import Snapshot
 from stackbench.lab.procs import tree
 
 LOADER_BOUND_SHARE = 0.90  # loader busier than 90% of its cores...
 SERVER_IDLE_SHARE = 0.90  # ...while the server is below 90% of its cores
+SNAPSHOT_S = 1.0  # the cores are accounted second by second
 
 
 @dataclass
@@ -40,35 +52,56 @@ class _RoleState:
     rss_samples: list[int] = field(default_factory=list)
     threads_max: int = 0
     processes_max: int = 0
+    group: CpuGroup | None = None
+    group_base: tuple[float, float, float] = (0.0, 0.0, 0.0)  # user, system, total at start
+    cpus: frozenset[int] | None = None  # the cores it is pinned to (None: unknown)
 
 
 class Monitor:
     def __init__(
         self, roles: Mapping[str, int], interval_s: float = 0.25, cpus: frozenset[int] = frozenset()
     ) -> None:
-        """`cpus`: the cores the level runs on; what else used them is the OTHER_ROLE."""
+        """`cpus`: the cores the level runs on, accounted completely (`account`); what else
+        used them is the OTHER_ROLE."""
         self.cpus = cpus
-        self._cpu_times: list[Any] = []
-        self._own_start = 0.0
         self.roles = dict(roles)
         self.interval_s = interval_s
         self.state = {role: _RoleState() for role in roles}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="monitor", daemon=True)
+        self._lock = threading.Lock()
         self.started = 0.0
         self.elapsed = 0.0
         self._baseline_done = False
+        self._snapshots: list[Snapshot] = []
+        self.account: CoreAccount | None = None
 
     def add_role(self, role: str, pid: int) -> None:
-        self.roles[role] = pid
-        self.state.setdefault(role, _RoleState())
+        with self._lock:
+            self.roles[role] = pid
+            state = self.state.setdefault(role, _RoleState())
+            self._attach(state, pid, from_zero=self._baseline_done)
+
+    def _attach(self, state: _RoleState, pid: int, from_zero: bool) -> None:
+        """Find the role's control group and cores. A role added once the level runs is
+        new (the loader): its group counts from zero, like a pid born mid-level."""
+        state.group = cgroups.group_of(pid)
+        if state.group is not None and not from_zero:
+            spent = state.group.cpu()
+            if spent is not None:
+                state.group_base = (spent.user_s, spent.system_s, spent.total_s)
+        try:
+            state.cpus = frozenset(os.sched_getaffinity(pid))
+        except OSError:
+            state.cpus = None
 
     def start(self) -> "Monitor":
         self.started = time.monotonic()
-        self._cpu_times = psutil.cpu_times(percpu=True) if self.cpus else []
-        self._own_start = _own_cpu_s()
+        for role, pid in self.roles.items():
+            self._attach(self.state[role], pid, from_zero=False)
         self.sample()
         self._baseline_done = True
+        self._snapshot()
         self._thread.start()
         return self
 
@@ -76,62 +109,70 @@ class Monitor:
         self._stop.set()
         self._thread.join(timeout=5)
         self.sample()
+        self._snapshot()
         self.elapsed = time.monotonic() - self.started
         usage = self.usage()
-        if self._cpu_times:
-            usage[OTHER_ROLE] = self._other(psutil.cpu_times(percpu=True), usage)
+        if self.cpus and len(self._snapshots) > 1:
+            self.account = self._account()
+            usage[OTHER_ROLE] = other_usage(self.account, self.elapsed)
         return usage
 
-    def _other(self, after: list[Any], usage: Mapping[str, RoleUsage]) -> RoleUsage:
-        """The measured cores' user + system time not spent by a monitored role (interrupts
-        and softirqs, where loopback networking runs, are left out: they are the level's)."""
-        cores = [c for c in self.cpus if c < min(len(after), len(self._cpu_times))]
-        busy = sum(
-            (after[c].user + after[c].nice + after[c].system)
-            - (self._cpu_times[c].user + self._cpu_times[c].nice + self._cpu_times[c].system)
-            for c in cores
-        )
-        # stackbench itself (this monitor, the live progress line) is not "other" either
-        ours = sum(u.cpu_user_s + u.cpu_sys_s for u in usage.values()) + (
-            _own_cpu_s() - self._own_start
-        )
-        other = max(0.0, busy - ours)
-        elapsed = self.elapsed or 1e-9
-        return RoleUsage(
-            cpu_user_s=round(other, 4),
-            cpu_sys_s=0.0,
-            cpu_percent=round(100.0 * other / elapsed, 2),
-            rss_max_bytes=0,
-            rss_mean_bytes=0,
-            threads_max=0,
-            processes_max=0,
-            ctx_voluntary=0,
-            ctx_involuntary=0,
+    def _account(self) -> CoreAccount:
+        role_cpus = {role: st.cpus for role, st in self.state.items()}
+        sets = coreaccount.core_sets(self.cpus, role_cpus)
+        sampled = sorted(role for role, st in self.state.items() if st.group is None)
+        hierarchy = cgroups.hierarchy()
+        why = cgroups.why_not() or "not started in a control group"
+        return coreaccount.account(
+            self._snapshots,
+            sets,
+            coreaccount.irq_time_apart(),
+            method=hierarchy.label if hierarchy and len(sampled) < len(self.state) else "sampling",
+            sampled=f"{', '.join(sampled)}: sampled process trees ({why})" if sampled else "",
         )
 
     def _loop(self) -> None:
+        last = time.monotonic()
         while not self._stop.wait(self.interval_s):
             self.sample()
+            if time.monotonic() - last >= SNAPSHOT_S - self.interval_s / 2:
+                last = time.monotonic()
+                self._snapshot()
+
+    def _snapshot(self) -> None:
+        if not self.cpus:
+            return
+        with self._lock:
+            spent = {role: self._cpu(st)[2] for role, st in self.state.items()}
+            ours = {os.getpid()}
+            for role, st in self.state.items():
+                ours.update(st.group.pids() if st.group is not None else st.pids)
+                ours.add(self.roles[role])
+        self._snapshots.append(coreaccount.snapshot(spent, ours))
 
     def sample(self) -> None:
-        for role, root in list(self.roles.items()):
-            state = self.state[role]
-            rss = threads = procs = 0
-            for p in tree(root):
-                try:
-                    with p.oneshot():
-                        cpu = p.cpu_times()
-                        ctx = p.num_ctx_switches()
-                        rss += p.memory_info().rss
-                        threads += p.num_threads()
-                except psutil.Error:
-                    continue
-                procs += 1
-                self._record(state, p.pid, cpu, ctx)
-            if procs:
-                state.rss_samples.append(rss)
-                state.threads_max = max(state.threads_max, threads)
-                state.processes_max = max(state.processes_max, procs)
+        with self._lock:
+            for role, root in list(self.roles.items()):
+                self._sample_role(self.state[role], root)
+
+    def _sample_role(self, state: _RoleState, root: int) -> None:
+        rss = threads = procs = 0
+        members = _processes(state.group.pids()) if state.group is not None else tree(root)
+        for p in members:
+            try:
+                with p.oneshot():
+                    cpu = p.cpu_times()
+                    ctx = p.num_ctx_switches()
+                    rss += p.memory_info().rss
+                    threads += p.num_threads()
+            except psutil.Error:
+                continue
+            procs += 1
+            self._record(state, p.pid, cpu, ctx)
+        if procs:
+            state.rss_samples.append(rss)
+            state.threads_max = max(state.threads_max, threads)
+            state.processes_max = max(state.processes_max, procs)
 
     def _record(self, state: _RoleState, pid: int, cpu: Any, ctx: Any) -> None:
         known = state.pids.get(pid)
@@ -153,17 +194,27 @@ class Monitor:
         known.last_user, known.last_sys = cpu.user, cpu.system
         known.last_vol, known.last_invol = ctx.voluntary, ctx.involuntary
 
+    def _cpu(self, st: _RoleState) -> tuple[float, float, float]:
+        """The role's user, system and total CPU seconds so far in this level."""
+        if st.group is not None:
+            spent = st.group.cpu()
+            if spent is not None:
+                user0, sys0, total0 = st.group_base
+                return spent.user_s - user0, spent.system_s - sys0, spent.total_s - total0
+        user = sum(p.last_user - p.first_user for p in st.pids.values())
+        sys = sum(p.last_sys - p.first_sys for p in st.pids.values())
+        return user, sys, user + sys
+
     def usage(self) -> dict[str, RoleUsage]:
         elapsed = self.elapsed or (time.monotonic() - self.started) or 1e-9
         out = {}
         for role, st in self.state.items():
-            user = sum(p.last_user - p.first_user for p in st.pids.values())
-            sys = sum(p.last_sys - p.first_sys for p in st.pids.values())
+            user, sys, total = self._cpu(st)
             rss = st.rss_samples or [0]
             out[role] = RoleUsage(
                 cpu_user_s=round(user, 4),
                 cpu_sys_s=round(sys, 4),
-                cpu_percent=round(100.0 * (user + sys) / elapsed, 2),
+                cpu_percent=round(100.0 * total / elapsed, 2),
                 rss_max_bytes=max(rss),
                 rss_mean_bytes=int(sum(rss) / len(rss)),
                 threads_max=st.threads_max,
@@ -174,11 +225,31 @@ class Monitor:
         return out
 
 
-def _own_cpu_s() -> float:
-    """This process's CPU seconds, all its threads (not its reaped children: the loader is a
-    role of its own, counted there)."""
-    t = psutil.Process().cpu_times()
-    return float(t.user + t.system)
+def _processes(pids: list[int]) -> list[psutil.Process]:
+    out = []
+    for pid in pids:
+        try:
+            out.append(psutil.Process(pid))
+        except psutil.Error:
+            continue
+    return out
+
+
+def other_usage(account: CoreAccount, elapsed: float) -> RoleUsage:
+    """The other processes' time on the level's cores, as a usage pseudo-role (the reports
+    show it beside the stack's roles)."""
+    other = sum(s.other_s for s in account.sets)
+    return RoleUsage(
+        cpu_user_s=round(other, 4),
+        cpu_sys_s=0.0,
+        cpu_percent=round(100.0 * other / (elapsed or 1e-9), 2),
+        rss_max_bytes=0,
+        rss_mean_bytes=0,
+        threads_max=0,
+        processes_max=0,
+        ctx_voluntary=0,
+        ctx_involuntary=0,
+    )
 
 
 def process_counts(roles: Mapping[str, int]) -> str:

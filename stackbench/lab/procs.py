@@ -21,18 +21,26 @@ from pathlib import Path
 
 import psutil
 
+from stackbench.lab import cgroups
+from stackbench.lab.cgroups import CpuGroup
 from stackbench.lab.fs import open_log
 from stackbench.lab.privilege import RunAs, drop_to
 
 _PR_SET_PDEATHSIG = 1
 
 
-def child_setup(cpus: frozenset[int] | None, run_as: RunAs | None = None) -> Callable[[], None]:
+def child_setup(
+    cpus: frozenset[int] | None, run_as: RunAs | None = None, group: CpuGroup | None = None
+) -> Callable[[], None]:
     """For every child stackbench starts (server, service, loader, script), run between fork
-    and exec: switch to run_as (if given), pin it to its CPUs, and make it die with stackbench.
+    and exec: place it in its role's control group (if given: its children follow it),
+    switch to run_as (if given), pin it to its CPUs, and make it die with stackbench.
     """
 
     def setup() -> None:
+        # Before the switch: the group's files are root's.
+        if group is not None:
+            cgroups.join(group)
         # First: the kernel clears the parent-death signal when the uid changes.
         if run_as is not None:
             drop_to(run_as)
@@ -55,8 +63,10 @@ def spawn(
     log_path: Path,
     cpus: frozenset[int] | None = None,
     run_as: RunAs | None = None,
+    group: CpuGroup | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start `command` in a new session (as run_as) with stdout+stderr appended to log_path.
+    """Start `command` in a new session (as run_as, in `group`) with stdout+stderr appended
+    to log_path.
 
     The log is opened here, by stackbench, without following a symlink at log_path.
     """
@@ -70,7 +80,7 @@ def spawn(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
-            preexec_fn=child_setup(cpus, run_as),
+            preexec_fn=child_setup(cpus, run_as, group),
         )
     finally:
         os.close(log)

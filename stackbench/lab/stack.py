@@ -23,7 +23,8 @@ from stackbench.config.placement import format_cpus
 from stackbench.config.plan import Plan
 from stackbench.config.status import StackEntry, StackStatus
 from stackbench.errors import InputError, StackError
-from stackbench.lab import build, fs
+from stackbench.lab import build, cgroups, fs
+from stackbench.lab.cgroups import CpuGroup
 from stackbench.lab.httpget import get
 from stackbench.lab.privilege import RunAs, can_enter, server_environment, stack_user, unreadable
 from stackbench.lab.procs import (
@@ -190,6 +191,9 @@ class StackInstance:
         self.build_env = environment_for(self.variables, cfg)
         self.env = server_environment(self.build_env, self.run_as, cfg.run_dir)
         self.processes: list[tuple[str, subprocess.Popen[bytes]]] = []
+        # Each role's control group (the monitor counts every process of the role in it);
+        # removed, with anything still in it, when the stack stops.
+        self.groups: list[CpuGroup] = []
         self.log_path = cfg.run_dir / "server.log"
 
     @property
@@ -312,9 +316,18 @@ class StackInstance:
         for proc in chosen:
             where = f"{m.path} [[process]] {proc.role}"
             command = [render(arg, self.variables, where) for arg in proc.command]
+            group = cgroups.new_group(proc.role)
+            if group is not None:
+                self.groups.append(group)
             try:
                 popen = spawn(
-                    command, m.stack_dir, self.env, self.log_path, self.cfg.server_cpus, self.run_as
+                    command,
+                    m.stack_dir,
+                    self.env,
+                    self.log_path,
+                    self.cfg.server_cpus,
+                    self.run_as,
+                    group,
                 )
             except OSError as exc:
                 raise StackError(
@@ -386,6 +399,9 @@ class StackInstance:
         for _role, popen in reversed(self.processes):
             stop(popen)
         self.processes.clear()
+        for group in self.groups:
+            group.close()
+        self.groups.clear()
 
     def __enter__(self) -> "StackInstance":
         return self

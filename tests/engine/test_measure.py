@@ -37,7 +37,9 @@ def test_the_warm_up_pass_runs_before_the_monitor_starts(monkeypatch):
     monkeypatch.setattr(measure_module, "warm_up", lambda d, r: events.append("warm-up pass"))
     monkeypatch.setattr(measure_module, "Monitor", lambda roles, cpus=frozenset(): _Monitor(events))
 
-    def start_load(driver: object, req: object, warm_up_first: bool = True) -> None:
+    def start_load(
+        driver: object, req: object, warm_up_first: bool = True, group: object = None
+    ) -> None:
         events.append(f"measured pass (warm-up again: {warm_up_first})")
         raise DriverError("stop here")
 

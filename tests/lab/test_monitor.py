@@ -1,10 +1,16 @@
 """The monitor's process counts: what a role runs, counted in its process tree."""
 
+import os
 import subprocess
 import sys
 import time
 
+import pytest
+
+from stackbench.config.placement import OTHER_ROLE
+from stackbench.lab import cgroups
 from stackbench.lab.monitor import Monitor, process_counts
+from stackbench.lab.procs import child_setup
 
 
 def test_process_counts_say_what_each_role_runs_now():
@@ -62,3 +68,51 @@ def test_cpu_time_a_role_spent_is_measured():
         child.wait()
     assert usage.cpu_user_s + usage.cpu_sys_s >= 0.25
     assert usage.cpu_percent > 0 and usage.rss_max_bytes > 0
+
+
+def test_a_role_in_its_group_is_counted_whole_and_its_cores_accounted():
+    """Children born and gone between two samples are the role's, counted by its group; the
+    account of the role's core names how it was counted."""
+    group = cgroups.new_group("forker")
+    if group is None:
+        pytest.skip(f"no control group here: {cgroups.why_not()}")
+    script = (
+        "import os, time\n"
+        "input()\n"
+        "for _ in range(4):\n"
+        "    if os.fork() == 0:\n"
+        "        end = time.process_time() + 0.08\n"
+        "        while time.process_time() < end: pass\n"
+        "        os._exit(0)\n"
+        "    os.wait()\n"
+        "print('spent', flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    cpu = min(os.sched_getaffinity(0))
+    child = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=child_setup(frozenset({cpu}), group=group),
+    )
+    try:
+        assert child.stdin is not None and child.stdout is not None
+        monitor = Monitor({"forker": child.pid}, interval_s=1.0, cpus=frozenset({cpu})).start()
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        assert child.stdout.readline() == "spent\n"
+        usage = monitor.stop()
+    finally:
+        child.kill()
+        child.wait()
+        group.close()
+    assert usage["forker"].cpu_user_s + usage["forker"].cpu_sys_s >= 0.3
+    account = monitor.account
+    assert account is not None and account.method.startswith("cgroup")
+    assert account.sampled == ""
+    (core,) = account.sets
+    assert core.cores == (cpu,) and core.roles == ("forker",)
+    spent = usage["forker"].cpu_user_s + usage["forker"].cpu_sys_s
+    assert core.roles_s == pytest.approx(spent, abs=0.01)  # read a moment apart
+    assert OTHER_ROLE in usage

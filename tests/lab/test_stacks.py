@@ -14,7 +14,7 @@ from stackbench.config.loadspec import DriverKind, LoadRequest, LoadSettings
 from stackbench.config.placement import default_placement
 from stackbench.config.status import unavailable_reason
 from stackbench.drivers import get_driver, start_load
-from stackbench.lab import fs
+from stackbench.lab import cgroups, fs
 from stackbench.lab.httpget import get
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.privilege import stack_user
@@ -58,6 +58,10 @@ def test_stack_verifies_serves_load_and_stops(name, services, tmp_path):
     placement = default_placement()
     with running_stack(entry, placement, tmp_path / "run", {}, env) as stack:
         pids = [p.pid for _role, root in stack.roles().items() for p in tree(root)]
+        # every role in a control group of its own (where this machine lets us make one)
+        groups = [g.path for g in stack.groups]
+        if cgroups.why_not() == "":
+            assert [cgroups.group_of(root) for root in stack.roles().values()] == stack.groups
         context = DataVerifyContext.from_env(env) if env else None
         failures = {}
         for w in workloads:
@@ -78,6 +82,7 @@ def test_stack_verifies_serves_load_and_stops(name, services, tmp_path):
         result = start_load(get_driver(settings.driver), req).finish(timeout_s=60)
         assert result.completed > 50 and result.errors_total == 0, result.errors
     assert not [pid for pid in pids if tree(pid)], f"{name} left processes behind"
+    assert not [g for g in groups if g.exists()], f"{name} left control groups behind"
 
 
 @pytest.mark.parametrize("name", sorted(INVENTORY))

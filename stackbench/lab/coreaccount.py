@@ -1,0 +1,374 @@
+"""Every core of a level accounted for, second by second: what used it besides the level.
+
+The busy time of a set of cores (/proc/stat: user, nice, system, irq and softirq) is split into
+  - the roles' own time (their control groups, or their sampled process trees),
+  - stackbench's own (the monitor, the progress line),
+  - kernel threads (kthreadd's children: ksoftirqd, kworkers, kswapd ...),
+  - other processes, named when they live across a snapshot, and the remainder nobody was
+    seen to use (processes born and gone between two snapshots: a build's compilers),
+and beside it the time the hypervisor stole. The remainder is what makes the account complete:
+a disturbance need not be seen to be counted.
+
+Interrupts: where the kernel counts irq time by the tick (CONFIG_IRQ_TIME_ACCOUNTING off), the
+softirq work done in a process's context (loopback networking, in the server's and the
+loader's) is in that process's time as well as in /proc/stat's softirq, so it must not be
+taken away twice; where irq time is counted apart, it is in no task's time and is taken
+away from the remainder. `irq_time_apart` says which.
+
+Readers of /proc are here; the arithmetic (`account`) is pure and tested on hand-made
+snapshots (tests/lab/test_coreaccount.py).
+"""
+
+import contextlib
+import gzip
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stackbench.config.measured import CoreAccount, CoreSetUse, CpuUser
+
+PF_KTHREAD = 0x00200000  # /proc/<pid>/stat flags: a kernel thread
+KTHREADD = 2
+TOP_USERS = 5  # other processes and kernel threads named in the record
+NAMED_MIN_SHARE = 0.005  # ...when they used at least this share of one core over the level
+
+
+@dataclass(frozen=True)
+class CoreTicks:
+    """One core's cumulative times from /proc/stat, in seconds."""
+
+    user: float
+    nice: float
+    system: float
+    idle: float
+    iowait: float
+    irq: float
+    softirq: float
+    steal: float
+
+    @property
+    def busy(self) -> float:
+        """Everything the core did but idle, wait for I/O and be stolen (guest time is in
+        user)."""
+        return self.user + self.nice + self.system + self.irq + self.softirq
+
+    @property
+    def interrupts(self) -> float:
+        return self.irq + self.softirq
+
+
+@dataclass(frozen=True)
+class Task:
+    """A process or kernel thread (not ours) as /proc/<pid>/stat showed it."""
+
+    pid: int
+    name: str
+    kernel_thread: bool
+    cpu_s: float  # user + system, cumulative
+    cpu: int  # the core it last ran on
+    started_s: float  # since boot
+    ppid: int
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One instant of the machine, as the monitor read it."""
+
+    at: float  # time.monotonic()
+    uptime_s: float  # since boot, on the clock /proc/<pid>/stat's start times use
+    cores: Mapping[int, CoreTicks]
+    roles: Mapping[str, float]  # role -> its CPU seconds so far (this level's)
+    own: Mapping[int, float]  # stackbench's threads: tid -> CPU seconds ...
+    own_cpu: Mapping[int, int]  # ... and the core each last ran on
+    tasks: Mapping[int, Task] = field(default_factory=dict)  # every other process
+
+
+@dataclass(frozen=True)
+class CoreSet:
+    """Cores accounted together: those a group of roles is pinned to (the server's, the
+    loader's), or the level's cores no role is pinned to."""
+
+    cores: frozenset[int]
+    roles: tuple[str, ...]
+
+
+def parse_proc_stat(text: str, ticks_per_s: float) -> dict[int, CoreTicks]:
+    """The per-core lines of /proc/stat ("cpu0 user nice system idle iowait irq softirq
+    steal ..."), in seconds."""
+    out = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(" ")
+        if not name.startswith("cpu") or name == "cpu":
+            continue
+        values = [int(v) / ticks_per_s for v in rest.split()]
+        values += [0.0] * (8 - len(values))
+        out[int(name[3:])] = CoreTicks(*values[:8])
+    return out
+
+
+def parse_pid_stat(text: str, ticks_per_s: float) -> Task | None:
+    """/proc/<pid>/stat. The name is between the first '(' and the last ')': it may hold
+    spaces and parentheses itself."""
+    head, close, tail = text.rpartition(")")
+    if not close:
+        return None
+    pid_text, _, name = head.partition(" (")
+    fields = tail.split()
+    # fields[0] is the state (field 3 of proc(5)); field n is fields[n - 3]
+    if len(fields) < 37 or not pid_text.strip().isdigit():
+        return None
+    pid, ppid, flags = int(pid_text), int(fields[1]), int(fields[6])
+    return Task(
+        pid=pid,
+        name=name,
+        kernel_thread=bool(flags & PF_KTHREAD) or ppid == KTHREADD or pid == KTHREADD,
+        cpu_s=(int(fields[11]) + int(fields[12])) / ticks_per_s,
+        cpu=int(fields[36]),
+        started_s=int(fields[19]) / ticks_per_s,
+        ppid=ppid,
+    )
+
+
+# --- the arithmetic --------------------------------------------------------------------
+@dataclass
+class _SetTotals:
+    busy: float = 0.0
+    interrupts: float = 0.0
+    steal: float = 0.0
+    roles: float = 0.0
+    own: float = 0.0
+    kernel: float = 0.0
+    named: float = 0.0
+    roles_per_s: list[float] = field(default_factory=list)
+    other_per_s: list[float] = field(default_factory=list)
+    steal_per_s: list[float] = field(default_factory=list)
+
+
+def task_deltas(before: Snapshot, after: Snapshot) -> dict[int, tuple[Task, float]]:
+    """Each process's CPU seconds between two snapshots. One born in between counts from
+    zero; one seen before under the same pid but another start time is a new process;
+    one gone by `after` is not seen (its time stays in the remainder)."""
+    out = {}
+    for pid, task in after.tasks.items():
+        prev = before.tasks.get(pid)
+        if prev is not None and abs(prev.started_s - task.started_s) < 1e-6:
+            out[pid] = (task, max(0.0, task.cpu_s - prev.cpu_s))
+        elif task.started_s >= before.uptime_s - 0.02:  # born in between (start: tick-exact)
+            out[pid] = (task, task.cpu_s)
+    return out
+
+
+def _set_of(cpu: int, sets: Sequence[CoreSet]) -> int | None:
+    for i, s in enumerate(sets):
+        if cpu in s.cores:
+            return i
+    return None
+
+
+def account(
+    snapshots: Sequence[Snapshot],
+    sets: Sequence[CoreSet],
+    irq_time_apart: bool,
+    method: str,
+    sampled: str = "",
+) -> CoreAccount:
+    """The level's cores accounted over consecutive snapshots (the first is the level's
+    start, the last its end), set by set and interval by interval."""
+    totals = [_SetTotals() for _ in sets]
+    users: dict[tuple[int, str, bool], float] = {}
+    role_set = {role: i for i, s in enumerate(sets) for role in s.roles}
+    for before, after in zip(snapshots, snapshots[1:], strict=False):
+        elapsed = max(after.at - before.at, 1e-9)
+        step = [_SetTotals() for _ in sets]
+        for i, s in enumerate(sets):
+            for cpu in s.cores:
+                if cpu in before.cores and cpu in after.cores:
+                    b, a = before.cores[cpu], after.cores[cpu]
+                    step[i].busy += a.busy - b.busy
+                    step[i].interrupts += a.interrupts - b.interrupts
+                    step[i].steal += a.steal - b.steal
+        for role, spent in after.roles.items():
+            if role in role_set:
+                step[role_set[role]].roles += spent - before.roles.get(role, 0.0)
+        for tid, spent in after.own.items():
+            where = _set_of(after.own_cpu.get(tid, -1), sets)
+            if where is not None:
+                step[where].own += spent - before.own.get(tid, 0.0)
+        for pid, (task, spent) in task_deltas(before, after).items():
+            where = _set_of(task.cpu, sets)
+            if where is None or spent <= 0:
+                continue
+            if task.kernel_thread:
+                step[where].kernel += spent
+            else:
+                step[where].named += spent
+            key = (pid, task.name, task.kernel_thread)
+            users[key] = users.get(key, 0.0) + spent
+        for total, one in zip(totals, step, strict=True):
+            _add(total, one, elapsed, irq_time_apart)
+    elapsed_s = snapshots[-1].at - snapshots[0].at if len(snapshots) > 1 else 0.0
+    return CoreAccount(
+        method=method,
+        sampled=sampled,
+        irq_time_apart=irq_time_apart,
+        elapsed_s=round(elapsed_s, 3),
+        sets=tuple(_set_use(s, t, irq_time_apart) for s, t in zip(sets, totals, strict=True)),
+        top=_top(users, elapsed_s),
+    )
+
+
+def remainder(busy: float, interrupts: float, accounted: float, irq_time_apart: bool) -> float:
+    """Busy time no one was seen to use (signed: the clock-tick sampling of /proc/stat makes
+    it a little negative on a core the level alone used)."""
+    return busy - (interrupts if irq_time_apart else 0.0) - accounted
+
+
+def _add(total: _SetTotals, one: _SetTotals, elapsed: float, irq_time_apart: bool) -> None:
+    total.busy += one.busy
+    total.interrupts += one.interrupts
+    total.steal += one.steal
+    total.roles += one.roles
+    total.own += one.own
+    total.kernel += one.kernel
+    total.named += one.named
+    unseen = remainder(
+        one.busy, one.interrupts, one.roles + one.own + one.kernel + one.named, irq_time_apart
+    )
+    total.roles_per_s.append(round(one.roles / elapsed, 4))
+    # a second's remainder is noisy both ways: kept signed here, clamped only over the level
+    total.other_per_s.append(round((one.named + unseen) / elapsed, 4))
+    total.steal_per_s.append(round(one.steal / elapsed, 4))
+
+
+def _set_use(s: CoreSet, t: _SetTotals, irq_time_apart: bool) -> CoreSetUse:
+    unseen = remainder(t.busy, t.interrupts, t.roles + t.own + t.kernel + t.named, irq_time_apart)
+    return CoreSetUse(
+        cores=tuple(sorted(s.cores)),
+        roles=s.roles,
+        busy_s=round(t.busy, 4),
+        interrupts_s=round(t.interrupts, 4),
+        roles_s=round(t.roles, 4),
+        stackbench_s=round(t.own, 4),
+        kernel_threads_s=round(t.kernel, 4),
+        named_other_s=round(t.named, 4),
+        unseen_s=round(unseen, 4),
+        other_s=round(t.named + max(0.0, unseen), 4),
+        steal_s=round(t.steal, 4),
+        roles_per_s=tuple(t.roles_per_s),
+        other_per_s=tuple(t.other_per_s),
+        steal_per_s=tuple(t.steal_per_s),
+    )
+
+
+def _top(users: Mapping[tuple[int, str, bool], float], elapsed_s: float) -> tuple[CpuUser, ...]:
+    ranked = sorted(users.items(), key=lambda item: -item[1])
+    return tuple(
+        CpuUser(pid=pid, name=name, kernel_thread=kernel, cpu_s=round(spent, 4))
+        for (pid, name, kernel), spent in ranked[:TOP_USERS]
+        if spent >= NAMED_MIN_SHARE * elapsed_s
+    )
+
+
+def core_sets(
+    cpus: frozenset[int], role_cpus: Mapping[str, frozenset[int] | None]
+) -> list[CoreSet]:
+    """The level's cores grouped by the roles pinned to them: roles whose cores overlap are
+    accounted together (a shared placement is one set); a role whose cores are unknown
+    joins every set into one; the cores no role uses form a set of their own."""
+    groups: list[tuple[set[int], list[str]]] = []
+    for role, pinned in role_cpus.items():
+        cores = set(cpus) if pinned is None else set(pinned & cpus)
+        if not cores:
+            continue
+        merged_cores, merged_roles = cores, [role]
+        rest = []
+        for g_cores, g_roles in groups:
+            if g_cores & merged_cores:
+                merged_cores |= g_cores
+                merged_roles = g_roles + merged_roles
+            else:
+                rest.append((g_cores, g_roles))
+        groups = [*rest, (merged_cores, merged_roles)]
+    free = set(cpus) - {c for g_cores, _ in groups for c in g_cores}
+    out = [CoreSet(frozenset(c), tuple(r)) for c, r in groups]
+    if free:
+        out.append(CoreSet(frozenset(free), ()))
+    return sorted(out, key=lambda s: min(s.cores))
+
+
+# --- reading the machine -----------------------------------------------------------------
+TICKS_PER_S = float(os.sysconf("SC_CLK_TCK"))
+
+
+def read_cores() -> dict[int, CoreTicks]:
+    return parse_proc_stat(Path("/proc/stat").read_text(), TICKS_PER_S)
+
+
+def read_uptime() -> float:
+    return float(Path("/proc/uptime").read_text().split()[0])
+
+
+def read_tasks(exclude: Iterable[int]) -> dict[int, Task]:
+    """Every process but `exclude` and their children (a role's child forked between the
+    role's list and this scan is the role's too)."""
+    skip = set(exclude)
+    out = {}
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if not entry.name.isdigit() or int(entry.name) in skip:
+                continue
+            with contextlib.suppress(OSError, ValueError):
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    task = parse_pid_stat(f.read().decode(errors="replace"), TICKS_PER_S)
+                if task is not None and task.ppid not in skip:
+                    out[task.pid] = task
+    return out
+
+
+def read_own_threads() -> tuple[dict[int, float], dict[int, int]]:
+    """stackbench's threads: their CPU seconds and the core each last ran on."""
+    spent, where = {}, {}
+    with os.scandir("/proc/self/task") as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError, ValueError):
+                task = parse_pid_stat(
+                    Path(f"/proc/self/task/{entry.name}/stat").read_text(), TICKS_PER_S
+                )
+                if task is not None:
+                    spent[task.pid], where[task.pid] = task.cpu_s, task.cpu
+    return spent, where
+
+
+def irq_time_apart() -> bool:
+    """Whether this kernel counts irq time apart from the tasks' (CONFIG_IRQ_TIME_ACCOUNTING,
+    not switched off by tsc=noirqtime). Unknown (no kernel config to read): assumed not,
+    so that interrupts are never taken away from a disturbance."""
+    release = os.uname().release
+    for path in (Path("/proc/config.gz"), Path(f"/boot/config-{release}")):
+        with contextlib.suppress(OSError, EOFError, gzip.BadGzipFile):
+            raw = path.read_bytes()
+            text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode(errors="replace")
+            if "CONFIG_IRQ_TIME_ACCOUNTING=y" not in text:
+                return False
+            with contextlib.suppress(OSError):
+                if "noirqtime" in Path("/proc/cmdline").read_text():
+                    return False
+            return True
+    return False
+
+
+def snapshot(roles: Mapping[str, float], exclude: Iterable[int]) -> Snapshot:
+    """The machine now; `roles`: each role's CPU seconds so far, read just before."""
+    own, own_cpu = read_own_threads()
+    tasks = read_tasks(exclude)
+    return Snapshot(
+        at=time.monotonic(),
+        uptime_s=read_uptime(),
+        cores=read_cores(),
+        roles=dict(roles),
+        own=own,
+        own_cpu=own_cpu,
+        tasks=tasks,
+    )

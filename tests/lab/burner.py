@@ -1,0 +1,47 @@
+"""A bounded background load of known duty cycle, for the disturbance tests: busy `on_ms` of
+every `period_ms` for `seconds`, pinned to one core; `--fork`: each burst in a new child
+process that exits after it (short commands, which no per-process sample ever sees).
+
+Its real CPU time, not the duty cycle, is the ground truth: on a busy core it gets less.
+"""
+
+import argparse
+import os
+import time
+
+
+def burst(on_s: float) -> None:
+    end = time.monotonic() + on_s
+    while time.monotonic() < end:
+        pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cpu", type=int, required=True)
+    parser.add_argument("--on-ms", type=float, required=True)
+    parser.add_argument("--period-ms", type=float, default=100.0)
+    parser.add_argument("--seconds", type=float, required=True)
+    parser.add_argument("--fork", action="store_true")
+    args = parser.parse_args()
+    os.sched_setaffinity(0, {args.cpu})
+    start = time.monotonic()
+    period, on = args.period_ms / 1000, args.on_ms / 1000
+    n = 0
+    while time.monotonic() - start < args.seconds:
+        if args.fork:
+            pid = os.fork()
+            if pid == 0:
+                burst(on)
+                os._exit(0)
+            os.waitpid(pid, 0)
+        else:
+            burst(on)
+        n += 1
+        pause = start + n * period - time.monotonic()
+        if pause > 0:
+            time.sleep(pause)
+
+
+if __name__ == "__main__":
+    main()

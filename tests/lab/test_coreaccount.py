@@ -1,0 +1,185 @@
+"""The level's cores accounted completely: the arithmetic on hand-made /proc snapshots."""
+
+import pytest
+
+from stackbench.lab.coreaccount import (
+    CoreSet,
+    CoreTicks,
+    Snapshot,
+    Task,
+    account,
+    core_sets,
+    parse_pid_stat,
+    parse_proc_stat,
+    task_deltas,
+)
+
+PROC_STAT = """cpu  300 0 120 900 10 0 40 6 0 0
+cpu0 200 0 80 300 5 0 30 4 0 0
+cpu1 100 0 40 600 5 0 10 2 0 0
+intr 12345
+"""
+
+
+def ticks(user=0.0, system=0.0, softirq=0.0, steal=0.0, idle=0.0) -> CoreTicks:
+    return CoreTicks(user, 0.0, system, idle, 0.0, 0.0, softirq, steal)
+
+
+def test_proc_stat_per_core_in_seconds():
+    cores = parse_proc_stat(PROC_STAT, 100.0)
+    assert set(cores) == {0, 1}
+    assert cores[0] == CoreTicks(2.0, 0.0, 0.8, 3.0, 0.05, 0.0, 0.3, 0.04)
+    assert cores[0].busy == pytest.approx(2.0 + 0.8 + 0.3)  # idle, iowait and steal left out
+    assert cores[1].interrupts == pytest.approx(0.1)
+
+
+def test_pid_stat_with_a_name_holding_spaces_and_parentheses():
+    # fields 3.. of proc(5): state ppid pgrp session tty tpgid flags minflt cminflt majflt
+    # cmajflt utime stime cutime cstime prio nice threads itreal starttime ... processor(39)
+    rest = ["S", "1", "7", "7", "0", "-1", "4194560", "0", "0", "0", "0", "150", "50"]
+    rest += ["0", "0", "20", "0", "1", "0", "1234"] + ["0"] * 16 + ["1"] + ["0"] * 13
+    task = parse_pid_stat("4242 (my (odd) name) " + " ".join(rest), 100.0)
+    assert task == Task(
+        pid=4242,
+        name="my (odd) name",
+        kernel_thread=False,
+        cpu_s=2.0,
+        cpu=1,
+        started_s=12.34,
+        ppid=1,
+    )
+
+
+def test_a_child_of_kthreadd_is_a_kernel_thread():
+    rest = ["S", "2", "0", "0", "0", "-1", "0"] + ["0"] * 12 + ["5"] + ["0"] * 16 + ["0"]
+    task = parse_pid_stat("14 (ksoftirqd/0) " + " ".join(rest), 100.0)
+    assert task is not None and task.kernel_thread
+
+
+def snap(at, uptime, core0, roles=None, own=0.0, tasks=()):
+    return Snapshot(
+        at=at,
+        uptime_s=uptime,
+        cores={0: core0},
+        roles=roles or {},
+        own={99: own},
+        own_cpu={99: 0},
+        tasks={t.pid: t for t in tasks},
+    )
+
+
+def task(pid, cpu_s, started=1.0, kernel=False, cpu=0, name="burn"):
+    return Task(pid, name, kernel, cpu_s, cpu, started, 2 if kernel else 1)
+
+
+SERVER = [CoreSet(frozenset({0}), ("nginx",))]
+
+
+def test_softirq_in_the_servers_time_is_not_taken_twice():
+    """The issue's network-bound level: core 0 user+system 63.6%, softirq 25.3%; nginx's own
+    time 88.5% (the softirq it served is in its system time). Nothing else ran: the
+    remainder is 0.4% of the core, not the -25% that hid a disturbance."""
+    before = snap(0.0, 100.0, ticks(user=0.0, system=0.0, softirq=0.0), {"nginx": 0.0})
+    after = snap(10.0, 110.0, ticks(user=4.0, system=2.36, softirq=2.53), {"nginx": 8.85})
+    acc = account([before, after], SERVER, irq_time_apart=False, method="cgroup v2")
+    (core,) = acc.sets
+    assert core.busy_s == pytest.approx(8.89)
+    assert core.unseen_s == pytest.approx(0.04)
+    assert core.other_s == pytest.approx(0.04)
+
+
+def test_a_burner_among_them_is_measured_whole():
+    """The same level with a process busy 13% of the core: seen by pid, it is named; the
+    remainder stays what it was."""
+    before = snap(0.0, 100.0, ticks(), {"nginx": 0.0}, tasks=[task(500, 3.0)])
+    after = snap(
+        10.0,
+        110.0,
+        ticks(user=5.3, system=2.36, softirq=2.53),
+        {"nginx": 8.85},
+        tasks=[task(500, 4.3)],
+    )
+    (core,) = account([before, after], SERVER, False, "cgroup v2").sets
+    assert core.named_other_s == pytest.approx(1.3)
+    assert core.other_s == pytest.approx(1.34)
+
+
+def test_short_lived_processes_are_the_remainder():
+    """Processes born and gone between snapshots are seen by no one: the remainder counts
+    them (the issue's short commands, 13% of a core)."""
+    before = snap(0.0, 100.0, ticks(), {"nginx": 0.0})
+    after = snap(10.0, 110.0, ticks(user=6.0, system=3.0), {"nginx": 7.6}, own=0.1)
+    (core,) = account([before, after], SERVER, False, "cgroup v2").sets
+    assert core.unseen_s == pytest.approx(9.0 - 7.6 - 0.1)
+    assert core.other_s == pytest.approx(1.3)
+    assert core.stackbench_s == pytest.approx(0.1)
+
+
+def test_irq_time_counted_apart_is_taken_away_from_the_remainder():
+    before = snap(0.0, 100.0, ticks(), {"nginx": 0.0})
+    after = snap(10.0, 110.0, ticks(user=4.0, system=2.4, softirq=2.5), {"nginx": 6.4})
+    (core,) = account([before, after], SERVER, True, "cgroup v2").sets
+    assert core.unseen_s == pytest.approx(0.0)
+
+
+def test_kernel_threads_and_steal_are_named_apart_and_negative_remainder_is_no_disturbance():
+    before = snap(0.0, 100.0, ticks(), {"nginx": 0.0}, tasks=[task(14, 0.0, kernel=True)])
+    after = snap(
+        10.0,
+        110.0,
+        ticks(user=8.0, system=1.0, steal=0.5),
+        {"nginx": 8.9},
+        tasks=[task(14, 0.3, kernel=True, name="ksoftirqd/0")],
+    )
+    acc = account([before, after], SERVER, False, "cgroup v2")
+    (core,) = acc.sets
+    assert core.kernel_threads_s == pytest.approx(0.3)
+    assert core.steal_s == pytest.approx(0.5)
+    assert core.unseen_s == pytest.approx(-0.2)
+    assert core.other_s == 0.0
+    assert [(u.name, u.kernel_thread, u.cpu_s) for u in acc.top] == [("ksoftirqd/0", True, 0.3)]
+
+
+def test_per_second_shares_and_totals_agree():
+    """In the second second the ticks undercount the core (0.9 s) against the role's exact
+    0.95 s: that second's remainder is negative, kept signed; the level's is not clamped
+    second by second."""
+    s0 = snap(0.0, 100.0, ticks(), {"nginx": 0.0})
+    s1 = snap(1.0, 101.0, ticks(user=1.0), {"nginx": 0.8})
+    s2 = snap(2.0, 102.0, ticks(user=1.9), {"nginx": 1.75})
+    (core,) = account([s0, s1, s2], SERVER, False, "cgroup v2").sets
+    assert core.roles_per_s == (0.8, 0.95)
+    assert core.other_per_s == (0.2, -0.05)
+    assert core.other_s == pytest.approx(0.15)
+
+
+def test_processes_on_other_cores_are_not_the_levels():
+    before = snap(0.0, 100.0, ticks(), {"nginx": 0.0}, tasks=[task(7, 0.0, cpu=1)])
+    after = snap(10.0, 110.0, ticks(user=9.0), {"nginx": 9.0}, tasks=[task(7, 5.0, cpu=1)])
+    (core,) = account([before, after], SERVER, False, "cgroup v2").sets
+    assert core.named_other_s == 0.0
+
+
+def test_a_reused_pid_or_a_newborn_counts_from_zero():
+    before = snap(0.0, 100.0, ticks(), tasks=[task(7, 50.0, started=10.0)])
+    after = snap(
+        1.0, 101.0, ticks(), tasks=[task(7, 0.3, started=100.5), task(8, 0.2, started=100.2)]
+    )
+    deltas = {pid: spent for pid, (_, spent) in task_deltas(before, after).items()}
+    assert deltas == {7: pytest.approx(0.3), 8: pytest.approx(0.2)}
+
+
+def test_core_sets_follow_the_roles_pinning():
+    cpus = frozenset({0, 1, 2, 3})
+    sets = core_sets(
+        cpus,
+        {"nginx": frozenset({0}), "php-fpm": frozenset({0, 1}), "loader": frozenset({2})},
+    )
+    assert sets == [
+        CoreSet(frozenset({0, 1}), ("nginx", "php-fpm")),
+        CoreSet(frozenset({2}), ("loader",)),
+        CoreSet(frozenset({3}), ()),
+    ]
+    assert core_sets(frozenset({0, 1}), {"server": None, "loader": frozenset({1})}) == [
+        CoreSet(frozenset({0, 1}), ("server", "loader"))
+    ]
