@@ -17,6 +17,7 @@ from stackbench.analysis.analysis import (
     RankEntry,
     WorkloadView,
 )
+from stackbench.analysis.figures import LOADER_CPU, SERVER_CPU
 from stackbench.analysis.levelsteady import SOURCE_WINDOW
 from stackbench.analysis.stats import LevelAggregate
 from stackbench.analysis.steady import SteadyClass
@@ -296,9 +297,10 @@ def _detail(kind: str, g: LevelAggregate, reason: str | None) -> str | None:
         return f"throughput CV {g.throughput_cv:.1%} over {g.repetitions} repetitions" + (
             f"; {reason}" if reason else ""
         )
-    if kind == LevelFlag.LOADER_BOUND and g.loader_cpu_percent is not None:
-        return f"loader CPU {g.loader_cpu_percent:.0f}%" + (
-            "" if g.server_cpu_percent is None else f", server CPU {g.server_cpu_percent:.0f}%"
+    loader, server = g.value(LOADER_CPU), g.value(SERVER_CPU)
+    if kind == LevelFlag.LOADER_BOUND and loader is not None:
+        return f"loader CPU {loader:.0f}%" + (
+            "" if server is None else f", server CPU {server:.0f}%"
         )
     return reason
 

@@ -3,10 +3,21 @@
 import math
 import re
 from collections.abc import Callable
-
-from stackbench.analysis.stats import Estimate
+from typing import Protocol
 
 MISSING = "–"
+
+
+class Interval(Protocol):
+    """A figure with its interval (stats.Estimate): formatting needs no more, and so imports
+    no statistics (the level figures of figures.py, which stats aggregates, format with it)."""
+
+    @property
+    def value(self) -> float: ...
+    @property
+    def low(self) -> float | None: ...
+    @property
+    def high(self) -> float | None: ...
 
 
 def is_finite(value: float | None) -> bool:
@@ -75,7 +86,7 @@ def level_name(level_kind: str, value: float) -> str:
     return f"{level(value)} connection{'' if value == 1 else 's'}"
 
 
-def estimate(est: Estimate | None, fmt: Callable[[float], str] = rate) -> str:
+def estimate(est: Interval | None, fmt: Callable[[float], str] = rate) -> str:
     """'45,123 [44,900–45,400]' or just the median when there is no interval."""
     if est is None:
         return MISSING

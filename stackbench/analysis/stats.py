@@ -1,25 +1,24 @@
 """Statistics for benchmark results: pure functions, no I/O, deterministic (seeded bootstrap).
 
 Here: the descriptive figures of levels (medians, a percentile-bootstrap interval of a median
-of repetitions, jitter, CPU shares, times per request), the SLO breakpoint and the LOWESS
-curve. The arithmetic is numpy's (quantiles, seeded resampling). The steady windows live in
-steady.py and levelsteady.py, the interval of a figure from its evidence in intervals.py, and
-the verdicts that compare stacks or runs (faster, equivalent, not enough evidence) in
-verdicts.py.
+of repetitions, jitter; the per-level figures of figures.py aggregated over repetitions), the
+SLO breakpoint and the LOWESS curve. The arithmetic is numpy's (quantiles, seeded
+resampling). The steady windows live in steady.py and levelsteady.py, the interval of a
+figure from its evidence in intervals.py, and the verdicts that compare stacks or runs
+(faster, equivalent, not enough evidence) in verdicts.py.
 """
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import msgspec
 import numpy as np
 
+from stackbench.analysis.figures import LEVEL_FIGURES, LevelFigure
 from stackbench.analysis.intervals import FloatArray, percentile_bounds, resample
 from stackbench.analysis.verdicts import Evidence
 from stackbench.config.loadspec import error_rate  # noqa: F401 - part of the stats API
-from stackbench.config.measured import RoleUsage
-from stackbench.config.placement import OTHER_ROLE
 from stackbench.config.slo import SloOutcome, SloStatus, evaluate_slo
 from stackbench.config.suite import Slo
 from stackbench.store.records import Flag, LevelFlag, SloSettings, has_flag
@@ -30,8 +29,6 @@ DEFAULT_CONFIDENCE = 0.95
 DEFAULT_SEED = 1
 NOISY_CV = 0.05
 NO_COMPLETED = LevelFlag.NO_COMPLETED.alone
-LOADER_ROLE = "loader"
-SERVICE_ROLES = frozenset({"mariadb", "redis", "memcached"})
 # Display order of latency figures; a driver may give any subset.
 LATENCY_KEYS = ("min", "p50", "p75", "p80", "p90", "p99", "p99_9", "p99_99", "max", "mean", "stdev")
 _STATUS_RANK = {"ok": 0, "invalid": 1, "failed": 2}
@@ -199,76 +196,6 @@ def level_error_rate(row: LevelRow) -> float:
     return error_rate(row.completed, row.errors)
 
 
-def server_roles(usage: Mapping[str, RoleUsage]) -> list[str]:
-    return [r for r in usage if r not in (LOADER_ROLE, OTHER_ROLE) and r not in SERVICE_ROLES]
-
-
-def server_cpu_percent(row: LevelRow) -> float | None:
-    """CPU of the stack's own processes (all roles but services and the loader); 100 = 1 core."""
-    roles = [row.usage[r].cpu_percent for r in server_roles(row.usage)]
-    return math.fsum(roles) if roles else None
-
-
-def loader_cpu_percent(row: LevelRow) -> float | None:
-    """From the monitor when it sampled the loader, else from the loader's own CPU time."""
-    sampled = row.usage.get(LOADER_ROLE)
-    if sampled is not None:
-        return sampled.cpu_percent
-    if row.loader_cpu_s is not None and row.duration_s > 0:
-        return 100.0 * (row.loader_cpu_s[0] + row.loader_cpu_s[1]) / row.duration_s
-    return None
-
-
-def service_cpu_percent(row: LevelRow) -> float | None:
-    """CPU of the data services (MariaDB, Redis, memcached) during the level; 100 = 1 core."""
-    roles = [u.cpu_percent for role, u in row.usage.items() if role in SERVICE_ROLES]
-    return math.fsum(roles) if roles else None
-
-
-MIB = 1024 * 1024
-
-
-def time_per_request_ms(connections: float, duration_s: float, completed: int) -> float | None:
-    """ab's "Time per request (mean)": connections x elapsed / completed, in ms: how long each
-    client waited per answer. None when nothing completed."""
-    if completed <= 0:
-        return None
-    return connections * duration_s * 1000.0 / completed
-
-
-def time_per_request_all_ms(duration_s: float, completed: int) -> float | None:
-    """ab's "Time per request (mean, across all concurrent requests)", the pool/cluster
-    article's Tpq: elapsed / completed, in ms (4,025 req/s -> 0.248 ms). None when nothing
-    completed."""
-    if completed <= 0:
-        return None
-    return duration_s * 1000.0 / completed
-
-
-def transfer_mib_per_s(bytes_read: int | None, duration_s: float) -> float | None:
-    """Bytes received per second in MiB (2**20 bytes, as ab's Kbytes and wrk's MB are
-    1024-based). None when the tool gave no byte count or the level has no duration."""
-    if bytes_read is None or duration_s <= 0:
-        return None
-    return bytes_read / duration_s / MIB
-
-
-def level_time_per_request_ms(row: LevelRow) -> float | None:
-    """Time per request of a closed-loop level (its level value is the connection count);
-    None in the open loop, where the connection count is not the clients' number."""
-    if row.mode != "closed":
-        return None
-    return time_per_request_ms(row.level_value, row.duration_s, row.completed)
-
-
-def level_time_per_request_all_ms(row: LevelRow) -> float | None:
-    return time_per_request_all_ms(row.duration_s, row.completed)
-
-
-def level_transfer_mib_per_s(row: LevelRow) -> float | None:
-    return transfer_mib_per_s(row.bytes_read, row.duration_s)
-
-
 def measured_latency(row: LevelRow) -> dict[str, float]:
     """The latency figures a level really measured: none when no request completed (some
     drivers print zeros then, which are not latencies)."""
@@ -293,17 +220,16 @@ class LevelAggregate:
     latency_us: dict[str, Estimate]  # only figures every repetition measured
     error_rate: Estimate
     errors_total: int
-    server_cpu_percent: float | None
-    loader_cpu_percent: float | None
     cpu_by_role: dict[str, float]  # median cpu_percent per role
-    # Medians over the repetitions that have the figure (None: none has it).
-    service_cpu_percent: float | None
-    time_per_request_ms: float | None  # ab's mean time per request
-    time_per_request_all_ms: float | None  # ab's across all concurrent requests (Tpq)
-    transfer_mib_per_s: float | None
+    # figures.LEVEL_FIGURES by name: the median over the repetitions that have the figure
+    # (None: none has it).
+    figures: dict[str, float | None]
     flags: tuple[Flag, ...]
     status: str  # worst of the repetitions: ok < invalid < failed
     slo: SloOutcome | None
+
+    def value(self, figure: LevelFigure) -> float | None:
+        return self.figures[figure.name]
 
     @property
     def noisy(self) -> bool:
@@ -368,13 +294,8 @@ def _aggregate(
         latency_us=latency,
         error_rate=err,
         errors_total=sum(r.errors_total for r in rows),
-        server_cpu_percent=_median_of(rows, server_cpu_percent),
-        loader_cpu_percent=_median_of(rows, loader_cpu_percent),
         cpu_by_role=cpu_by_role,
-        service_cpu_percent=_median_of(rows, service_cpu_percent),
-        time_per_request_ms=_median_of(rows, level_time_per_request_ms),
-        time_per_request_all_ms=_median_of(rows, level_time_per_request_all_ms),
-        transfer_mib_per_s=_median_of(rows, level_transfer_mib_per_s),
+        figures={f.name: _median_of(rows, f.of_level) for f in LEVEL_FIGURES},
         flags=tuple(flags),
         status=max((r.status for r in rows), key=lambda s: _STATUS_RANK.get(s, 1)),
         slo=outcome,

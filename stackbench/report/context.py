@@ -11,8 +11,8 @@ from typing import Any
 
 from msgspec import UNSET
 
-from stackbench.analysis import stats
 from stackbench.analysis.analysis import Analysis
+from stackbench.analysis.figures import LOADER_ROLE, SERVICE_ROLES
 from stackbench.config.placement import OTHER_ROLE
 from stackbench.report.tables import TextTable
 from stackbench.store.records import Environment, PlacementSettings
@@ -202,7 +202,7 @@ def stack_params(a: Analysis) -> tuple[StackParams, ...]:
 
 
 def _role_order(role: str) -> tuple[int, str]:
-    group = 2 if role == stats.LOADER_ROLE else 1 if role in stats.SERVICE_ROLES else 0
+    group = 2 if role == LOADER_ROLE else 1 if role in SERVICE_ROLES else 0
     return group, role
 
 

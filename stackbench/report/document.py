@@ -4,14 +4,18 @@ both, so the published schema cannot drift from the file.
 
 The stored records and the analysis' own records appear as they are; only the parts the
 export assembles itself (a level with its derived figures, a workload's summary) are
-defined here.
+defined here. The level figures of analysis/figures.py are fields of a level and of an
+aggregate, one per figure, added to those types from the registry (`with_figures`).
 """
 
-from typing import Final, Literal
+import dataclasses
+import typing
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 import msgspec
 
 from stackbench.analysis.analysis import LevelRanking
+from stackbench.analysis.figures import LEVEL_FIGURES
 from stackbench.analysis.findings import Finding
 from stackbench.analysis.stats import Breakpoint, Jitter, LevelAggregate
 from stackbench.analysis.verdicts import RunSpread
@@ -26,7 +30,31 @@ SchemaVersion = Literal["stackbench-results/4"]
 RESULTS_SCHEMA: Final[SchemaVersion] = "stackbench-results/4"
 
 
-class LevelExport(LevelRow, frozen=True, kw_only=True):
+def _figure_fields() -> list[tuple[str, Any]]:
+    """One field per level figure: a number or null, described by its meaning and unit."""
+    return [
+        (
+            f.name,
+            Annotated[float | None, msgspec.Meta(description=f.described)],
+        )
+        for f in LEVEL_FIGURES
+    ]
+
+
+def with_figures(name: str, base: type[msgspec.Struct], doc: str | None) -> Any:
+    """A frozen record named `name`: `base`'s fields, then one per level figure."""
+    return msgspec.defstruct(
+        name,
+        _figure_fields(),
+        bases=(base,),
+        frozen=True,
+        kw_only=True,
+        module=__name__,
+        namespace={"__doc__": doc},
+    )
+
+
+class _LevelExport(LevelRow, frozen=True, kw_only=True):
     """One repetition of one load level as stored, with the figures derived from it.
 
     Two kinds of figures: the whole level's, as the driver measured them over every second
@@ -42,13 +70,39 @@ class LevelExport(LevelRow, frozen=True, kw_only=True):
 
     errors_total: int
     error_rate: float
-    server_cpu_percent: float | None
-    service_cpu_percent: float | None  # MariaDB, Redis and memcached (100 = one core)
-    loader_cpu_percent: float | None
-    time_per_request_ms: float | None  # ab's mean; None in the open loop or with none done
-    time_per_request_all_ms: float | None  # ab's across all concurrent requests (Tpq)
-    transfer_mib_per_s: float | None  # bytes_read / duration_s in MiB (2^20 bytes) per second
     jitter: Jitter | None
+
+
+def _aggregate_base() -> type[msgspec.Struct]:
+    """LevelAggregate's fields as a record, but its figures (a field each, `with_figures`)."""
+    hints = typing.get_type_hints(LevelAggregate)
+    return msgspec.defstruct(
+        "_LevelAggregate",
+        [
+            (f.name, hints[f.name])
+            for f in dataclasses.fields(LevelAggregate)
+            if f.name != "figures"
+        ],
+        frozen=True,
+        kw_only=True,
+        module=__name__,
+    )
+
+
+# The types the document names (mypy sees the hand-written bases; msgspec and the schema the
+# records with the figures).
+if TYPE_CHECKING:
+    LevelExport = _LevelExport
+    AggregateExport = msgspec.Struct
+else:
+    LevelExport = with_figures("LevelExport", _LevelExport, _LevelExport.__doc__)
+    AggregateExport = with_figures("LevelAggregate", _aggregate_base(), LevelAggregate.__doc__)
+
+
+def aggregate_export(g: LevelAggregate) -> Any:
+    """An aggregate as the document writes it: its figures as fields of their own."""
+    values = {f.name: getattr(g, f.name) for f in dataclasses.fields(g) if f.name != "figures"}
+    return AggregateExport(**values, **g.figures)
 
 
 class CaseExport(msgspec.Struct, frozen=True, kw_only=True):
@@ -59,7 +113,7 @@ class CaseExport(msgspec.Struct, frozen=True, kw_only=True):
     status: str
     rankable: bool
     breakpoint: Breakpoint | None
-    aggregates: list[LevelAggregate]  # the report's headline figures, over repetitions
+    aggregates: list[AggregateExport]  # the report's headline figures, over repetitions
     # Per aggregate (same order): "steady window" when every repetition's figure comes from
     # its steady window, else "whole level: <why>" (the whole level's figures were combined).
     headline_sources: list[str]

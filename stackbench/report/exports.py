@@ -20,6 +20,7 @@ import msgspec
 from stackbench.analysis import claimtable, fmt, stats
 from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView
 from stackbench.analysis.claims import ClaimResult
+from stackbench.analysis.figures import LEVEL_FIGURES, level_figures
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
 from stackbench.analysis.levelsteady import SOURCE_NO_SERIES, SOURCE_WINDOW, level_steady
 from stackbench.analysis.wording import FIGURES_NOTE, RULE
@@ -32,6 +33,7 @@ from stackbench.report.document import (
     NotMeasuredExport,
     ResultsDocument,
     WorkloadExport,
+    aggregate_export,
 )
 from stackbench.report.glance import WorkloadGlance, glance
 from stackbench.report.tables import TextTable
@@ -62,12 +64,7 @@ CSV_FIGURES = [
     "p80_us",
     "errors_total",
     "error_rate",
-    "server_cpu_percent",
-    "service_cpu_percent",
-    "loader_cpu_percent",
-    "time_per_request_ms",
-    "time_per_request_all_ms",
-    "transfer_mib_per_s",
+    *(f.name for f in LEVEL_FIGURES),
 ]
 CSV_COLUMNS = (
     CSV_CASE_COLUMNS + [CSV_RENAMED.get(f, f) for f in CSV_LEVEL_FIELDS] + CSV_STEADY + CSV_FIGURES
@@ -113,22 +110,18 @@ def _level_export(row: LevelRow) -> LevelExport:
     # no zeros standing in for "not measured"
     stored = msgspec.structs.replace(row, latency_us=stats.measured_latency(row))
     source, rps_steady, latency_steady = _steady_figures(row)
-    return LevelExport(
+    values: dict[str, Any] = {
         **msgspec.structs.asdict(stored),
-        rps_whole_level=row.requests_per_s,
-        rps_steady=rps_steady,
-        latency_us_steady=latency_steady,
-        headline_source=source,
-        errors_total=row.errors_total,
-        error_rate=stats.level_error_rate(row),
-        server_cpu_percent=stats.server_cpu_percent(row),
-        service_cpu_percent=stats.service_cpu_percent(row),
-        loader_cpu_percent=stats.loader_cpu_percent(row),
-        time_per_request_ms=stats.level_time_per_request_ms(row),
-        time_per_request_all_ms=stats.level_time_per_request_all_ms(row),
-        transfer_mib_per_s=stats.level_transfer_mib_per_s(row),
-        jitter=stats.jitter(stats.completed_series(row)),
-    )
+        "rps_whole_level": row.requests_per_s,
+        "rps_steady": rps_steady,
+        "latency_us_steady": latency_steady,
+        "headline_source": source,
+        "errors_total": row.errors_total,
+        "error_rate": stats.level_error_rate(row),
+        "jitter": stats.jitter(stats.completed_series(row)),
+        **level_figures(row),
+    }
+    return LevelExport(**values)
 
 
 def _workload_export(w: WorkloadView) -> WorkloadExport:
@@ -143,7 +136,7 @@ def _workload_export(w: WorkloadView) -> WorkloadExport:
                 status=c.case.status,
                 rankable=c.rankable,
                 breakpoint=c.breakpoint,
-                aggregates=c.aggregates,
+                aggregates=[aggregate_export(g) for g in c.aggregates],
                 headline_sources=[_aggregate_source(c, g.level_index) for g in c.aggregates],
             )
             for c in w.cases
@@ -225,12 +218,7 @@ def results_csv(a: Analysis) -> str:
                 *(_num(lat.get(k)) for k in (*STEADY_KEYS, "max", "mean", "p80")),
                 r.errors_total,
                 _num(stats.level_error_rate(r)),
-                _num(stats.server_cpu_percent(r)),
-                _num(stats.service_cpu_percent(r)),
-                _num(stats.loader_cpu_percent(r)),
-                _num(stats.level_time_per_request_ms(r)),
-                _num(stats.level_time_per_request_all_ms(r)),
-                _num(stats.level_transfer_mib_per_s(r)),
+                *(_num(f.of_level(r)) for f in LEVEL_FIGURES),
             ]
         )
     return buf.getvalue()

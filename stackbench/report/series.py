@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView
+from stackbench.analysis.figures import LOADER_ROLE, SERVER_CPU, SERVICE_CPU, SERVICE_ROLES
 from stackbench.config.measured import Second
 from stackbench.config.placement import OTHER_ROLE
 from stackbench.report.chartkit import (
@@ -185,7 +186,7 @@ def _rss_mib(rows: Sequence[LevelRow], services: bool) -> float | None:
         role
         for r in rows
         for role in r.usage
-        if role not in (stats.LOADER_ROLE, OTHER_ROLE) and (role in stats.SERVICE_ROLES) == services
+        if role not in (LOADER_ROLE, OTHER_ROLE) and (role in SERVICE_ROLES) == services
     }
     peaks = [p for role in roles if (p := _rss_peak(rows, role)) is not None]
     return sum(peaks) / 2**20 if peaks else None
@@ -195,8 +196,8 @@ def _figures(c: CaseView) -> dict[float, tuple[float | None, ...]]:
     """level -> (stack CPU, services CPU, stack RSS MiB, services RSS MiB)."""
     return {
         g.level_value: (
-            g.server_cpu_percent,
-            g.service_cpu_percent,
+            g.value(SERVER_CPU),
+            g.value(SERVICE_CPU),
             _rss_mib(c.rows_at(g.level_index), False),
             _rss_mib(c.rows_at(g.level_index), True),
         )

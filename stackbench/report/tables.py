@@ -5,9 +5,18 @@ from dataclasses import dataclass
 
 import msgspec
 
-from stackbench.analysis import fmt, stats
+from stackbench.analysis import fmt
 from stackbench.analysis.analysis import Analysis, WorkloadView
+from stackbench.analysis.figures import (
+    BY_CLAIM_METRIC,
+    LEVEL_FIGURES,
+    LOADER_ROLE,
+    SERVER_CPU,
+    SERVICE_ROLES,
+    LevelFigure,
+)
 from stackbench.analysis.stats import LevelAggregate
+from stackbench.config.claims import COLUMNS
 from stackbench.store.records import LevelFlag, has_flag
 
 
@@ -31,7 +40,7 @@ METRICS: dict[str, Cell] = {
     "p99": latency_cell("p99"),
     "max": latency_cell("max"),
     "error rate": lambda g: fmt.estimate(g.error_rate, fmt.fraction),
-    "server CPU": lambda g: fmt.percent(g.server_cpu_percent),
+    SERVER_CPU.header: lambda g: SERVER_CPU.cell(g.value(SERVER_CPU)),
 }
 
 
@@ -52,9 +61,18 @@ def plain_latency(key: str) -> Cell:
 def cpu_by_role_cell(g: LevelAggregate) -> str:
     """'php-fpm 61%, nginx 30%, mariadb 8%': the stack's roles, then the services, each as
     % of one core (the loader is a column of its own)."""
-    roles = [r for r in g.cpu_by_role if r != stats.LOADER_ROLE]
-    ordered = sorted(roles, key=lambda r: (r in stats.SERVICE_ROLES, r))
+    roles = [r for r in g.cpu_by_role if r != LOADER_ROLE]
+    ordered = sorted(roles, key=lambda r: (r in SERVICE_ROLES, r))
     return ", ".join(f"{r} {fmt.percent(g.cpu_by_role[r], 0)}" for r in ordered) or fmt.MISSING
+
+
+def figure_cell(figure: LevelFigure) -> Cell:
+    """A level figure's cell: the median over repetitions, as the figure writes it."""
+    return lambda g: figure.cell(g.value(figure))
+
+
+def _of(figure: LevelFigure) -> Figure:
+    return Figure(figure.header, figure_cell(figure), figure.described)
 
 
 # The extra columns a claims file may name (config/claims.py COLUMNS), by the names of the
@@ -62,28 +80,8 @@ def cpu_by_role_cell(g: LevelAggregate) -> str:
 FIGURES: dict[str, Figure] = {
     "mean_latency": Figure("mean", plain_latency("mean"), "mean latency"),
     "p80": Figure("p80", plain_latency("p80"), "80% of the requests answered within"),
-    "time_per_request": Figure(
-        "time/req",
-        lambda g: fmt.milliseconds(g.time_per_request_ms),
-        "ab's time per request, connections × duration / completed (how long each client "
-        "waited per answer)",
-    ),
-    "time_per_request_all": Figure(
-        "Tpq",
-        lambda g: fmt.milliseconds(g.time_per_request_all_ms),
-        "ab's time per request across all concurrent requests, duration / completed",
-    ),
-    "transfer": Figure(
-        "MiB/s",
-        lambda g: fmt.mib_per_s(g.transfer_mib_per_s),
-        "bytes received per second, headers included, 2^20 bytes to the MiB",
-    ),
+    **{name: _of(figure) for name, figure in BY_CLAIM_METRIC.items() if name in COLUMNS},
     "errors": Figure("failed", lambda g: f"{g.errors_total:,}", "failed requests"),
-    "service_cpu": Figure(
-        "svc CPU",
-        lambda g: fmt.percent(g.service_cpu_percent, 0),
-        "CPU of MariaDB, Redis and memcached, % of one core",
-    ),
 }
 
 
@@ -92,10 +90,13 @@ def legend(names: Sequence[str]) -> str:
     return "; ".join(f"{FIGURES[n].header}: {FIGURES[n].meaning}" for n in names) + "."
 
 
+# The detail table's legend: the mean, then every level figure.
 FIGURES_LEGEND = (
-    legend(["mean_latency", "time_per_request", "time_per_request_all", "transfer"])
-    + " Services CPU: MariaDB, Redis and memcached; CPU figures are % of one "
-    "core."
+    "; ".join(
+        f"{f.header}: {f.meaning}"
+        for f in [FIGURES["mean_latency"], *(_of(figure) for figure in LEVEL_FIGURES)]
+    )
+    + "."
 )
 
 
@@ -133,14 +134,9 @@ def detail(a: Analysis, w: WorkloadView) -> TextTable:
         "p90",
         "p99",
         "max",
-        "time/req",
-        "Tpq",
-        "MiB/s",
         "errors",
         "error rate",
-        "server CPU",
-        "services CPU",
-        "loader CPU",
+        *(f.header for f in LEVEL_FIGURES),
         "CPU by role",
         "flags",
     ]
@@ -154,14 +150,9 @@ def detail(a: Analysis, w: WorkloadView) -> TextTable:
                     str(g.repetitions),
                     METRICS["req/s"](g),
                     *(plain_latency(k)(g) for k in ("mean", "p50", "p80", "p90", "p99", "max")),
-                    FIGURES["time_per_request"].cell(g),
-                    FIGURES["time_per_request_all"].cell(g),
-                    FIGURES["transfer"].cell(g),
                     f"{g.errors_total:,}",
                     fmt.fraction(g.error_rate.value),
-                    fmt.percent(g.server_cpu_percent),
-                    fmt.percent(g.service_cpu_percent),
-                    fmt.percent(g.loader_cpu_percent),
+                    *(f.cell(g.value(f)) for f in LEVEL_FIGURES),
                     cpu_by_role_cell(g),
                     flags_cell(g),
                 ]

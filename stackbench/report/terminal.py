@@ -24,6 +24,7 @@ from rich.text import Text
 
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, WorkloadView, analyse
+from stackbench.analysis.figures import SERVER_CPU
 from stackbench.analysis.findings import findings, slo_text
 from stackbench.analysis.wording import FIGURES_NOTE, RULE
 from stackbench.errors import InputError
@@ -56,7 +57,7 @@ def _level_parts(level_row: LevelRow) -> tuple[str, list[str]]:
             if r.errors_total
             else "errors 0"
         ),
-        f"CPU {fmt.percent(stats.server_cpu_percent(r), 0)}",
+        f"CPU {fmt.percent(SERVER_CPU.of_level(r), 0)}",
     ]
     if r.status != "ok":
         parts.append(r.status.upper())
@@ -226,7 +227,7 @@ def _workload_table(
                     fmt.latency(g.latency_value("p99")),
                     *(f.cell(g) for f in extras),
                     fmt.fraction(g.error_rate.value),
-                    fmt.percent(g.server_cpu_percent, 0),
+                    fmt.percent(g.value(SERVER_CPU), 0),
                     notes.mark(texts),
                 ]
             )

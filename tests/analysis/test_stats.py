@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from stackbench.analysis import stats
+from stackbench.analysis import figures, stats
 from stackbench.config import slo as slo_rule
 from stackbench.config.slo import Probe, SloStatus
 from stackbench.config.suite import Slo
@@ -211,8 +211,8 @@ def test_aggregate_repetitions_per_case_and_level():
     assert first.latency_value("p99") == 1000
     assert first.status == "invalid"
     assert [f.text for f in first.flags] == ["loader-bound", "noisy"]  # cv ~9% > 5%
-    assert first.server_cpu_percent == 90.0
-    assert first.loader_cpu_percent == pytest.approx(20.0)  # 2 s of CPU in 10 s
+    assert first.value(figures.SERVER_CPU) == 90.0
+    assert first.value(figures.LOADER_CPU) == pytest.approx(20.0)  # 2 s of CPU in 10 s
     assert first.cpu_by_role == {"redis": 10.0, "server": 90.0}
     assert first.slo.status is SloStatus.PASS  # median p99 = 1000 us = 1 ms
     assert aggs[1].slo.status is SloStatus.UNKNOWN
@@ -234,24 +234,24 @@ def test_ab_times_per_request_against_hand_computed_values():
     # The pool/cluster article's Node0 on Redis: 4,025 req/s with 3,000 clients for 30 s, i.e.
     # 120,750 answers. Tpq = 30,000 ms / 120,750 = 0.2484 ms (the article prints 0.24 ms);
     # ab's mean time per request = 3,000 x 30,000 ms / 120,750 = 745.3 ms.
-    assert stats.time_per_request_all_ms(30.0, 120_750) == pytest.approx(0.248447, rel=1e-5)
-    assert stats.time_per_request_ms(3000, 30.0, 120_750) == pytest.approx(745.342, rel=1e-5)
+    assert figures.ab_time_per_request_all(30.0, 120_750) == pytest.approx(0.248447, rel=1e-5)
+    assert figures.ab_time_per_request(3000, 30.0, 120_750) == pytest.approx(745.342, rel=1e-5)
     # The db-report article: 20 clients at 1,173 req/s wait 20 / 1,173 s = 17.05 ms each
     # ("Antwortzeit in ms: 17"); 2,000 requests took 2,000 / 1,173 = 1.705 s.
-    assert stats.time_per_request_ms(20, 2000 / 1173, 2000) == pytest.approx(17.05, abs=0.01)
+    assert figures.ab_time_per_request(20, 2000 / 1173, 2000) == pytest.approx(17.05, abs=0.01)
     # ab-close.txt: -c 10, 500 requests in 0.271 s: ab printed 5.420 and 0.542 ms.
-    assert stats.time_per_request_ms(10, 0.271, 500) == pytest.approx(5.42)
-    assert stats.time_per_request_all_ms(0.271, 500) == pytest.approx(0.542)
-    assert stats.time_per_request_ms(10, 1.0, 0) is None
-    assert stats.time_per_request_all_ms(1.0, 0) is None
+    assert figures.ab_time_per_request(10, 0.271, 500) == pytest.approx(5.42)
+    assert figures.ab_time_per_request_all(0.271, 500) == pytest.approx(0.542)
+    assert figures.ab_time_per_request(10, 1.0, 0) is None
+    assert figures.ab_time_per_request_all(1.0, 0) is None
 
 
 def test_transfer_rate_in_mib_per_second():
     # 2 MiB in 2 s; ab-close.txt: 74,500 bytes in 0.271 s = 268.46 KiB/s (ab's own figure).
-    assert stats.transfer_mib_per_s(2 * 1024 * 1024, 2.0) == 1.0
-    assert stats.transfer_mib_per_s(74_500, 0.271) * 1024 == pytest.approx(268.46, abs=0.01)
-    assert stats.transfer_mib_per_s(None, 2.0) is None  # the tool gave no byte count
-    assert stats.transfer_mib_per_s(100, 0.0) is None
+    assert figures.transfer_rate(2 * 1024 * 1024, 2.0) == 1.0
+    assert figures.transfer_rate(74_500, 0.271) * 1024 == pytest.approx(268.46, abs=0.01)
+    assert figures.transfer_rate(None, 2.0) is None  # the tool gave no byte count
+    assert figures.transfer_rate(100, 0.0) is None
 
 
 def test_level_figures_split_cpu_by_role_and_need_a_closed_loop_for_time_per_request():
@@ -270,14 +270,14 @@ def test_level_figures_split_cpu_by_role_and_need_a_closed_loop_for_time_per_req
             "loader": usage(30.0),
         },
     )
-    assert stats.server_cpu_percent(row) == 80.0
-    assert stats.service_cpu_percent(row) == 18.0
-    assert stats.level_time_per_request_ms(row) == pytest.approx(200.0)  # 20 x 10 s / 1000
-    assert stats.level_time_per_request_all_ms(row) == pytest.approx(10.0)
-    assert stats.level_transfer_mib_per_s(row) == pytest.approx(0.5)
+    assert figures.SERVER_CPU.of_level(row) == 80.0
+    assert figures.SERVICE_CPU.of_level(row) == 18.0
+    assert figures.TIME_PER_REQUEST.of_level(row) == pytest.approx(200.0)  # 20 x 10 s / 1000
+    assert figures.TIME_PER_REQUEST_ALL.of_level(row) == pytest.approx(10.0)
+    assert figures.TRANSFER.of_level(row) == pytest.approx(0.5)
     open_loop = _level(0, 100.0, {}, mode="open", value=500.0)
-    assert stats.level_time_per_request_ms(open_loop) is None  # 500 is a rate, not clients
-    assert stats.service_cpu_percent(_level(0, 1.0, {}, usage={"node": usage(5.0)})) is None
+    assert figures.TIME_PER_REQUEST.of_level(open_loop) is None  # 500 is a rate, not clients
+    assert figures.SERVICE_CPU.of_level(_level(0, 1.0, {}, usage={"node": usage(5.0)})) is None
 
 
 def test_aggregate_carries_the_article_figures_as_medians():
@@ -288,8 +288,8 @@ def test_aggregate_carries_the_article_figures_as_medians():
         )
     ]
     agg = stats.aggregate_levels(rows, resamples=50)[0]
-    assert agg.time_per_request_all_ms == pytest.approx(20.0)  # median of 10, 20, 30 ms
-    assert agg.time_per_request_ms == pytest.approx(200.0)  # 10 clients x the same
+    assert agg.value(figures.TIME_PER_REQUEST_ALL) == pytest.approx(20.0)  # median: 10, 20, 30 ms
+    assert agg.value(figures.TIME_PER_REQUEST) == pytest.approx(200.0)  # 10 clients x the same
     # only the repetitions with a byte count: median of 0.1 and 0.1 MiB/s
-    assert agg.transfer_mib_per_s == pytest.approx(0.1)
-    assert agg.service_cpu_percent == 10.0  # redis in _level's usage
+    assert agg.value(figures.TRANSFER) == pytest.approx(0.1)
+    assert agg.value(figures.SERVICE_CPU) == 10.0  # redis in _level's usage

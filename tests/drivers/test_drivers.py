@@ -121,7 +121,7 @@ def test_ab_times_per_request_match_its_three_decimal_lines():
     # A recorded `ab -c 1 -n 200`: "Time per request: 1.383 [ms] (mean)" while the
     # connection-times mean, in whole milliseconds, says 1. Our time per request
     # (connections x duration / completed) must be ab's figure, not the rounded one.
-    from stackbench.analysis.stats import time_per_request_ms
+    from stackbench.analysis.figures import ab_time_per_request as time_per_request_ms
 
     r = parse_ab((DATA / "ab-c1.txt").read_text(), ["ab"], None)
     assert r.latency_us["mean"] == 1000  # ab's whole-millisecond summary, kept as printed

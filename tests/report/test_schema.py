@@ -8,7 +8,11 @@ import jsonschema
 import pytest
 from synthetic_run import add_case, fill, start_run
 
-from stackbench.report import write_all
+from stackbench.analysis.analysis import analyse
+from stackbench.analysis.figures import BY_CLAIM_METRIC, LEVEL_FIGURES
+from stackbench.config.claims import LEVEL_METRICS
+from stackbench.report import tables, write_all
+from stackbench.report.exports import CSV_COLUMNS
 from stackbench.report.schema import results_schema
 from stackbench.store.store import Store
 
@@ -86,3 +90,29 @@ def test_a_multi_host_level_validates(validator, tmp_path):
     doc["levels"][0]["loader_parts"][0]["connections"] = "ten"
     doc["run"]["settings"]["placement"]["loader_hosts"] = [2]
     assert len(list(validator.iter_errors(doc))) == 2
+
+
+def test_every_level_figure_reaches_every_output_from_its_one_definition(tmp_path):
+    """A figure of analysis/figures.py is a field of each level and each aggregate in
+    results.json (described in the schema by its meaning and unit), a results.csv column and a
+    column of the detail table, with nothing else to edit."""
+    doc = _results(tmp_path, fill)
+    schema = json.loads(SCHEMA.read_text())["$defs"]
+    names = [f.name for f in LEVEL_FIGURES]
+    assert len(names) >= 6 and len(set(names)) == len(names)
+    aggregate = doc["workloads"][0]["cases"][0]["aggregates"][0]
+    for figure in LEVEL_FIGURES:
+        assert figure.name in doc["levels"][0] and figure.name in aggregate
+        for record in ("LevelExport", "LevelAggregate"):
+            prop = schema[record]["properties"][figure.name]
+            assert prop["description"] == figure.described
+            assert figure.name in schema[record]["required"]
+        assert figure.name in CSV_COLUMNS
+    store = Store(":memory:")
+    analysis = analyse(store.load_run(fill(store)))
+    header = tables.detail(analysis, analysis.workloads[0]).header
+    assert [f.header for f in LEVEL_FIGURES] == [
+        h for h in header if h in {f.header for f in LEVEL_FIGURES}
+    ]
+    # A claim may test the figures that name a claims metric, under that metric's name.
+    assert set(BY_CLAIM_METRIC) <= set(LEVEL_METRICS)

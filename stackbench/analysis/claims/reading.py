@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from stackbench.analysis import stats
 from stackbench.analysis.calibration import spread_of
 from stackbench.analysis.claims.wording import _levels_text
+from stackbench.analysis.figures import BY_CLAIM_METRIC
 from stackbench.analysis.levelsteady import aggregate_steady
 from stackbench.analysis.verdicts import (
     Evidence,
@@ -273,24 +274,12 @@ def level_metric(row: LevelRow, metric: str) -> float | str:
         return stats.level_error_rate(row)
     if metric == "errors":
         return float(row.errors_total)
-    if metric in ("server_cpu", "service_cpu"):
-        cpu = (
-            stats.server_cpu_percent(row)
-            if metric == "server_cpu"
-            else stats.service_cpu_percent(row)
-        )
-        return "no CPU sample of the " + metric.split("_")[0] if cpu is None else cpu
-    if metric == "transfer":
-        mib = stats.level_transfer_mib_per_s(row)
-        return f"the {row.driver} driver gave no byte count" if mib is None else mib
+    figure = BY_CLAIM_METRIC.get(metric)
+    if figure is not None:
+        value = figure.of_level(row)
+        return figure.missing(row) if value is None else value
     if row.completed <= 0:
         return "no request completed"
-    if metric == "time_per_request":
-        value = stats.level_time_per_request_ms(row)
-        return "no time per request in the open loop" if value is None else value
-    if metric == "time_per_request_all":
-        every = stats.level_time_per_request_all_ms(row)
-        return "no request completed" if every is None else every
     key = {"mean_latency": "mean", "max_latency": "max"}.get(metric, metric)
     if key not in row.latency_us:
         return f"the {row.driver} driver did not measure {metric.replace('_', '.')}"
