@@ -12,7 +12,7 @@ from stackbench.config.status import unavailable_reason
 from stackbench.config.workloads import CATALOG, parse_spec
 from stackbench.errors import InputError
 from stackbench.lab.inventory import load_inventory
-from stackbench.report import FORMATS, write_all
+from stackbench.report import EXPORTERS, FORMATS, write_all
 from stackbench.report.terminal import RunFilter, filter_run, print_run, print_runs
 from stackbench.report.termtable import Cell, Col, print_commands, print_table
 from stackbench.session.script import run_script
@@ -169,15 +169,10 @@ def write_report_files(
         wanted,
         run_claims(data, load_inventory()),
     )
-    written = {
-        "html": "report.html",
-        "md": "summary.md",
-        "csv": "results.csv",
-        "json": "results.json",
-        "png": "charts/*.png (and .svg)",
-    }
     console.print(
-        Text(f"written to {target}: " + ", ".join(written[f] for f in FORMATS if f in wanted))
+        Text(
+            f"written to {target}: " + ", ".join(e.file_name for e in EXPORTERS if e.name in wanted)
+        )
     )
 
 

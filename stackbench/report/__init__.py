@@ -3,24 +3,95 @@
 Reports read only from the store's RunData, so any stored run (even an interrupted one) can be
 reported again with `stackbench report RUN [--format ...]`.
 
-Formats: html (report.html, and its charts under charts/), md (summary.md), csv (results.csv),
-json (results.json), png (the charts alone, as PNG and SVG under charts/).
+Each format is an `Exporter` (after hyperfine's): its name (`--format`), the file it writes
+(what the commands say they wrote) and a render function over the report's typed inputs that
+gives the files' contents. Adding a format is one entry in `EXPORTERS`.
 """
 
-from collections.abc import Iterable, Sequence
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from stackbench.analysis.analysis import Analysis, analyse
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import Finding, findings
-from stackbench.report.charts import Chart, glance_chart, workload_charts
+from stackbench.report.charts import Chart, ChartItem, glance_chart, workload_charts
 from stackbench.report.context import build_context
 from stackbench.report.exports import results_csv, results_json, summary_md
-from stackbench.report.glance import glance
+from stackbench.report.glance import WorkloadGlance, glance
 from stackbench.report.html import build_html
 from stackbench.store.store import RunData
 
-FORMATS = ("html", "md", "csv", "json", "png")
+CHARTS_DIR = "charts"
+Files = Mapping[str, str | bytes]  # path inside the report folder -> its content
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """What every format renders from: the run's analysis, its findings and the article's
+    claims judged on it; the glance and the charts are computed once, for the formats that
+    need them (report.html and the charts alone share them)."""
+
+    analysis: Analysis
+    found: list[Finding]
+    claims: Sequence[ClaimResult]
+
+    @functools.cached_property
+    def glances(self) -> list[WorkloadGlance]:
+        return glance(self.analysis)
+
+    @functools.cached_property
+    def charts(self) -> dict[str, list[ChartItem]]:
+        return {w.label: workload_charts(self.analysis, w) for w in self.analysis.workloads}
+
+    @functools.cached_property
+    def summary_chart(self) -> ChartItem:
+        return glance_chart(self.analysis, self.glances)
+
+
+@dataclass(frozen=True)
+class Exporter:
+    name: str  # the --format value
+    file_name: str  # what it writes, as the commands name it
+    render: Callable[[ReportInputs], Files]
+
+
+def _chart_files(inputs: ReportInputs) -> dict[str, str | bytes]:
+    """Each chart as SVG and PNG under charts/ (a chart replaced by a sentence has none)."""
+    out: dict[str, str | bytes] = {}
+    for item in [inputs.summary_chart, *(c for items in inputs.charts.values() for c in items)]:
+        if isinstance(item, Chart):
+            out[f"{CHARTS_DIR}/{item.name}.svg"] = item.svg
+            out[f"{CHARTS_DIR}/{item.name}.png"] = item.png
+    return out
+
+
+def _page(inputs: ReportInputs) -> Files:
+    a = inputs.analysis
+    html = build_html(
+        a,
+        inputs.found,
+        inputs.glances,
+        build_context(a),
+        inputs.charts,
+        inputs.summary_chart,
+        inputs.claims,
+    )
+    return {"report.html": html, **_chart_files(inputs)}
+
+
+EXPORTERS: tuple[Exporter, ...] = (
+    Exporter("html", "report.html", _page),
+    Exporter(
+        "md", "summary.md", lambda i: {"summary.md": summary_md(i.analysis, i.found, i.claims)}
+    ),
+    Exporter("csv", "results.csv", lambda i: {"results.csv": results_csv(i.analysis)}),
+    Exporter("json", "results.json", lambda i: {"results.json": results_json(i.analysis, i.found)}),
+    Exporter("png", f"{CHARTS_DIR}/*.png (and .svg)", _chart_files),
+)
+BY_NAME: dict[str, Exporter] = {e.name: e for e in EXPORTERS}
+FORMATS = tuple(BY_NAME)
 
 
 def write_all(
@@ -32,41 +103,25 @@ def write_all(
 ) -> Path:
     """Write the report files of `formats` into out_dir (created if needed); returns out_dir.
     `claims`: the article's claims evaluated on this run (summary.md and report.html)."""
-    wanted = set(formats)
     analysis = analysis or analyse(data)
-    found = findings(analysis)
+    inputs = ReportInputs(analysis, findings(analysis), claims)
+    files: dict[str, str | bytes] = {}
+    for name in dict.fromkeys(formats):
+        files.update(BY_NAME[name].render(inputs))
     out_dir.mkdir(parents=True, exist_ok=True)
-    if "json" in wanted:
-        (out_dir / "results.json").write_text(results_json(analysis, found), encoding="utf-8")
-    if "csv" in wanted:
-        (out_dir / "results.csv").write_text(results_csv(analysis), encoding="utf-8")
-    if "md" in wanted:
-        (out_dir / "summary.md").write_text(summary_md(analysis, found, claims), encoding="utf-8")
-    if wanted & {"html", "png"}:
-        _write_charts_and_page(analysis, found, out_dir, "html" in wanted, claims)
+    if any(path.startswith(f"{CHARTS_DIR}/") for path in files):
+        _clear_charts(out_dir / CHARTS_DIR)
+    for path, content in files.items():
+        target = out_dir / path
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content, encoding="utf-8")
     return out_dir
 
 
-def _write_charts_and_page(
-    analysis: Analysis,
-    found: list[Finding],
-    out_dir: Path,
-    page: bool,
-    claims: Sequence[ClaimResult],
-) -> None:
-    glances = glance(analysis)
-    charts = {w.label: workload_charts(analysis, w) for w in analysis.workloads}
-    summary_chart = glance_chart(analysis, glances)
-    charts_dir = out_dir / "charts"
+def _clear_charts(charts_dir: Path) -> None:
+    """A rewritten report must not keep the charts of an older version."""
     charts_dir.mkdir(exist_ok=True)
     for stale in [*charts_dir.glob("*.svg"), *charts_dir.glob("*.png")]:
-        stale.unlink()  # a rewritten report must not keep the charts of an older version
-    for item in [summary_chart, *(c for items in charts.values() for c in items)]:
-        if isinstance(item, Chart):
-            (charts_dir / f"{item.name}.svg").write_text(item.svg, encoding="utf-8")
-            (charts_dir / f"{item.name}.png").write_bytes(item.png)
-    if page:
-        html = build_html(
-            analysis, found, glances, build_context(analysis), charts, summary_chart, claims
-        )
-        (out_dir / "report.html").write_text(html, encoding="utf-8")
+        stale.unlink()

@@ -1,6 +1,7 @@
 """Report files and terminal views from synthetic runs in an in-memory store."""
 
 import csv
+import fnmatch
 import io
 import json
 import re
@@ -12,7 +13,7 @@ from rich.console import Console
 
 from stackbench.analysis.analysis import analyse
 from stackbench.analysis.findings import findings
-from stackbench.report import write_all
+from stackbench.report import EXPORTERS, FORMATS, write_all
 from stackbench.report.terminal import level_line, print_run, print_runs
 from stackbench.store.records import (
     CaseRecord,
@@ -318,6 +319,21 @@ def test_formats_write_only_what_is_asked(store, tmp_path):
     out = write_all(data, tmp_path / "png", ["png"])
     assert sorted(p.name for p in out.iterdir()) == ["charts"]
     assert {p.suffix for p in (out / "charts").iterdir()} == {".png", ".svg"}
+
+
+def test_each_exporter_writes_the_file_it_names_and_nothing_else(store, tmp_path):
+    """The formats are the exporters' names; each one alone writes what its file name says
+    (charts/*.png with their .svg; report.html with its charts)."""
+    data = store.load_run(_closed_loop_run(store))
+    assert FORMATS == tuple(e.name for e in EXPORTERS) == ("html", "md", "csv", "json", "png")
+    for exporter in EXPORTERS:
+        out = write_all(data, tmp_path / exporter.name, [exporter.name])
+        written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+        main = exporter.file_name.split(" ")[0]
+        assert [w for w in written if fnmatch.fnmatch(w, main)], (exporter.name, written)
+        charts = [w for w in written if w.startswith("charts/")]
+        assert len(written) - len(charts) == (0 if main.startswith("charts/") else 1)
+        assert bool(charts) == (exporter.name in ("html", "png")), exporter.name
 
 
 def test_html_is_self_contained(store, tmp_path):
