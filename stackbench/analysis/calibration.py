@@ -8,6 +8,12 @@ handful of starts is itself uncertain (with 6 starts its 95% interval spans 0.4x
 verdicts use the one-sided 80% upper confidence bound (chi-square, k - 1 degrees of freedom),
 and never less than MIN_SPREAD: a calibration made in a quiet moment must not make later
 verdicts over-confident.
+
+A whole level without a per-second series (one wrk or ab repetition) varies by the
+calibrated spread plus a window's own noise when it lasts at least as long as the
+calibration's levels. Those are stored without their length, so a calibration's levels may
+last at most CALIBRATION_LEVEL_S (the shipped suite's run 12 s), and whole levels of at least
+that length use it (verdicts.whole_level_sigma).
 """
 
 import datetime
@@ -27,6 +33,7 @@ from stackbench.store.store import RunData
 MIN_STARTS = 3
 MIN_SPREAD = 0.01
 UPPER_BOUND_LEVEL = 0.80
+CALIBRATION_LEVEL_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,8 @@ def spread_of(calibration: CalibrationRow | None) -> RunSpread:
         f"{len(calibration.figures)} fresh starts of {calibration.stack} "
         f"{calibration.workload} @{calibration.level_value:g}, measured "
         f"{calibration.sigma:.1%}, 80% upper bound used)",
+        calibration.within_variance,
+        CALIBRATION_LEVEL_S,
     )
 
 
@@ -90,6 +99,13 @@ def calibration_of(data: RunData) -> CalibrationRecord:
         raise InputError(
             f"run {data.run.id}: a calibration needs exactly one valid level "
             "of one stack and workload, repeated"
+        )
+    long = [r for r in levels if r.duration_s > CALIBRATION_LEVEL_S]
+    if long:
+        raise InputError(
+            f"run {data.run.id}: a calibration's levels may last at most "
+            f"{CALIBRATION_LEVEL_S:g} s (this one ran {long[0].duration_s:g} s): whole levels "
+            "at least as long as a calibration's use its spread"
         )
     steadies = [
         s

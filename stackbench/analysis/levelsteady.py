@@ -11,12 +11,16 @@ A level without a series (wrk, ab) or without a steady state keeps the driver's 
 figures, and `source` says so. Across repetitions (LevelSteadyAggregate) the repetition is the
 unit (Kalibera & Jones): the figure is the geometric mean of the repetitions' headline figures,
 its interval Welch's on their logs (verdicts.repetition_evidence, floored for 3 or fewer
-repetitions by the run-to-run spread); with one repetition, the window's own interval.
+repetitions by the run-to-run spread); with one repetition, the window's own interval, or
+for a level without a series the machine's run-to-run spread of whole levels
+(verdicts.whole_level_evidence).
 Each figure carries the evidence its verdicts use, computed here once.
 """
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 from hdrh.histogram import HdrHistogram
@@ -24,7 +28,12 @@ from hdrh.histogram import HdrHistogram
 from stackbench.analysis.intervals import FigureInterval, evidence_interval, window_interval
 from stackbench.analysis.stats import Estimate, measured_latency
 from stackbench.analysis.steady import SteadyClass, SteadyState, detect_steady_state
-from stackbench.analysis.verdicts import RunSpread, repetition_evidence
+from stackbench.analysis.verdicts import (
+    RunSpread,
+    repetition_evidence,
+    whole_level_evidence,
+    whole_level_sigma,
+)
 from stackbench.config.measured import Second
 from stackbench.store.store import LevelRow
 
@@ -33,7 +42,9 @@ SOURCE_WINDOW = "steady window"
 SOURCE_NO_SERIES = "whole level: the driver gave no per-second series"
 SOURCE_NO_STEADY = "whole level: no steady state found"
 INTERVAL_REPETITIONS = "Welch over repetitions"
+NORMAL_95 = NormalDist().inv_cdf(0.975)  # z of a 95% interval
 INTERVAL_WITHIN_LEVEL = "within the level's steady window"
+INTERVAL_WHOLE_LEVEL = "the machine's run-to-run spread of whole levels"
 INTERVAL_NONE = "none"
 
 
@@ -167,10 +178,18 @@ def aggregate_steady(rows: Sequence[LevelRow], spread: RunSpread) -> LevelSteady
     Welch over the repetitions' headline figures (window figures when every repetition has a
     steady window, else the whole-level ones)."""
     steadies = tuple(level_steady(r) for r in rows)
+    # A level without a series counts as one whole level (wrk, ab); one that has a series but
+    # no steady state was shown unsteady, and gets no evidence from one repetition.
+    whole_s = (
+        min(r.duration_s for r in rows)
+        if all(s.source == SOURCE_NO_SERIES for s in steadies)
+        else None
+    )
     throughput = combine(
         [headline_throughput(r, s) for r, s in zip(rows, steadies, strict=True)],
         [s.throughput for s in steadies],
         spread,
+        whole_s,
     )
     all_steady = all(s.source == SOURCE_WINDOW for s in steadies)
     latency: dict[str, Estimate] = {}
@@ -178,14 +197,18 @@ def aggregate_steady(rows: Sequence[LevelRow], spread: RunSpread) -> LevelSteady
         if all_steady and all(key in s.latency_us for s in steadies):
             within = [s.latency_us[key] for s in steadies]
             latency[key] = combine([w.value for w in within], list(within), spread)
-        elif len(rows) >= 2 and all(key in measured_latency(r) for r in rows):
+        elif (len(rows) >= 2 or whole_s is not None) and all(
+            key in measured_latency(r) for r in rows
+        ):
             latency[key] = combine(
-                [measured_latency(r)[key] for r in rows], [None] * len(rows), spread
+                [measured_latency(r)[key] for r in rows], [None] * len(rows), spread, whole_s
             )
     if len(rows) >= 2:
         source, note = INTERVAL_REPETITIONS, None
     elif steadies[0].throughput is not None:
         source, note = INTERVAL_WITHIN_LEVEL, None
+    elif whole_s is not None:
+        source, note = INTERVAL_WHOLE_LEVEL, None
     else:
         source = INTERVAL_NONE
         note = (
@@ -203,17 +226,33 @@ def headline_throughput(row: LevelRow, steady: LevelSteady) -> float:
 
 
 def combine(
-    figures: Sequence[float], within: Sequence[FigureInterval | None], spread: RunSpread
+    figures: Sequence[float],
+    within: Sequence[FigureInterval | None],
+    spread: RunSpread,
+    whole_level_s: float | None = None,
 ) -> Estimate:
-    """One figure from its repetitions (see aggregate_steady)."""
+    """One figure from its repetitions (see aggregate_steady); `whole_level_s`: the seconds of
+    levels without a series, whose figures carry the whole-level run-to-run spread."""
     if len(figures) == 1:
         one = within[0]
-        if one is None:
+        if one is not None:
+            return Estimate(one.value, one.low, one.high, one.n, one.evidence)
+        if whole_level_s is None:
             return Estimate(figures[0], None, None, 1)
-        return Estimate(one.value, one.low, one.high, one.n, one.evidence)
+        return whole_level_estimate(figures[0], whole_level_s, spread)
     variances = [w.evidence.variance for w in within if w is not None and w.evidence]
-    evidence = repetition_evidence(figures, variances, spread)
+    evidence = repetition_evidence(figures, variances, spread, whole_level_s)
     if evidence is None:  # a zero figure: no log, no interval
         return Estimate(float(np.median(figures)), None, None, len(figures))
     interval = evidence_interval(evidence, evidence.value)
     return Estimate(interval.value, interval.low, interval.high, len(figures), evidence)
+
+
+def whole_level_estimate(value: float, level_s: float, spread: RunSpread) -> Estimate:
+    """One whole level's figure with its interval: value ×/÷ e^(z sigma), sigma the machine's
+    run-to-run spread of whole levels this long (the interval a comparison of it uses)."""
+    evidence = whole_level_evidence(value, level_s, spread)
+    if evidence is None:
+        return Estimate(value, None, None, 1)
+    half = NORMAL_95 * whole_level_sigma(spread, level_s)
+    return Estimate(value, value * math.exp(-half), value * math.exp(half), 1, evidence)

@@ -16,6 +16,11 @@ from here (docs/methods.md, "Verdicts", explains it in plain words). The procedu
    - Repetitions: Welch on the logs of the repetitions' figures, df = r - 1. With 3 or fewer
      repetitions the sample variance is too unstable to trust alone, so it is floored at what
      one repetition is known to vary by: the run-to-run spread plus its within-level variance.
+     That floor is a variance taken as known (no degrees of freedom of its own): the interval
+     is the wider of z sqrt(floor / r) and t(r - 1) sqrt(s^2 / r).
+   - One whole level (a driver without a per-second series: wrk, ab; a standalone timing):
+     one figure whose uncertainty is the machine's run-to-run spread of whole levels
+     (`whole_level_sigma`): calibrated on levels at least as long, else assumed (10%).
 2. Run-to-run spread (`RunSpread`): a freshly started server differs from the last by more than
    one level's own noise says (machine drift, memory layout, the scheduler). A comparison of
    single repetitions adds sigma_run^2 for each side; sigma_run is measured per machine by
@@ -50,6 +55,13 @@ PERCENTILE_THRESHOLD = 0.05
 # Run-to-run spread assumed before `stackbench calibrate` has measured this machine: go's hello
 # at 50 connections on a shared 2-core VM spread 4.8% (CV) over 15 fresh 10-s levels in 4 min.
 ASSUMED_RUN_SPREAD = 0.05
+# Run-to-run spread assumed for one whole level without a per-second series (wrk, ab, a
+# standalone timing) until a calibration on levels at least as long covers it: twice the
+# steady windows' 5%, since a whole level keeps its start, which a steady window drops, and
+# no steadiness can be shown for it (docs/methods.md, "One figure without a series").
+ASSUMED_WHOLE_LEVEL_SPREAD = 0.10
+# Degrees of freedom of a variance taken as known (the run-to-run floor): t is then z.
+KNOWN_DF = 1e6
 # The bias-corrected lag-1 autocorrelation is capped: beyond 0.9 a window of ten seconds would
 # count as half a second, and no level of a benchmark is that close to a random walk.
 MAX_AUTOCORRELATION = 0.9
@@ -72,7 +84,7 @@ class Outcome(enum.Enum):
 class Unit(enum.Enum):
     SECONDS = "seconds"
     REPETITIONS = "repetitions"
-    RUN = "one run"  # a single figure whose own noise is negligible (a standalone timing)
+    RUN = "one run"  # one whole level without a series (wrk, ab, a standalone timing)
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,10 @@ class RunSpread:
     sigma: float
     assumed: bool
     source: str  # for people: "assumed 5% (not calibrated: run `stackbench calibrate`)"
+    # The calibration's windows' own variance of ln(figure) (what `sigma` excludes), and the
+    # length of its levels: a whole level at least as long varies by at most both together.
+    within: float = 0.0
+    level_s: float | None = None  # None: assumed, no calibration to cover whole levels
 
     @property
     def variance(self) -> float:
@@ -170,37 +186,65 @@ def variance_df(n: int, r: float) -> float:
 
 
 def repetition_evidence(
-    figures: Sequence[float], within: Sequence[float], spread: RunSpread
+    figures: Sequence[float],
+    within: Sequence[float],
+    spread: RunSpread,
+    whole_level_s: float | None = None,
 ) -> Evidence | None:
-    """Evidence of several repetitions of one level: their figures' logs, Welch-style; for 3
-    or fewer the variance is floored at sigma_run^2 plus a repetition's within-level variance
-    (`within`: each repetition's, empty when the driver gave none). None below 2 figures."""
+    """Evidence of several repetitions of one level: their figures' logs, Welch-style. For 3
+    or fewer the sample variance s^2 is too unstable alone: the interval is the wider of
+    t(r - 1) sqrt(s^2 / r) and z sqrt(floor / r), the floor what one repetition is known to
+    vary by, taken as known: sigma_run^2 plus a repetition's within-level variance (`within`:
+    each repetition's), or for whole levels without a series (`whole_level_s`: their
+    seconds) the whole-level spread. None below 2 figures."""
     x = np.asarray(figures, dtype=np.float64)
     if len(x) < 2 or np.any(x <= 0.0) or not np.all(np.isfinite(x)):
         return None
     logs = np.log(x)
     one_within = float(np.mean(within)) if len(within) else 0.0
     sample = float(np.var(logs, ddof=1))
+    df = len(x) - 1.0
     if len(x) <= 3:
-        sample = max(sample, spread.variance + one_within)
+        floor = (
+            spread.variance + one_within
+            if whole_level_s is None
+            else whole_level_sigma(spread, whole_level_s) ** 2
+        )
+        z = _t_quantile(0.5 + CONFIDENCE / 2.0, KNOWN_DF)
+        if _t_quantile(0.5 + CONFIDENCE / 2.0, df) ** 2 * sample < z * z * floor:
+            sample, df = floor, KNOWN_DF
     log_mean = float(np.mean(logs))
     return Evidence(
         math.exp(log_mean),
         log_mean,
         sample / len(x),
-        len(x) - 1.0,
+        df,
         len(x),
         Unit.REPETITIONS,
         one_within,
     )
 
 
-def single_run_evidence(value: float) -> Evidence | None:
-    """One figure with no noise of its own worth counting (a standalone timing of thousands of
-    iterations): all its uncertainty is the run-to-run spread a comparison adds."""
+def whole_level_sigma(spread: RunSpread, level_s: float) -> float:
+    """Run-to-run spread (log SD) of one whole level's figure: the calibrated spread plus its
+    windows' own noise when the calibration's levels were no longer than this one (a longer
+    level averages more), else the assumed ASSUMED_WHOLE_LEVEL_SPREAD (or the calibrated
+    total, if larger)."""
+    total = math.sqrt(spread.variance + spread.within)
+    if not spread.assumed and spread.level_s is not None and level_s >= spread.level_s:
+        return total
+    return max(ASSUMED_WHOLE_LEVEL_SPREAD, total)
+
+
+def whole_level_evidence(value: float, level_s: float, spread: RunSpread) -> Evidence | None:
+    """One figure of a whole level without a per-second series (one wrk or ab repetition, a
+    standalone timing of `level_s` seconds): all its uncertainty is the machine's run-to-run
+    spread of such figures. A comparison adds sigma_run^2 for it (a single run); the evidence
+    carries the rest, whole_level_sigma^2 - sigma_run^2, as a variance taken as known."""
     if value <= 0.0 or not math.isfinite(value):
         return None
-    return Evidence(value, math.log(value), 0.0, 1e6, 1, Unit.RUN, 0.0)
+    extra = max(whole_level_sigma(spread, level_s) ** 2 - spread.variance, 0.0)
+    return Evidence(value, math.log(value), extra, KNOWN_DF, 1, Unit.RUN, extra)
 
 
 # --- a comparison ----------------------------------------------------------------------------
@@ -447,7 +491,8 @@ def what_would_decide(v: Verdict, a: Evidence, b: Evidence) -> tuple[str, int | 
     run_terms = v.se**2 - a.variance - b.variance
     within = a.variance + b.variance
     room = (needed / t) ** 2 - run_terms
-    if a.single_run and b.single_run and room > 0 and within > 0:
+    windows = a.unit is Unit.SECONDS and b.unit is Unit.SECONDS
+    if windows and room > 0 and within > 0:
         factor = within / room
         seconds = math.ceil(max(a.n, b.n) * factor)
         if factor <= 20:

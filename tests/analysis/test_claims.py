@@ -564,9 +564,11 @@ def test_a_stated_magnitude_refutes_a_result_far_beyond_it():
         run = RunBuilder()
         run.case("node", "db-report")
         run.case("php-apache", "db-report")
+        # 10,000 iterations: timings longer than the calibration's levels, so the quiet
+        # calibrated spread (not the assumed 10% of shorter whole runs) is their uncertainty
         run.scripts += [
-            script_row("node", "db-report", 1000, node_wall, 6.7, 1.4, "ok"),
-            script_row("php-apache", "db-report", 1000, 7.41, 3.65, 2.1, "ok"),
+            script_row("node", "db-report", 10000, 10 * node_wall, 67, 14, "ok"),
+            script_row("php-apache", "db-report", 10000, 74.1, 36.5, 21, "ok"),
         ]
         stacks = (
             StackFacts("node", True, params={"mysql_driver": "mysql"}),
@@ -791,9 +793,13 @@ def test_proportional_shape_divides_by_the_level():
     }
     run = RunBuilder()
     cid = run.case("php", "w")
-    # a mean latency has no per-second series: two repetitions give it evidence
-    run.levels += [level(cid, 20, 1.0, rep, latency_ms={"mean": 17.0}) for rep in (0, 1)]
-    run.levels += [level(cid, 200, 1.0, rep, latency_ms={"mean": 174.0}) for rep in (0, 1)]
+    # a mean latency has no per-second series: its repetitions give it evidence, floored by
+    # the calibrated spread (the 20-s levels outlast the calibration's)
+    for value, mean in ((20, 17.0), (200, 174.0)):
+        run.levels += [
+            level(cid, value, 1.0, rep, latency_ms={"mean": mean}, duration_s=20.0)
+            for rep in (0, 1)
+        ]
     result = one(make_claim(test), run)
     # 17/20 = 0.85, 174/200 = 0.87 per client: spread 1.0235
     assert result.ours[-1].value == pytest.approx(0.87 / 0.85)
@@ -1340,19 +1346,28 @@ def test_an_uncalibrated_single_repetition_does_not_decide_a_near_band():
     assert "repetitions a side" in result.why and result.ours[0].low is not None
 
 
-def test_a_level_without_a_series_needs_repetitions():
-    run = RunBuilder()
-    for stack, rps in (("a", 300.0), ("b", 100.0)):
-        cid = run.case(stack, "w")
-        run.levels.append(
-            msgspec.structs.replace(level(cid, 25, rps), timeseries=None, driver="ab")
-        )
-    result = one(make_claim(ratio_test("greater")), run)
-    assert result.status is ClaimStatus.UNDECIDED
-    assert result.why == (
-        "not enough evidence: a / b on w @25 is 3.00×, but one repetition of "
-        "a level without a per-second series has no interval (repeat = 2 or "
-        "more would give one)"
+def test_one_level_without_a_series_counts_with_the_whole_level_spread():
+    """One ab level a side: each figure carries the assumed 10% run-to-run spread of whole
+    levels (10-s levels, shorter than the calibration's), so the ratio's interval is
+    3 ×/÷ e^(1.96 sqrt(2) 0.1): 3× is decided, 1.05× is not."""
+
+    def judged(a_rps: float) -> ClaimResult:
+        run = RunBuilder()
+        for stack, rps in (("a", a_rps), ("b", 100.0)):
+            cid = run.case(stack, "w")
+            run.levels.append(
+                msgspec.structs.replace(level(cid, 25, rps), timeseries=None, driver="ab")
+            )
+        return one(make_claim(ratio_test("greater")), run)
+
+    wide = judged(300.0)
+    assert wide.status is ClaimStatus.CONFIRMED, wide.why
+    half = math.exp(1.959964 * math.sqrt(2) * 0.10)
+    assert (wide.ours[0].low, wide.ours[0].high) == pytest.approx((3 / half, 3 * half), rel=1e-5)
+    close = judged(105.0)
+    assert close.status is ClaimStatus.UNDECIDED
+    assert close.why.startswith(
+        "not enough evidence: a / b on w @25 is 1.05× (0.80–1.39), straddling ≥ 1.00×"
     )
 
 

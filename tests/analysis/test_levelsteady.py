@@ -7,9 +7,11 @@ import pytest
 from hdrh.histogram import HdrHistogram
 from scipy import stats as scipy_stats
 
+from stackbench.analysis import verdicts
 from stackbench.analysis.analysis import analyse
 from stackbench.analysis.levelsteady import (
     INTERVAL_REPETITIONS,
+    INTERVAL_WHOLE_LEVEL,
     SOURCE_NO_SERIES,
     SOURCE_NO_STEADY,
     SOURCE_WINDOW,
@@ -124,11 +126,27 @@ def test_few_repetitions_are_floored_by_the_run_to_run_spread() -> None:
     agg = aggregate_steady(rows, SPREAD)
     assert agg.steady and agg.interval_source == INTERVAL_REPETITIONS
     evidence = agg.throughput.evidence
-    assert evidence is not None and evidence.unit is Unit.REPETITIONS and evidence.df == 2
+    assert evidence is not None and evidence.unit is Unit.REPETITIONS
     # three near-identical repetitions: the spread between them (~0.1%) is floored at
-    # sigma_run^2 + a window's own variance, so the interval is not falsely narrow
+    # sigma_run^2 + a window's own variance, taken as known (z, not t with 2 df), so the
+    # interval is not falsely narrow
+    assert evidence.df == verdicts.KNOWN_DF
     assert evidence.variance >= SPREAD.variance / 3
     assert agg.throughput.low < agg.throughput.value < agg.throughput.high
+
+
+def test_one_level_without_a_series_carries_the_whole_level_spread() -> None:
+    """wrk or ab: one whole level, 5 s (shorter than a calibration's levels), so the assumed
+    10% run-to-run spread of whole levels: 1000 ×/÷ e^(1.96 * 0.10)."""
+    one = row(None, requests_per_s=1000.0)
+    agg = aggregate_steady([one], SPREAD)
+    assert agg.interval_source == INTERVAL_WHOLE_LEVEL and agg.note is None
+    half = math.exp(scipy_stats.norm.ppf(0.975) * 0.10)
+    assert (agg.throughput.low, agg.throughput.high) == pytest.approx((1000 / half, 1000 * half))
+    evidence = agg.throughput.evidence
+    assert evidence is not None and evidence.unit is Unit.RUN
+    # a comparison adds sigma_run^2 = 0.05^2: the evidence carries the rest of 0.10^2
+    assert evidence.variance == pytest.approx(0.10**2 - SPREAD.variance)
 
 
 def test_six_repetitions_give_welchs_interval_of_their_logs() -> None:

@@ -42,16 +42,60 @@ def test_series_evidence_by_hand():
 def test_repetition_evidence_floors_few_repetitions():
     figures = [100.0, 101.0, 99.0]
     e = v.repetition_evidence(figures, [1e-4] * 3, SPREAD)
-    assert e is not None and e.unit is Unit.REPETITIONS and e.df == 2
+    assert e is not None and e.unit is Unit.REPETITIONS
     logs = np.log(figures)
     assert e.log_mean == pytest.approx(float(np.mean(logs)))
-    # the sample variance of the logs (1e-4) is below sigma_run^2 + within = 0.0026
+    # the sample variance of the logs (1e-4) is below sigma_run^2 + within = 0.0026: the
+    # floor, taken as known, with z (df KNOWN_DF), since 4.30^2 * 1e-4 < 1.96^2 * 0.0026
     assert e.variance == pytest.approx((0.05**2 + 1e-4) / 3)
+    assert e.df == v.KNOWN_DF
+    # three figures far apart: t(2) sqrt(s^2 / 3) is the wider, so the sample with 2 df
+    apart = [100.0, 130.0, 77.0]
+    wide = v.repetition_evidence(apart, [1e-4] * 3, SPREAD)
+    assert wide is not None and wide.df == 2
+    assert wide.variance == pytest.approx(float(np.var(np.log(apart), ddof=1)) / 3)
+    # whole levels without a series (wrk): the floor is the whole-level spread, 10% assumed
+    whole = v.repetition_evidence(figures, [], SPREAD, whole_level_s=60.0)
+    assert whole is not None and whole.variance == pytest.approx(0.10**2 / 3)
     many = [100.0, 120.0, 80.0, 110.0, 90.0]
     e5 = v.repetition_evidence(many, [], SPREAD)
     assert e5 is not None
     assert e5.variance == pytest.approx(float(np.var(np.log(many), ddof=1)) / 5)
     assert v.repetition_evidence([5.0], [], SPREAD) is None
+
+
+def test_whole_level_spread_calibrated_only_on_levels_at_least_as_long():
+    calibrated = RunSpread(0.02, False, "calibrated", within=0.0001, level_s=15.0)
+    # at least as long: sigma_run^2 + the calibration windows' noise, sqrt(0.0004 + 0.0001)
+    assert v.whole_level_sigma(calibrated, 60.0) == pytest.approx(math.sqrt(0.0005))
+    assert v.whole_level_sigma(calibrated, 5.0) == 0.10  # shorter: assumed
+    assert v.whole_level_sigma(v.assumed_spread(), 60.0) == 0.10
+    noisy = RunSpread(0.15, False, "calibrated", level_s=15.0)
+    assert v.whole_level_sigma(noisy, 5.0) == pytest.approx(0.15)  # never below calibrated
+    e = v.whole_level_evidence(50.0, 60.0, calibrated)
+    assert e is not None and e.unit is Unit.RUN and e.single_run
+    assert e.variance == pytest.approx(0.0001)  # a comparison adds sigma_run^2 itself
+    assert v.whole_level_evidence(0.0, 60.0, calibrated) is None
+
+
+def test_one_wrk_level_a_side_decides_a_large_gap_and_not_a_small_one():
+    """Assumed 10% a side: se = sqrt(2) 0.1, interval ratio ×/÷ e^(1.96 se) = ×/÷ 1.32."""
+    spread = v.assumed_spread()
+    big = v.compare(
+        v.whole_level_evidence(67_000.0, 12.0, spread),
+        v.whole_level_evidence(10_000.0, 12.0, spread),
+        spread=spread,
+    )
+    assert big.outcome is Outcome.FASTER
+    assert big.se == pytest.approx(math.sqrt(2) * 0.10)
+    assert big.low == pytest.approx(6.7 / math.exp(1.959964 * math.sqrt(2) * 0.10), rel=1e-5)
+    small = v.compare(
+        v.whole_level_evidence(10_500.0, 12.0, spread),
+        v.whole_level_evidence(10_000.0, 12.0, spread),
+        spread=spread,
+    )
+    assert small.outcome is Outcome.UNDECIDED
+    assert small.decide is not None and "repetitions a side" in small.decide
 
 
 def test_compare_by_hand():

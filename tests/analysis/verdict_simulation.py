@@ -25,6 +25,7 @@ from stackbench.analysis.verdicts import (
     gate,
     repetition_evidence,
     series_evidence,
+    whole_level_evidence,
 )
 
 WINDOW_S = 10  # a 12-s level: the first 2 s are always dropped
@@ -109,3 +110,35 @@ def gate_fire_rate(s: Scenario, limit: float, trials: int, seed: int) -> float:
 
 def worst(rates: Sequence[float]) -> float:
     return max(rates)
+
+
+def whole_level_named_rate(
+    ratio: float,
+    sigma_true: float,
+    spread: RunSpread,
+    trials: int,
+    seed: int,
+    level_s: float = 60.0,
+    repetitions: int = 1,
+) -> float:
+    """Share of trials naming a winner between whole levels without a series (wrk, ab): each
+    repetition's figure is its true mean times a run-to-run factor e^N(0, sigma_true^2); the
+    procedure sees the figures and the spread it is told."""
+    rng = np.random.default_rng(seed)
+    named = 0
+    for _ in range(trials):
+        sides = []
+        for mean in (ratio, 1.0):
+            figures = [
+                1000.0 * mean * math.exp(rng.normal(0.0, sigma_true)) for _ in range(repetitions)
+            ]
+            sides.append(
+                whole_level_evidence(figures[0], level_s, spread)
+                if repetitions == 1
+                else repetition_evidence(figures, [], spread, level_s)
+            )
+        named += compare(sides[0], sides[1], spread=spread).outcome in (
+            Outcome.FASTER,
+            Outcome.SLOWER,
+        )
+    return named / trials

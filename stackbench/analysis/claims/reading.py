@@ -16,7 +16,7 @@ from stackbench.analysis.verdicts import (
     Evidence,
     RunSpread,
     repetition_evidence,
-    single_run_evidence,
+    whole_level_evidence,
 )
 from stackbench.config.claims import SCRIPT_METRICS, metric_unit
 from stackbench.store.records import LevelFlag, has_flag, is_error_rate_flag
@@ -187,10 +187,13 @@ class _Run:
             if isinstance(value, str):
                 return _Missing(f"{stack} standalone {workload}: {value}")
             values.append(value)
+        # A timing is one whole run of its iterations: the machine's spread of whole levels
+        # as long as the shortest timing (wall seconds) is its uncertainty.
+        seconds = min(r.wall_s or 0.0 for r in rows)
         evidence = (
-            single_run_evidence(values[0])
+            whole_level_evidence(values[0], seconds, self.spread)
             if len(values) == 1
-            else repetition_evidence(values, [], self.spread)
+            else repetition_evidence(values, [], self.spread, seconds)
         )
         return _Point(tuple(values), stack, workload, "standalone", metric, evidence)
 
@@ -207,7 +210,9 @@ def level_evidence(
     """The evidence of a claim's figure, in its unit: req/s and p50/p90/p99 from the steady
     windows as every verdict has them (levelsteady); ab's times per request, which are
     1 / throughput scaled, with the relative variance of the level's throughput; any other
-    figure from its repetitions only (two or more)."""
+    figure (mean latency, p80, CPU, transfer) from its repetitions, and from one repetition as
+    one whole level: the machine's run-to-run spread of whole levels (in a closed loop mean
+    latency is connections / throughput, and CPU and bytes follow the requests served)."""
     if metric == "requests_per_s" or metric in STEADY_LATENCY or metric in PER_REQUEST_TIMES:
         steady = aggregate_steady(rows, spread)
         if metric == "requests_per_s":
@@ -219,7 +224,10 @@ def level_evidence(
         throughput = steady.throughput.evidence
         if len(values) == 1 and throughput is not None and values[0] > 0:
             return _as_figure(throughput, values[0])
-    return repetition_evidence(values, [], spread)
+    seconds = min(r.duration_s for r in rows)
+    if len(values) == 1:
+        return whole_level_evidence(values[0], seconds, spread)
+    return repetition_evidence(values, [], spread, seconds)
 
 
 def _as_figure(e: Evidence, value: float) -> Evidence:

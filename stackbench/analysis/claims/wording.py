@@ -20,7 +20,7 @@ from stackbench.config.claims import (
 )
 
 NO_EVIDENCE = (
-    "one repetition of a level without a per-second series has no interval "
+    "one repetition of a level that found no steady state has no interval "
     "(repeat = 2 or more would give one)"
 )
 
