@@ -40,6 +40,7 @@ PACKAGES=(
   wrk apache2-utils
   libboost-dev g++ libssl-dev nlohmann-json3-dev libmariadb-dev libhiredis-dev libmemcached-dev
   maven openjdk-17-jdk-headless
+  python3 python3-venv  # the python-uvicorn stack (its packages come from its own lock file)
   procps util-linux iproute2 psmisc
   openssh-client openssh-server  # multi-host runs; the sshd binary for scripts/testhosts.sh
   chromium  # headless browser for the report's browser test (tests/report/test_browser.py)

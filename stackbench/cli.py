@@ -18,6 +18,7 @@ from stackbench.commands.claims import print_claims_overview
 from stackbench.commands.compare import compare_command
 from stackbench.commands.doctor import run_doctor
 from stackbench.commands.hosts import run_hosts_check, run_hosts_setup
+from stackbench.commands.new_stack import RUNTIMES, new_stack
 from stackbench.commands.run import run_command
 from stackbench.commands.suitefile import existing_suite
 from stackbench.commands.views import (
@@ -356,6 +357,20 @@ def compare(
     1 a regression beyond a gate's limit shown; 2 bad input; 5 the runs have no case in
     common; 6 some gated case undecided (the output says what would decide it)."""
     sys.exit(compare_command(console, run_a, run_b, out, output_format, fail_if_slower, fail_if))
+
+
+@cli.command("new-stack")
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "--like",
+    required=True,
+    type=click.Choice(RUNTIMES),
+    help="The runtime of the starting server.",
+)
+def new_stack_command(folder: Path, like: str) -> None:
+    """Write a stack of your own into FOLDER: a commented stack.toml and a hello endpoint in
+    the runtime of --like. A suite then measures it: stacks = ["./FOLDER", "node"]."""
+    new_stack(console, folder, like)
 
 
 @cli.command()

@@ -454,7 +454,7 @@ def run_suite(
         resume, suite, selection = _resume_request(store, resume, suite_path, selection)
     else:
         suite = with_machine_deviations(parse_suite(suite_path or DEFAULT_SUITE))
-    inventory = load_inventory()
+    inventory = load_inventory(own=suite.stack_folders)
     plan = build_plan(
         suite, inventory, list(selection.stacks) or None, list(selection.workloads) or None
     )

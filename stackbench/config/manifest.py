@@ -16,7 +16,7 @@ from typing import Annotated, Any, ClassVar
 
 from msgspec import Meta, Struct, structs
 
-from stackbench.config.names import check_name, is_name
+from stackbench.config.names import check_name
 from stackbench.config.toml import convert, location, read_toml
 from stackbench.config.workloads import CATALOG
 from stackbench.errors import InputError
@@ -315,7 +315,7 @@ class _Script(Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class _ManifestFile(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    name: str
+    name: str = ""  # the folder's name when left out
     description: str
     language: NonEmptyText
     io_model: IoModel
@@ -405,23 +405,21 @@ def _check_workloads(path: Path, workloads: tuple[str, ...]) -> None:
         )
 
 
-def parse_manifest(path: Path) -> Manifest:
+def parse_manifest(path: Path, *, catalog: bool = True) -> Manifest:
+    """A stack's manifest. A catalog stack (stacks/<name>/) is named by its folder; a stack of
+    the user's own (a suite's `stacks` entry that is a path) by its `name`, else its folder."""
     _, data = read_toml(path, "manifest")
     raw = convert(data, _ManifestFile, path)
-    folder = path.parent.name
-    if not is_name(folder):
-        check_name(folder, f"{path}: the folder name (the stack's name)")
-    if raw.name != folder:
-        raise InputError(f"{path}: key 'name': {raw.name!r} must equal the folder name '{folder}'")
+    name = _stack_name(path, raw.name, catalog)
     _check_workloads(path, raw.workloads)
     for i, req in enumerate(raw.requires):
         if not req.commands and not req.check:
             raise InputError(
                 f"{path}: [[requires]] #{i + 1} ('{req.name}'): needs 'commands' or 'check'"
             )
-    params = tuple(_param(path, name, table) for name, table in raw.params.items())
+    params = tuple(_param(path, key, table) for key, table in raw.params.items())
     return Manifest(
-        name=raw.name,
+        name=name,
         path=path,
         description=raw.description,
         language=raw.language,
@@ -437,6 +435,17 @@ def parse_manifest(path: Path) -> Manifest:
         warmup=_warmup(path, raw),
         ports=_ports(path, raw.ports, params),
     )
+
+
+def _stack_name(path: Path, given: str, catalog: bool) -> str:
+    folder = path.parent.name
+    if given:
+        check_name(given, f"{path}: key 'name'")
+        if catalog and given != folder:
+            raise InputError(f"{path}: key 'name': {given!r} must equal the folder name '{folder}'")
+        return given
+    check_name(folder, f"{path}: the folder name (the stack's name; or set key 'name')")
+    return folder
 
 
 def _ports(path: Path, names: tuple[str, ...], params: tuple[Param, ...]) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ at most MAX_LEVEL_VALUE connections or requests/s, `repeat` at most MAX_REPEAT, 
 most 1 MiB.
 """
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,8 +21,9 @@ from msgspec import Meta, Struct
 from stackbench.config.deviations import ArticleLoader, Deviation, loader_deviation
 from stackbench.config.hosts import HostsFile, hosts_from_table, parse_hosts_file
 from stackbench.config.loadspec import MAX_SECONDS, DriverKind, LevelKind, LoadSettings, Mode
-from stackbench.config.manifest import param_text
+from stackbench.config.manifest import discover, param_text, parse_manifest
 from stackbench.config.names import NAME_RULE, check_name, is_name
+from stackbench.config.paths import STACKS_DIR
 from stackbench.config.placement import Placement, make_placement
 from stackbench.config.toml import Segment, convert, location, read_toml
 from stackbench.config.workloads import CATALOG, WorkloadSpec, parse_spec
@@ -170,6 +172,8 @@ class Suite:
     hosts_file: Path | None = None  # or its hosts_file, read by `resolve_hosts`
     declared_deviations: tuple[Deviation, ...] = ()  # the suite file's [[deviation]]
     article_loader: ArticleLoader | None = None
+    # The user's own stacks (a `stacks` entry that is a path): name -> their folder.
+    stack_folders: dict[str, Path] = dataclasses.field(default_factory=dict)
     # Departures that depend on the machine (lab/cpufeatures.py `with_machine_deviations`).
     machine_deviations: tuple[Deviation, ...] = ()
 
@@ -369,14 +373,52 @@ def _workload_durations(
     return out
 
 
-def _stacks(path: Path, stacks: list[str]) -> tuple[str, ...]:
+def is_stack_path(entry: str) -> bool:
+    """A `stacks` entry naming a folder ("./myapp", "/srv/app") rather than a catalog stack."""
+    return "/" in entry
+
+
+def _stacks(path: Path, stacks: list[str]) -> tuple[tuple[str, ...], dict[str, Path]]:
+    """The stacks' names, and the folders of the user's own stacks among them."""
     where = _where(path, "stacks")
-    for name in stacks:
-        check_name(name, where)
-    twice = sorted({s for s in stacks if stacks.count(s) > 1})
+    names: list[str] = []
+    folders: dict[str, Path] = {}
+    for entry in stacks:
+        if is_stack_path(entry):
+            name, folder = _own_stack(path, entry, where)
+            folders[name] = folder
+            names.append(name)
+        else:
+            names.append(check_name(entry, where))
+    twice = sorted({s for s in names if names.count(s) > 1})
     if twice:
         raise InputError(f"{where}: '{twice[0]}' is listed twice")
-    return tuple(stacks)
+    return tuple(names), folders
+
+
+def _own_stack(path: Path, entry: str, where: str) -> tuple[str, Path]:
+    """A stack from a folder of the user's: resolved from the suite file's folder, holding a
+    stack.toml, named by its manifest (or its folder) and clashing with no catalog stack."""
+    if any(ord(c) < 32 or c == "\x7f" for c in entry) or len(entry) > 4096:
+        raise InputError(f"{where}: {entry!r} is not a usable folder path")
+    folder = (path.parent / entry).resolve()
+    manifest_path = folder / "stack.toml"
+    if not manifest_path.is_file():
+        raise InputError(
+            f"{where}: {entry!r} ({folder}) holds no stack.toml: give the folder of a stack "
+            "(`stackbench new-stack DIR --like node` writes a starting one)"
+        )
+    try:
+        manifest = parse_manifest(manifest_path, catalog=False)
+    except InputError as exc:
+        raise InputError(f"{where}: {entry!r}: {exc}") from exc
+    catalog = discover(STACKS_DIR)
+    if manifest.name in catalog and catalog[manifest.name].parent.resolve() != folder:
+        raise InputError(
+            f"{where}: {entry!r} is named {manifest.name!r}, the name of a catalog stack "
+            f"({catalog[manifest.name].parent}): set another `name` in {manifest_path}"
+        )
+    return manifest.name, folder
 
 
 def _workloads(path: Path, texts: list[str]) -> tuple[WorkloadSpec, ...]:
@@ -427,12 +469,14 @@ def parse_suite(path: Path) -> Suite:
     specs = _workloads(path, suite.workloads)
     _check_memcached(path, placement, specs)
     labels = tuple(s.label for s in specs)
+    stack_names, stack_folders = _stacks(path, suite.stacks)
     return Suite(
         path=path,
         name=_suite_name(path, suite.name),
         description=suite.description,
         variant=check_name(suite.variant, _where(path, "variant")),
-        stacks=_stacks(path, suite.stacks),
+        stacks=stack_names,
+        stack_folders=stack_folders,
         workloads=specs,
         params=_params(path, suite.params),
         load=load_settings,

@@ -4,6 +4,7 @@ A stack whose stack.toml is broken is listed as INVALID with the parse error as 
 the other stacks stay usable, and `stackbench stacks` shows what to fix.
 """
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from stackbench.config.manifest import Manifest, discover, parse_manifest
@@ -30,10 +31,24 @@ def _entry(name: str, manifest: Manifest | InputError) -> StackEntry:
     return StackEntry(manifest, check_stack(manifest))
 
 
+def load_own(folders: Mapping[str, Path]) -> dict[str, Manifest | InputError]:
+    """The user's own stacks (a suite's `stacks` entries that are folders), by name."""
+    out: dict[str, Manifest | InputError] = {}
+    for name, folder in folders.items():
+        try:
+            out[name] = parse_manifest(folder / "stack.toml", catalog=False)
+        except InputError as exc:
+            out[name] = exc
+    return out
+
+
 def load_inventory(
-    names: list[str] | None = None, stacks_dir: Path = STACKS_DIR
+    names: list[str] | None = None,
+    stacks_dir: Path = STACKS_DIR,
+    own: Mapping[str, Path] | None = None,
 ) -> dict[str, StackEntry]:
-    manifests = load_manifests(stacks_dir)
+    """The catalog's stacks, and `own`: the user's stacks from their folders (a suite's)."""
+    manifests = load_manifests(stacks_dir) | load_own(own or {})
     if names is not None:
         unknown = [n for n in names if n not in manifests]
         if unknown:

@@ -250,8 +250,13 @@ params = { fault = "constant" }
             "key 'stacks': 'refserver' is listed twice",
         ),
         (
+            # a path is a stack of your own: its folder must hold a manifest
             ('stacks = ["refserver"]', 'stacks = ["../x/victim"]'),
-            r"key 'stacks': '../x/victim' is not a valid name: use lowercase letters",
+            r"key 'stacks': '../x/victim' \(.*/x/victim\) holds no stack.toml",
+        ),
+        (
+            ('stacks = ["refserver"]', 'stacks = ["ref server"]'),
+            r"key 'stacks': 'ref server' is not a valid name: use lowercase letters",
         ),
         (('stacks = ["refserver"]', 'stacks = ["Refserver"]'), "is not a valid name"),
         (('name = "t"', 'name = "t/../../x"'), r"key 'name': 't/../../x' is not a valid name"),

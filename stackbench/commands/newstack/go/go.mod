@@ -1,0 +1,3 @@
+module example.com/__NAME__
+
+go 1.21
