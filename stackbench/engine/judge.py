@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from statistics import median
 
 from stackbench.config.loadspec import LoadResult, Mode
-from stackbench.config.measured import RoleUsage
-from stackbench.config.placement import OTHER_ROLE
+from stackbench.config.measured import CoreAccount, RoleUsage
+from stackbench.config.noise import THROUGHPUT_THRESHOLD
 from stackbench.config.slo import SloOutcome, SloStatus, evaluate_slo, percentile_key
 from stackbench.config.suite import Slo
 from stackbench.lab.monitor import loader_bound
@@ -63,6 +63,8 @@ class Measurement:
     hosts: Mapping[str, str] = field(default_factory=dict)
     start_skew_s: float | None = None
     loader_parts: tuple[LoaderPart, ...] = ()
+    # The level's cores accounted completely (None: not on this machine, not accounted).
+    account: CoreAccount | None = None
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
     starved = starvation_flag(m.result)
     if starved:
         flags.append(starved)
-    disturbed = disturbed_flag(m.usage)
+    disturbed = disturbed_flag(m.account)
     if disturbed:
         flags.append(disturbed)
     if m.result.error_rate > max_error_rate:
@@ -113,20 +115,47 @@ def _warnings(result: LoadResult) -> tuple[Flag, ...]:
     return tuple(Flag(None, w) for w in result.warnings)
 
 
-# Other processes using more than this share of one core on the level's cores disturb it: a
-# busy loop on the server's core halves a CPU-bound stack's throughput, and a verdict between
-# two stacks, one of them measured while something else ran, would name the machine's winner.
-DISTURBED_CPU_PERCENT = 15.0
-
-
-def disturbed_flag(usage: Mapping[str, RoleUsage]) -> Flag | None:
-    other = usage.get(OTHER_ROLE)
-    if other is None or other.cpu_percent <= DISTURBED_CPU_PERCENT:
+def disturbed_flag(account: CoreAccount | None, band: float = THROUGHPUT_THRESHOLD) -> Flag | None:
+    """Other processes (named or too short-lived to name) and the hypervisor's steal took
+    more of a set of the level's cores (the server's, the loader's) than the noise band
+    allows: a CPU-bound server that loses that share of its cores loses about as much of its
+    figure, so the level could have moved by more than a verdict's threshold. Kernel threads
+    are not counted: the level's own network work runs in them (ksoftirqd)."""
+    if account is None or account.elapsed_s <= 0:
+        return None
+    found = []
+    for cores in account.sets:
+        if not cores.roles:
+            continue
+        capacity = len(cores.cores) * account.elapsed_s
+        other, steal = cores.other_s / capacity, cores.steal_s / capacity
+        if other + steal > band:
+            stolen = f" and the hypervisor stole {steal:.1%}" if steal >= 0.001 else ""
+            found.append(
+                f"other processes used {other:.1%} of {_cores_name(cores.cores)} "
+                f"({', '.join(cores.roles)}){stolen}"
+            )
+    if not found:
         return None
     return LevelFlag.DISTURBED.detail(
-        f"other processes used {other.cpu_percent:.0f}% of a core on the level's cores; "
-        "repeat it on a quiet machine (stackbench doctor names what runs)"
+        "; ".join(found)
+        + f", more than the {band:.0%} noise band allows{_named(account)}; repeat it on a "
+        "quiet machine (stackbench doctor names what runs)"
     )
+
+
+def _cores_name(cores: Sequence[int]) -> str:
+    return ("core " if len(cores) == 1 else "cores ") + ",".join(map(str, cores))
+
+
+def _named(account: CoreAccount) -> str:
+    """The processes that used most, and what no one was seen to use."""
+    elapsed = account.elapsed_s
+    parts = [f"{u.name} (pid {u.pid}) {u.cpu_s / elapsed:.0%}" for u in account.top]
+    unseen = sum(max(0.0, s.unseen_s) for s in account.sets if s.roles) / elapsed
+    if unseen >= 0.005:
+        parts.append(f"processes too short-lived to name {unseen:.0%}")
+    return f" ({', '.join(parts)}, of a core)" if parts else ""
 
 
 def unsteady_flag(m: Measurement) -> Flag | None:

@@ -8,7 +8,7 @@ import msgspec
 
 from stackbench.config.loadspec import LoadRequest, LoadResult, LoadSettings, Mode
 from stackbench.config.manifest import Warmup
-from stackbench.config.measured import RoleUsage
+from stackbench.config.measured import CoreAccount, RoleUsage
 from stackbench.config.plan import Level
 from stackbench.drivers import get_driver, start_load, warm_up
 from stackbench.engine.judge import LevelFailure, Measurement, Verdict
@@ -83,7 +83,7 @@ def measure(target: Target, req: LoadRequest, exits: ExitCheck) -> Measurement:
         failure = server_exited(dead)
     elif load.error:
         failure = loader_failed(load.error)
-    return _measurement(target, req, load.result, load.usage, failure)
+    return _measurement(target, req, load.result, load.usage, failure, load.account)
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,7 @@ class LoadHere:
     result: LoadResult | None
     usage: Mapping[str, RoleUsage]
     error: str
+    account: CoreAccount | None = None  # the level's cores accounted (None: not asked for)
 
 
 def level_budget_s(settings: LoadSettings) -> float:
@@ -137,7 +138,7 @@ def load_here(
         usage = monitor.stop()
         if group is not None:
             group.close()
-    return LoadHere(result, usage, loader_error)
+    return LoadHere(result, usage, loader_error, monitor.account)
 
 
 def _measurement(
@@ -146,9 +147,11 @@ def _measurement(
     result: LoadResult | None,
     usage: Mapping[str, RoleUsage],
     failure: LevelFailure | None,
+    account: CoreAccount | None = None,
 ) -> Measurement:
     s = req.settings
     return Measurement(
+        account=account,
         result=result,
         usage=usage,
         mode=s.mode,
@@ -188,6 +191,7 @@ def level_record(
             requests_per_s=0.0,
             latency_us={},
             usage=dict(m.usage),
+            cores=m.account,
             flags=verdict.flags,
             status=verdict.status,
             error_class=failure.error_class,
@@ -219,6 +223,7 @@ def level_record(
         bytes_read=r.bytes_read,
         loader_engine=r.loader_engine,
         usage=dict(m.usage),
+        cores=m.account,
         flags=verdict.flags,
         status=verdict.status,
         error_class=failure.error_class,

@@ -310,10 +310,10 @@ def read_uptime() -> float:
     return float(Path("/proc/uptime").read_text().split()[0])
 
 
-def read_tasks(exclude: Iterable[int]) -> dict[int, Task]:
-    """Every process but `exclude` and their children (a role's child forked between the
-    role's list and this scan is the role's too)."""
-    skip = set(exclude)
+def read_tasks(exclude: Iterable[int], roles: Iterable[int] = ()) -> dict[int, Task]:
+    """Every process but `exclude` and the children of `roles` (the roles' processes: a
+    child forked between the role's list and this scan is the role's too)."""
+    skip, parents = set(exclude), set(roles)
     out = {}
     with os.scandir("/proc") as entries:
         for entry in entries:
@@ -322,7 +322,7 @@ def read_tasks(exclude: Iterable[int]) -> dict[int, Task]:
             with contextlib.suppress(OSError, ValueError):
                 with open(f"/proc/{entry.name}/stat", "rb") as f:
                     task = parse_pid_stat(f.read().decode(errors="replace"), TICKS_PER_S)
-                if task is not None and task.ppid not in skip:
+                if task is not None and task.ppid not in parents:
                     out[task.pid] = task
     return out
 
@@ -359,10 +359,12 @@ def irq_time_apart() -> bool:
     return False
 
 
-def snapshot(roles: Mapping[str, float], exclude: Iterable[int]) -> Snapshot:
-    """The machine now; `roles`: each role's CPU seconds so far, read just before."""
+def snapshot(roles: Mapping[str, float], role_pids: Iterable[int]) -> Snapshot:
+    """The machine now; `roles`: each role's CPU seconds so far, read just before;
+    `role_pids`: their processes (left out of the others, with their children)."""
     own, own_cpu = read_own_threads()
-    tasks = read_tasks(exclude)
+    pids = set(role_pids)
+    tasks = read_tasks(pids | {os.getpid()}, pids)
     return Snapshot(
         at=time.monotonic(),
         uptime_s=read_uptime(),

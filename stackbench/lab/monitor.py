@@ -144,7 +144,7 @@ class Monitor:
             return
         with self._lock:
             spent = {role: self._cpu(st)[2] for role, st in self.state.items()}
-            ours = {os.getpid()}
+            ours: set[int] = set()
             for role, st in self.state.items():
                 ours.update(st.group.pids() if st.group is not None else st.pids)
                 ours.add(self.roles[role])

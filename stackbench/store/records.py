@@ -18,7 +18,7 @@ from msgspec import UNSET, UnsetType
 
 from stackbench.config.deviations import deviation_sentence
 from stackbench.config.loadspec import LevelKind, error_rate
-from stackbench.config.measured import OpenLoop, RoleUsage, Second
+from stackbench.config.measured import CoreAccount, OpenLoop, RoleUsage, Second
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]
 CaseStatus = Literal["pending", "ok", "failed", "unavailable"]
@@ -391,6 +391,9 @@ class LevelRecord(Record, frozen=True, kw_only=True):
     # The native loader's I/O engine (uring | epoll, or each loader host's when they differ)
     loader_engine: str | None = None
     usage: dict[str, RoleUsage]  # per role: CPU, memory, threads, processes, context switches
+    # The level's cores accounted completely (what else used them, steal); None: not
+    # accounted (the server on another host, or a store before version 9)
+    cores: CoreAccount | None = None
     flags: tuple[Flag, ...] = ()  # stored as texts: "loader-bound", "invalid: error rate 5% > 1%"
     status: LevelStatus
     error_class: LevelErrorClass = ""  # set when status is "failed"

@@ -73,7 +73,7 @@ __all__ = [
 # 7: multi-host levels record their hosts, the loaders' start skew and each loader's part.
 # 8: calibrations: the machine's run-to-run spread (stackbench calibrate); levels record the
 #    native loader's I/O engine (loader_engine).
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 _SQL_TYPES: dict[type[mi.Type], str] = {
     mi.IntType: "INTEGER",
@@ -249,8 +249,10 @@ class Store:
                     "INSERT INTO schema_version VALUES (?, ?)", (SCHEMA_VERSION, layout())
                 )
                 return
-        if row["version"] == 7 and SCHEMA_VERSION == 8:
+        if row["version"] == 7:
             row = self._migrate_7_to_8()
+        if row["version"] == 8:
+            row = self._migrate_8_to_9()
         if row["version"] != SCHEMA_VERSION:
             raise InputError(
                 f"{self.path}: store schema version {row['version']}, this "
@@ -270,6 +272,15 @@ class Store:
         with self._commit() as db:
             db.executescript(CALIBRATIONS.ddl())
             db.execute("ALTER TABLE levels ADD COLUMN loader_engine TEXT")
+            db.execute("UPDATE schema_version SET version = 8")
+        row: sqlite3.Row = self.db.execute("SELECT * FROM schema_version").fetchone()
+        return row
+
+    def _migrate_8_to_9(self) -> sqlite3.Row:
+        """Version 9 adds the levels' core account (`cores`): a version-8 store gains the
+        column in place (its levels not accounted: NULL)."""
+        with self._commit() as db:
+            db.execute("ALTER TABLE levels ADD COLUMN cores TEXT")
             db.execute(
                 "UPDATE schema_version SET version = ?, layout = ?", (SCHEMA_VERSION, layout())
             )

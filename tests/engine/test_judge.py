@@ -1,11 +1,14 @@
 """The judge on hand-made measurements: status, flags and SLO verdicts, no process started."""
 
+from dataclasses import replace
+
 from stackbench.config.loadspec import DriverKind, LoadResult, Mode
-from stackbench.config.measured import OpenLoop, RoleUsage
+from stackbench.config.measured import CoreAccount, CoreSetUse, CpuUser, OpenLoop, RoleUsage
 from stackbench.config.slo import SloStatus
 from stackbench.config.suite import Slo
 from stackbench.engine.judge import (
     Measurement,
+    disturbed_flag,
     judge_level,
     slo_failed,
     slo_outcome,
@@ -231,3 +234,80 @@ def test_a_level_whose_server_exited_is_failed_whatever_its_figures():
         }
     )
     assert judge_level(nothing, 0.01).status == "failed"
+
+
+def cores(
+    roles: tuple[str, ...], other_s: float, steal_s: float = 0.0, unseen_s: float = 0.0
+) -> CoreSetUse:
+    return CoreSetUse(
+        cores=(0,) if roles == ("server",) else (1,),
+        roles=roles,
+        busy_s=10.0,
+        interrupts_s=0.0,
+        roles_s=10.0 - other_s,
+        stackbench_s=0.0,
+        kernel_threads_s=0.0,
+        named_other_s=other_s - max(0.0, unseen_s),
+        unseen_s=unseen_s,
+        other_s=other_s,
+        steal_s=steal_s,
+        roles_per_s=(),
+        other_per_s=(),
+        steal_per_s=(),
+    )
+
+
+def accounted(*sets: CoreSetUse, top: tuple[CpuUser, ...] = ()) -> CoreAccount:
+    return CoreAccount(
+        method="cgroup v2 (cpu.stat)",
+        sampled="",
+        irq_time_apart=False,
+        elapsed_s=10.0,
+        sets=sets,
+        top=top,
+    )
+
+
+def test_a_disturbance_beyond_the_noise_band_flags_the_level():
+    """13% of the server's core over a 10-s level (1.3 s) could move a CPU-bound figure by
+    13%, beyond the 2% band; it is named, with what no one saw."""
+    burner = CpuUser(pid=77, name="burn", kernel_thread=False, cpu_s=1.0)
+    m = replace(
+        measured(result()),
+        account=accounted(cores(("server",), 1.3, unseen_s=0.3), top=(burner,)),
+    )
+    (flag,) = judge_level(m, 0.01).flags
+    assert flag.kind is LevelFlag.DISTURBED
+    assert flag.detail == (
+        "other processes used 13.0% of core 0 (server), more than the 2% noise band "
+        "allows (burn (pid 77) 10%, processes too short-lived to name 3%, of a core); "
+        "repeat it on a quiet machine (stackbench doctor names what runs)"
+    )
+
+
+def test_a_disturbance_within_the_band_does_not():
+    # 2% of the server's core and 1.9% of the loader's: each within the band
+    m = replace(
+        measured(result()),
+        account=accounted(cores(("server",), 0.2), cores(("loader",), 0.19)),
+    )
+    assert judge_level(m, 0.01).flags == ()
+    assert disturbed_flag(None) is None
+
+
+def test_steal_counts_with_the_other_processes_and_is_said():
+    """1.5% other and 1% stolen on the loader's core: 2.5% together, beyond the band."""
+    m = replace(
+        measured(result()),
+        account=accounted(cores(("server",), 0.0), cores(("loader",), 0.15, steal_s=0.1)),
+    )
+    flag = disturbed_flag(m.account)
+    assert flag is not None and flag.detail.startswith(
+        "other processes used 1.5% of core 1 (loader) and the hypervisor stole 1.0%, "
+        "more than the 2% noise band allows;"
+    )
+
+
+def test_cores_no_role_uses_are_not_judged():
+    m = replace(measured(result()), account=accounted(cores((), 5.0)))
+    assert disturbed_flag(m.account) is None

@@ -13,6 +13,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from stackbench.config.measured import CoreAccount, CoreSetUse, CpuUser
 from stackbench.errors import InputError
 from stackbench.store.records import (
     NOT_IN_CSV,
@@ -526,3 +527,56 @@ def test_a_full_disk_ends_with_a_message_and_keeps_every_committed_level(tmp_pat
     assert 1 <= result["written"] < 1000
     assert result["kept"] == result["written"]
     assert result["message"].startswith(f"{disk / 's.sqlite'}: the disk is full")
+
+
+def test_a_levels_core_account_is_stored_and_read_back_typed():
+    account = CoreAccount(
+        method="cgroup v2 (cpu.stat)",
+        sampled="",
+        irq_time_apart=False,
+        elapsed_s=12.0,
+        sets=(
+            CoreSetUse(
+                cores=(0,),
+                roles=("server",),
+                busy_s=11.9,
+                interrupts_s=3.0,
+                roles_s=10.2,
+                stackbench_s=0.1,
+                kernel_threads_s=0.05,
+                named_other_s=1.2,
+                unseen_s=0.35,
+                other_s=1.55,
+                steal_s=0.02,
+                roles_per_s=(0.85, 0.86),
+                other_per_s=(0.13, -0.01),
+                steal_per_s=(0.0, 0.002),
+            ),
+        ),
+        top=(CpuUser(pid=9, name="burn", kernel_thread=False, cpu_s=1.2),),
+    )
+    store = Store(":memory:")
+    run = store.start_run(run_record())
+    cid = store.add_case(case(run))
+    lv = store.level(store.add_level(level(cid, 0, cores=account)))
+    assert lv.cores == account
+    assert store.level(store.add_level(level(cid, 1))).cores is None
+
+
+def test_a_version_8_store_gains_the_core_account_column(tmp_path):
+    path = tmp_path / "v8.sqlite"
+    store = Store(path)
+    run = store.start_run(run_record())
+    cid = store.add_case(case(run))
+    store.add_level(level(cid, 0))
+    store.close()
+    with sqlite3.connect(path) as db:  # the store as stackbench wrote it at version 8
+        db.execute("ALTER TABLE levels DROP COLUMN cores")
+        db.execute("UPDATE schema_version SET version = 8, layout = 'v8'")
+    migrated = Store(path)
+    (lv,) = migrated.load_run(run).levels
+    assert lv.cores is None and lv.requests_per_s == 200.0
+    lv2 = migrated.level(migrated.add_level(level(cid, 1)))
+    assert lv2.level_index == 1
+    migrated.close()
+    Store(path).close()  # and it opens again as a version-9 store
