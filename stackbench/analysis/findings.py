@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from msgspec import UNSET
 
-from stackbench.analysis import fmt
+from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import (
     Analysis,
     CaseView,
@@ -22,13 +22,12 @@ from stackbench.analysis.levelsteady import SOURCE_WINDOW
 from stackbench.analysis.stats import LevelAggregate
 from stackbench.analysis.steady import SteadyClass
 from stackbench.analysis.wording import RULE, SYMBOL, assumed, sentence
-from stackbench.config.slo import percentile_key
+from stackbench.config.slo import percentile_key, slo_words
 from stackbench.store.records import Flag, LevelErrorClass, LevelFlag, has_flag
 
 WARNING_WHY: dict[str, str] = {
     LevelFlag.LOADER_BOUND: "the loader, not the server, was saturated: the server's capacity "
     "is higher than measured",
-    LevelFlag.NOISY: "repetitions vary by more than 5% (CV)",
     LevelFlag.NO_COMPLETED: "no request completed during the level: no throughput or latency "
     "to report",
     LevelFlag.STARVED: "the server left connections unanswered for longer than any answered "
@@ -171,10 +170,7 @@ def _ranking_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
 
 
 def slo_text(a: Analysis) -> str:
-    if a.slo is None:
-        return "no SLO"
-    name = percentile_key(a.slo.percentile).replace("_", ".")
-    return f"{name} ≤ {a.slo.latency_ms:g} ms and error rate ≤ {a.slo.max_error_rate:.2%}"
+    return "no SLO" if a.slo is None else slo_words(a.slo)
 
 
 def _slo_findings(a: Analysis, w: WorkloadView) -> list[Finding]:
@@ -270,7 +266,7 @@ def _flag_text(
     a: Analysis, c: CaseView, kind: str, hits: list[tuple[LevelAggregate, str | None]]
 ) -> str:
     levels = ", ".join(dict.fromkeys(fmt.level(g.level_value) for g, _ in hits))
-    why = WARNING_WHY.get(kind) or _failure_why(kind, hits)
+    why = _why(kind) or _failure_why(kind, hits)
     text = f"{c.stack}: {kind} at level(s) {levels}" + (f" — {why}" if why else "")
     details = [
         f"at {_level_name(a, g.level_value)}: {detail}"
@@ -278,6 +274,17 @@ def _flag_text(
         if (detail := _detail(kind, g, reason))
     ]
     return text + (f" ({'; '.join(details)})" if details else "")
+
+
+def _why(kind: str) -> str | None:
+    if kind == LevelFlag.NOISY:
+        return noisy_why()
+    return WARNING_WHY.get(kind)
+
+
+def noisy_why() -> str:
+    """Why a level is noisy, with the threshold stats.py applies (its NOISY_CV)."""
+    return f"repetitions vary by more than {stats.NOISY_CV:.0%} (CV)"
 
 
 def _failure_why(kind: str, hits: list[tuple[LevelAggregate, str | None]]) -> str | None:

@@ -2,14 +2,12 @@
 
 from stackbench.analysis import fmt
 from stackbench.analysis.analysis import Analysis
-from stackbench.config.slo import SloStatus
+from stackbench.config.slo import SloStatus, slo_words
 
 
 def slo_rule(a: Analysis) -> str:
-    """'p99 <= 3000 ms, errors <= 1.00%' ('' without an SLO)."""
-    if a.slo is None:
-        return ""
-    return f"p{a.slo.percentile:g} <= {a.slo.latency_ms:g} ms, errors <= {a.slo.max_error_rate:.2%}"
+    """'p99 ≤ 3000 ms and error rate ≤ 1.00%' ('' without an SLO)."""
+    return "" if a.slo is None else slo_words(a.slo)
 
 
 def slo_breaches(a: Analysis) -> list[str]:

@@ -6,8 +6,9 @@ noise threshold; "equivalent" (and the symbol ≈) only for an interval inside i
 evidence" always with the smallest ratio the design resolves and what would decide it.
 """
 
-from stackbench.analysis import fmt
+from stackbench.analysis import fmt, verdicts
 from stackbench.analysis.verdicts import Outcome, Verdict
+from stackbench.config import noise
 
 SYMBOL = {
     Outcome.FASTER: ">",
@@ -23,13 +24,23 @@ SHORT = {
     Outcome.WITHIN_THRESHOLD: "within threshold",
     Outcome.UNDECIDED: "undecided",
 }
-RULE = (
-    "Verdicts: 'faster'/'slower' when the 95% interval of the ratio lies wholly beyond the "
-    "noise threshold (±2% req/s, ±5% latency percentiles) and Holm's adjustment over the "
-    "comparisons shown agrees; 'equivalent' when it lies wholly inside; 'real but within "
-    "the threshold' when inside but excluding 1; otherwise 'not enough evidence', with "
-    "what would decide it."
-)
+
+
+def rule() -> str:
+    """The verdict rule in words, its figures those verdicts.py decides with (the noise
+    thresholds of config/noise.py, the confidence of verdicts.py)."""
+    return (
+        f"Verdicts: 'faster'/'slower' when the {verdicts.CONFIDENCE:.0%} interval of the "
+        "ratio lies wholly beyond the noise threshold "
+        f"(±{noise.THROUGHPUT_THRESHOLD:.0%} req/s, "
+        f"±{noise.PERCENTILE_THRESHOLD:.0%} latency percentiles) and Holm's adjustment "
+        "over the comparisons shown agrees; 'equivalent' when it lies wholly inside; "
+        f"'{Outcome.WITHIN_THRESHOLD.value}' when inside but excluding 1; otherwise 'not "
+        "enough evidence', with what would decide it."
+    )
+
+
+RULE = rule()
 
 
 FIGURES_NOTE = (

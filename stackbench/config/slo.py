@@ -29,6 +29,17 @@ def percentile_key(percentile: float) -> str:
     return "p" + f"{percentile:g}".replace(".", "_")
 
 
+def latency_words(slo: Slo) -> str:
+    """'p99 ≤ 3000 ms': the SLO's latency bound, as the charts label it."""
+    return f"{percentile_key(slo.percentile).replace('_', '.')} ≤ {slo.latency_ms:g} ms"
+
+
+def slo_words(slo: Slo) -> str:
+    """'p99 ≤ 3000 ms and error rate ≤ 1.00%': the SLO in every output's words (the
+    findings, the tables, the page, the gate's exit message)."""
+    return f"{latency_words(slo)} and error rate ≤ {slo.max_error_rate:.2%}"
+
+
 def evaluate_slo(latency_us: Mapping[str, float], error_rate: float, slo: Slo) -> SloOutcome:
     key = percentile_key(slo.percentile)
     if error_rate > slo.max_error_rate:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView
 from stackbench.analysis.stats import Estimate, LevelAggregate
-from stackbench.config.slo import percentile_key
+from stackbench.config.slo import latency_words, percentile_key
 from stackbench.report.chartkit import (
     Chart,
     ChartItem,
@@ -297,7 +297,7 @@ def latency_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
                 line(
                     color=SLO_COLOR,
                     linestyle="-.",
-                    label=f"SLO {key.replace('_', '.')} ≤ {a.slo.latency_ms:g} ms",
+                    label=f"SLO {latency_words(a.slo)}",
                 )
             )
             legend += _breakpoints(ax, a, w)

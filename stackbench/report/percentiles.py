@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from stackbench.analysis import fmt
 from stackbench.analysis.analysis import Analysis, WorkloadView
-from stackbench.config.slo import percentile_key
+from stackbench.config.slo import latency_words
 from stackbench.report.chartkit import (
     ChartItem,
     Omitted,
@@ -182,8 +182,7 @@ def percentiles_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
             line(
                 color="#dc2626",
                 linestyle="-.",
-                label=f"SLO {percentile_key(a.slo.percentile).replace('_', '.')} "
-                f"≤ {a.slo.latency_ms:g} ms",
+                label=f"SLO {latency_words(a.slo)}",
             )
         )
     ax.set_xscale("log")

@@ -86,7 +86,7 @@ def test_a_broken_slo_exits_1_naming_the_rule_and_the_level(tmp_path):
         == 1
     )
     text = console.export_text()
-    assert "exit 1: SLO (p99 <= 5 ms, errors <= 1.00%) broken at 1 level(s): " in text
+    assert "exit 1: SLO (p99 ≤ 5 ms and error rate ≤ 1.00%) broken at 1 level(s): " in text
     assert "@25: p99 12 ms > 5 ms" in text
 
 
