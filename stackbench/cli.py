@@ -302,7 +302,8 @@ def results(
     "formats",
     multiple=True,
     metavar="FORMAT",
-    help="html, md, csv, json or png (the charts); repeat or separate with commas (default: all).",
+    help="html, md, csv, json, png (the charts) or bmf (Bencher Metric Format, for dashboards); "
+    "repeat or separate with commas (default: all but bmf).",
 )
 @_out("Results directory (its store holds the run).")
 @click.option(

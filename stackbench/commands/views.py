@@ -12,7 +12,7 @@ from stackbench.config.status import unavailable_reason
 from stackbench.config.workloads import CATALOG, parse_spec
 from stackbench.errors import InputError
 from stackbench.lab.inventory import load_inventory
-from stackbench.report import EXPORTERS, FORMATS, write_all
+from stackbench.report import DEFAULT_FORMATS, EXPORTERS, write_all
 from stackbench.report.terminal import RunFilter, filter_run, print_run, print_runs
 from stackbench.report.termtable import Cell, Col, print_commands, print_table
 from stackbench.session.script import run_script
@@ -162,7 +162,7 @@ def write_report_files(
     target_dir = check_report_dir(to) if to is not None else None
     store = open_existing_store(out)
     data = store.load_run(store.resolve_run(run_id))
-    wanted = formats or FORMATS
+    wanted = formats or DEFAULT_FORMATS
     target = write_all(
         data,
         target_dir or results_dir(out) / f"run-{data.run.id}",

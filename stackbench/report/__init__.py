@@ -16,6 +16,7 @@ from pathlib import Path
 from stackbench.analysis.analysis import Analysis, analyse
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import Finding, findings
+from stackbench.report.bmf import results_bmf
 from stackbench.report.charts import Chart, ChartItem, glance_chart, workload_charts
 from stackbench.report.context import build_context
 from stackbench.report.exports import results_csv, results_json, summary_md
@@ -55,6 +56,7 @@ class Exporter:
     name: str  # the --format value
     file_name: str  # what it writes, as the commands name it
     render: Callable[[ReportInputs], Files]
+    by_default: bool = True  # written by every run and `report`; else only on --format
 
 
 def _chart_files(inputs: ReportInputs) -> dict[str, str | bytes]:
@@ -89,15 +91,23 @@ EXPORTERS: tuple[Exporter, ...] = (
     Exporter("csv", "results.csv", lambda i: {"results.csv": results_csv(i.analysis)}),
     Exporter("json", "results.json", lambda i: {"results.json": results_json(i.analysis, i.found)}),
     Exporter("png", f"{CHARTS_DIR}/*.png (and .svg)", _chart_files),
+    # Bencher Metric Format, for continuous-benchmarking dashboards (report/bmf.py); on request
+    Exporter(
+        "bmf",
+        "results.bmf.json",
+        lambda i: {"results.bmf.json": results_bmf(i.analysis)},
+        by_default=False,
+    ),
 )
 BY_NAME: dict[str, Exporter] = {e.name: e for e in EXPORTERS}
 FORMATS = tuple(BY_NAME)
+DEFAULT_FORMATS = tuple(e.name for e in EXPORTERS if e.by_default)
 
 
 def write_all(
     data: RunData,
     out_dir: Path,
-    formats: Iterable[str] = FORMATS,
+    formats: Iterable[str] = DEFAULT_FORMATS,
     claims: Sequence[ClaimResult] = (),
     analysis: Analysis | None = None,
 ) -> Path:

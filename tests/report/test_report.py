@@ -325,7 +325,8 @@ def test_each_exporter_writes_the_file_it_names_and_nothing_else(store, tmp_path
     """The formats are the exporters' names; each one alone writes what its file name says
     (charts/*.png with their .svg; report.html with its charts)."""
     data = store.load_run(_closed_loop_run(store))
-    assert FORMATS == tuple(e.name for e in EXPORTERS) == ("html", "md", "csv", "json", "png")
+    names = ("html", "md", "csv", "json", "png", "bmf")
+    assert FORMATS == tuple(e.name for e in EXPORTERS) == names
     for exporter in EXPORTERS:
         out = write_all(data, tmp_path / exporter.name, [exporter.name])
         written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())

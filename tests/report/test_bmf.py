@@ -1,0 +1,55 @@
+"""Bencher Metric Format: one benchmark per stack, workload and level, its figures and their
+95% intervals exactly as the analysis has them, and never an interval it does not have."""
+
+import json
+
+import pytest
+from synthetic_run import fill
+
+from stackbench.analysis.analysis import analyse
+from stackbench.report import DEFAULT_FORMATS, FORMATS, write_all
+from stackbench.report.bmf import benchmark_name, bmf_document
+from stackbench.store.store import Store
+
+
+@pytest.fixture(scope="module")
+def analysis():
+    store = Store(":memory:")
+    a = analyse(store.load_run(fill(store)))
+    yield a
+    store.close()
+
+
+def test_every_measured_level_is_a_benchmark_with_its_interval(analysis) -> None:
+    doc = bmf_document(analysis)
+    levels = [
+        (w.label, case, agg)
+        for w in analysis.workloads
+        for case in w.cases
+        for agg in case.aggregates
+    ]
+    assert levels and len(doc) == len(levels)
+    for label, case, agg in levels:
+        measures = doc[benchmark_name(case.stack, label, agg.level_value, "connections")]
+        assert measures["throughput"]["value"] == agg.throughput.value
+        if agg.throughput.low is None:
+            assert set(measures["throughput"]) == {"value"}
+        else:
+            assert measures["throughput"]["lower_value"] == agg.throughput.low
+            assert measures["throughput"]["upper_value"] == agg.throughput.high
+        p99 = agg.latency_us["p99"]
+        assert measures["latency-p99"]["value"] == pytest.approx(p99.value / 1000)
+
+
+def test_names_say_the_level_and_its_unit() -> None:
+    assert benchmark_name("node", "sha256?n=10", 300, "connections") == "node/sha256?n=10@300c"
+    assert benchmark_name("go", "hello", 5000, "rate") == "go/hello@5000rps"
+
+
+def test_bmf_is_written_on_request_only(analysis, tmp_path) -> None:
+    assert "bmf" in FORMATS and "bmf" not in DEFAULT_FORMATS
+    out = write_all(analysis.data, tmp_path, ["bmf"], analysis=analysis)
+    assert [p.name for p in out.iterdir()] == ["results.bmf.json"]
+    assert json.loads((out / "results.bmf.json").read_text()) == json.loads(
+        json.dumps(bmf_document(analysis))
+    )
