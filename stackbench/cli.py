@@ -171,14 +171,21 @@ def script(
     "--until-decided",
     is_flag=True,
     help="After the plan, repeat the levels of undecided comparisons (fresh starts, "
-    "most decisions per second first) until every one is decided or --budget "
-    "is spent.",
+    "most decisions per second first) until every one is decided or the budget "
+    "is spent (what --budget leaves after the plan; without --budget, 20m).",
 )
 @click.option(
     "--budget",
     metavar="DURATION",
-    help="With --until-decided: the most time the added rounds may take (e.g. 20m, "
-    "90s, 1h; default 20m).",
+    help="The most the whole run may take (e.g. 20m, 90s, 1h): a plan estimated longer "
+    "is refused (exit 2) with what would fit; --until-decided spends what is left.",
+)
+@click.option(
+    "--no-calibrate",
+    is_flag=True,
+    help="An article suite on a machine not calibrated yet runs 'stackbench calibrate' "
+    "first (about 2 min, in the plan); this skips it, and verdicts assume the default "
+    "run-to-run spread.",
 )
 def run(
     suite: Path | None,
@@ -191,13 +198,11 @@ def run(
     keep: bool,
     until_decided: bool,
     budget: str | None,
+    no_calibrate: bool,
 ) -> None:
     """Run SUITE (default: suites/quick.toml): every stack x workload x load level."""
-    if budget is not None and not until_decided:
-        raise InputError(
-            "--budget: it limits --until-decided; add --until-decided, or leave --budget out"
-        )
-    budget_s = parse_duration(budget or DEFAULT_BUDGET, "--budget") if until_decided else None
+    budget_s = parse_duration(budget, "--budget") if budget is not None else None
+    rounds_s = (budget_s or parse_duration(DEFAULT_BUDGET, "--budget")) if until_decided else None
     sys.exit(
         run_command(
             console,
@@ -209,7 +214,10 @@ def run(
             resume,
             hosts_file,
             keep,
+            rounds_s,
             budget_s,
+            no_calibrate,
+            lambda: calibrate_command(console, None, out),
         )
     )
 

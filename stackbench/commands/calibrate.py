@@ -17,11 +17,9 @@ from stackbench.analysis.calibration import (
 )
 from stackbench.commands.resultsdir import open_existing_store
 from stackbench.commands.run import run_suite
-from stackbench.config.paths import SUITES_DIR
+from stackbench.config.paths import CALIBRATION_SUITE
 from stackbench.config.suite import parse_suite
 from stackbench.errors import ExitCode, InputError
-
-CALIBRATION_SUITE = SUITES_DIR / "calibrate.toml"
 
 
 def calibrate_command(console: Console, suite_path: Path | None, out: Path | None) -> int:

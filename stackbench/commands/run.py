@@ -8,11 +8,14 @@ Ctrl-C, 143 SIGTERM, 129 SIGHUP): what was measured is kept and reported, and
 """
 
 import contextlib
+import datetime
+import functools
+import math
 import random
 import signal
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -31,6 +34,7 @@ from stackbench.commands.claims import (
     suite_columns,
     suite_cores_note,
 )
+from stackbench.commands.plantime import print_time, stored_history, this_machine, unbuilt
 from stackbench.commands.resultsdir import (
     check_results_dir,
     open_existing_store,
@@ -38,8 +42,19 @@ from stackbench.commands.resultsdir import (
     results_dir,
 )
 from stackbench.commands.suitefile import shown
+from stackbench.config.calibrate_first import calibrate_first
+from stackbench.config.claims import claims_path_for
+from stackbench.config.estimate import (
+    PastLevel,
+    Timeline,
+    fitting_stacks,
+    level_time,
+    plan_timeline,
+    rate_for,
+    setup_key,
+)
 from stackbench.config.hosts import HostsFile
-from stackbench.config.paths import DEFAULT_SUITE
+from stackbench.config.paths import CALIBRATION_SUITE, CLAIMS_DIR, DEFAULT_SUITE
 from stackbench.config.placement import allowed_cpus, format_cpus
 from stackbench.config.plan import Level, Plan, Round, build_plan
 from stackbench.config.status import StackEntry
@@ -48,7 +63,7 @@ from stackbench.engine.outcome import RunOutcome, run_outcome
 from stackbench.engine.resume import Selection, check_resumable, check_same_request, resume_suite
 from stackbench.engine.runner import LevelEvent, Runner
 from stackbench.engine.runner import Progress as RunnerProgress
-from stackbench.errors import EnvironmentProblem, ExitCode, StackbenchError
+from stackbench.errors import EnvironmentProblem, ExitCode, InputError, StackbenchError
 from stackbench.lab.busy import quiet_machine_checks
 from stackbench.lab.cpufeatures import with_machine_deviations
 from stackbench.lab.inventory import load_inventory
@@ -58,14 +73,21 @@ from stackbench.lab.stack import PlannedParams, planned_params
 from stackbench.report import write_all
 from stackbench.report.terminal import level_lines, print_run
 from stackbench.report.termtable import Cell, Col, print_notes, print_table, print_wrapped
+from stackbench.store.records import CalibrationRow
 from stackbench.store.store import DISK_FULL_ERRNOS, RunData, Store
 
 
 def print_plan(
-    console: Console, plan: Plan, params: Sequence[PlannedParams] = (), cores_note: str = ""
+    console: Console,
+    plan: Plan,
+    params: Sequence[PlannedParams] = (),
+    cores_note: str = "",
+    timeline: Timeline | None = None,
+    not_built: Sequence[str] = (),
 ) -> None:
     """The plan: load, cores (and `cores_note`: what the server lacks against the article),
-    stacks and workloads, and (`params`) the parameters each stack will start with."""
+    stacks and workloads, (`params`) the parameters each stack will start with, and how long
+    it takes (`timeline`; without one, estimated with no measured rates)."""
     suite = plan.suite
     s = suite.load
     console.print(
@@ -123,13 +145,7 @@ def print_plan(
     )
     print_notes(console, notes, style="red")
     print_params(console, suite.server_cores, params)
-    console.print(
-        Text(
-            f"{plan.level_count()} load levels, about "
-            f"{plan.estimated_seconds() / 60:.1f} min of load and pauses, plus "
-            "builds, start-up and verification"
-        )
-    )
+    print_time(console, timeline or plan_timeline(plan), list(not_built))
     for check in plan_limits(plan):
         print_wrapped(
             console,
@@ -189,36 +205,33 @@ class Slot:
     value: float | None
     repetition: int
     repeat: int
-    seconds: float  # planned: duration + warm-up + pause
+    seconds: float  # estimated: warm-up, load, the loader's start and pause
+    lead_s: float = 0.0  # estimated: what comes before it (a stack's start, a case's start)
 
 
-def plan_slots(plan: Plan) -> list[Slot]:
-    suite = plan.suite
+def plan_slots(timeline: Timeline) -> list[Slot]:
+    """The timeline's levels, each with the starts that precede it."""
     out = []
-    for round_, st in ((r, st) for r in plan.rounds() for st in r.order):
-        if not st.available:
+    lead = 0.0
+    for step in timeline.steps:
+        if step.kind in ("calibration", "report"):
+            continue  # the calibration has its own live line; the report is the tracker's tail
+        if step.kind != "level":
+            lead += step.seconds
             continue
-        for case in map(round_.levels, st.cases):
-            s = suite.load_for(case.spec.label)
-            seconds = (s.duration_s or 0.0) + s.warmup_s + s.pause_s
-            if suite.search is not None:
-                out += [
-                    Slot(st.name, case.spec.label, None, None, rep % s.repeat, s.repeat, seconds)
-                    for rep in range(suite.search.probes * s.repeat)
-                ]
-            else:
-                out += [
-                    Slot(
-                        st.name,
-                        case.spec.label,
-                        lv.index,
-                        lv.value,
-                        lv.repetition,
-                        s.repeat,
-                        seconds,
-                    )
-                    for lv in case.levels
-                ]
+        out.append(
+            Slot(
+                step.stack,
+                step.label,
+                step.index,
+                step.value,
+                step.repetition,
+                step.repeat,
+                step.seconds,
+                lead,
+            )
+        )
+        lead = 0.0
     return out
 
 
@@ -228,14 +241,22 @@ class EtaTracker:
     The runner reports messages (building, starting, verifying...) and finished levels; a
     level is assumed to start at the last event before it. Levels the runner skips (a stack
     that failed, a sweep stopped early) drop out as soon as a later stack or level reports.
-    The ETA covers load, warm-ups and pauses; builds and start-ups come on top."""
+    The ETA covers every estimated step (config/estimate.py): starts, levels and the report
+    (`tail_s`); `replan` takes the estimates made again from the levels measured so far."""
 
-    def __init__(self, slots: Sequence[Slot], clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        slots: Sequence[Slot],
+        clock: Callable[[], float] = time.monotonic,
+        tail_s: float = 0.0,
+    ) -> None:
         self.slots = list(slots)
         self.clock = clock
+        self.tail_s = tail_s
         self.position = 0  # index of the next slot to run
         self.started = clock()
         self.since = self.started  # last event: when the current level (probably) began
+        self.slot_started = self.started  # the previous level's end: the current lead began
         self.phase = ""  # the last message, until a level finishes
 
     def _find(self, match: Callable[[Slot], bool]) -> int | None:
@@ -252,6 +273,7 @@ class EtaTracker:
             found = self._find(lambda s: s.stack == stack)
             if found is not None:  # a later stack began: the earlier levels will not run
                 self.position = found
+                self.slot_started = self.since
 
     def level_done(self, stack: str, label: str, index: int, repetition: int) -> None:
         found = self._find(
@@ -264,18 +286,23 @@ class EtaTracker:
         if found is not None:
             self.position = found + 1
         self.phase = ""
-        self.since = self.clock()
+        self.since = self.slot_started = self.clock()
 
     def current(self) -> Slot | None:
         return self.slots[self.position] if self.position < len(self.slots) else None
+
+    def replan(self, slots: Sequence[Slot]) -> None:
+        """The same levels estimated again (the timeline rebuilt with the measured rates)."""
+        if len(slots) == len(self.slots):
+            self.slots = list(slots)
 
     def remaining_s(self) -> float:
         current = self.current()
         if current is None:
             return 0.0
-        into = self.clock() - self.since
-        later = sum(s.seconds for s in self.slots[self.position + 1 :])
-        return max(0.0, current.seconds - into) + later
+        into = self.clock() - self.slot_started
+        later = sum(s.lead_s + s.seconds for s in self.slots[self.position + 1 :])
+        return max(0.0, current.lead_s + current.seconds - into) + later + self.tail_s
 
     def line(self, level_kind: str, width: int | None = None) -> Text:
         """The live line; within `width` (if given) it drops the elapsed time, then cuts what
@@ -417,6 +444,9 @@ def run_command(
     hosts_file: Path | None = None,
     keep_remote: bool = False,
     until_decided_s: float | None = None,
+    budget_s: float | None = None,
+    no_calibrate: bool = False,
+    calibrate: Callable[[], int] | None = None,
 ) -> int:
     return run_suite(
         console,
@@ -429,6 +459,9 @@ def run_command(
         hosts_file,
         keep_remote,
         until_decided_s,
+        budget_s,
+        no_calibrate,
+        calibrate,
     )[0]
 
 
@@ -443,10 +476,16 @@ def run_suite(
     hosts_file: Path | None = None,
     keep_remote: bool = False,
     until_decided_s: float | None = None,
+    budget_s: float | None = None,
+    no_calibrate: bool = False,
+    calibrate: Callable[[], int] | None = None,
 ) -> tuple[int, int | None]:
     """Run (or plan) a suite: (the exit code, the stored run's id; None for a dry run).
     `until_decided_s`: then keep repeating the levels of undecided comparisons for at most
-    that many seconds (run --until-decided --budget)."""
+    that many seconds (run --until-decided). `budget_s` (run --budget): the most the whole
+    run may take: a plan estimated longer is refused, and the added rounds get what is left.
+    `calibrate`: runs `stackbench calibrate` first when an article suite finds the machine
+    uncalibrated (config/calibrate_first.py), unless `no_calibrate`."""
     selection = Selection(tuple(stacks or ()), tuple(workloads or ()))
     store: Store | None = None
     if resume is not None:
@@ -466,14 +505,42 @@ def run_suite(
         store = store or open_store(out, console)
     params = planned_params(plan, inventory)
     readiness = plan_readiness(plan, inventory, params)
+    history, scripts, calibration = stored_history(out)
+    choice = calibrate_first(
+        claims_path_for(CLAIMS_DIR, suite.name) is not None,
+        calibration_date(calibration),
+        no_calibrate or calibrate is None,
+        resume is not None,
+        suite.placement.server_host is not None,
+    )
+    timeline = plan_timeline(
+        plan,
+        history,
+        script_iteration_s=scripts,
+        calibration_s=calibration_seconds(inventory, history) if choice.run_first else 0.0,
+    )
     # Up front, before anything starts: a dry run and a real run both begin with the plan.
-    print_plan(console, plan, params, suite_cores_note(suite, readiness))
+    print_plan(
+        console,
+        plan,
+        params,
+        suite_cores_note(suite, readiness),
+        timeline,
+        unbuilt(plan, inventory),
+    )
+    if choice.why:
+        print_wrapped(console, choice.why, "calibration: ", indent=2)
+    if budget_s is not None:
+        check_budget(timeline, budget_s)
     print_deviations(console, suite)
     print_readiness(console, readiness)
     if hosts is not None:
         console.print(Text(hosts_line(suite, hosts)))
     if until_decided_s is not None:
-        print_wrapped(console, until_decided_note(until_decided_s), indent=2)
+        left = until_decided_s
+        if budget_s is not None:  # what the plan leaves of the budget
+            left = max(0.0, budget_s - timeline.total_s + timeline.seconds_of("calibration"))
+        print_wrapped(console, until_decided_note(left), indent=2)
     busy = busy_machine(suite)
     print_machine_checks(console, busy)
     warnings = [f"{c.name}: {c.value}" + (f" ({c.advice})" if c.advice else "") for c in busy]
@@ -481,6 +548,9 @@ def run_suite(
         return 0, None
     _stop_signals_as_interrupt()
     assert store is not None  # opened above
+    started = time.monotonic()
+    if choice.run_first and calibrate is not None:
+        _calibrate_first(console, calibrate)
     looks = MAX_LOOKS if until_decided_s is not None else 1
     run_id, stopped_by = _execute(
         console,
@@ -488,8 +558,19 @@ def run_suite(
         inventory,
         store,
         out,
-        Execution(selection, resume, hosts, keep_remote, looks, tuple(warnings)),
+        Execution(
+            selection,
+            resume,
+            hosts,
+            keep_remote,
+            looks,
+            tuple(warnings),
+            tuple(history),
+            scripts,
+        ),
     )
+    if until_decided_s is not None and budget_s is not None:  # what the plan left of it
+        until_decided_s = budget_s - (time.monotonic() - started)
     if until_decided_s is not None and not stopped_by:
         stopped_by = _until_decided(
             console,
@@ -498,7 +579,7 @@ def run_suite(
             store,
             out,
             run_id,
-            Execution(selection, run_id, hosts, keep_remote, looks),
+            Execution(selection, run_id, hosts, keep_remote, looks, (), tuple(history), scripts),
             until_decided_s,
         )
     try:
@@ -519,6 +600,9 @@ class Execution:
     keep_remote: bool
     looks: int
     machine_warnings: tuple[str, ...] = ()  # doctor's, stored with the run's environment
+    # The levels this machine measured before, for the ETA's estimates (config/estimate.py)
+    history: tuple[PastLevel, ...] = ()
+    scripts: dict[tuple[str, str], float] = field(default_factory=dict)
 
 
 def _execute(
@@ -532,7 +616,13 @@ def _execute(
     """Run the plan with the live progress line: (the run's id, the signal that stopped it,
     0 when none did)."""
     suite = plan.suite
-    tracker = EtaTracker(plan_slots(plan))
+    measured: list[PastLevel] = []  # this run's levels: the ETA re-estimates from them
+
+    def timeline() -> Timeline:
+        return plan_timeline(plan, [*how.history, *measured], script_iteration_s=how.scripts)
+
+    first = timeline()
+    tracker = EtaTracker(plan_slots(first), tail_s=first.seconds_of("report"))
     # Redrawn twice a second from the tracker; transient, and silent when not a terminal.
     live = Live(
         console=console,
@@ -547,6 +637,20 @@ def _execute(
         def level_done(event: LevelEvent) -> None:
             raise_if_stop_requested()
             tracker.level_done(event.stack, event.label, event.level.index, event.level.repetition)
+            row = event.row
+            if row.status == "ok" and row.requests_per_s > 0:
+                setup = setup_key(suite.load_for(event.label))
+                measured.append(
+                    PastLevel(
+                        event.stack,
+                        event.label,
+                        setup,
+                        row.level_value,
+                        row.requests_per_s,
+                        row.started_at,
+                    )
+                )
+                tracker.replan(plan_slots(timeline()))
             case = (event.stack, event.label)
             for line in level_lines(
                 event.stack, event.label, event.row, console.width, shown_case[-1:] != [case]
@@ -586,6 +690,50 @@ def _execute(
                 _report_despite(console, store, runner.run_id, out)
             raise
     return runner.run_id, stopped_by
+
+
+def calibration_date(calibration: CalibrationRow | None) -> str | None:
+    if calibration is None:
+        return None
+    return datetime.datetime.fromtimestamp(calibration.at, datetime.UTC).strftime("%Y-%m-%d")
+
+
+def calibration_seconds(inventory: dict[str, StackEntry], history: Sequence[PastLevel]) -> float:
+    """How long `stackbench calibrate` takes here: its suite's own estimate."""
+    plan = build_plan(parse_suite(CALIBRATION_SUITE), inventory, None, None)
+    return plan_timeline(plan, history).total_s
+
+
+def _calibrate_first(console: Console, calibrate: Callable[[], int]) -> None:
+    """The calibration before an article suite's run; one that fails leaves the verdicts on
+    the assumed spread, and the run goes on."""
+    console.print(Text("calibration first: stackbench calibrate", style="bold"))
+    code = calibrate()
+    if code != ExitCode.OK:
+        console.print(
+            Text.assemble(
+                ("calibration failed", "yellow"),
+                f" (exit {code}): the run goes on, its verdicts on the assumed spread",
+            )
+        )
+
+
+def check_budget(timeline: Timeline, budget_s: float) -> None:
+    """--budget: a plan estimated longer than the budget is refused before anything starts,
+    naming the stacks that would fit."""
+    needed = timeline.total_s - timeline.seconds_of("calibration")
+    if needed <= budget_s:
+        return
+    fit, seconds = fitting_stacks(timeline, budget_s)
+    would = (
+        f"--stacks {','.join(fit)} fits (about {seconds / 60:.1f} min)"
+        if fit
+        else "not even one stack fits"
+    )
+    raise InputError(
+        f"--budget {budget_s / 60:g} min: the plan takes about {needed / 60:.1f} min "
+        f"(calibration aside); {would}; or give --budget {math.ceil(needed / 60)}m"
+    )
 
 
 def busy_machine(suite: Suite) -> list[Check]:
@@ -660,7 +808,8 @@ def _until_decided(
             )
             return 0
         remaining = budget_s - (time.monotonic() - started)
-        chosen = next_round(found, lambda k: _level_seconds(plan, k), remaining)
+        cost = functools.partial(_level_seconds, plan, store.past_levels(this_machine()))
+        chosen = next_round(found, cost, remaining)
         if not chosen:
             console.print(
                 Text(
@@ -674,7 +823,7 @@ def _until_decided(
         for case in data.cases:
             if any(k.stack == case.stack and k.label == case.label for k in chosen):
                 store.set_case_status(case.id, "pending", case.reason)
-        seconds = sum(_level_seconds(plan, k) for k in chosen)
+        seconds = sum(map(cost, chosen))
         console.print(
             Text(
                 f"until decided: look {look} of {how.looks}: repeating "
@@ -699,9 +848,11 @@ def _hopeless(found: Undecided) -> str:
     )
 
 
-def _level_seconds(plan: Plan, key: LevelKey) -> float:
+def _level_seconds(plan: Plan, history: Sequence[PastLevel], key: LevelKey) -> float:
+    """One added level's estimated wall time, from the rates measured so far."""
     load = plan.suite.load_for(key.label)
-    return (load.duration_s or 0.0) + load.warmup_s + load.pause_s
+    rate = rate_for(history, key.stack, key.label, setup_key(load), key.level_value)
+    return level_time(load, key.level_value, rate).seconds
 
 
 def extension_plan(plan: Plan, data: RunData, chosen: Sequence[LevelKey]) -> Plan:

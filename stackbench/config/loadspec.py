@@ -61,6 +61,12 @@ class LoadSettings(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True
     jit_warmup: bool = True
 
 
+def level_budget_s(settings: LoadSettings) -> float:
+    """How long the engine lets a level run before it kills the loader. Generous: a level
+    that overruns this is hung, not slow (the plan's estimates never exceed it)."""
+    return (settings.duration_s or 0) + settings.warmup_s + 10 * settings.timeout_s + 300
+
+
 @dataclass(frozen=True)
 class LoadRequest:
     """One load level as a driver must apply it."""

@@ -11,6 +11,8 @@ SUITES_DIR = REPO_ROOT / "suites"
 CLAIMS_DIR = SUITES_DIR / "claims"
 FIXTURES_DIR = REPO_ROOT / "workloads" / "fixtures"
 DEFAULT_SUITE = SUITES_DIR / "quick.toml"
+# `stackbench calibrate`'s suite, which an article suite on an uncalibrated machine runs first
+CALIBRATION_SUITE = SUITES_DIR / "calibrate.toml"
 DEFAULT_RESULTS_DIR = REPO_ROOT / "results"
 
 

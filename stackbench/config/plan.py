@@ -94,21 +94,6 @@ class Plan:
             len(c.levels) + per_case_search for s in self.stacks if s.available for c in s.cases
         )
 
-    def estimated_seconds(self) -> float:
-        """Load time and pauses only; start-up and verification come on top."""
-        load = self.suite.load
-        total = 0.0
-        for stack in self.stacks:
-            if not stack.available:
-                continue
-            for case in stack.cases:
-                case_load = self.suite.load_for(case.spec.label)
-                duration = case_load.duration_s or 0.0
-                total += len(case.levels) * (duration + load.warmup_s + load.pause_s)
-                starts = len(self.rounds())  # a JIT warm-up on every fresh start
-                total += stack.jit_warmup_s * starts if case_load.jit_warmup else 0.0
-        return total
-
 
 def _filter(items: tuple[str, ...], wanted: list[str] | None, what: str, where: str) -> list[str]:
     if not wanted:

@@ -6,7 +6,13 @@ from dataclasses import dataclass
 
 import msgspec
 
-from stackbench.config.loadspec import LoadRequest, LoadResult, LoadSettings, Mode
+from stackbench.config.loadspec import (
+    LoadRequest,
+    LoadResult,
+    LoadSettings,
+    Mode,
+    level_budget_s,
+)
 from stackbench.config.manifest import Warmup
 from stackbench.config.measured import CoreAccount, RoleUsage
 from stackbench.config.plan import Level
@@ -95,11 +101,6 @@ class LoadHere:
     usage: Mapping[str, RoleUsage]
     error: str
     account: CoreAccount | None = None  # the level's cores accounted (None: not asked for)
-
-
-def level_budget_s(settings: LoadSettings) -> float:
-    """Generous: a level that overruns this is hung, not slow."""
-    return (settings.duration_s or 0) + settings.warmup_s + 10 * settings.timeout_s + 300
 
 
 def load_here(

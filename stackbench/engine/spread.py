@@ -14,12 +14,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from stackbench.config.loadspec import LoadRequest, LoadResult
+from stackbench.config.loadspec import LoadRequest, LoadResult, level_budget_s
 from stackbench.config.measured import RoleUsage
 from stackbench.drivers.merge import merge_results, split_request
 from stackbench.engine.hosts import Agent
 from stackbench.engine.judge import LevelFailure, Measurement
-from stackbench.engine.measure import LoadHere, Target, level_budget_s, load_here
+from stackbench.engine.measure import LoadHere, Target, load_here
 from stackbench.engine.watch import ProcessExit, Watcher, loader_failed, server_exited
 from stackbench.errors import DriverError, HostLost, StackbenchError
 from stackbench.store.records import LoaderPart

@@ -31,12 +31,15 @@ from typing import Any, Generic, TypeVar
 import msgspec
 import msgspec.inspect as mi
 
+from stackbench.config.estimate import PastLevel, setup_key
+from stackbench.config.loadspec import DriverKind, KeepAlive, LoadSettings, Mode
 from stackbench.errors import EnvironmentProblem, InputError
 from stackbench.store.records import (
     CalibrationRecord,
     CalibrationRow,
     CaseRecord,
     CaseRow,
+    Environment,
     JitWarmupRecord,
     LevelRecord,
     LevelRow,
@@ -420,6 +423,53 @@ class Store:
         rows = self._select(CALIBRATIONS, "machine = ?", (machine,), "at DESC, id DESC")
         return rows[0] if rows else None
 
+    def past_levels(self, machine: str) -> list[PastLevel]:
+        """Every valid level measured on `machine` (records.machine_key), as the plan's time
+        estimate reads them: which stack, workload, setup and level gave which rate."""
+        rows = self.db.execute(
+            "SELECT r.environment, r.settings, c.stack, c.label, l.level_value, "
+            "l.requests_per_s, l.started_at FROM levels l JOIN cases c ON l.case_id = c.id "
+            "JOIN runs r ON c.run_id = r.id WHERE l.status = 'ok' AND l.requests_per_s > 0 "
+            "ORDER BY l.id"
+        ).fetchall()
+        setups: dict[str, str | None] = {}  # a run's settings text -> its setup_key
+        out = []
+        for row in rows:
+            env = msgspec.json.decode(row["environment"], type=Environment)
+            if machine_key(env) != machine:
+                continue
+            text = row["settings"]
+            if text not in setups:
+                setups[text] = _setup_of(text)
+            setup = setups[text]
+            if setup is not None:
+                out.append(
+                    PastLevel(
+                        row["stack"],
+                        row["label"],
+                        setup,
+                        row["level_value"],
+                        row["requests_per_s"],
+                        row["started_at"],
+                    )
+                )
+        return out
+
+    def script_iteration_s(self, machine: str) -> dict[tuple[str, str], float]:
+        """(stack, label) -> the latest standalone timing's seconds per iteration on
+        `machine`."""
+        rows = self.db.execute(
+            "SELECT r.environment, s.stack, s.label, s.wall_s, s.iterations FROM scripts s "
+            "JOIN runs r ON s.run_id = r.id WHERE s.wall_s IS NOT NULL AND s.iterations > 0 "
+            "ORDER BY r.id"
+        ).fetchall()
+        out = {}
+        for row in rows:
+            env = msgspec.json.decode(row["environment"], type=Environment)
+            if machine_key(env) == machine:
+                out[(row["stack"], row["label"])] = row["wall_s"] / row["iterations"]
+        return out
+
     def level(self, level_id: int) -> LevelRow:
         (row,) = self._select(LEVELS, "id = ?", (level_id,))
         return row
@@ -440,6 +490,22 @@ class Store:
             self._select(SCRIPTS, "run_id = ?", (run_id,)),
             self.calibration(machine_key(run.environment)),
         )
+
+
+def _setup_of(settings_json: str) -> str | None:
+    """A stored run's setup_key, from its settings (None: a record this version cannot
+    read)."""
+    try:
+        stored = json.loads(settings_json)
+        return setup_key(
+            LoadSettings(
+                driver=DriverKind(stored["driver"]),
+                mode=Mode(stored["mode"]),
+                keepalive=KeepAlive(stored["keepalive"]),
+            )
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _connect(path: Path | str, create: bool) -> sqlite3.Connection:

@@ -56,15 +56,38 @@ def test_dry_run_prints_the_plan_and_starts_nothing():
 
 
 def test_until_decided_flags_are_checked_and_planned(tmp_path):
-    alone = stackbench("run", "--dry-run", "--budget", "5m")
-    assert alone.returncode == 2
-    assert "--budget" in alone.stderr and "--until-decided" in alone.stderr
+    out = str(tmp_path / "out")
     bad = stackbench("run", "--dry-run", "--until-decided", "--budget", "soon")
     assert bad.returncode == 2 and "--budget 'soon'" in bad.stderr
-    done = stackbench("run", "--dry-run", "--until-decided", "--budget", "5m")
+    done = stackbench("run", "--dry-run", "--out", out, "--until-decided", "--budget", "30m")
     assert done.returncode == 0, done.stderr
     said = " ".join(done.stdout.split())
-    assert "until decided:" in said and "at most 5 min" in said and "alpha / 6" in said
+    assert "until decided:" in said and "alpha / 6" in said
+    plain = stackbench("run", "--dry-run", "--out", out, "--until-decided")
+    assert "at most 20 min" in " ".join(plain.stdout.split())  # the default, after the plan
+
+
+def test_a_budget_too_small_for_the_plan_exits_2_with_what_fits(tmp_path):
+    done = stackbench("run", "--dry-run", "--out", str(tmp_path / "out"), "--budget", "1m")
+    assert done.returncode == 2
+    said = " ".join(done.stderr.split())
+    assert "--budget 1 min: the plan takes about" in said and "give --budget" in said
+    assert "not even one stack fits" in said  # quick's stacks take about 1.5 min each
+    assert "load levels, about" in done.stdout  # the plan was shown first
+
+
+def test_an_article_suite_calibrates_first_unless_told_not_to(tmp_path):
+    out = str(tmp_path / "out")  # a new store: this machine is not calibrated there
+    suite = "suites/db-html-report-short.toml"
+    first = stackbench("run", suite, "--dry-run", "--out", out)
+    assert first.returncode == 0, first.stderr
+    said = " ".join(first.stdout.split())
+    assert "of calibration first" in said and "'stackbench calibrate' runs first" in said
+    skipped = stackbench("run", suite, "--dry-run", "--out", out, "--no-calibrate")
+    said = " ".join(skipped.stdout.split())
+    assert "calibration first" not in said and "not calibrated (--no-calibrate)" in said
+    quick = stackbench("run", "--dry-run", "--out", out)  # no claims: nothing said
+    assert "calibrat" not in quick.stdout
 
 
 def test_a_calibration_suite_must_be_one_level_repeated(tmp_path):

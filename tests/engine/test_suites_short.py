@@ -58,7 +58,9 @@ def test_short_suite_runs_end_to_end(suite, tmp_path):
     path = tmp_path / suite  # the same name: claims and deviations are matched by it
     path.write_text(with_short_levels((SUITES_DIR / suite).read_text()))
     done = subprocess.run(
-        [sys.executable, "-m", "stackbench", "run", str(path), "--out", str(out)],
+        # --no-calibrate: the test is that the suite runs, not its verdicts (a new store
+        # would calibrate first, 2 min a suite)
+        [sys.executable, "-m", "stackbench", "run", str(path), "--out", str(out), "--no-calibrate"],
         capture_output=True,
         text=True,
         timeout=1500,

@@ -10,6 +10,7 @@ from rich.text import Text
 from synthetic_run import UNAVAILABLE_REASON, add_case, fill, settings, start_run
 
 from stackbench.commands.run import EtaTracker, Slot, plan_slots
+from stackbench.config.estimate import Overheads, plan_timeline
 from stackbench.config.plan import build_plan
 from stackbench.config.suite import parse_suite
 from stackbench.report.terminal import (
@@ -301,6 +302,28 @@ def test_eta_follows_the_plan_and_skips_what_will_not_run():
     assert eta.remaining_s() == 0.0 and eta.current() is None
 
 
+def test_eta_counts_starts_and_report_and_takes_new_estimates():
+    clock = Clock()
+    slots = [
+        Slot("go", "hello", 0, 25, 0, 1, 7.0, lead_s=5.0),
+        Slot("go", "hello", 1, 100, 0, 1, 7.0),
+        Slot("node", "hello", 0, 25, 0, 1, 7.0, lead_s=3.0),
+    ]
+    eta = EtaTracker(slots, clock, tail_s=10.0)
+    assert eta.remaining_s() == 5 + 7 + 7 + 3 + 7 + 10
+    eta.message("go: starting")
+    clock.now += 4  # the start counts down from the previous level's end, messages or not
+    eta.message("go: verifying hello")
+    assert eta.remaining_s() == 39 - 4
+    clock.now += 8
+    eta.level_done("go", "hello", 0, 0)
+    # node measured slower than planned: the same levels, estimated again
+    eta.replan([*slots[:2], Slot("node", "hello", 0, 25, 0, 1, 20.0, lead_s=3.0)])
+    assert eta.remaining_s() == 7 + 3 + 20 + 10
+    eta.replan(slots[:1])  # another plan's levels are not taken
+    assert len(eta.slots) == 3
+
+
 def test_plan_slots_cover_the_available_stacks(fake_inventory, tmp_path):
     suite = tmp_path / "s.toml"
     suite.write_text(
@@ -309,14 +332,20 @@ def test_plan_slots_cover_the_available_stacks(fake_inventory, tmp_path):
         "duration_s = 3\nwarmup_s = 1\npause_s = 0.5\nrepeat = 2\n"
     )
     plan = build_plan(parse_suite(suite), fake_inventory, None, None)
-    slots = plan_slots(plan)
+    timeline = plan_timeline(plan, overheads=Overheads(3, 2, 0.5, 0.25, 10, 1, 0.01))
+    slots = plan_slots(timeline)
     assert len(slots) == plan.level_count() == 2 * 2 * 2
     assert {s.stack for s in slots} == {"refserver"}
-    assert all(s.seconds == 4.5 for s in slots)
+    assert all(s.seconds == 3 + 1 + 0.5 + 0.25 for s in slots)
     # repetitions interleaved: round 1 runs repetition 0 of every level, round 2 repetition 1
     assert [(s.index, s.repetition) for s in slots[:4]] == [(0, 0), (1, 0), (0, 0), (1, 0)]
     assert [(s.index, s.repetition) for s in slots[4:]] == [(0, 1), (1, 1), (0, 1), (1, 1)]
-    assert sum(s.seconds for s in slots) == pytest.approx(plan.estimated_seconds())
+    # each round's first level of a stack waits for its start and its first case's start,
+    # the run's start before the very first: every step but the report is in a slot
+    assert [s.lead_s for s in slots[:4]] == [3 + 2 + 0.5, 0, 0.5, 0]
+    assert sum(s.lead_s + s.seconds for s in slots) == pytest.approx(
+        timeline.total_s - timeline.seconds_of("report")
+    )
 
 
 def test_a_finished_level_fits_80_columns_and_keeps_every_figure(synthetic):
