@@ -298,9 +298,9 @@ class EtaTracker:
 
     def remaining_s(self) -> float:
         current = self.current()
-        if current is None:
-            return 0.0
         into = self.clock() - self.slot_started
+        if current is None:  # the levels are done: the report is left
+            return max(0.0, self.tail_s - into)
         later = sum(s.lead_s + s.seconds for s in self.slots[self.position + 1 :])
         return max(0.0, current.lead_s + current.seconds - into) + later + self.tail_s
 

@@ -433,10 +433,13 @@ class Store:
             "ORDER BY l.id"
         ).fetchall()
         setups: dict[str, str | None] = {}  # a run's settings text -> its setup_key
+        here: dict[str, bool] = {}  # a run's environment text -> made on `machine`
         out = []
         for row in rows:
-            env = msgspec.json.decode(row["environment"], type=Environment)
-            if machine_key(env) != machine:
+            env = row["environment"]
+            if env not in here:
+                here[env] = machine_key(msgspec.json.decode(env, type=Environment)) == machine
+            if not here[env]:
                 continue
             text = row["settings"]
             if text not in setups:

@@ -322,6 +322,9 @@ def test_eta_counts_starts_and_report_and_takes_new_estimates():
     assert eta.remaining_s() == 7 + 3 + 20 + 10
     eta.replan(slots[:1])  # another plan's levels are not taken
     assert len(eta.slots) == 3
+    eta.level_done("node", "hello", 0, 0)
+    clock.now += 4
+    assert eta.current() is None and eta.remaining_s() == 10 - 4  # the report is left
 
 
 def test_plan_slots_cover_the_available_stacks(fake_inventory, tmp_path):

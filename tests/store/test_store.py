@@ -580,3 +580,36 @@ def test_a_version_8_store_gains_the_core_account_column(tmp_path):
     assert lv2.level_index == 1
     migrated.close()
     Store(path).close()  # and it opens again as a version-9 store
+
+
+def test_past_levels_are_this_machines_valid_levels_with_their_setup(tmp_path):
+    """What the plan's time estimate reads (config/estimate.py): rate, level and setup of every
+    valid level measured on the machine asked for, none of another machine's."""
+    store = Store(tmp_path / "s.sqlite")
+    here = Environment(hostname="h", cpu_model="cpu", cores=2)
+    ab = settings(driver="ab", keepalive="off", duration_s=None, requests=1000)
+    run = store.start_run(run_record(environment=here, settings=ab))
+    other = store.start_run(run_record(environment=Environment(hostname="x", cores=2)))
+    for r in (run, other):
+        c = store.add_case(case(r))
+        store.add_level(level(c, 0, level_value=20.0, requests_per_s=250.0, started_at=5.0))
+        store.add_level(level(c, 1, requests_per_s=0.0))  # nothing answered: no rate
+        store.add_level(level(c, 2, status="failed"))
+        store.add_script(
+            ScriptRecord(
+                run_id=r,
+                stack="node",
+                label="sha256?n=1",
+                iterations=100,
+                wall_s=0.5,
+                user_s=0.4,
+                sys_s=0.1,
+                outcome="ok",
+            )
+        )
+    machine = "h/cpu/2"
+    (past,) = store.past_levels(machine)
+    assert (past.stack, past.label, past.setup) == ("node", "sha256?n=1", "ab/closed/keepalive-off")
+    assert (past.value, past.requests_per_s, past.at) == (20.0, 250.0, 5.0)
+    assert store.script_iteration_s(machine) == {("node", "sha256?n=1"): 0.005}
+    assert store.past_levels("nowhere/else/1") == []
