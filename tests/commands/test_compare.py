@@ -182,6 +182,7 @@ def test_a_stored_run_compares_with_a_results_json_path_or_its_folder(tmp_path: 
     folder = tmp_path / f"run-{a}"
     folder.mkdir()
     (folder / "results.json").write_text(results_json(analyse(store.load_run(a)), []))
+    compared = []
     for ref in (str(folder / "results.json"), str(folder)):
         console = Console(record=True, width=80)
         code = run_compare(console, store, ref, str(b), "terminal", [parse_slower_gate("5%")])
@@ -190,6 +191,8 @@ def test_a_stored_run_compares_with_a_results_json_path_or_its_folder(tmp_path: 
         said = " ".join(" ".join(lines[1:4]).split())
         assert said.startswith(f"A = {folder / 'results.json'}; B = run {b} of"), lines[:4]
         assert lines[-1].startswith("1 slower") and f"run {b} against run {a}" in lines[-1]
+        compared.append(ref)
+    assert compared == [str(folder / "results.json"), str(folder)]  # both forms were read
 
 
 def test_a_results_json_gives_back_its_levels_typed_flags_and_schedule_included(
