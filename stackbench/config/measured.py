@@ -71,7 +71,9 @@ class CoreSetUse(msgspec.Struct, frozen=True, kw_only=True):
     kernel_threads_s: float
     named_other_s: float  # other processes seen across a snapshot
     unseen_s: float  # busy time no process was seen to use (signed: tick sampling)
-    other_s: float  # other processes: the named and the unseen (0 when negative)
+    # other processes, the named and the unseen: busy less the roles, stackbench, kernel
+    # threads (and the interrupts counted apart), never below zero
+    other_s: float
     steal_s: float  # taken by the hypervisor
     # per second (the intervals between the monitor's snapshots), shares of one core:
     roles_per_s: tuple[float, ...]

@@ -254,7 +254,10 @@ def _set_use(s: CoreSet, t: _SetTotals, irq_time_apart: bool) -> CoreSetUse:
         kernel_threads_s=round(t.kernel, 4),
         named_other_s=round(t.named, 4),
         unseen_s=round(unseen, 4),
-        other_s=round(t.named + max(0.0, unseen), 4),
+        # the named are attributed by the core they last ran on, which a process that moves
+        # between cores makes approximate: the sum with the remainder is exact, so it is
+        # what is clamped (never below zero), not the remainder alone
+        other_s=round(max(0.0, t.named + unseen), 4),
         steal_s=round(t.steal, 4),
         roles_per_s=tuple(t.roles_per_s),
         other_per_s=tuple(t.other_per_s),

@@ -117,6 +117,11 @@ class Monitor:
             usage[OTHER_ROLE] = other_usage(self.account, self.elapsed)
         return usage
 
+    @property
+    def snapshots(self) -> tuple[Snapshot, ...]:
+        """The machine as each second's snapshot saw it (what `account` was computed from)."""
+        return tuple(self._snapshots)
+
     def _account(self) -> CoreAccount:
         role_cpus = {role: st.cpus for role, st in self.state.items()}
         sets = coreaccount.core_sets(self.cpus, role_cpus)

@@ -1,8 +1,10 @@
-"""A bounded background load of known duty cycle, for the disturbance tests: busy `on_ms` of
-every `period_ms` for `seconds`, pinned to one core; `--fork`: each burst in a new child
-process that exits after it (short commands, which no per-process sample ever sees).
+"""A bounded background load of known duty cycle, for the disturbance tests: `on_ms` of CPU
+time in every `period_ms` for `seconds`, pinned to one core; `--fork`: each burst in a new
+child process that exits after it (short commands, which no per-process sample ever sees).
 
-Its real CPU time, not the duty cycle, is the ground truth: on a busy core it gets less.
+A burst lasts until the process's own CPU clock has advanced `on_ms`, so that on a busy core
+it still takes about its share (it then spans more wall time). Its real CPU time, not the
+duty cycle, is the ground truth all the same: fork, exit and a late period change it.
 """
 
 import argparse
@@ -11,8 +13,8 @@ import time
 
 
 def burst(on_s: float) -> None:
-    end = time.monotonic() + on_s
-    while time.monotonic() < end:
+    end = time.process_time() + on_s
+    while time.process_time() < end:
         pass
 
 

@@ -183,3 +183,32 @@ def test_core_sets_follow_the_roles_pinning():
     assert core_sets(frozenset({0, 1}), {"server": None, "loader": frozenset({1})}) == [
         CoreSet(frozenset({0, 1}), ("server", "loader"))
     ]
+
+
+def test_a_process_that_moved_cores_is_not_counted_twice():
+    """A process that ran on core 1 most of the interval and last on core 0 is named on core
+    0; core 0's other share is still what its busy time leaves, not the named figure."""
+    sets = [CoreSet(frozenset({0}), ("nginx",)), CoreSet(frozenset({1}), ("loader",))]
+    before = Snapshot(
+        0.0,
+        100.0,
+        {0: ticks(), 1: ticks()},
+        {"nginx": 0.0, "loader": 0.0},
+        {},
+        {},
+        {7: task(7, 0.0)},
+    )
+    after = Snapshot(
+        10.0,
+        110.0,
+        {0: ticks(user=9.5), 1: ticks(user=8.0)},
+        {"nginx": 9.0, "loader": 4.0},
+        {},
+        {},
+        {7: task(7, 4.0, cpu=0)},
+    )
+    server, loader = account([before, after], sets, False, "cgroup v2").sets
+    assert server.named_other_s == pytest.approx(4.0)
+    assert server.unseen_s == pytest.approx(-3.5)
+    assert server.other_s == pytest.approx(0.5)
+    assert loader.other_s == pytest.approx(4.0)  # unseen there: busy 8 less the loader's 4
