@@ -10,11 +10,15 @@ median: requests/s, the loader's CPU seconds and peak RSS (getrusage of the chil
 per loader CPU-second, p50/p99 as each tool reports them. Then the issue's goals as ratios
 (the performance targets live here, never in timed tests), and the open-loop stall check: a
 server that stops 1 s every 5 s (truth p90 ~ 500 ms, p99 ~ 950 ms) measured by both engines.
+Last, the open-loop agreement cell (issue #32): nginx's capacity measured with wrk, then open
+loop at 50% and 85% of it, c=100, both engines in every round, side by side (p50, p99, waited
+requests, achieved rate) with how far apart they are.
 
     python3 loadgen/bench/bench.py [--seconds 5] [--rounds 3] [--server-core 0] [--loader-core 1]
     python3 loadgen/bench/bench.py --memory 8000,18000   # bytes per connection (see README)
     python3 loadgen/bench/bench.py --cells "no keep-alive" --tools ab,stackbench-load/uring \
         --variant uring@base=/path/to/other/stackbench-load --no-stall   # A/B of two builds
+    python3 loadgen/bench/bench.py --agreement only --rounds 5 --aa   # engines agree? (+ A/A)
 
 Needs nginx, wrk, ab (apache2-utils), taskset and a release build of stackbench-load
 (built with cargo if missing, or $STACKBENCH_LOAD). Load goes to loopback only.
@@ -54,6 +58,11 @@ CELLS = [
 GOAL_KEEPALIVE_PER_CPU_VS_WRK = 1.5
 GOAL_CLOSE_PER_CPU_VS_AB = 1.3
 GOAL_STALL_AGREEMENT = 0.05
+# Issue #32: both engines measure the same open-loop distribution, at these shares of nginx's
+# capacity (measured with wrk -t1 -c100, as the issue did), within this gap on each figure.
+AGREEMENT_LOADS = (0.5, 0.85)
+GOAL_ENGINE_AGREEMENT = 0.10
+CAPACITY_RUNS, CAPACITY_SECONDS = 3, 3
 
 NGINX_CONF = """
 worker_processes 1;
@@ -429,6 +438,96 @@ def run_stall(args, loader: str) -> dict:
     }
 
 
+def measure_capacity(url: str, args) -> float:
+    """nginx's capacity: the median requests/s of CAPACITY_RUNS short wrk runs (-t1 -c100)."""
+    runs = []
+    for _ in range(CAPACITY_RUNS):
+        cmd = ["wrk", "-t1", "-c100", f"-d{CAPACITY_SECONDS}s", url]
+        out, _, _ = run_measured(cmd, args.loader_core, CAPACITY_SECONDS + 30)
+        runs.append(parse_wrk(out)["rps"])
+    print(f"  capacity runs (wrk req/s): {', '.join(f'{r:,.0f}' for r in runs)}", file=sys.stderr)
+    return statistics.median(runs)
+
+
+def gap(a: float, b: float) -> float:
+    """How far apart two figures are, as a share of the larger (0 when both are 0)."""
+    top = max(abs(a), abs(b))
+    return abs(a - b) / top if top else 0.0
+
+
+def agreement_loaders(args, loader: str) -> list[tuple[str, str, str]]:
+    """(name, engine, binary) for the agreement cell: both engines, the A/A repeat of epoll
+    with --aa, and every --variant build."""
+    loaders = [(e, e, loader) for e in ENGINES]
+    if args.aa:
+        loaders.append(("epoll#2", "epoll", loader))
+    for tool, binary in args.variants.items():
+        name = tool.split("/", 1)[1]
+        loaders.append((name, name.split("@")[0], binary))
+    return loaders
+
+
+def run_agreement(url: str, args, loader: str) -> None:
+    """Open loop at AGREEMENT_LOADS of a measured capacity, c=100, every engine in each round
+    (order alternating between rounds); prints the medians side by side and how far the
+    engines are apart on p50, p99 and waited requests, with the range of the per-round gaps."""
+    capacity = measure_capacity(url, args)
+    loaders = agreement_loaders(args, loader)
+    rows: dict = {}
+    for round_ in range(args.rounds):
+        for share in AGREEMENT_LOADS:
+            rate = round(capacity * share)
+            order = loaders if round_ % 2 == 0 else loaders[::-1]
+            for name, engine, binary in order:
+                cell = ("open loop", 100, True, rate)
+                cmd = commands(f"stackbench-load/{engine}", url, cell, args.seconds, binary)
+                row = measure(cmd, "stackbench-load", args.loader_core, args.seconds)
+                row.setdefault("late", math.nan)  # an unreadable output leaves it out
+                rows.setdefault((share, name), []).append(row)
+                print(
+                    f"  agreement round {round_ + 1} {share:.0%} ({rate}/s) {name}: "
+                    f"p50 {row['p50']:.2f} ms, p99 {row['p99']:.2f} ms, waited {row['late']:,.0f}",
+                    file=sys.stderr,
+                )
+    print(
+        f"\nOpen loop, c=100, both engines (issue #32): nginx's capacity {capacity:,.0f} req/s "
+        f"(median of {CAPACITY_RUNS} wrk -t1 -c100 runs of {CAPACITY_SECONDS} s); medians of "
+        f"{args.rounds} rounds of {args.seconds} s, engines alternating.\n"
+    )
+    print("| load | engine | offered/s | achieved/s | p50 ms | p99 ms | waited requests |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for share in AGREEMENT_LOADS:
+        for name, _, _ in loaders:
+            m = {
+                k: statistics.median(r[k] for r in rows[(share, name)])
+                for k in ("rps", "p50", "p99", "late")
+            }
+            print(
+                f"| {share:.0%} | {name} | {capacity * share:,.0f} | {m['rps']:,.0f} "
+                f"| {m['p50']:.2f} | {m['p99']:.2f} | {m['late']:,.0f} |"
+            )
+    print(
+        f"\nEngines against epoll (gap = |a - b| / larger, of the medians; in brackets the "
+        f"per-round gaps, min-max; goal <= {GOAL_ENGINE_AGREEMENT:.0%}):"
+    )
+    for share in AGREEMENT_LOADS:
+        base = rows[(share, "epoll")]
+        for name, _, _ in loaders:
+            if name == "epoll":
+                continue
+            other = rows[(share, name)]
+            parts = []
+            for key, label in (("p50", "p50"), ("p99", "p99"), ("late", "waited")):
+                whole = gap(
+                    statistics.median(r[key] for r in other),
+                    statistics.median(r[key] for r in base),
+                )
+                rounds = [gap(a[key], b[key]) for a, b in zip(other, base, strict=True)]
+                verdict = "within" if whole <= GOAL_ENGINE_AGREEMENT else "OUTSIDE"
+                parts.append(f"{label} {whole:.0%} ({min(rounds):.0%}-{max(rounds):.0%}) {verdict}")
+            print(f"- {share:.0%}, {name} vs epoll: " + "; ".join(parts))
+
+
 def run_memory(url: str, counts: list[int], args, loader: str) -> None:
     """Peak RSS of each loader holding N keep-alive connections; bytes per connection is the
     growth over c=100 divided by the extra connections (the fixed part excluded)."""
@@ -471,6 +570,19 @@ def main() -> int:
     parser.add_argument("--server-core", type=int, default=0)
     parser.add_argument("--loader-core", type=int, default=1)
     parser.add_argument("--no-stall", action="store_true", help="skip the open-loop stall check")
+    parser.add_argument(
+        "--agreement",
+        choices=("on", "off", "only"),
+        default="on",
+        help="the open-loop agreement cell of both engines at 50%% and 85%% of a measured "
+        "capacity: run it after the table (on, the default), skip it, or run only it",
+    )
+    parser.add_argument(
+        "--aa",
+        action="store_true",
+        help="agreement cell: also run epoll a second time in each round (epoll#2), whose gap "
+        "to epoll is the noise floor of the machine",
+    )
     parser.add_argument(
         "--memory", help="instead: peak RSS at these connection counts, e.g. 8000,50000"
     )
@@ -519,7 +631,12 @@ def main() -> int:
             if args.memory:
                 run_memory(url, [int(n) for n in args.memory.split(",")], args, loader)
                 return 0
+            if args.agreement == "only":
+                run_agreement(url, args, loader)
+                return 0
             medians = run_cells(url, args, loader)
+            if args.agreement == "on":
+                run_agreement(url, args, loader)
         finally:
             stop(nginx)
     stall = None if args.no_stall else run_stall(args, loader)
