@@ -19,6 +19,7 @@ requests, achieved rate) with how far apart they are.
     python3 loadgen/bench/bench.py --cells "no keep-alive" --tools ab,stackbench-load/uring \
         --variant uring@base=/path/to/other/stackbench-load --no-stall   # A/B of two builds
     python3 loadgen/bench/bench.py --agreement only --rounds 5 --aa   # engines agree? (+ A/A)
+    python3 loadgen/bench/bench.py --agreement only --together --aa  # same, run side by side
 
 Needs nginx, wrk, ab (apache2-utils), taskset and a release build of stackbench-load
 (built with cargo if missing, or $STACKBENCH_LOAD). Load goes to loopback only.
@@ -467,32 +468,91 @@ def agreement_loaders(args, loader: str) -> list[tuple[str, str, str]]:
     return loaders
 
 
-def run_agreement(url: str, args, loader: str) -> None:
-    """Open loop at AGREEMENT_LOADS of a measured capacity, c=100, every engine in each round
-    (order alternating between rounds); prints the medians side by side and how far the
-    engines are apart on p50, p99 and waited requests, with the range of the per-round gaps."""
+def run_together(cmds: list[list[str]], core: int, limit_s: float) -> list[dict]:
+    """Starts every command at once on `core` and parses each one's JSON document."""
+    procs = [
+        subprocess.Popen(
+            ["taskset", "-c", str(core), *cmd],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        for cmd in cmds
+    ]
+    rows = []
+    for proc in procs:
+        try:
+            out, _ = proc.communicate(timeout=limit_s)
+            rows.append(parse_stackbench(out.decode(errors="replace")))
+        except (subprocess.TimeoutExpired, ValueError, KeyError):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            rows.append({"rps": math.nan, "p50": math.nan, "p99": math.nan, "late": math.nan})
+    return rows
+
+
+def agreement_round(url: str, args, loaders: list, rate: int, round_: int) -> dict:
+    """One round of the agreement cell at `rate`: {loader name: row}. In turn, each loader
+    alone at the whole rate with 100 connections (order alternating between rounds); with
+    --together, all at once, each at an equal share of the rate and of the connections, so
+    every disturbance of the machine falls on all of them alike."""
+    if args.together:
+        share = len(loaders)
+        cell = ("open loop", 100 // share, True, round(rate / share))
+        cmds = [
+            commands(f"stackbench-load/{engine}", url, cell, args.seconds, binary)
+            for _, engine, binary in loaders
+        ]
+        # Started in turn, a few milliseconds apart: the order alternates between rounds.
+        order = list(range(share)) if round_ % 2 == 0 else list(range(share))[::-1]
+        started = run_together([cmds[i] for i in order], args.loader_core, args.seconds + 30)
+        rows = [started[order.index(i)] for i in range(share)]
+        for row in rows:
+            row["rps"] *= share  # the offered rate is the sum of the loaders'
+            row["late"] *= share
+        return {name: row for (name, _, _), row in zip(loaders, rows, strict=True)}
+    result = {}
+    for name, engine, binary in loaders if round_ % 2 == 0 else loaders[::-1]:
+        cell = ("open loop", 100, True, rate)
+        cmd = commands(f"stackbench-load/{engine}", url, cell, args.seconds, binary)
+        row = measure(cmd, "stackbench-load", args.loader_core, args.seconds)
+        row.setdefault("late", math.nan)  # an unreadable output leaves it out
+        result[name] = row
+    return result
+
+
+def run_agreement(url: str, args, loader: str) -> tuple[float, list, dict]:
+    """Open loop at AGREEMENT_LOADS of a measured capacity, c=100, every engine in each round:
+    (capacity, loaders, {(load, loader name): [row per round]}) for `print_agreement`."""
     capacity = measure_capacity(url, args)
     loaders = agreement_loaders(args, loader)
     rows: dict = {}
     for round_ in range(args.rounds):
         for share in AGREEMENT_LOADS:
             rate = round(capacity * share)
-            order = loaders if round_ % 2 == 0 else loaders[::-1]
-            for name, engine, binary in order:
-                cell = ("open loop", 100, True, rate)
-                cmd = commands(f"stackbench-load/{engine}", url, cell, args.seconds, binary)
-                row = measure(cmd, "stackbench-load", args.loader_core, args.seconds)
-                row.setdefault("late", math.nan)  # an unreadable output leaves it out
+            for name, row in agreement_round(url, args, loaders, rate, round_).items():
                 rows.setdefault((share, name), []).append(row)
                 print(
                     f"  agreement round {round_ + 1} {share:.0%} ({rate}/s) {name}: "
                     f"p50 {row['p50']:.2f} ms, p99 {row['p99']:.2f} ms, waited {row['late']:,.0f}",
                     file=sys.stderr,
                 )
+    return capacity, loaders, rows
+
+
+def print_agreement(capacity: float, loaders: list, rows: dict, args) -> None:
+    """The engines side by side, and how far each is from epoll on p50, p99 and waited
+    requests, with the range of the per-round gaps."""
+    how = (
+        f"all at once, each at 1/{len(loaders)} of the rate and of the connections "
+        "(rates and waited requests scaled back to the whole)"
+        if args.together
+        else "one after the other, order alternating"
+    )
     print(
         f"\nOpen loop, c=100, both engines (issue #32): nginx's capacity {capacity:,.0f} req/s "
         f"(median of {CAPACITY_RUNS} wrk -t1 -c100 runs of {CAPACITY_SECONDS} s); medians of "
-        f"{args.rounds} rounds of {args.seconds} s, engines alternating.\n"
+        f"{args.rounds} rounds of {args.seconds} s, engines {how}.\n"
     )
     print("| load | engine | offered/s | achieved/s | p50 ms | p99 ms | waited requests |")
     print("|---|---|---:|---:|---:|---:|---:|")
@@ -584,6 +644,12 @@ def main() -> int:
         "to epoll is the noise floor of the machine",
     )
     parser.add_argument(
+        "--together",
+        action="store_true",
+        help="agreement cell: run the engines at the same time, each at an equal share of the "
+        "rate and connections, so a busy machine disturbs them alike",
+    )
+    parser.add_argument(
         "--memory", help="instead: peak RSS at these connection counts, e.g. 8000,50000"
     )
     parser.add_argument(
@@ -632,16 +698,17 @@ def main() -> int:
                 run_memory(url, [int(n) for n in args.memory.split(",")], args, loader)
                 return 0
             if args.agreement == "only":
-                run_agreement(url, args, loader)
+                print_agreement(*run_agreement(url, args, loader), args)
                 return 0
             medians = run_cells(url, args, loader)
-            if args.agreement == "on":
-                run_agreement(url, args, loader)
+            agreement = run_agreement(url, args, loader) if args.agreement == "on" else None
         finally:
             stop(nginx)
     stall = None if args.no_stall else run_stall(args, loader)
     print_table(medians, args.rounds, args.cells, args.tools)
     print_goals(medians, stall)
+    if agreement:
+        print_agreement(*agreement, args)
     return 0
 
 
