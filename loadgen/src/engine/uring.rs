@@ -243,9 +243,10 @@ impl Io for Uring {
         };
         w.io.enter(wait)?;
         let now = Instant::now();
-        // Everything the kernel holds is taken before the worker dispatches again: one
-        // io_uring_enter runs at most 20 deferred completions (`run_deferred`), and a response
-        // left in the kernel keeps its connection busy, so due requests would wait for a
+        // Everything the kernel holds is taken before the worker dispatches again: a wait
+        // woken by a response hands over only that one, whatever else has arrived, and a
+        // call that does not sleep at most 20 (`run_deferred`); a response left in the
+        // kernel keeps its connection busy, so due requests would wait for a
         // connection that is in fact free (open loop: far more `waited` than epoll), and the
         // response would be timestamped a turn late. What the later batches hold was already
         // there when the wait returned (but for the microseconds of the drain itself), so
@@ -308,9 +309,10 @@ impl Uring {
     /// Submits what is queued and runs the kernel's deferred completions, never waiting.
     ///
     /// On a deferred-task-run ring a socket's readiness only queues work, which runs inside
-    /// `io_uring_enter` — since Linux 6.13 at most 20 items a call when the call asks for
-    /// fewer completions (`IO_LOCAL_TW_DEFAULT_MAX`). So after a wait that returned one
-    /// batch, more responses can sit in the kernel, already received. With `min_complete` 0
+    /// `io_uring_enter`, and not all of it (measured on Linux 6.18): a wait that slept runs,
+    /// once woken, only as many items as it waits for (`min_complete`: one), and a call that
+    /// does not sleep at most 20 (the kernel's `IO_LOCAL_TW_DEFAULT_MAX`) when it asks for
+    /// fewer. So after a wait, more responses can sit in the kernel, already received. With `min_complete` 0
     /// (and no timeout) the call runs the next batch and returns at once; with a timeout it
     /// would sleep on an expired timer (about 30 µs) whenever nothing is left.
     fn run_deferred(&mut self) -> io::Result<()> {
@@ -498,24 +500,12 @@ mod tests {
     use std::io::Write;
     use std::net::{TcpListener, TcpStream as StdStream};
 
-    fn bytes_waiting(stream: &StdStream) -> libc::c_int {
-        let mut waiting: libc::c_int = 0;
-        // SAFETY: FIONREAD writes one int for a valid socket.
-        unsafe { libc::ioctl(stream.as_raw_fd(), libc::FIONREAD, &mut waiting) };
-        waiting
-    }
+    const CONNECTIONS: usize = 100;
+    const RESPONSE: &[u8] = b"HTTP/1.1 204 X\r\n\r\n";
 
-    /// Responses that reached their sockets while the loop was busy are all handed over by the
-    /// next turn, not 20 a turn: on a deferred-task-run ring (Linux 6.13+) one io_uring_enter
-    /// runs at most 20 receives, and the rest kept their connections busy for another turn
-    /// (open loop: requests counted as waiting for a connection that was free).
-    #[test]
-    fn one_turn_takes_every_response_already_received() {
-        if probe().is_err() {
-            return eprintln!("io_uring not usable here: nothing to test");
-        }
-        const CONNECTIONS: usize = 100;
-        const RESPONSE: &[u8] = b"HTTP/1.1 204 X\r\n\r\n";
+    /// A ring with a multishot receive armed on each of `CONNECTIONS` loopback connections,
+    /// and the (client, server) pairs.
+    fn armed_receives() -> (Uring, Vec<(StdStream, StdStream)>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let target = listener.local_addr().unwrap();
         let config = config_from_args(["stackbench-load", &format!("http://{target}/")]).unwrap();
@@ -530,27 +520,96 @@ mod tests {
             pairs.push((client, server));
         }
         io.enter(Duration::ZERO).unwrap(); // arms every receive
-        for (_, server) in &mut pairs {
-            server.write_all(RESPONSE).unwrap();
-        }
-        // The receives run only inside io_uring_enter, so the bytes wait in the sockets.
+        (io, pairs)
+    }
+
+    fn bytes_waiting(stream: &StdStream) -> libc::c_int {
+        let mut waiting: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int for a valid socket.
+        unsafe { libc::ioctl(stream.as_raw_fd(), libc::FIONREAD, &mut waiting) };
+        waiting
+    }
+
+    /// Blocks until every one of `clients` holds its response. The receives run only inside
+    /// io_uring_enter, so the bytes wait in the sockets meanwhile.
+    fn wait_for_responses<'a>(clients: impl Iterator<Item = &'a StdStream> + Clone) {
         let deadline = Instant::now() + Duration::from_secs(5);
-        while pairs.iter().any(|(client, _)| bytes_waiting(client) == 0) {
+        while clients.clone().any(|client| bytes_waiting(client) == 0) {
             assert!(Instant::now() < deadline, "the responses never arrived");
             std::thread::sleep(Duration::from_millis(1));
         }
+    }
 
-        io.enter(Duration::from_secs(1)).unwrap();
-        let mut batch = Vec::new();
-        let mut received = 0;
-        while io.next_batch(&mut batch).unwrap() {
-            for &(data, result, flags) in &batch {
-                assert_eq!((decode(data).0, result), (RECV, RESPONSE.len() as i32));
-                received += 1;
+    /// Takes `batch` and every further batch of the turn (`next_batch`): the indices of the
+    /// connections whose response they handed over.
+    fn rest_of_turn(io: &mut Uring, batch: &mut Vec<(u64, i32, u32)>) -> Vec<usize> {
+        let mut answered = Vec::new();
+        loop {
+            for &(data, result, flags) in batch.iter() {
+                let (op, index, _) = decode(data);
+                assert_eq!((op, result), (RECV, RESPONSE.len() as i32));
+                answered.push(index);
                 io.buffers.give_back(cqueue::buffer_select(flags).unwrap());
             }
+            if !io.next_batch(batch).unwrap() {
+                return answered;
+            }
         }
-        assert_eq!(received, CONNECTIONS);
+    }
+
+    /// Responses that reached their sockets while the loop was busy are all handed over by the
+    /// next turn: one io_uring_enter that does not sleep runs at most 20 receives on a
+    /// deferred-task-run ring (Linux 6.18 here), and the rest kept their connections busy for
+    /// another turn (open loop: requests counted as waiting for a connection that was free).
+    #[test]
+    fn one_turn_takes_every_response_already_received() {
+        if probe().is_err() {
+            return eprintln!("io_uring not usable here: nothing to test");
+        }
+        let (mut io, mut pairs) = armed_receives();
+        for (_, server) in &mut pairs {
+            server.write_all(RESPONSE).unwrap();
+        }
+        wait_for_responses(pairs.iter().map(|(client, _)| client));
+
+        io.enter(Duration::from_secs(1)).unwrap();
+        let answered = rest_of_turn(&mut io, &mut Vec::new());
+        assert_eq!(answered.len(), CONNECTIONS);
         drop(pairs); // ends the receives, so dropping the ring does not wait
+    }
+
+    /// The same when the loop was asleep in its wait: woken by the first response, the kernel
+    /// runs only as many receives as the wait asked for (one), whatever else has arrived; the
+    /// turn takes the rest before the worker dispatches.
+    #[test]
+    fn a_woken_turn_takes_every_response_already_received() {
+        if probe().is_err() {
+            return eprintln!("io_uring not usable here: nothing to test");
+        }
+        let (mut io, pairs) = armed_receives();
+        let (clients, mut servers): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20)); // the loop is asleep by then
+            for server in &mut servers {
+                server.write_all(RESPONSE).unwrap();
+            }
+            servers
+        });
+        io.enter(Duration::from_secs(5)).unwrap();
+        let mut batch = Vec::new();
+        assert!(io.next_batch(&mut batch).unwrap(), "woken with nothing");
+        let servers = writer.join().unwrap();
+        // Whatever the wake-up handed over, every other response is in its socket now.
+        let first: Vec<usize> = batch.iter().map(|c| decode(c.0).1).collect();
+        let pending = clients
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !first.contains(i));
+        wait_for_responses(pending.map(|(_, client)| client));
+
+        let mut answered = rest_of_turn(&mut io, &mut batch);
+        answered.sort_unstable();
+        assert_eq!(answered, (0..CONNECTIONS).collect::<Vec<_>>());
+        drop((clients, servers));
     }
 }
