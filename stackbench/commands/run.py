@@ -548,9 +548,9 @@ def run_suite(
         return 0, None
     _stop_signals_as_interrupt()
     assert store is not None  # opened above
-    started = time.monotonic()
     if choice.run_first and calibrate is not None:
         _calibrate_first(console, calibrate)
+    started = time.monotonic()  # the budget is the run's, the calibration aside
     looks = MAX_LOOKS if until_decided_s is not None else 1
     run_id, stopped_by = _execute(
         console,

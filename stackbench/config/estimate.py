@@ -3,8 +3,9 @@
 A level counted in seconds lasts its duration. A level counted in requests (ab -n, the native
 loader's -n, requests_per_connection) lasts as long as the stack takes to answer them, which
 only a measured rate tells: the rate this machine measured earlier for the same stack,
-workload, load setup and level (the store), else the nearest level of that case, else a
-conservative guess that the plan labels as one. A closed loop of C connections cannot take
+workload, load setup and level (the store), else the nearest level of that case, else the
+slowest other stack's at the nearest level, else a conservative guess; the plan labels each
+level's source, and the last two as guesses. A closed loop of C connections cannot take
 longer than ceil(N / C) request timeouts, nor longer than the engine lets a level run
 (`level_budget_s`), so no estimate exceeds those bounds.
 
@@ -297,19 +298,27 @@ def _level_steps(
     if suite.search is not None:  # a probe's rate is chosen during the run: its duration only
         probe = level_time(settings, suite.search.lo, None, overheads)
         return [
-            Step("level", probe.seconds, stack.name, label, None, None, rep % settings.repeat,
-                 settings.repeat, probe)
+            _level_step(stack.name, label, None, None, rep % settings.repeat, settings, probe)
             for rep in range(suite.search.probes * settings.repeat)
-        ]  # fmt: skip
+        ]
     out = []
     for lv in case.levels:
         rate = rate_for(history, stack.name, label, setup, lv.value)
         t = level_time(settings, lv.value, rate, overheads)
-        out.append(
-            Step("level", t.seconds, stack.name, label, lv.index, lv.value, lv.repetition,
-                 settings.repeat, t)
-        )  # fmt: skip
+        out.append(_level_step(stack.name, label, lv.index, lv.value, lv.repetition, settings, t))
     return out
+
+
+def _level_step(
+    stack: str,
+    label: str,
+    index: int | None,
+    value: float | None,
+    repetition: int,
+    settings: LoadSettings,
+    t: LevelTime,
+) -> Step:
+    return Step("level", t.seconds, stack, label, index, value, repetition, settings.repeat, t)
 
 
 def fitting_stacks(timeline: Timeline, budget_s: float) -> tuple[list[str], float]:
