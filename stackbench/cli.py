@@ -282,6 +282,11 @@ def _until(value: datetime.datetime | None) -> datetime.datetime | None:
     type=click.DateTime(DATE_FORMATS),
     help="Only runs started on or before this date (a day counts whole).",
 )
+@click.option(
+    "--verbose",
+    is_flag=True,
+    help="With RUN_ID: the at-a-glance summary also says its verdicts in words.",
+)
 @_out()
 def results(
     run_id: str | None,
@@ -290,6 +295,7 @@ def results(
     workload_list: str | None,
     since: datetime.datetime | None,
     until: datetime.datetime | None,
+    verbose: bool,
     out: Path | None,
 ) -> None:
     """List stored runs (filtered), or show one run's tables and summary."""
@@ -300,7 +306,7 @@ def results(
         since,
         _until(until),
     )
-    print_results(console, run_id, out, run_filter)
+    print_results(console, run_id, out, run_filter, verbose)
 
 
 @cli.command()

@@ -106,3 +106,12 @@ def _ratio(value: float, suffix: bool = True) -> str:
     digits = 2 if value >= 0.1 else 3
     text = f"{value:.{digits}f}"
     return text + ("×" if suffix else "")
+
+
+def ratio_and_bounds(v: Verdict) -> tuple[str, str]:
+    """A table's two cells: the ratio ('1.07×') and its interval ('0.91–1.26×'); '–' for what
+    is missing."""
+    ratio = fmt.MISSING if v.ratio is None else _ratio(v.ratio)
+    if v.low is None or v.high is None:
+        return ratio, fmt.MISSING
+    return ratio, f"{_ratio(v.low, False)}–{_ratio(v.high)}"

@@ -132,7 +132,11 @@ def run_verify(
 
 
 def print_results(
-    console: Console, run_id: str | None, out: Path | None, run_filter: RunFilter | None = None
+    console: Console,
+    run_id: str | None,
+    out: Path | None,
+    run_filter: RunFilter | None = None,
+    verbose: bool = False,
 ) -> None:
     """The stored runs (filtered), or one run's tables restricted to some stacks/workloads."""
     f = run_filter or RunFilter()
@@ -146,7 +150,12 @@ def print_results(
             "a RUN_ID (with a RUN_ID, --stack and --workload narrow that run)"
         )
     data = store.load_run(store.resolve_run(run_id))
-    print_run(console, filter_run(data, f.stacks, f.workloads), suite_columns(data.run.suite_name))
+    print_run(
+        console,
+        filter_run(data, f.stacks, f.workloads),
+        suite_columns(data.run.suite_name),
+        verbose=verbose,
+    )
     print_claims(console, run_claims(data, load_inventory()))
 
 

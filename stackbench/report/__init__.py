@@ -17,7 +17,7 @@ from stackbench.analysis.analysis import Analysis, analyse
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import Finding, findings
 from stackbench.report.bmf import results_bmf
-from stackbench.report.charts import Chart, ChartItem, glance_chart, workload_charts
+from stackbench.report.charts import Chart, ChartItem, glance_charts, workload_charts
 from stackbench.report.context import build_context
 from stackbench.report.exports import results_csv, results_json, summary_md
 from stackbench.report.glance import WorkloadGlance, glance
@@ -47,8 +47,9 @@ class ReportInputs:
         return {w.label: workload_charts(self.analysis, w) for w in self.analysis.workloads}
 
     @functools.cached_property
-    def summary_chart(self) -> ChartItem:
-        return glance_chart(self.analysis, self.glances)
+    def slides(self) -> list[ChartItem]:
+        """glance.png (or glance-1.png, glance-2.png ...): the glance as slides."""
+        return glance_charts(self.analysis, self.glances)
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class Exporter:
 def _chart_files(inputs: ReportInputs) -> dict[str, str | bytes]:
     """Each chart as SVG and PNG under charts/ (a chart replaced by a sentence has none)."""
     out: dict[str, str | bytes] = {}
-    for item in [inputs.summary_chart, *(c for items in inputs.charts.values() for c in items)]:
+    for item in [*inputs.slides, *(c for items in inputs.charts.values() for c in items)]:
         if isinstance(item, Chart):
             out[f"{CHARTS_DIR}/{item.name}.svg"] = item.svg
             out[f"{CHARTS_DIR}/{item.name}.png"] = item.png
@@ -77,7 +78,7 @@ def _page(inputs: ReportInputs) -> Files:
         inputs.glances,
         build_context(a),
         inputs.charts,
-        inputs.summary_chart,
+        inputs.slides,
         inputs.claims,
     )
     return {"report.html": html, **_chart_files(inputs)}

@@ -12,7 +12,7 @@ Per workload, in this order (each chart's file stem is `<workload-slug>-<kind>`)
 - percentiles: HdrHistogram-style percentile distribution (report/percentiles.py).
 - timeseries, resources: per-second series and CPU/memory per stack (report/series.py).
 
-And one run-wide `glance` chart for slides (report/glancechart.py). A chart with nothing to
+And the run-wide `glance` slides (report/glancechart.py). A chart with nothing to
 show is replaced by one sentence (`Omitted`). Each stack keeps its colour, marker and line
 style in every chart (report/colors.py); every chart carries its figures as a table, the text
 alternative the page shows beside it.
@@ -43,7 +43,7 @@ from stackbench.report.chartkit import (
     stack_handles,
     style,
 )
-from stackbench.report.glancechart import glance_chart
+from stackbench.report.glancechart import glance_charts
 from stackbench.report.percentiles import distribution, merged_histogram, percentiles_chart
 from stackbench.report.series import resources_chart, timeseries_chart
 from stackbench.report.tables import TextTable
@@ -58,7 +58,7 @@ __all__ = [
     "ChartItem",
     "Omitted",
     "distribution",
-    "glance_chart",
+    "glance_charts",
     "merged_histogram",
     "percentiles_chart",
     "resources_chart",

@@ -23,6 +23,7 @@ from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.figures import LEVEL_FIGURES, level_figures
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
 from stackbench.analysis.levelsteady import SOURCE_NO_SERIES, SOURCE_WINDOW, level_steady
+from stackbench.analysis.tiers import LEGEND as TIER_LEGEND
 from stackbench.analysis.wording import FIGURES_NOTE, RULE
 from stackbench.report import tables
 from stackbench.report.context import Context, build_context, memory_table
@@ -35,7 +36,7 @@ from stackbench.report.document import (
     WorkloadExport,
     aggregate_export,
 )
-from stackbench.report.glance import WorkloadGlance, glance
+from stackbench.report.glance import WorkloadGlance, glance, pair_rows
 from stackbench.report.tables import TextTable
 from stackbench.store.records import (
     NOT_IN_CSV,
@@ -242,33 +243,41 @@ def _when(ts: float | None) -> str:
 
 
 def _glance_md(g: WorkloadGlance) -> list[str]:
-    rows = []
-    for m, value_fmt in ((g.throughput, fmt.rate), (g.latency, fmt.latency)):
-        for b in m.bars:
-            rows.append(
-                [
-                    m.metric,
-                    b.stack,
-                    fmt.estimate(b.estimate, value_fmt),
-                    fmt.level(b.level_value),
-                    f"{b.share_of_best:.0%}",
-                    flags_text(b.flags),
-                ]
-            )
+    """Per figure its tier line (the headline, one line), the figures and the pairs; the
+    verdicts in words are in the workload's own section (`_verdicts_md`)."""
     out = [f"### {g.label}", ""]
-    if rows:
-        out += [
-            md_table(
-                TextTable(["figure", "stack", "figure [95%]", "level", "% of best", "flags"], rows)
-            ),
-            "",
+    for m, value_fmt in ((g.throughput, fmt.rate), (g.latency, fmt.latency)):
+        out += [] if m.higher_is_better else [f"{m.metric} latency, {m.where}:", ""]
+        out += [m.line, ""]
+        rows = [
+            [
+                b.stack,
+                fmt.estimate(b.estimate, value_fmt),
+                fmt.level(b.level_value),
+                f"{b.share_of_best:.0%}",
+                flags_text(b.flags),
+            ]
+            for b in m.bars
         ]
-    out += [
+        what = "req/s" if m.higher_is_better else f"{m.metric} ({m.where})"
+        if rows:
+            header = [what, "figure [95%]", "level", "% of best", "flags"]
+            out += [md_table(TextTable(header, rows)), ""]
+        header_row, pairs = pair_rows(m)
+        if pairs:
+            out += [md_table(TextTable(header_row, pairs)), ""]
+    out += [f"- not ranked: {stack} — {why}" for stack, why in g.not_ranked]
+    return out + ([""] if g.not_ranked else [])
+
+
+def _verdicts_md(g: WorkloadGlance) -> list[str]:
+    return [
+        "Verdicts in words:",
+        "",
         f"- req/s ({g.throughput.where}): {g.throughput.verdict}",
         f"- p99 ({g.latency.where}): {g.latency.verdict}",
+        "",
     ]
-    out += [f"- not ranked: {stack} — {why}" for stack, why in g.not_ranked]
-    return [*out, ""]
 
 
 def _context_md(ctx: Context) -> list[str]:
@@ -317,10 +326,12 @@ def summary_md(a: Analysis, found: list[Finding], claims: Sequence[ClaimResult] 
         "## At a glance",
         "",
         "Throughput: each stack's best valid level; p99: at the "
-        f"highest level every stack measured validly. {RULE}",
+        f"highest level every stack measured validly. {TIER_LEGEND} Pairs: a/b is the first "
+        f"stack's figure over the second's. {RULE}",
         "",
     ]
-    for g in glance(a):
+    glances = {g.label: g for g in glance(a)}
+    for g in glances.values():
         out += _glance_md(g)
     if a.slo is not None:
         out += [
@@ -351,6 +362,7 @@ def summary_md(a: Analysis, found: list[Finding], claims: Sequence[ClaimResult] 
     ] or ["- none"]
     for w in a.workloads:
         out += ["", f"## {w.label}", ""]
+        out += _verdicts_md(glances[w.label]) if w.label in glances else []
         if w.cases:
             out += [
                 "Throughput (req/s) by " + a.level_label + ":",

@@ -11,10 +11,14 @@ Pure functions of the analysis.
   1.0× for the best, 2.0× for twice as slow), so that a longer bar never means "better".
 - A figure that does not come from steady windows (no steady state found, or a driver without a
   per-second series) carries `whole_level`: why it is the whole level's figure.
-- Verdicts (analysis.verdicts): every stack but the best gets the verdict of the best against
-  it, and of the stack above it; the best is named the winner only when it is shown faster than
+- Verdicts (analysis.verdicts): every pair of stacks is compared (the verdict of the one shown
+  higher against the other); the best is named the winner only when it is shown faster than
   every other. All the comparisons of the summary (every workload, both figures) are one Holm
   family. Not enough evidence is said with what would decide it, never as a tie.
+- Tiers (analysis.tiers): the stacks the verdicts do not separate share a tier; the headline
+  of each figure is its tier line (`go-nethttp ? node  »  php-fpm-nginx (6.6–7.1×)`), under
+  it the table of the pairs the line rests on (`table_pairs`), and the verdicts in words
+  (`verdict`) are the long explanation.
 """
 
 import math
@@ -22,13 +26,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from stackbench.analysis import fmt
-from stackbench.analysis.analysis import Analysis, CaseView, Rung, WorkloadView, holm_rungs, ladder
+from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView, compare_figures
 from stackbench.analysis.stats import Estimate, LevelAggregate
-from stackbench.analysis.verdicts import PERCENTILE_THRESHOLD, Outcome, Verdict
-from stackbench.analysis.wording import assumed, interval, sentence
+from stackbench.analysis.tiers import LINE_WIDTH, Tiers, tier_line, tiers
+from stackbench.analysis.verdicts import PERCENTILE_THRESHOLD, Outcome, Verdict, holm
+from stackbench.analysis.wording import SHORT, SYMBOL, assumed, interval, ratio_and_bounds, sentence
 from stackbench.store.records import Flag, LevelFlag, has_flag
 
 LATENCY_KEY = "p99"
+# A glance's scale reaches the highest whisker, but no further than this times the highest
+# figure: one wide interval must not shrink every bar (a whisker beyond is cut at the end).
+WHISKER_REACH = 1.5
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,15 @@ class GlanceBar:
 
 
 @dataclass(frozen=True)
+class Pair:
+    """The verdict of the stack shown higher (`first`) against one shown lower (`second`)."""
+
+    first: str
+    second: str
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
 class MetricGlance:
     metric: str  # "throughput" | "p99"
     higher_is_better: bool
@@ -56,6 +73,31 @@ class MetricGlance:
     bars: tuple[GlanceBar, ...]  # best first
     winner: str | None  # the best, when shown better than every other stack
     verdict: str  # the verdicts in words: who wins and by how much, or not
+    line: str = ""  # the tier line (at most 80 characters); the verdict when no bars
+    pairs: tuple[Pair, ...] = ()  # every pair of bars, in bar order
+    tiers: Tiers | None = None  # None: no bars
+    shown: tuple[Pair, ...] = ()  # the pairs the tier line rests on: neighbours, brackets
+
+
+PAIR_HEADER = ("a vs b", "a/b", "95% interval", "verdict", "what would decide it")
+
+
+def pair_cells(p: Pair) -> list[str]:
+    """A row of the table of pairs: 'go-nethttp vs node', '1.07×', '0.91–1.26×',
+    '? undecided', and for an undecided pair what would decide it."""
+    v = p.verdict
+    ratio, bounds = ratio_and_bounds(v)
+    verdict = f"{SYMBOL[v.outcome]} {SHORT[v.outcome]}"
+    return [f"{p.first} vs {p.second}", ratio, bounds, verdict, v.decide or ""]
+
+
+def pair_rows(m: MetricGlance) -> tuple[list[str], list[list[str]]]:
+    """The table of the pairs the tier line rests on (header, rows); without the column of
+    what would decide when every pair is decided."""
+    rows = [pair_cells(p) for p in m.shown]
+    if all(not row[-1] for row in rows):
+        return list(PAIR_HEADER[:-1]), [row[:-1] for row in rows]
+    return list(PAIR_HEADER), rows
 
 
 @dataclass(frozen=True)
@@ -138,16 +180,24 @@ def _latency_bars(w: WorkloadView, stacks: Sequence[str], level: float) -> list[
     return [_with_share(b, best / b.estimate.value if b.estimate.value > 0 else 1.0) for b in bars]
 
 
-def rungs(bars: Sequence[GlanceBar], higher_is_better: bool, a: Analysis) -> list[Rung]:
-    """Each bar's verdicts (bars sorted best first): the best against it, the one above it
-    against it. Latency verdicts are "lower is better" against the 5% threshold."""
-    return ladder(
-        [b.estimate for b in bars],
-        a.spread,
-        higher_is_better=higher_is_better,
-        threshold=None if higher_is_better else PERCENTILE_THRESHOLD,
-        confidence=a.confidence,
-    )
+def pair_verdicts(bars: Sequence[GlanceBar], higher_is_better: bool, a: Analysis) -> list[Verdict]:
+    """Every pair (i, j), i < j, of the bars sorted best first, in that order: bar i against
+    bar j. Latency verdicts are "lower is better" against the 5% threshold."""
+    return [
+        compare_figures(
+            bars[i].estimate,
+            bars[j].estimate,
+            a.spread,
+            higher_is_better=higher_is_better,
+            threshold=None if higher_is_better else PERCENTILE_THRESHOLD,
+            confidence=a.confidence,
+        )
+        for i, j in _pairs(len(bars))
+    ]
+
+
+def _pairs(n: int) -> list[tuple[int, int]]:
+    return [(i, j) for i in range(n) for j in range(i + 1, n)]
 
 
 def decide(bars: Sequence[GlanceBar], what: str) -> tuple[str | None, str]:
@@ -224,44 +274,101 @@ def _bars(a: Analysis, w: WorkloadView) -> _Bars:
 
 
 def _metric(
-    bars: list[GlanceBar], higher_is_better: bool, where: str, what: str, judged: list[Rung]
+    bars: list[GlanceBar], higher_is_better: bool, where: str, what: str, judged: list[Verdict]
 ) -> MetricGlance:
+    verdict = dict(zip(_pairs(len(bars)), judged, strict=True))
     bars = [
-        replace(b, vs_best=best, vs_above=above)
-        for b, (best, above) in zip(bars, judged, strict=True)
+        replace(
+            b, vs_best=verdict.get((0, i)), vs_above=verdict.get((i - 1, i)) if i >= 2 else None
+        )
+        for i, b in enumerate(bars)
     ]
-    winner, verdict = decide(bars, what)
+    winner, words = decide(bars, what)
+    metric = LATENCY_KEY if not higher_is_better else "throughput"
+    if len(bars) < 2:
+        return MetricGlance(metric, higher_is_better, where, tuple(bars), winner, words, words)
+    ranked = tiers(
+        len(bars),
+        [
+            _better(i, j, v)
+            for (i, j), v in verdict.items()
+            if v.outcome in (Outcome.FASTER, Outcome.SLOWER)
+        ],
+    )
+    line = metric_line(ranked, bars, verdict, higher_is_better)
+    pairs = tuple(Pair(bars[i].stack, bars[j].stack, v) for (i, j), v in verdict.items())
+    shown = [(i, i + 1) for i in range(len(bars) - 1)]
+    shown += [p for s in ranked.stretches for p in ranked.inner_apart(s)]
     return MetricGlance(
-        "throughput" if higher_is_better else LATENCY_KEY,
+        metric,
         higher_is_better,
         where,
         tuple(bars),
         winner,
-        verdict,
+        words,
+        line,
+        pairs,
+        ranked,
+        tuple(Pair(bars[i].stack, bars[j].stack, verdict[(i, j)]) for i, j in shown),
     )
+
+
+def metric_line(
+    ranked: Tiers,
+    bars: Sequence[GlanceBar],
+    verdict: dict[tuple[int, int], Verdict],
+    higher_is_better: bool,
+    width: int = LINE_WIDTH,
+) -> str:
+    """The tier line of bars sorted best first, with every pair's verdict (i < j)."""
+    values = [b.estimate.value for b in bars]
+
+    def advantage(i: int, j: int) -> float:
+        better, worse = (values[i], values[j]) if higher_is_better else (values[j], values[i])
+        return better / worse if worse > 0 else math.inf
+
+    return tier_line(
+        ranked,
+        [b.stack for b in bars],
+        lambda i, j: SYMBOL[verdict[(i, j)].outcome],
+        advantage,
+        width,
+    )
+
+
+def line_within(m: MetricGlance, width: int) -> str:
+    """The figure's tier line in at most `width` characters (glance.png's charts, whose words
+    are counted, ask for less than 80)."""
+    if m.tiers is None:
+        return m.line
+    index = {b.stack: i for i, b in enumerate(m.bars)}
+    verdict = {(index[p.first], index[p.second]): p.verdict for p in m.pairs}
+    return metric_line(m.tiers, m.bars, verdict, m.higher_is_better, width)
+
+
+def _better(i: int, j: int, v: Verdict) -> tuple[int, int]:
+    """The decided pair as (better, worse)."""
+    return (i, j) if v.outcome is Outcome.FASTER else (j, i)
 
 
 def glance(a: Analysis) -> list[WorkloadGlance]:
     """Every workload's summary; the verdicts of all of them judged as one family."""
     found = [_bars(a, w) for w in a.workloads]
-    ladders = [rungs(b.throughput, True, a) for b in found] + [
-        rungs(b.latency, False, a) for b in found
+    families = [pair_verdicts(b.throughput, True, a) for b in found] + [
+        pair_verdicts(b.latency, False, a) for b in found
     ]
-    judged = holm_rungs(ladders)
+    flat = iter(holm([v for family in families for v in family]))
+    judged = [[next(flat) for _ in family] for family in families]
     out = []
     for i, b in enumerate(found):
         thr = _metric(b.throughput, True, "best valid level of each stack", "req/s", judged[i])
         if b.latency_where is None:
-            lat = MetricGlance(
-                LATENCY_KEY,
-                False,
-                "no common level",
-                (),
-                None,
+            why = (
                 "no level where every stack has a valid p99: see the tables"
                 if b.throughput
-                else "no valid level to compare",
+                else "no valid level to compare"
             )
+            lat = MetricGlance(LATENCY_KEY, False, "no common level", (), None, why, why)
         else:
             lat = _metric(b.latency, False, b.latency_where, LATENCY_KEY, judged[len(found) + i])
         out.append(WorkloadGlance(b.label, thr, lat, tuple(b.not_ranked)))

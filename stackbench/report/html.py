@@ -18,12 +18,19 @@ from stackbench.analysis import claimtable, fmt
 from stackbench.analysis.analysis import Analysis, WorkloadView
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
+from stackbench.analysis.tiers import LEGEND as TIER_LEGEND
 from stackbench.analysis.wording import FIGURES_NOTE, RULE
 from stackbench.report import tables
-from stackbench.report.charts import ChartItem
+from stackbench.report.charts import Chart, ChartItem
 from stackbench.report.colors import stack_color
 from stackbench.report.context import Context, memory_table
-from stackbench.report.glance import GlanceBar, MetricGlance, WorkloadGlance
+from stackbench.report.glance import (
+    WHISKER_REACH,
+    GlanceBar,
+    MetricGlance,
+    WorkloadGlance,
+    pair_rows,
+)
 from stackbench.report.glancechart import vs_best
 from stackbench.report.tables import TextTable
 from stackbench.store.records import flags_text
@@ -51,9 +58,11 @@ class MetricView:
     where: str
     bars: list[BarView]
     winner: str | None
-    verdict: str
+    verdict: str  # the verdicts in words: behind a disclosure
     share_header: str  # what the share column says: "% of best" or "× best"
     scale_note: str  # what a bar's length means
+    line: str  # the tier line: the headline
+    pairs: TextTable | None  # the pairs the line rests on (None: fewer than two bars)
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,10 @@ def short_level(a: Analysis, value: float) -> str:
 def _metric_view(
     a: Analysis, m: MetricGlance, title: str, value_fmt: Callable[[float | None], str]
 ) -> MetricView:
-    scale = max((b.estimate.high or b.estimate.value for b in m.bars), default=0.0) or 1.0
+    # glance.WHISKER_REACH: one wide interval must not shrink every bar
+    most = max((b.estimate.value for b in m.bars), default=0.0)
+    top = max((b.estimate.high or b.estimate.value for b in m.bars), default=0.0)
+    scale = min(top, WHISKER_REACH * most) or 1.0
 
     def bar(b: GlanceBar) -> BarView:
         est = b.estimate
@@ -97,7 +109,7 @@ def _metric_view(
             stack_color(a.stacks, b.stack),
             100.0 * est.value / scale,
             100.0 * (est.low or 0.0) / scale if has_ci else None,
-            100.0 * ((est.high or 0.0) - (est.low or 0.0)) / scale if has_ci else None,
+            100.0 * (min(est.high or 0.0, scale) - (est.low or 0.0)) / scale if has_ci else None,
             fmt.estimate(est, value_fmt),
             vs_best(m, b),
             short_level(a, b.level_value),
@@ -109,7 +121,18 @@ def _metric_view(
         header, note = "% of best", "a longer bar is more requests per second"
     else:
         header, note = "× best", "a longer bar is a slower p99 (× best: 1.00× is the best)"
-    return MetricView(title, m.where, [bar(b) for b in m.bars], m.winner, m.verdict, header, note)
+    header_row, rows = pair_rows(m)
+    return MetricView(
+        title,
+        m.where,
+        [bar(b) for b in m.bars],
+        m.winner,
+        m.verdict,
+        header,
+        note,
+        m.line,
+        TextTable(header_row, rows) if rows else None,
+    )
 
 
 def glance_views(a: Analysis, glances: list[WorkloadGlance]) -> list[GlanceView]:
@@ -238,7 +261,7 @@ def build_html(
     glances: list[WorkloadGlance],
     ctx: Context,
     charts: dict[str, list[ChartItem]],
-    glance_chart: ChartItem | None,
+    slides: Sequence[ChartItem],
     claims: Sequence[ClaimResult] = (),
 ) -> str:
     """The page. `charts` maps a workload label to its charts (already rendered)."""
@@ -252,8 +275,9 @@ def build_html(
         ctx=ctx,
         memory=memory_table(ctx),
         glances=glance_views(a, glances),
-        glance_chart=glance_chart,
+        slides=[c for c in slides if isinstance(c, Chart)],
         rule=RULE,
+        tier_legend=TIER_LEGEND,
         run_findings=[f for f in found if f.workload is None],
         claims=claimtable.claim_rows(claims),
         claim_header=claimtable.HEADER,

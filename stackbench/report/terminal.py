@@ -26,11 +26,19 @@ from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, WorkloadView, analyse
 from stackbench.analysis.figures import SERVER_CPU
 from stackbench.analysis.findings import findings, slo_text
+from stackbench.analysis.tiers import LEGEND
 from stackbench.analysis.wording import FIGURES_NOTE, RULE
 from stackbench.errors import InputError
 from stackbench.report import tables
 from stackbench.report.colors import stack_color
-from stackbench.report.glance import GlanceBar, MetricGlance, WorkloadGlance, glance
+from stackbench.report.glance import (
+    PAIR_HEADER,
+    GlanceBar,
+    MetricGlance,
+    WorkloadGlance,
+    glance,
+    pair_cells,
+)
 from stackbench.report.termtable import Cell, Col, print_notes, print_table, print_wrapped
 from stackbench.store.records import LevelFlag, flags_text, has_flag
 from stackbench.store.store import LevelRow, RunData, RunRow, Store
@@ -246,17 +254,34 @@ def _workload_table(
     print_notes(console, notes.lines())
 
 
+# Columns of the run-wide text tables that may be hidden to fit (1 first), by header; the
+# names, the workload, the time per iteration and the last column (the note, the output) stay,
+# the last wrapping at spaces, so that at 80 columns no word is split.
+TEXT_DROPS = {"sys": 1, "user": 2, "iterations": 3, "real": 4}
+WRAPPED_MIN_WIDTH = 10
+
+
 def _text_table(console: Console, title: str, t: tables.TextTable, wrap_last: bool) -> None:
-    cols = [Col(h, wrap=wrap_last and i == len(t.header) - 1) for i, h in enumerate(t.header)]
+    last = len(t.header) - 1
+    cols = [
+        Col(h, wrap=True, min_width=WRAPPED_MIN_WIDTH)
+        if wrap_last and i == last
+        else Col(h, drop=TEXT_DROPS.get(h, 0))
+        for i, h in enumerate(t.header)
+    ]
     print_table(console, title, cols, t.rows)
 
 
 def print_run(
-    console: Console, data: RunData, columns: Sequence[str] = (), analysis: Analysis | None = None
+    console: Console,
+    data: RunData,
+    columns: Sequence[str] = (),
+    analysis: Analysis | None = None,
+    verbose: bool = False,
 ) -> None:
     """The run's tables; `columns`: the article's extra figures (a claims file's columns);
     `analysis`: the run's, when the caller has it already (the figures and verdicts are
-    computed once)."""
+    computed once); `verbose`: the glance says its verdicts in words too."""
     a = analysis or analyse(data)
     run = data.run
     console.print(
@@ -291,7 +316,7 @@ def print_run(
         prefix = f"{f.workload}: " if f.workload else ""
         print_wrapped(console, prefix + f.text, "- ", indent=2, style=_SEVERITY_STYLE[f.severity])
     console.print()
-    print_glance(console, a, glance(a))
+    print_glance(console, a, glance(a), verbose)
 
 
 # --- at a glance --------------------------------------------------------------------------------
@@ -303,12 +328,20 @@ def bar_text(fraction: float, width: int) -> str:
 
 
 def _metric_lines(
-    console: Console, a: Analysis, m: MetricGlance, value_fmt: Callable[[float | None], str]
+    console: Console,
+    a: Analysis,
+    label: str,
+    m: MetricGlance,
+    value_fmt: Callable[[float | None], str],
+    verbose: bool,
 ) -> None:
+    """A figure of one workload: the heading, the tier line (at most 80 characters, bold),
+    the bars, the table of the pairs the line rests on, and with `verbose` the verdicts in
+    words."""
     title = "req/s" if m.higher_is_better else f"{m.metric} latency"
-    console.print(Text(f"  {title}, {m.where}", style="dim"))
+    console.print(Text(f"{label} — {title}, {m.where}", style="bold"))
+    print_wrapped(console, m.line, indent=2, style="bold" if m.winner else "")
     if not m.bars:
-        print_wrapped(console, m.verdict, "    ", indent=4)
         return
     name_w = max(len(b.stack) for b in m.bars)
     scale = max(b.estimate.value for b in m.bars) or 1.0
@@ -334,22 +367,41 @@ def _metric_lines(
             print_wrapped(
                 console, f"{b.stack}: {flags_text(b.flags)}", "      ", indent=8, style="yellow"
             )
-    print_wrapped(console, m.verdict, "    → ", indent=6, style="bold" if m.winner else "")
+    if m.shown:
+        print_table(console, "", PAIR_COLUMNS, [pair_cells(p) for p in m.shown])
+    if verbose:
+        print_wrapped(console, m.verdict, "  → ", indent=4)
+    console.print()
 
 
-def print_glance(console: Console, a: Analysis, glances: Sequence[WorkloadGlance]) -> None:
+# The table of pairs at 80 columns: names wrap at ' vs ', the interval is hidden first when too
+# wide, then what would decide (a column nobody needs when every pair is decided is left out).
+PAIR_COLUMNS = [
+    Col(PAIR_HEADER[0], wrap=True, min_width=8),
+    Col(PAIR_HEADER[1], "right"),
+    Col(PAIR_HEADER[2], "right", drop=1),
+    Col(PAIR_HEADER[3], wrap=True, min_width=8),
+    Col(PAIR_HEADER[4], wrap=True, drop=2),  # left out when every pair is decided
+]
+
+
+def print_glance(
+    console: Console, a: Analysis, glances: Sequence[WorkloadGlance], verbose: bool = False
+) -> None:
+    """Per workload and figure: the tier line, the bars and the pairs (`verbose`: and the
+    verdicts in words, which `results --verbose` prints)."""
     console.print(Text("At a glance", style="bold underline"))
     print_wrapped(
         console,
-        f"Bars: figure [95% interval] @level and % of the best. {RULE} "
+        f"Bars: figure [95% interval] @level and % of the best. {LEGEND} {RULE} "
         f"{a.spread.source.capitalize()}.",
         indent=0,
         style="dim",
     )
+    console.print()
     for g in glances:
-        console.print(Text(g.label, style="bold"))
-        _metric_lines(console, a, g.throughput, fmt.rate)
-        _metric_lines(console, a, g.latency, fmt.latency)
+        _metric_lines(console, a, g.label, g.throughput, fmt.rate, verbose)
+        _metric_lines(console, a, g.label, g.latency, fmt.latency, verbose)
         for stack, why in g.not_ranked:
             print_wrapped(console, f"not ranked: {stack} — {why}", "  ", indent=4, style="yellow")
 

@@ -133,8 +133,38 @@ def test_page_loads_offline_without_errors_and_draws_every_chart(page):
     assert page.query_selector("figure[data-chart='hello-errors']") is not None
     first = page.locator("#glance").bounding_box()
     assert first is not None and first["y"] < 900  # the summary is on the first screen
-    verdict = page.locator(".card .verdict.win").first.inner_text()
-    assert verdict.startswith("go-nethttp is the best, shown faster than every other")
+    line = page.locator(".card .tiers.win").first.inner_text()
+    assert line == "go-nethttp  »  node (1.98×)  »  php-fpm-nginx (2.6×)"
+    words = page.locator(".card details.why").first
+    assert not words.locator("p").first.is_visible()  # the verdicts in words: behind it
+    words.locator("summary").click()
+    assert "shown faster than every other" in words.locator("p").first.inner_text()
+
+
+# A phone's first screen: 390 CSS px wide, 664 tall (an iPhone 13's viewport in Playwright's
+# device list, the browser's own bars taken off).
+PHONE = (390, 664)
+
+
+def test_a_phone_shows_the_hello_cards_tier_line_and_bars_on_the_first_screen(browser, report):
+    context = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
+    page = context.new_page()
+    try:
+        page.goto(report.as_uri())
+        card = page.locator(".card[data-workload=hello]")
+        seen = [
+            card.locator(".tiers").first,
+            *card.locator(".metric").first.locator(".bar-row .track, .bar-row .value").all(),
+        ]
+        assert len(seen) == 1 + 2 * 3  # the line, and a track and a figure per stack
+        for element in seen:
+            box = element.bounding_box()
+            assert box is not None and box["height"] > 0
+            assert box["y"] >= 0 and box["y"] + box["height"] <= PHONE[1], element
+            assert box["x"] + box["width"] <= PHONE[0]
+        assert page.evaluate("window.scrollY") == 0
+    finally:
+        context.close()
 
 
 def test_filter_by_stack_and_workload(page):

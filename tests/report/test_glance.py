@@ -8,7 +8,7 @@ from synthetic_run import add_case, add_level, settings, start_run
 from stackbench.analysis.analysis import analyse, compare_figures
 from stackbench.analysis.stats import Estimate
 from stackbench.analysis.verdicts import Outcome, assumed_spread, series_evidence
-from stackbench.report.glance import GlanceBar, common_level, decide, glance
+from stackbench.report.glance import GlanceBar, common_level, decide, glance, pair_cells, pair_rows
 from stackbench.store.records import Flag
 from stackbench.store.store import Store
 
@@ -176,3 +176,61 @@ def test_latency_reads_as_times_the_best_and_whole_level_figures_are_marked():
     assert view.latency.share_header == "× best"
     assert [b.level for b in view.latency.bars] == ["at 20 conn.", "at 20 conn."]
     assert all(b.whole_level for b in view.throughput.bars)
+
+
+def test_every_headline_is_the_tier_line_and_the_words_move_behind():
+    """summary.md, report.html and the terminal open each workload with its tier line (one
+    line of at most 80 characters); the verdicts in words are in summary.md's workload
+    section and report.html's disclosure."""
+    import io
+
+    from rich.console import Console
+    from synthetic_run import fill
+
+    from stackbench.analysis.findings import findings
+    from stackbench.report.exports import summary_md
+    from stackbench.report.html import glance_views
+    from stackbench.report.terminal import print_glance
+
+    store = Store(":memory:")
+    a = analyse(store.load_run(fill(store)), resamples=100)
+    glances = glance(a)
+    line = "go-nethttp  »  node (1.98×)  »  php-fpm-nginx (2.6×)"
+    assert glances[0].throughput.line == line
+    md = summary_md(a, findings(a)).splitlines()
+    at = md.index("### hello")
+    assert md[at + 2] == line  # the line right under the workload's heading
+    words = md.index("## hello")
+    assert md[words + 2] == "Verdicts in words:"
+    assert md[words + 4].startswith("- req/s (best valid level of each stack): go-nethttp is")
+    glance_md = "\n".join(md[at : md.index("## Context")])
+    assert "shown faster than every other" not in glance_md
+    assert "| node vs php-fpm-nginx | 2.56× | 2.49–2.64× | > faster |" in glance_md
+    view = glance_views(a, glances)[0]
+    assert view.throughput.line == line and view.throughput.pairs is not None
+    assert view.throughput.pairs.header == ["a vs b", "a/b", "95% interval", "verdict"]
+    console = Console(record=True, width=80, file=io.StringIO(), color_system=None)
+    print_glance(console, a, glances)
+    out = console.export_text().splitlines()
+    assert out[out.index("hello — req/s, best valid level of each stack") + 1] == line
+    for g in glances:
+        for m in (g.throughput, g.latency):
+            assert len(m.line) <= 80 and "\n" not in m.line
+
+
+def test_an_undecided_pair_says_what_would_decide_it():
+    close = {
+        "a": {10: [(100, 1000), (130, 1000), (70, 1000), (110, 1000), (90, 1000)]},
+        "b": {10: [(98, 1000), (125, 1000), (72, 1000), (105, 1000), (95, 1000)]},
+        "c": {10: [(20, 1000), (21, 1000), (19, 1000), (20, 1000), (20, 1000)]},
+    }
+    [g] = glance(_run(close))
+    m = g.throughput
+    assert m.tiers is not None and m.tiers.groups == ((0, 1), (2,))
+    assert m.line.startswith("a ? b  »  c (")
+    first = m.shown[0]
+    assert (first.first, first.second) == ("a", "b")
+    cells = pair_cells(first)
+    assert cells[3] == "? undecided" and "repetitions" in cells[4]
+    header, rows = pair_rows(m)
+    assert header[-1] == "what would decide it" and rows[1][3] == "> faster"

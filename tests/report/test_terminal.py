@@ -123,11 +123,24 @@ def test_run_view_fits_80_columns_and_loses_nothing(synthetic):
     assert "[epoll]" in out
     assert "invalid: error rate 3.0% > 1.0%" in joined
     assert "hidden to fit 80 columns: CPU, p50" in joined  # dropped columns are named
-    # the at-a-glance summary ends the output: bars, % of best and the verdict
+    # the at-a-glance summary ends the output: per workload and figure its tier line, the
+    # bars with % of best, and the pairs; the verdicts in words only with verbose
     glance = out[out.index("At a glance") :]
-    assert "go-nethttp is the best, shown faster than every other" in glance
+    assert "\ngo-nethttp  »  node (1.98×)  »  php-fpm-nginx (2.6×)\n" in glance
     assert "100%" in glance and "█" in glance
     assert glance.count("p99 latency, at 100 connections") == 2
+    assert "node vs php-fpm-nginx  2.56×    2.49–2.64×  > faster" in glance
+    assert "shown faster than every other" not in glance
+
+
+def test_verbose_says_the_verdicts_in_words(synthetic):
+    store, run = synthetic
+    console = _console(80)
+    print_run(console, store.load_run(run), verbose=True)
+    out = console.export_text()
+    assert max(len(line) for line in out.splitlines()) <= 80
+    glance = " ".join(_words(out[out.index("At a glance") :]))
+    assert "→ go-nethttp is the best, shown faster than every other" in glance
 
 
 def test_wide_terminal_keeps_every_column(synthetic):
@@ -401,3 +414,40 @@ def test_the_live_line_never_wraps():
     narrow = eta.line("connections", 80).plain
     assert len(narrow) <= 80 and narrow.endswith("ETA ~0:20") and "…" in narrow
     assert eta.line("connections", 200).plain == wide
+
+
+def test_no_table_splits_a_word_at_80_columns_standalone_timing_included():
+    from stackbench.analysis.analysis import analyse
+    from stackbench.report import tables
+    from stackbench.report.glance import glance, pair_cells
+    from stackbench.store.records import ScriptRecord
+
+    store = Store(":memory:")
+    run = fill(store)
+    for stack in ("node-cluster", "php-apache", "java-virtual-threads"):
+        store.add_script(
+            ScriptRecord(
+                run_id=run,
+                stack=stack,
+                label="db-html-report?rows=10",
+                iterations=1000,
+                wall_s=12.3456,
+                user_s=10.123,
+                sys_s=1.234,
+                outcome="not checked (body depends on the database)",
+            )
+        )
+    data = store.load_run(run)
+    console = _console(80)
+    print_run(console, data)
+    out = console.export_text()
+    assert max(len(line) for line in out.splitlines()) <= 80
+    tokens = set(_words(out))
+    a = analyse(data)
+    timing = tables.script_timings(a)
+    pairs = [pair_cells(p) for g in glance(a) for m in (g.throughput, g.latency) for p in m.shown]
+    kept = {"stack", "workload", "per iteration", "output"}  # the rest is hidden, and named
+    cells = [c for row in timing.rows for h, c in zip(timing.header, row, strict=True) if h in kept]
+    for cell in [*cells, *(c for row in pairs for c in row)]:
+        assert set(_words(cell)) <= tokens, cell  # every word whole, on one line
+    assert "hidden to fit 80 columns: sys, user, iterations, real;" in " ".join(_words(out))
