@@ -22,14 +22,17 @@ from stackbench.analysis.analysis import Analysis, CaseView, compare_figures
 from stackbench.analysis.stats import Estimate
 from stackbench.analysis.verdicts import (
     PERCENTILE_THRESHOLD,
+    THROUGHPUT_THRESHOLD,
     GateOutcome,
     GateResult,
     RunSpread,
     Verdict,
     gate,
     holm,
+    undecided,
 )
 from stackbench.errors import InputError
+from stackbench.store.records import LevelFlag
 
 THROUGHPUT = "throughput"
 DEFAULT_PERCENTILES = ("p50", "p99")
@@ -54,6 +57,9 @@ class MetricChange:
 class CaseChange:
     key: CaseKey
     metrics: tuple[MetricChange, ...]
+    # measured in both runs, but invalid (unsteady, error rate ...) in one: every verdict
+    # undecided, with the reason; a gate never clears it
+    unfit: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,8 @@ class RunComparison:
 
     @property
     def comparable(self) -> bool:
-        return bool(self.cases)
+        """Some case has a valid figure in both runs."""
+        return any(not c.unfit for c in self.cases)
 
 
 @dataclass(frozen=True)
@@ -112,7 +119,30 @@ def compare_runs(
     spread = max(a.spread, b.spread, key=lambda s: s.sigma)
     levels_a, levels_b = dict(_levels(a)), dict(_levels(b))
     common = sorted(set(levels_a) & set(levels_b))
+    unfit_a, unfit_b = dict(_unfit_levels(a)), dict(_unfit_levels(b))
+    # measured on both sides, unfit on one at least: undecided, with the reason
+    unfit = sorted(
+        (set(levels_a) | set(unfit_a))
+        & (set(levels_b) | set(unfit_b))
+        & (set(unfit_a) | set(unfit_b))
+    )
     raw: list[tuple[CaseKey, MetricChange]] = []
+    for key in unfit:
+        reasons = [
+            f"run {run.data.run.id}'s level is {why}"
+            for run, why in ((a, unfit_a.get(key)), (b, unfit_b.get(key)))
+            if why
+        ]
+        reason = "; ".join(reasons) + ": repeat it (no verdict rests on an unfit level)"
+        for metric in (THROUGHPUT, *percentiles):
+            higher = metric == THROUGHPUT
+            verdict = undecided(
+                reason,
+                threshold=THROUGHPUT_THRESHOLD if higher else PERCENTILE_THRESHOLD,
+                higher_is_better=higher,
+            )
+            figures = [_figure_at(run, key, metric) for run in (a, b)]
+            raw.append((key, MetricChange(metric, figures[0], figures[1], verdict)))
     for key in common:
         (view_a, index_a), (view_b, index_b) = levels_a[key], levels_b[key]
         for metric in (THROUGHPUT, *percentiles):
@@ -136,9 +166,10 @@ def compare_runs(
     return RunComparison(
         a.data.run.id,
         b.data.run.id,
-        tuple(CaseChange(k, tuple(by_case[k])) for k in common if k in by_case),
-        tuple(sorted(set(levels_a) - set(levels_b))),
-        tuple(sorted(set(levels_b) - set(levels_a))),
+        tuple(CaseChange(k, tuple(by_case[k])) for k in common if k in by_case)
+        + tuple(CaseChange(k, tuple(by_case[k]), unfit=True) for k in unfit if k in by_case),
+        tuple(sorted(set(levels_a) - set(levels_b) - set(unfit))),
+        tuple(sorted(set(levels_b) - set(levels_a) - set(unfit))),
         tuple(setting_changes(a, b)),
         spread,
         same,
@@ -166,6 +197,38 @@ def _levels(a: Analysis) -> Iterator[tuple[CaseKey, tuple[CaseView, int]]]:
             for agg in view.aggregates:
                 if agg.status == "ok":
                     yield CaseKey(view.stack, w.label, agg.level_value), (view, agg.level_index)
+
+
+# The flags that make a level unfit for any verdict (its status invalid or failed).
+UNFIT_FLAGS = (LevelFlag.UNSTEADY, LevelFlag.INVALID, LevelFlag.FAILED)
+
+
+def _unfit_levels(a: Analysis) -> Iterator[tuple[CaseKey, str]]:
+    """The levels a run measured that are not valid (unsteady, an error rate beyond the
+    limit, a server that died), with why."""
+    for w in a.workloads:
+        for view in w.cases:
+            if not view.rankable:
+                continue
+            for agg in view.aggregates:
+                if agg.status != "ok":
+                    why = [f.text for f in agg.flags if f.kind in UNFIT_FLAGS]
+                    yield (
+                        CaseKey(view.stack, w.label, agg.level_value),
+                        f"{agg.status} ({'; '.join(why) or 'no reason recorded'})",
+                    )
+
+
+def _figure_at(a: Analysis, key: CaseKey, metric: str) -> float:
+    """A run's figure of a case (0.0 where it has none), to show beside an undecided
+    verdict."""
+    for w in a.workloads:
+        for view in w.cases:
+            agg = view.aggregate_at(key.level_value)
+            if view.stack == key.stack and w.label == key.label and agg is not None:
+                est = agg.throughput if metric == THROUGHPUT else agg.latency_us.get(metric)
+                return est.value if est is not None else 0.0
+    return 0.0
 
 
 def _estimate(view: CaseView, level_index: int, metric: str) -> Estimate | None:

@@ -2,7 +2,8 @@
 CI gate (exit codes in errors.ExitCode: 0 every gated case shown not to regress beyond its
 limit, 1 RULE_BROKEN a regression beyond a limit shown, 5 NOT_COMPARABLE no case in common,
 6 UNDECIDED some gated case neither shown regressed nor shown not to be: the output says what
-would decide it).
+would decide it; a case resting on a disturbed level, or measured in both runs but invalid in
+one (unsteady, an error rate beyond the limit), is never shown not to regress).
 
 A and B are run numbers (or 'last') in the store of --out, or paths of results.json files
 written by `run` or `report` (or of their report folders): their run, cases and levels are read
@@ -182,7 +183,9 @@ def run_compare(
 
 
 def exit_code(comparison: RunComparison, gated: Sequence[GatedCase]) -> int:
-    if not comparison.comparable:
+    # A case measured in both runs but unfit in one is gated (undecided): not "nothing to
+    # compare", which a CI job might take for a pass.
+    if not comparison.comparable and not gated:
         return ExitCode.NOT_COMPARABLE
     outcomes = {g.outcome for g in gated}
     if GateOutcome.REGRESSED in outcomes:

@@ -54,6 +54,7 @@ from stackbench.config.estimate import (
     setup_key,
 )
 from stackbench.config.hosts import HostsFile
+from stackbench.config.noise import THROUGHPUT_THRESHOLD
 from stackbench.config.paths import CALIBRATION_SUITE, CLAIMS_DIR, DEFAULT_SUITE
 from stackbench.config.placement import allowed_cpus, format_cpus
 from stackbench.config.plan import Level, Plan, Round, build_plan
@@ -61,7 +62,7 @@ from stackbench.config.status import StackEntry
 from stackbench.config.suite import Suite, parse_suite, resolve_hosts
 from stackbench.engine.outcome import RunOutcome, run_outcome
 from stackbench.engine.resume import Selection, check_resumable, check_same_request, resume_suite
-from stackbench.engine.runner import LevelEvent, Runner
+from stackbench.engine.runner import QUIET_WAIT_S, LevelEvent, Runner
 from stackbench.engine.runner import Progress as RunnerProgress
 from stackbench.errors import EnvironmentProblem, ExitCode, InputError, StackbenchError
 from stackbench.lab.busy import quiet_machine_checks
@@ -111,6 +112,8 @@ def print_plan(
     )
     if plan.interleaved:
         print_wrapped(console, interleaving_note(plan), indent=2)
+    if suite.placement.server_host is None:
+        print_wrapped(console, disturbance_note(), indent=2)
     p = suite.placement
     cpus = Text(
         f"cpus: server {format_cpus(p.server)}, loader {format_cpus(p.loader)}, "
@@ -155,6 +158,16 @@ def print_plan(
             first_style="yellow",
         )
         print_check_commands(console, check)
+
+
+def disturbance_note() -> str:
+    """What a level other processes disturbed becomes (the judge, engine/judge.py)."""
+    return (
+        "a level on whose cores other processes or steal took more than the "
+        f"{THROUGHPUT_THRESHOLD:.0%} noise band is measured again once, after up to "
+        f"{QUIET_WAIT_S:g} s (at most the level's length) waiting for the machine to be quiet; "
+        "a level still disturbed decides nothing"
+    )
 
 
 def interleaving_note(plan: Plan) -> str:

@@ -34,6 +34,7 @@ import msgspec
 from stackbench.config.hosts import HostsFile
 from stackbench.config.loadspec import LoadRequest
 from stackbench.config.manifest import Warmup
+from stackbench.config.noise import THROUGHPUT_THRESHOLD
 from stackbench.config.plan import Level, Plan, PlannedCase, PlannedStack, Round
 from stackbench.config.status import StackEntry
 from stackbench.config.workloads import BodyStability, WorkloadSpec
@@ -55,6 +56,7 @@ from stackbench.engine.strategies import fixed_sweep, rate_search
 from stackbench.engine.watch import ExitCheck, stack_exits
 from stackbench.errors import HostLost, StackbenchError, StackError
 from stackbench.lab import environment, fs
+from stackbench.lab.busy import wait_for_quiet
 from stackbench.lab.httpget import get
 from stackbench.lab.monitor import process_counts
 from stackbench.session.script import run_script_with_env
@@ -63,6 +65,7 @@ from stackbench.store.records import (
     CaseRecord,
     CaseStatus,
     Environment,
+    LevelFlag,
     LevelRecord,
     LevelRow,
     RunRecord,
@@ -78,6 +81,9 @@ from stackbench.verify.outcome import VerifyOutcome
 log = logging.getLogger(__name__)
 
 SERVICES_LOG_DIR = "services"  # run-N/logs/services/<service>/
+# A level found disturbed is measured again once, after waiting at most this for the level's
+# cores to be quiet (busy at most the noise band with the stack idle).
+QUIET_WAIT_S = 10.0
 REMOTE_LOG_DIR = "hosts"  # run-N/logs/hosts/<host>/: its agent's log and its services' logs
 _LOG_PART = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
@@ -764,7 +770,12 @@ class _StackRun:
         self.runner.store.set_jit_warmup(state.case_id, record)
 
     def _level(
-        self, case: PlannedCase, state: _CaseState, expect_sha: str | None, level: Level
+        self,
+        case: PlannedCase,
+        state: _CaseState,
+        expect_sha: str | None,
+        level: Level,
+        repeated: bool = False,
     ) -> LevelRecord:
         runner = self.runner
         kept = state.replay.get(level)
@@ -777,6 +788,11 @@ class _StackRun:
         started = time.time()
         measured = live.measure(req)
         verdict = judge_level(measured, runner.suite.max_error_rate)
+        disturbed = next((f for f in verdict.flags if f.kind is LevelFlag.DISTURBED), None)
+        if disturbed is not None and not repeated and measured.failure is None:
+            # it would decide nothing: measured again once, when the machine is quiet
+            self._repeat_note(case, level, disturbed.detail, settings.duration_s)
+            return self._level(case, state, expect_sha, level, repeated=True)
         record = level_record(state.case_id, level, started, settings, measured, verdict)
         level_id = runner.store.add_level(record)
         runner.progress.level_done(
@@ -795,6 +811,22 @@ class _StackRun:
         if settings.pause_s:
             time.sleep(settings.pause_s)
         return record
+
+    def _repeat_note(
+        self, case: PlannedCase, level: Level, why: str, level_s: float | None
+    ) -> None:
+        """Say that a disturbed level is measured again, and wait for quiet: no longer than
+        QUIET_WAIT_S, nor than the level itself lasts."""
+        target = self.live.target
+        cores = target.server_cpus | target.loader_cpus
+        where = f"{case.spec.label} at {level.value:g}"
+        self._message(f"{where}: disturbed ({why}); measuring it again once the machine is quiet")
+        limit = min(QUIET_WAIT_S, level_s or QUIET_WAIT_S)
+        quiet = wait_for_quiet(cores, limit, THROUGHPUT_THRESHOLD)
+        self.notes.append(
+            f"{where}: measured twice: the first measurement was disturbed ({why})"
+            + ("" if quiet else f"; the machine was not quiet after {limit:g} s")
+        )
 
 
 def _stop_remote_stack(stop: Callable[[], None], name: str) -> None:

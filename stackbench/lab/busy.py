@@ -54,6 +54,19 @@ def sample(seconds: float = SAMPLE_S, exclude: Iterable[int] = ()) -> Sample:
     return Sample(busy, steal, tuple(found))
 
 
+def wait_for_quiet(cpus: Collection[int], limit_s: float, share: float) -> bool:
+    """Sample the machine second by second until every one of `cpus` is busy at most `share`
+    of its time (nothing of ours runs on them between two levels), for at most `limit_s`;
+    whether it became quiet."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        found = sample(SAMPLE_S)
+        if all(found.busy_by_cpu.get(cpu, 0.0) <= share for cpu in cpus):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+
+
 def _cpu_percent(p: psutil.Process) -> float:
     try:
         return float(p.cpu_percent(None))

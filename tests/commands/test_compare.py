@@ -292,3 +292,62 @@ def test_a_changed_record_in_a_list_shows_only_its_changed_field():
     }
     (change,) = _diff("settings", a, b)
     assert (change.key, change.a, change.b) == ("deviations[1].ours", "1 to 800", "1 to 400")
+
+
+def repeated_runs(store: Store, **first_of_b: object) -> tuple[int, int]:
+    """Two runs of six repetitions, B 1% slower (a gate at 5% clears it), B's first
+    repetition recorded with `first_of_b` (flags, status)."""
+    runs = []
+    for level_rps, seeds in ((10_000, (1, 2, 3, 4, 5, 6)), (9_900, (7, 8, 9, 10, 11, 12))):
+        run = store.start_run(run_record(environment={"cores": 2}))
+        case = store.add_case(
+            CaseRecord(
+                run_id=run, stack="node", workload="hello", label="hello", path="/hello", params={}
+            )
+        )
+        for rep, seed in enumerate(seeds):
+            rps = [float(v) for v in flat(40, 0.01, seed=seed, level=level_rps)]
+            extra = first_of_b if runs and rep == 0 else {}
+            store.add_level(
+                level(
+                    case,
+                    0,
+                    repetition=rep,
+                    duration_s=40.0,
+                    requests_per_s=sum(rps) / 40,
+                    timeseries=seconds(rps),
+                    **extra,
+                )
+            )
+        runs.append(run)
+    return runs[0], runs[1]
+
+
+def test_the_gate_never_clears_a_disturbed_measurement() -> None:
+    """The same runs clear the gate (above); with one of B's repetitions disturbed, the gate
+    stays undecided (exit 6) and says why."""
+    store = Store(":memory:")
+    disturbed = LevelFlag.DISTURBED.detail(
+        "other processes used 13.0% of core 0 (node), more than the 2% noise band allows"
+    )
+    a, b = repeated_runs(store, flags=(disturbed,))
+    code, text = compare(store, a, b, "terminal", [parse_slower_gate("5%")])
+    assert code == ExitCode.UNDECIDED, text
+    assert "gate 'throughput more than 5% slower': 1 undecided" in text
+    assert "disturbed by other processes" in text
+
+
+def test_the_gate_never_clears_an_unsteady_measurement() -> None:
+    """B's level invalid (unsteady): measured in both runs, so it is no 'only in run A'
+    case the gate may pass over: undecided (exit 6), with the reason."""
+    store = Store(":memory:")
+    unsteady = LevelFlag.UNSTEADY.detail("3 responses for 50 connections in 12 s")
+    a, b = repeated_runs(store, flags=(unsteady,), status="invalid")
+    code, text = compare(store, a, b, "terminal", [parse_slower_gate("5%")])
+    assert code == ExitCode.UNDECIDED, text
+    assert "only in run" not in text
+    assert f"run {b}'s level is invalid (unsteady: 3 responses for 50 connections" in text
+    code, text = compare(store, a, b, "json", [parse_slower_gate("5%")])
+    assert [g["outcome"] for g in json.loads(text)["gates"]] == ["undecided"]
+    # without a gate the runs have no valid case in common: not comparable, as before
+    assert compare(store, a, b)[0] == ExitCode.NOT_COMPARABLE

@@ -57,6 +57,10 @@ def test_plan_prints_the_derived_parameters_within_80_columns(tmp_path):
     assert "php-fpm-nginx: workers=1*, children_per_worker=4, db_strategy=per-request" in text
     assert "node-cluster: workers=1*, db_strategy=pool" in text
     assert "article's server" not in text  # the article had one core too: nothing to say
+    assert (
+        "a level on whose cores other processes or steal took more than the 2% noise band is "
+        "measured again once, after up to 10 s"
+    ) in text
 
 
 def test_plan_says_up_front_when_the_server_has_fewer_cores_than_the_article(tmp_path):

@@ -364,3 +364,48 @@ def test_an_extension_adds_one_repetition_of_the_chosen_levels(tmp_path, fake_in
     after = store.load_run(run_id)
     assert sorted(lv.repetition for lv in after.levels_of(case.id)) == [0, 1]
     assert all(c.status == "ok" for c in after.cases) and after.run.status == "complete"
+
+
+@pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
+def test_a_disturbed_level_is_measured_again_once_after_waiting_for_quiet(
+    tmp_path, fake_inventory, monkeypatch
+):
+    """The judge finds the first measurement of each level disturbed (as on a busy machine):
+    each level is measured again, once, after a wait for quiet; only the second is stored,
+    and the case says it was measured twice and why."""
+    from stackbench.engine import runner as runner_module
+    from stackbench.engine.judge import Verdict
+    from stackbench.store.records import LevelFlag
+
+    judged: list[int] = []
+    waits: list[tuple[frozenset[int], float]] = []
+    real_judge = runner_module.judge_level
+
+    def judge(measured, max_error_rate):
+        verdict = real_judge(measured, max_error_rate)
+        judged.append(1)
+        if len(judged) % 2:  # every first measurement
+            flag = LevelFlag.DISTURBED.detail("other processes used 13.0% of core 0 (server)")
+            return Verdict(verdict.status, (flag,))
+        return Verdict(verdict.status, ())
+
+    def wait(cpus, limit_s, share):
+        waits.append((frozenset(cpus), limit_s))
+        return False
+
+    monkeypatch.setattr(runner_module, "judge_level", judge)
+    monkeypatch.setattr(runner_module, "wait_for_quiet", wait)
+    text = SUITE.replace('stacks = ["refserver", "crashing", "missing"]', 'stacks = ["refserver"]')
+    text = text.replace('workloads = ["hello", "sha256?n=2"]', 'workloads = ["hello"]')
+    suite = parse_suite(suite_file(tmp_path, "native", text))
+    store = Store(tmp_path / "s.sqlite")
+    run_id = Runner(
+        build_plan(suite, fake_inventory, None, None), fake_inventory, store, tmp_path
+    ).execute()
+    data = store.load_run(run_id)
+    (case,) = data.cases
+    assert [lv.level_value for lv in data.levels_of(case.id)] == [2, 4]  # one record each
+    assert all(lv.flags == () for lv in data.levels_of(case.id))
+    assert len(judged) == 4 and [limit for _, limit in waits] == [1.0, 1.0]  # the level's 1 s
+    assert "hello at 2: measured twice: the first measurement was disturbed" in case.reason
+    assert "the machine was not quiet after 1 s" in case.reason
