@@ -744,7 +744,7 @@ def check_budget(timeline: Timeline, budget_s: float) -> None:
         else "not even one stack fits"
     )
     raise InputError(
-        f"--budget {budget_s / 60:g} min: the plan takes about {needed / 60:.1f} min "
+        f"--budget {round(budget_s / 60, 1):g} min: the plan takes about {needed / 60:.1f} min "
         f"(calibration aside); {would}; or give --budget {math.ceil(needed / 60)}m"
     )
 
@@ -789,8 +789,8 @@ def until_decided_note(budget_s: float) -> str:
     return (
         f"until decided: after the plan, the levels of undecided comparisons are repeated "
         f"(most decisions per second first, each on a fresh start) for at most "
-        f"{budget_s / 60:g} min and {MAX_LOOKS - 1} rounds; with up to {MAX_LOOKS} looks at "
-        f"the data every verdict uses alpha / {MAX_LOOKS} (95% becomes "
+        f"{round(budget_s / 60, 1):g} min and {MAX_LOOKS - 1} rounds; with up to {MAX_LOOKS} "
+        f"looks at the data every verdict uses alpha / {MAX_LOOKS} (95% becomes "
         f"{decision_confidence(MAX_LOOKS):.1%} intervals), so the false-winner rate stays "
         "at 5% despite the repeated looks"
     )
@@ -826,7 +826,7 @@ def _until_decided(
         if not chosen:
             console.print(
                 Text(
-                    f"until decided: the budget ({budget_s / 60:g} min) is spent; "
+                    f"until decided: the budget ({round(budget_s / 60, 1):g} min) is spent; "
                     f"{len(found.decidable)} level(s) still in undecided "
                     "comparisons" + _hopeless(found)
                 )
