@@ -234,6 +234,16 @@ def test_results_filters(results_dir):
     assert mixed.returncode == 2 and "--suite" in mixed.stderr
 
 
+def test_results_verbose_says_the_verdicts_in_words(results_dir):
+    out = str(results_dir)
+    plain = stackbench_env("results", "1", "--out", out).stdout
+    verbose = stackbench_env("results", "1", "--out", out, "--verbose").stdout
+    said = "go-nethttp is the best, shown faster than every other"
+    glance = " ".join(verbose[verbose.index("At a glance") :].split())
+    assert said in glance and said not in " ".join(plain[plain.index("At a glance") :].split())
+    assert "go-nethttp  »  node (1.98×)  »  php-fpm-nginx (2.6×)" in plain
+
+
 def test_report_formats(results_dir):
     out = str(results_dir)
     done = stackbench_env("report", "1", "--out", out, "--format", "md,csv")
