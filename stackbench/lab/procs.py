@@ -96,7 +96,9 @@ def tree(pid: int) -> list[psutil.Process]:
 
 
 def stop(proc: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
-    """SIGTERM the group, wait up to grace_s, then SIGKILL everything left. Idempotent."""
+    """SIGTERM the group, wait up to grace_s, then SIGKILL everything left, and remove its
+    control group (with anything still in it) if it has one of ours. Idempotent."""
+    group = cgroups.group_of(proc.pid)
     members = tree(proc.pid)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGTERM)
@@ -112,6 +114,8 @@ def stop(proc: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
     psutil.wait_procs(alive, timeout=5)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)
+    if group is not None:
+        group.close()
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackbench.errors import ServiceError
-from stackbench.lab import availability, fs
+from stackbench.lab import availability, cgroups, fs
 from stackbench.lab.privilege import RunAs, server_environment
 from stackbench.lab.procs import port_in_use, spawn, stop, tail
 
@@ -84,9 +84,17 @@ class ServiceLaunch:
         return server_environment(os.environ, self.run_as, self.service_dir)
 
     def spawn(self, command: Sequence[str], log_path: Path) -> subprocess.Popen[bytes]:
-        """The server in its own session, as the stack user, output in its log, dying with us."""
+        """The server in its own session, as the stack user, output in its log, dying with us,
+        in a control group of its own (the monitor counts its every process there; `stop`
+        removes it)."""
         return spawn(
-            command, self.service_dir, self.environment(), log_path, self.cpus, self.run_as
+            command,
+            self.service_dir,
+            self.environment(),
+            log_path,
+            self.cpus,
+            self.run_as,
+            cgroups.new_group(self.kind.value),
         )
 
     def socket_path(self, name: str, temp_dirs: list[Path]) -> Path:

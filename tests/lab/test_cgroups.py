@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from stackbench.lab import cgroups
+from stackbench.lab import cgroups, procs
 from stackbench.lab.cgroups import CpuTime, Groups, Hierarchy
 from stackbench.lab.procs import child_setup
 
@@ -132,3 +132,32 @@ def test_stale_groups_of_a_dead_stackbench_are_removed(tmp_path):
     cgroups.remove_stale(top)
     assert not dead.exists()
     assert (alive / "server.1").exists()
+
+
+def test_stopping_a_spawned_process_removes_its_group(tmp_path):
+    """procs.stop removes the group of what it stops (a service's, a stack role's), with a
+    child that left the process group still in it."""
+    group = cgroups.new_group("service")
+    if group is None:
+        pytest.skip(f"no control group here: {cgroups.why_not()}")
+    # a grandchild in a session of its own, its parent gone: re-parented, out of the tree
+    script = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "time.sleep(60)\n"
+    )
+    proc = procs.spawn(
+        [sys.executable, "-c", script], tmp_path, None, tmp_path / "log", group=group
+    )
+    deadline = time.monotonic() + 5
+    while len(group.pids()) != 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    escaped = [pid for pid in group.pids() if pid != proc.pid]
+    assert len(escaped) == 1 and escaped[0] not in [p.pid for p in procs.tree(proc.pid)]
+    procs.stop(proc, grace_s=0.5)
+    assert not group.path.exists()
+    assert _gone(escaped[0])
