@@ -17,6 +17,7 @@ from stackbench.commands.calibrate import calibrate_command
 from stackbench.commands.claims import print_claims_overview
 from stackbench.commands.compare import compare_command
 from stackbench.commands.doctor import run_doctor
+from stackbench.commands.history import run_history
 from stackbench.commands.hosts import run_hosts_check, run_hosts_setup
 from stackbench.commands.new_stack import RUNTIMES, new_stack
 from stackbench.commands.run import run_command
@@ -372,6 +373,22 @@ def compare(
     1 a regression beyond a gate's limit shown; 2 bad input; 5 the runs have no case in
     common; 6 some gated case undecided (the output says what would decide it)."""
     sys.exit(compare_command(console, run_a, run_b, out, output_format, fail_if_slower, fail_if))
+
+
+@cli.command()
+@click.option("--suite", "suite_name", metavar="NAME", help="Only the runs of this suite.")
+@click.option("--stack", metavar="NAME", help="Only this stack (or variant).")
+@click.option("--workload", metavar="LABEL", help="Only this workload (e.g. sha256?n=1000).")
+@click.option(
+    "--chart", is_flag=True, help="Also draw each case's trend (PNG, under the results directory)."
+)
+@_out("Results directory (its store holds the runs).")
+def history(
+    suite_name: str | None, stack: str | None, workload: str | None, chart: bool, out: Path | None
+) -> None:
+    """Every stored run of the same case, oldest first: its req/s with the 95% interval, the
+    verdict against the run before, the stack folder's git revision, and change points."""
+    sys.exit(run_history(console, out, suite_name, stack, workload, chart))
 
 
 @cli.command("new-stack")

@@ -226,6 +226,9 @@ class Runner:
 
     def _environment(self) -> Environment:
         snapshot = msgspec.convert(environment.snapshot(), Environment)
+        if self.suite.stack_folders:
+            revisions = environment.stack_revisions(self.suite.stack_folders)
+            snapshot = msgspec.structs.replace(snapshot, stack_revisions=revisions)
         if self.machine_warnings:
             snapshot = msgspec.structs.replace(snapshot, machine_warnings=self.machine_warnings)
         if self.remote.agents:

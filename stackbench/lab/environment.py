@@ -3,6 +3,7 @@
 import os
 import platform
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from stackbench import __version__
@@ -60,6 +61,36 @@ def git_revision() -> str | None:
     except OSError:
         return None
     return out.stdout.strip() or None
+
+
+def _git(folder: Path, *args: str) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(folder), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except OSError:
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def folder_revision(folder: Path) -> str | None:
+    """The commit a stack folder's git work tree is at (12 hex digits), with "-dirty" when a
+    file under the folder differs from it or is untracked; None outside a work tree."""
+    commit = _git(folder, "rev-parse", "--short=12", "HEAD")
+    if not commit:
+        return None
+    changed = _git(folder, "status", "--porcelain", "--", ".")
+    return commit + ("-dirty" if changed else "")
+
+
+def stack_revisions(folders: Mapping[str, Path]) -> dict[str, str]:
+    """The revision of each stack folder that is in a git work tree."""
+    found = {name: folder_revision(folder) for name, folder in folders.items()}
+    return {name: rev for name, rev in found.items() if rev}
 
 
 def tool_versions() -> dict[str, str]:

@@ -255,6 +255,9 @@ class Environment(Record, frozen=True, kw_only=True):
     # doctor's warnings of a busy machine when the run started (lab/busy.py)
     machine_warnings: tuple[str, ...] | UnsetType = UNSET
     hosts: dict[str, HostFacts] | UnsetType = UNSET  # multi-host runs only
+    # The git revision of each stack of the user's own whose folder is a git work tree
+    # ("3f2c1ab9e0d4", "-dirty" appended when its files differ from that commit)
+    stack_revisions: dict[str, str] | UnsetType = UNSET
 
 
 # --- the stored records --------------------------------------------------------------------

@@ -406,14 +406,23 @@ class Store:
         return row
 
     def resolve_run(self, ref: str) -> int:
-        """A run id, or 'last'."""
-        if ref == "last":
-            row = self.db.execute("SELECT MAX(id) AS id FROM runs").fetchone()
-            if row is None or row["id"] is None:
-                raise InputError(f"{self.path}: no runs stored yet")
+        """A run id, 'last', or 'last~N': the Nth run before the last (git's notation), so
+        that a CI job compares each run with the one before (`compare last~1 last`)."""
+        back = ref.removeprefix("last~")
+        if ref == "last" or (back != ref and back.isdigit() and len(back) <= 6):
+            offset = 0 if ref == "last" else int(back)
+            row = self.db.execute(
+                "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (offset,)
+            ).fetchone()
+            if row is None:
+                stored = self.db.execute("SELECT COUNT(*) AS n FROM runs").fetchone()["n"]
+                raise InputError(f"run '{ref}': {self.path} holds {stored} run(s)")
             return int(row["id"])
         if not ref.isdigit():
-            raise InputError(f"run '{ref}': give a run number (see 'stackbench results') or 'last'")
+            raise InputError(
+                f"run '{ref}': give a run number (see 'stackbench results'), 'last' or "
+                "'last~N' (the Nth run before the last)"
+            )
         if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (int(ref),)).fetchone() is None:
             raise InputError(f"run {ref} is not in {self.path} (see 'stackbench results')")
         return int(ref)

@@ -339,3 +339,14 @@ def test_report_to_writes_elsewhere_and_checks_the_folder_first(results_dir, tmp
     both = stackbench_env("report", "1", "--out", str(tmp_path / "none"), "--to", str(a_file))
     assert both.returncode == 2 and "--to" in both.stderr
     assert not (tmp_path / "none").exists()
+
+
+def test_history_lists_each_case_across_runs_and_names_a_filter_that_matches_nothing(
+    results_dir,
+):
+    out = str(results_dir)
+    shown = stackbench_env("history", "--out", out, "--stack", "node")
+    assert shown.returncode == 0, shown.stderr
+    assert "node · hello" in shown.stdout and "first run" in shown.stdout
+    none = stackbench_env("history", "--out", out, "--stack", "nope")
+    assert none.returncode == 2 and "matches --stack nope" in none.stderr

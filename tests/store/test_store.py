@@ -613,3 +613,20 @@ def test_past_levels_are_this_machines_valid_levels_with_their_setup(tmp_path):
     assert (past.value, past.requests_per_s, past.at) == (20.0, 250.0, 5.0)
     assert store.script_iteration_s(machine) == {("node", "sha256?n=1"): 0.005}
     assert store.past_levels("nowhere/else/1") == []
+
+
+def test_runs_are_named_by_number_last_or_last_tilde_n(tmp_path) -> None:
+    store = Store(tmp_path / "s.sqlite")
+    with pytest.raises(InputError, match="holds 0 run"):
+        store.resolve_run("last")
+    ids = [store.start_run(run_record()) for _ in range(3)]
+    assert store.resolve_run("last") == ids[2]
+    assert store.resolve_run("last~1") == ids[1]
+    assert store.resolve_run("last~2") == ids[0]
+    assert store.resolve_run(str(ids[0])) == ids[0]
+    with pytest.raises(InputError, match=r"run 'last~3': .* holds 3 run\(s\)"):
+        store.resolve_run("last~3")
+    for bad in ("last~", "last~x", "prev", "last-1"):
+        with pytest.raises(InputError, match="'last~N'"):
+            store.resolve_run(bad)
+    store.close()
