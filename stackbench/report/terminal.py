@@ -380,7 +380,7 @@ PAIR_COLUMNS = [
     Col(PAIR_HEADER[0], wrap=True, min_width=8),
     Col(PAIR_HEADER[1], "right"),
     Col(PAIR_HEADER[2], "right", drop=1),
-    Col(PAIR_HEADER[3], wrap=True, min_width=8),
+    Col(PAIR_HEADER[3]),  # "? undecided" on one line
     Col(PAIR_HEADER[4], wrap=True, drop=2),  # left out when every pair is decided
 ]
 
