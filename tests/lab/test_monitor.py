@@ -116,3 +116,25 @@ def test_a_role_in_its_group_is_counted_whole_and_its_cores_accounted():
     spent = usage["forker"].cpu_user_s + usage["forker"].cpu_sys_s
     assert core.roles_s == pytest.approx(spent, abs=0.01)  # read a moment apart
     assert OTHER_ROLE in usage
+
+
+def test_without_control_groups_roles_are_sampled_and_the_account_says_so(monkeypatch):
+    """Where no group can be made, the roles are counted by sampling their process trees,
+    as before, and the level's record says which and why."""
+    monkeypatch.setattr(cgroups, "group_of", lambda pid: None)
+    monkeypatch.setattr(cgroups, "why_not", lambda: "cannot make a control group (test)")
+    cpu = min(os.sched_getaffinity(0))
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)"],
+        preexec_fn=child_setup(frozenset({cpu})),
+    )
+    try:
+        monitor = Monitor({"server": child.pid}, interval_s=0.5, cpus=frozenset({cpu})).start()
+        time.sleep(1.2)
+        monitor.stop()
+    finally:
+        child.kill()
+        child.wait()
+    account = monitor.account
+    assert account is not None and account.method == "sampling"
+    assert account.sampled == ("server: sampled process trees (cannot make a control group (test))")
