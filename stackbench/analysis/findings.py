@@ -19,6 +19,7 @@ from stackbench.analysis.analysis import (
 )
 from stackbench.analysis.figures import LOADER_CPU, SERVER_CPU
 from stackbench.analysis.levelsteady import SOURCE_WINDOW
+from stackbench.analysis.settle import Settle
 from stackbench.analysis.stats import LevelAggregate
 from stackbench.analysis.steady import SteadyClass
 from stackbench.analysis.wording import RULE, SYMBOL, assumed, sentence
@@ -330,10 +331,12 @@ def _steady_findings(a: Analysis, w: WorkloadView, c: CaseView) -> list[Finding]
                 no_series.append(fmt.level(st.level_value))
             elif r.source != SOURCE_WINDOW:
                 grouped.setdefault(
-                    f"{state.message}; the whole-level figures are shown instead", []
+                    f"{state.message}; the whole-level figures are shown instead"
+                    + _settle_words(c, r.settle),
+                    [],
                 ).append(level)
             elif not state.steady_shown:  # the window's figures, but not a shown steady state
-                grouped.setdefault(state.message, []).append(level)
+                grouped.setdefault(state.message + _settle_words(c, r.settle), []).append(level)
             elif state.steady_class is SteadyClass.FLAT:
                 flat.append(level)
             else:
@@ -380,6 +383,27 @@ def _steady_findings(a: Analysis, w: WorkloadView, c: CaseView) -> list[Finding]
             )
         )
     return out
+
+
+def _settle_words(c: CaseView, settle: Settle | None) -> str:
+    """How long a warm-up would have settled an unsteady level; with the JIT warm-up pass the
+    case had, the warm-up it would then need in all, and `run --settle` to get it."""
+    if settle is None:
+        return ""
+    text = f". Warm-up: {settle.sentence()}"
+    more = settle.warmup_more_s
+    j = c.case.jit_warmup
+    if j is None or more == 0:
+        return text
+    if more is None:
+        return text + (
+            f" (after the {j.seconds:g}-s JIT warm-up pass; run --settle lengthens it within "
+            "its stated bound)"
+        )
+    return text + (
+        f" (after the {j.seconds:g}-s JIT warm-up pass: about {j.seconds + more:g} s in all; "
+        "run --settle lengthens it)"
+    )
 
 
 def _cold_figure(c: CaseView, level_index: int, repetition: int) -> str:

@@ -26,6 +26,7 @@ import numpy as np
 from hdrh.histogram import HdrHistogram
 
 from stackbench.analysis.intervals import FigureInterval, evidence_interval, window_interval
+from stackbench.analysis.settle import Settle, settle_time
 from stackbench.analysis.stats import Estimate, measured_latency
 from stackbench.analysis.steady import SteadyClass, SteadyState, detect_steady_state
 from stackbench.analysis.verdicts import (
@@ -60,6 +61,9 @@ class LevelSteady:
     window_latency_us: dict[str, tuple[float, ...]]  # per-second percentiles in the window
     full_seconds: int  # seconds of the series after dropping partials
     partial_seconds: int  # seconds dropped as partial
+    # When its steadiness is not shown: how long a warm-up would have settled it (None: shown,
+    # or no series)
+    settle: Settle | None = None
 
     @property
     def steady_class(self) -> SteadyClass | None:
@@ -119,8 +123,9 @@ def level_steady(row: LevelRow) -> LevelSteady:
         return LevelSteady(None, SOURCE_NO_SERIES, None, {}, (), {}, 0, dropped)
     rps = per_second_throughput(seconds)
     state = detect_steady_state(rps)
+    settle = None if state.steady_shown else settle_time(rps, state)
     if state.window_start is None or state.window_end is None:
-        return LevelSteady(state, SOURCE_NO_STEADY, None, {}, (), {}, len(seconds), dropped)
+        return LevelSteady(state, SOURCE_NO_STEADY, None, {}, (), {}, len(seconds), dropped, settle)
     window = seconds[state.window_start : state.window_end]
     window_rps = rps[state.window_start : state.window_end]
     per_second_latency = {
@@ -136,6 +141,7 @@ def level_steady(row: LevelRow) -> LevelSteady:
         per_second_latency,
         len(seconds),
         dropped,
+        settle,
     )
 
 

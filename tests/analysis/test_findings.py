@@ -159,3 +159,52 @@ def test_a_busy_machine_at_the_start_is_a_run_wide_warning() -> None:
     (busy,) = [f for f in findings(analyse(data)) if "busy" in f.text]
     assert (busy.severity, busy.workload) == ("warn", None)
     assert busy.text == ("the machine was busy when the run started: load average 3.1 on 2 cores")
+
+
+def _java_case_with(rps: list[float]) -> Analysis:
+    """A java case with a 15-s JIT warm-up pass, then one level of the given series."""
+    store = Store(":memory:")
+    run = store.start_run(run_record())
+    case = store.add_case(
+        CaseRecord(
+            run_id=run, stack="java", workload="hello", label="hello", path="/hello", params={}
+        )
+    )
+    store.set_jit_warmup(
+        case,
+        JitWarmupRecord(
+            seconds=15,
+            why="C2 compiles hot methods",
+            level_value=25,
+            completed=150_000,
+            errors=0,
+            requests_per_s=10_000,
+            first_second_rps=2_400,
+            last_second_rps=12_000,
+        ),
+    )
+    data = store.load_run(run)
+    levels = [msgspec.structs.replace(row(rps, requests_per_s=sum(rps) / len(rps)), case_id=case)]
+    return analyse(RunData(data.run, data.cases, levels, []))
+
+
+def test_a_level_climbing_throughout_says_a_longer_warmup_is_needed() -> None:
+    # the #32 java-servlet level: 25 s climbing from 10.7k to 46.3k req/s
+    climb = [10_683 + (46_326 - 10_683) * i / 24 for i in range(25)]
+    joined = " ".join(texts(_java_case_with(climb)))
+    assert ("Warm-up: did not settle within the 25-s level (its last 9 s still changed") in joined
+    assert "a warm-up longer than 25 s may be needed" in joined
+    assert "after the 15-s JIT warm-up pass; run --settle lengthens it" in joined
+
+
+def test_a_level_settling_too_noisily_says_how_long_it_rose() -> None:
+    rps = [float(v) for v in ramp_then_plateau(30, 20, 0.03, seed=1, start=0.22)]
+    joined = " ".join(texts(_java_case_with(rps)))
+    assert "steadiness not shown" in joined
+    assert "Warm-up: rose until about " in joined
+    assert "s in all; run --settle lengthens it)" in joined
+
+
+def test_a_steady_level_has_no_warmup_sentence() -> None:
+    joined = " ".join(texts(_java_case_with([float(v) for v in flat(30, 0.01, seed=2)])))
+    assert "Warm-up:" not in joined
