@@ -18,7 +18,7 @@ sys.path.insert(0, str(REPO))
 
 from stackbench.config.plan import build_plan  # noqa: E402
 from stackbench.config.suite import parse_suite  # noqa: E402
-from stackbench.engine.runner import Runner  # noqa: E402
+from stackbench.engine.runner import Runner, RunSetup  # noqa: E402
 from stackbench.lab.inventory import load_inventory  # noqa: E402
 from stackbench.store.store import Store  # noqa: E402
 
@@ -47,7 +47,8 @@ def main() -> None:
         store = Store(Path(tmp) / "s.sqlite")
         started = time.monotonic()
         run_id = Runner(
-            build_plan(parse_suite(path), inventory, None, None), inventory, store, Path(tmp)
+            build_plan(parse_suite(path), inventory, None, None),
+            RunSetup(inventory, store, Path(tmp)),
         ).execute()
         wall = time.monotonic() - started
         starts = [

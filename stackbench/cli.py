@@ -20,7 +20,7 @@ from stackbench.commands.doctor import run_doctor
 from stackbench.commands.history import run_history
 from stackbench.commands.hosts import run_hosts_check, run_hosts_setup
 from stackbench.commands.new_stack import RUNTIMES, new_stack
-from stackbench.commands.run import run_command
+from stackbench.commands.run import RunRequest, run_command
 from stackbench.commands.suitefile import existing_suite
 from stackbench.commands.views import (
     print_results,
@@ -207,17 +207,19 @@ def run(
     sys.exit(
         run_command(
             console,
-            suite,
-            _csv(stack_list),
-            _csv(workload_list),
-            dry_run,
-            out,
-            resume,
-            hosts_file,
-            keep,
-            rounds_s,
-            budget_s,
-            no_calibrate,
+            RunRequest(
+                suite=suite,
+                stacks=tuple(_csv(stack_list) or ()),
+                workloads=tuple(_csv(workload_list) or ()),
+                dry_run=dry_run,
+                out=out,
+                resume=resume,
+                hosts_file=hosts_file,
+                keep_remote=keep,
+                until_decided_s=rounds_s,
+                budget_s=budget_s,
+                no_calibrate=no_calibrate,
+            ),
             lambda: calibrate_command(console, None, out),
         )
     )

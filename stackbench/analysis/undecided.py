@@ -4,27 +4,21 @@ A ranking's undecided verdict (best against a stack, or a stack against the one 
 it) names two levels; repeating both moves the comparison from one repetition a side (where the
 run-to-run spread dominates) to repetitions, the unit that decides. Each level gets a priority
 of the undecided comparisons it takes part in per second of load it costs, and a round takes
-the levels in that order while the budget lasts. Comparisons that no practical amount of
-measurement can decide (a ratio sitting at the threshold, or more repetitions than the verdict
-procedure advises) are left out, and said.
+the levels in that order while the budget lasts (engine/until_decided.py schedules them).
+Comparisons that no practical amount of measurement can decide (a ratio sitting at the
+threshold, or more repetitions than the verdict procedure advises) are left out, and said.
 
 The repeated looks spend alpha: a run with --until-decided records the most looks it may take
 (`decision_looks`) and every verdict of the run uses alpha / looks (analysis.decision_confidence,
 Bonferroni over looks), so the chance of any false winner over all the looks stays at alpha.
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from stackbench.analysis.analysis import Analysis
 from stackbench.analysis.verdicts import Outcome, Verdict
-
-
-@dataclass(frozen=True, order=True)
-class LevelKey:
-    stack: str
-    label: str
-    level_value: float
+from stackbench.config.plan import LevelKey
 
 
 @dataclass(frozen=True)
@@ -62,17 +56,3 @@ def _verdicts(a: Analysis) -> Iterator[tuple[str, float, str, str, Verdict]]:
                     yield w.label, r.level_value, e.stack, r.entries[0].stack, e.vs_best
                 if e.vs_above is not None:
                     yield w.label, r.level_value, e.stack, r.entries[i - 1].stack, e.vs_above
-
-
-def next_round(
-    found: Undecided, seconds: Callable[[LevelKey], float], budget_s: float
-) -> list[LevelKey]:
-    """The levels to repeat next, most decisions per second first, as many as fit."""
-    ranked = sorted(found.decidable, key=lambda k: (-found.decidable[k] / seconds(k), k))
-    chosen: list[LevelKey] = []
-    used = 0.0
-    for key in ranked:
-        if used + seconds(key) <= budget_s:
-            chosen.append(key)
-            used += seconds(key)
-    return chosen

@@ -16,7 +16,7 @@ from stackbench.analysis.calibration import (
     spread_of,
 )
 from stackbench.commands.resultsdir import open_existing_store
-from stackbench.commands.run import run_suite
+from stackbench.commands.run import RunRequest, run_suite
 from stackbench.config.paths import CALIBRATION_SUITE
 from stackbench.config.suite import parse_suite
 from stackbench.errors import ExitCode, InputError
@@ -25,7 +25,7 @@ from stackbench.errors import ExitCode, InputError
 def calibrate_command(console: Console, suite_path: Path | None, out: Path | None) -> int:
     path = suite_path or CALIBRATION_SUITE
     check_calibration_suite(path)
-    code, run_id = run_suite(console, path, None, None, False, out)
+    code, run_id = run_suite(console, RunRequest(suite=path, out=out))
     if run_id is None or code != ExitCode.OK:
         console.print(
             Text.assemble(

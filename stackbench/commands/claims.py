@@ -83,20 +83,6 @@ def suite_cores_note(suite: Suite, readiness: Sequence[Readiness]) -> str:
     return cores_note(suite.article_server_cores, suite.server_cores, readiness)
 
 
-def print_deviations(console: Console, suite: Suite) -> None:
-    """An article suite's departures from its article, one line each ("none" when there are
-    none); nothing for a suite that reproduces no article."""
-    if suite_claims(suite.name) is None:
-        return
-    found = suite.deviations
-    if not found:
-        console.print(Text("deviations from the article: none"))
-        return
-    console.print(Text(f"deviations from the article ({len(found)}):"))
-    for d in found:
-        print_wrapped(console, d.sentence(), first="  - ", indent=4)
-
-
 def print_readiness(console: Console, readiness: Sequence[Readiness]) -> None:
     """--dry-run: which of the article's claims this machine and plan cannot test, and why;
     claims blocked for the same reasons share one line."""

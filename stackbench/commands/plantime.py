@@ -4,17 +4,22 @@ The estimate itself is pure (config/estimate.py); this module only gathers what 
 (the store under --out, the machine's identity, which stacks are not built yet) and words it.
 """
 
+import datetime
 import os
 import platform
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from stackbench.commands.resultsdir import STORE_NAME, results_dir
-from stackbench.config.estimate import PastLevel, Timeline
-from stackbench.config.plan import Plan
+from stackbench.config.estimate import PastLevel, Timeline, plan_timeline
+from stackbench.config.paths import CALIBRATION_SUITE
+from stackbench.config.plan import build_plan
 from stackbench.config.status import StackEntry
-from stackbench.lab.build import build_dir_for
+from stackbench.config.suite import parse_suite
+from stackbench.errors import ExitCode
 from stackbench.lab.environment import cpu_model
 from stackbench.report.termtable import print_wrapped
 from stackbench.store.records import CalibrationRow, Environment, machine_key
@@ -46,19 +51,6 @@ def stored_history(
         )
     finally:
         store.close()
-
-
-def unbuilt(plan: Plan, inventory: dict[str, StackEntry]) -> list[str]:
-    """The planned stacks whose build is not cached yet: their first build comes on top."""
-    out = []
-    for st in plan.stacks:
-        entry = inventory.get(st.stack)
-        manifest = entry.parsed if entry is not None else None
-        if not st.available or manifest is None or manifest.build is None:
-            continue
-        if not (build_dir_for(manifest) / ".stackbench-built").exists() and st.stack not in out:
-            out.append(st.stack)
-    return out
 
 
 def _minutes(seconds: float) -> str:
@@ -109,3 +101,29 @@ def print_time(console: Console, timeline: Timeline, not_built: list[str]) -> No
     print_wrapped(console, first, indent=2)
     for line in rest:
         print_wrapped(console, line, "  ", indent=4)
+
+
+def calibration_date(calibration: CalibrationRow | None) -> str | None:
+    if calibration is None:
+        return None
+    return datetime.datetime.fromtimestamp(calibration.at, datetime.UTC).strftime("%Y-%m-%d")
+
+
+def calibration_seconds(inventory: dict[str, StackEntry], history: Sequence[PastLevel]) -> float:
+    """How long `stackbench calibrate` takes here: its suite's own estimate."""
+    plan = build_plan(parse_suite(CALIBRATION_SUITE), inventory, None, None)
+    return plan_timeline(plan, history).total_s
+
+
+def calibrate_before(console: Console, calibrate: Callable[[], int]) -> None:
+    """The calibration before an article suite's run; one that fails leaves the verdicts on
+    the assumed spread, and the run goes on."""
+    console.print(Text("calibration first: stackbench calibrate", style="bold"))
+    code = calibrate()
+    if code != ExitCode.OK:
+        console.print(
+            Text.assemble(
+                ("calibration failed", "yellow"),
+                f" (exit {code}): the run goes on, its verdicts on the assumed spread",
+            )
+        )

@@ -21,6 +21,16 @@ class Level:
     repetition: int
 
 
+@dataclass(frozen=True, order=True)
+class LevelKey:
+    """A level of the plan by what it measures, whatever its repetition: the stack (as the
+    plan names it), the workload's label and the level's value."""
+
+    stack: str
+    label: str
+    level_value: float
+
+
 @dataclass(frozen=True)
 class PlannedCase:
     stack: str

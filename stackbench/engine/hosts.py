@@ -11,7 +11,7 @@ stops, so a controller that dies leaves nothing running over there.
 
 import os
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from stackbench import __version__
@@ -80,46 +80,36 @@ class RemoteHosts:
         self.close()
 
 
-def open_hosts(
-    hosts: HostsFile,
-    names: Sequence[str],
-    keep: bool = False,
-    clock_offsets_for_tests: Mapping[str, float] | None = None,
-) -> RemoteHosts:
+def open_hosts(hosts: HostsFile, names: Sequence[str], keep: bool = False) -> RemoteHosts:
     """An agent on every named host, checked; on any failure the ones opened are closed.
-    With `keep`, each agent leaves its run directory on its host at the end.
-    `clock_offsets_for_tests` makes a host's agent report its clock that far off (namespace
-    test hosts share one clock; the tests check the offset is measured and corrected)."""
+    With `keep`, each agent leaves its run directory on its host at the end."""
     opened = RemoteHosts()
     try:
         for name in names:
-            injected = (clock_offsets_for_tests or {}).get(name)
-            opened.agents[name] = _open_agent(hosts.hosts[name], keep, injected)
+            opened.agents[name] = _open_agent(hosts.hosts[name], keep)
     except BaseException:
         opened.close()
         raise
     return opened
 
 
-def _open_agent(host: Host, keep: bool, clock_offset_s: float | None) -> Agent:
+def _open_agent(host: Host, keep: bool) -> Agent:
     link = SshLink(host)
     try:
         link.check()  # a host key problem stops here, with the command that fixes it
-        return start_agent(link, keep, clock_offset_s)
+        return start_agent(link, keep)
     except BaseException:
         link.close()
         raise
 
 
-def start_agent(link: SshLink, keep: bool = False, clock_offset_s: float | None = None) -> Agent:
+def start_agent(link: SshLink, keep: bool = False) -> Agent:
     """Start the agent over `link` (checked), check its version and measure its clock offset:
     what every use of another host starts with, a run's and `hosts check`'s. The caller closes
     the agent's client (and the link)."""
     host = link.host
     run_dir = f"/tmp/stackbench-agent-{socket.gethostname()}-{os.getpid()}-{host.name}"
-    argv = agent_argv(
-        host.stackbench, run_dir, AGENT_HEARTBEAT_S, keep=keep, clock_offset_s=clock_offset_s
-    )
+    argv = agent_argv(host.stackbench, run_dir, AGENT_HEARTBEAT_S, keep=keep)
     client = RemoteHost(host.name, link.open(argv))
     try:
         info = client.hello()

@@ -48,6 +48,7 @@ from stackbench.engine.measure import (
     load_request,
     measure,
 )
+from stackbench.engine.progress import Phase, ProgressEvent, ProgressSink, ignore_progress
 from stackbench.engine.recovery import SCRATCH_PREFIX, Owner, current_owner
 from stackbench.engine.resume import Replay, Selection, levels_to_run
 from stackbench.engine.settings import run_settings
@@ -67,7 +68,6 @@ from stackbench.store.records import (
     Environment,
     LevelFlag,
     LevelRecord,
-    LevelRow,
     RunRecord,
     RunStatus,
     ScriptRecord,
@@ -89,23 +89,19 @@ _LOG_PART = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 
 @dataclass(frozen=True)
-class LevelEvent:
-    stack: str
-    label: str
-    level: Level
-    row: LevelRow
+class RunSetup:
+    """What a plan is executed with: the stacks on disk, where results go, who follows the
+    run, and how it was asked for (the selection, the other hosts)."""
 
-
-def _ignore(_value: object) -> None:
-    return None
-
-
-@dataclass
-class Progress:
-    """Callbacks the CLI provides to show what happens; no-ops for tests."""
-
-    message: Callable[[str], None] = field(default=_ignore)
-    level_done: Callable[[LevelEvent], None] = field(default=_ignore)
+    inventory: Mapping[str, StackEntry]
+    store: Store
+    out_dir: Path  # run-N/logs/ goes under it
+    progress: ProgressSink = ignore_progress
+    selection: Selection = field(default_factory=Selection)
+    hosts: HostsFile | None = None  # the other hosts of [placement], None: this machine only
+    keep_remote: bool = False  # the agents leave their run directories
+    decision_looks: int = 1  # run --until-decided: see RunSettings
+    machine_warnings: tuple[str, ...] = ()  # doctor's, kept in the run's environment
 
 
 @dataclass
@@ -120,59 +116,44 @@ class _CaseState:
 
 
 class Runner:
-    def __init__(
-        self,
-        plan: Plan,
-        inventory: dict[str, StackEntry],
-        store: Store,
-        out_dir: Path,
-        progress: Progress | None = None,
-        selection: Selection | None = None,
-        resume: int | None = None,
-        hosts: HostsFile | None = None,
-        keep_remote: bool = False,
-        clock_offsets_for_tests: dict[str, float] | None = None,
-        decision_looks: int = 1,
-        machine_warnings: tuple[str, ...] = (),
-    ) -> None:
+    def __init__(self, plan: Plan, setup: RunSetup, resume: int | None = None) -> None:
         self.plan = plan
         self.suite = plan.suite
-        self.inventory = inventory
-        self.store = store
-        self.out_dir = out_dir
-        self.progress = progress or Progress()
-        self.selection = selection or Selection()
-        self.resume = resume
+        self.setup = setup
+        self.inventory = setup.inventory
+        self.store = setup.store
+        self.out_dir = setup.out_dir
+        self.resume = resume  # the stored run this one continues
         self.run_id = 0
-        self.hosts = hosts  # the other hosts of [placement], None: this machine only
-        self.keep_remote = keep_remote  # the agents leave their run directories
-        self.clock_offsets_for_tests = clock_offsets_for_tests
         self.remote = RemoteHosts()
-        self.decision_looks = decision_looks  # run --until-decided: see RunSettings
-        self.machine_warnings = machine_warnings  # doctor's, kept in the run's environment
+
+    def emit(self, event: ProgressEvent) -> None:
+        self.setup.progress(event)
 
     @property
     def logs_dir(self) -> Path:
         return self.out_dir / f"run-{self.run_id}" / "logs"
 
     def execute(self) -> int:
-        if self.hosts is not None:  # before the run is stored: a host that fails stops it here
-            self.progress.message(
-                "hosts: "
-                + ", ".join(self.suite.placement.hosts())
-                + ": connecting (ssh), starting their agents"
+        self.emit(ProgressEvent(Phase.BEGIN, plan=self.plan))
+        hosts, keep = self.setup.hosts, self.setup.keep_remote
+        if hosts is not None:  # before the run is stored: a host that fails stops it here
+            names = self.suite.placement.hosts()
+            self.emit(
+                ProgressEvent(
+                    Phase.HOSTS,
+                    f"hosts: {', '.join(names)}: connecting (ssh), starting their agents",
+                )
             )
-            self.remote = open_hosts(
-                self.hosts,
-                self.suite.placement.hosts(),
-                self.keep_remote,
-                self.clock_offsets_for_tests,
-            )
+            self.remote = open_hosts(hosts, names, keep)
             for name, agent in self.remote.agents.items():
-                self.progress.message(
-                    f"host {name}: {agent.host.address}, clock offset "
-                    f"{agent.clock.offset_s * 1000:+.2f} ms, files in {agent.run_dir}"
-                    + (" (kept)" if self.keep_remote else "")
+                self.emit(
+                    ProgressEvent(
+                        Phase.HOSTS,
+                        f"host {name}: {agent.host.address}, clock offset "
+                        f"{agent.clock.offset_s * 1000:+.2f} ms, files in {agent.run_dir}"
+                        + (" (kept)" if keep else ""),
+                    )
                 )
         scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
         try:
@@ -212,15 +193,15 @@ class Runner:
                 suite_name=suite.name,
                 suite_path=str(suite.path.resolve()),
                 suite_text=suite.raw_text,
-                settings=run_settings(suite, self.decision_looks),
+                settings=run_settings(suite, self.setup.decision_looks),
                 environment=self._environment(),
                 started_at=time.time(),
                 owner_pid=owner.pid,
                 owner_started_at=owner.started_at,
                 owner_host=owner.host,
                 scratch_dir=str(scratch),
-                only_stacks=self.selection.stacks,
-                only_workloads=self.selection.workloads,
+                only_stacks=self.setup.selection.stacks,
+                only_workloads=self.setup.selection.workloads,
             )
         )
 
@@ -229,8 +210,9 @@ class Runner:
         if self.suite.stack_folders:
             revisions = environment.stack_revisions(self.suite.stack_folders)
             snapshot = msgspec.structs.replace(snapshot, stack_revisions=revisions)
-        if self.machine_warnings:
-            snapshot = msgspec.structs.replace(snapshot, machine_warnings=self.machine_warnings)
+        warnings = self.setup.machine_warnings
+        if warnings:
+            snapshot = msgspec.structs.replace(snapshot, machine_warnings=warnings)
         if self.remote.agents:
             return msgspec.structs.replace(snapshot, hosts=self.remote.facts())
         return snapshot
@@ -304,15 +286,20 @@ class Runner:
         if not pending:
             return  # finished before a resume, or failed in an earlier round
         if not planned.available:
-            self.progress.message(f"{planned.name}: unavailable ({planned.reason})")
+            self.emit(
+                ProgressEvent(Phase.UNAVAILABLE, f"unavailable ({planned.reason})", planned.name)
+            )
             for state in pending:
                 self.store.set_case_status(state.case_id, "unavailable", planned.reason)
                 state.status = "unavailable"
             return
         if round_.repetition is not None:
-            self.progress.message(
-                f"{planned.name}: round {round_.repetition + 1} of "
-                f"{self.suite.load.repeat}, a fresh start"
+            self.emit(
+                ProgressEvent(
+                    Phase.ROUND,
+                    f"round {round_.repetition + 1} of {self.suite.load.repeat}, a fresh start",
+                    planned.name,
+                )
             )
         stack = _StackRun(self, planned, states, services, scratch / planned.name, round_)
         try:
@@ -322,7 +309,7 @@ class Runner:
             self.store.fail_pending_cases([s.case_id for s in pending], str(exc))
             for state in pending:
                 state.status = "failed" if state.status == "pending" else state.status
-            self.progress.message(f"{planned.name}: FAILED: {exc}")
+            self.emit(ProgressEvent(Phase.FAILED, f"FAILED: {exc}", planned.name))
         finally:
             stack.close()
 
@@ -330,7 +317,13 @@ class Runner:
         names = [c.spec.name for c in planned.cases]
         kinds = sorted(k.value for k in services_needed(names))
         if kinds:
-            self.progress.message(f"services: {', '.join(kinds)} (seed data restored)")
+            self.emit(
+                ProgressEvent(
+                    Phase.SERVICES,
+                    f"services: {', '.join(kinds)} (seed data restored)",
+                    planned.name,
+                )
+            )
         return services.prepare(names)
 
     def _keep_remote_logs(self) -> None:
@@ -456,8 +449,8 @@ class _StackRun:
         assert self._live is not None, "the stack is not started"
         return self._live
 
-    def _message(self, text: str) -> None:
-        self.runner.progress.message(f"{self.name}: {text}")
+    def _message(self, text: str, phase: Phase = Phase.START, case: str | None = None) -> None:
+        self.runner.emit(ProgressEvent(phase, text, self.name, case))
 
     # --- starting and stopping -----------------------------------------------------------
     def start(self) -> None:
@@ -569,7 +562,8 @@ class _StackRun:
         if not services_needed(workloads):
             return {}, {}
         self._message(
-            f"services on host {host.name} ({host.host.address}), for {spread.server.name} only"
+            f"services on host {host.name} ({host.host.address}), for {spread.server.name} only",
+            Phase.SERVICES,
         )
         try:
             got = host.client.start_services(
@@ -667,7 +661,7 @@ class _StackRun:
     def _verify(self, workload: str) -> VerifyOutcome:
         live = self.live
         if workload not in live.verified:
-            self._message(f"verifying {workload}")
+            self._message(f"verifying {workload}", Phase.VERIFY)
             outcome = live.verify(workload)
             live.verified[workload] = outcome
             self.runner.store.add_verification(
@@ -687,7 +681,7 @@ class _StackRun:
         """The articles' standalone timing: the workload's code N times in one process."""
         runner = self.runner
         n = runner.suite.script_iterations
-        self._message(f"timing {spec.label} x {n} without HTTP")
+        self._message(f"timing {spec.label} x {n} without HTTP", Phase.SCRIPT, spec.label)
         times: tuple[float | None, float | None, float | None] = (None, None, None)
         access = self.live.access
         try:
@@ -710,7 +704,9 @@ class _StackRun:
             times, outcome = (t.wall_s, t.user_s, t.sys_s), t.check
             self._message(
                 f"{spec.label} x {n}: real {t.wall_s:.3f} s, user {t.user_s:.3f} s, "
-                f"sys {t.sys_s:.3f} s ({t.check})"
+                f"sys {t.sys_s:.3f} s ({t.check})",
+                Phase.SCRIPT,
+                spec.label,
             )
         wall, user, sys = times
         runner.store.add_script(
@@ -734,7 +730,9 @@ class _StackRun:
             left = len(levels_to_run(case.levels, state.replay.done()))
             self._message(
                 f"{case.spec.label}: resuming: {len(state.replay)} level(s) kept"
-                + ("" if suite.search else f", {left} to run")
+                + ("" if suite.search else f", {left} to run"),
+                Phase.NOTE,
+                case.spec.label,
             )
 
         if levels_to_run(case.levels, state.replay.done()) or suite.search is not None:
@@ -749,7 +747,7 @@ class _StackRun:
         else:
             note = fixed_sweep(case.levels, suite.slo, one)
         if note:
-            self._message(f"{case.spec.label}: {note}")
+            self._message(f"{case.spec.label}: {note}", Phase.NOTE, case.spec.label)
         return note
 
     def _jit_warmup(self, case: PlannedCase, state: _CaseState, expect_sha: str | None) -> None:
@@ -767,7 +765,9 @@ class _StackRun:
         req = jit_warmup_request(live.target, case.spec.path, settings, first, warmup, expect_sha)
         self._message(
             f"{case.spec.label}: JIT warm-up, {warmup.seconds:g} s at "
-            f"{first.value:g} ({warmup.why}); not measured"
+            f"{first.value:g} ({warmup.why}); not measured",
+            Phase.WARMUP,
+            case.spec.label,
         )
         record = jit_warmup_record(warmup, first.value, live.measure(req))
         self.runner.store.set_jit_warmup(state.case_id, record)
@@ -783,7 +783,7 @@ class _StackRun:
         runner = self.runner
         kept = state.replay.get(level)
         if kept is not None:  # measured before the run was interrupted
-            runner.progress.level_done(LevelEvent(self.name, case.spec.label, level, kept))
+            runner.emit(ProgressEvent(Phase.LEVEL, "", self.name, case.spec.label, level, kept))
             return kept
         live = self.live
         settings = runner.suite.load_for(case.spec.label)
@@ -798,9 +798,8 @@ class _StackRun:
             return self._level(case, state, expect_sha, level, repeated=True)
         record = level_record(state.case_id, level, started, settings, measured, verdict)
         level_id = runner.store.add_level(record)
-        runner.progress.level_done(
-            LevelEvent(self.name, case.spec.label, level, runner.store.level(level_id))
-        )
+        row = runner.store.level(level_id)
+        runner.emit(ProgressEvent(Phase.LEVEL, "", self.name, case.spec.label, level, row))
         failure = measured.failure
         closed = runner.suite.level_kind == "connections"
         where = f"{case.spec.label} " + (
@@ -823,7 +822,11 @@ class _StackRun:
         target = self.live.target
         cores = target.server_cpus | target.loader_cpus
         where = f"{case.spec.label} at {level.value:g}"
-        self._message(f"{where}: disturbed ({why}); measuring it again once the machine is quiet")
+        self._message(
+            f"{where}: disturbed ({why}); measuring it again once the machine is quiet",
+            Phase.NOTE,
+            case.spec.label,
+        )
         limit = min(QUIET_WAIT_S, level_s or QUIET_WAIT_S)
         quiet = wait_for_quiet(cores, limit, THROUGHPUT_THRESHOLD)
         self.notes.append(

@@ -80,7 +80,13 @@ from stackbench.verify.http import verify_workload
 
 log = logging.getLogger(__name__)
 
-CLOCK_OFFSET_ENV = p.CLOCK_OFFSET_ENV
+
+def wall_clock() -> float:
+    """The time this agent reads and reports (time.time(); a test's launcher shifts it to play
+    a host whose clock is off: tests/remote/skewed_agent.py)."""
+    return time.time()
+
+
 # Marks a run directory an agent made: a later agent may empty it (after --keep).
 RUN_DIR_MARKER = ".stackbench-agent"
 LOG_NAME = "agent.log"
@@ -125,7 +131,7 @@ _SERVICE_ENV_VALUE = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 @dataclass(frozen=True)
 class _Line:
     data: bytes
-    received: float  # time.time() when the line was read, before any offset
+    received: float  # wall_clock() when the line was read
 
 
 @dataclass(frozen=True)
@@ -163,7 +169,7 @@ class Channel:
             except (OSError, ValueError) as exc:
                 self._inbox.put(_Closed(f"reading stdin failed: {exc}", ExitCode.ENVIRONMENT))
                 return
-            received = time.time()
+            received = wall_clock()
             if not line:
                 self._inbox.put(
                     _Closed(
@@ -217,12 +223,9 @@ class _Stack:
 class Agent:
     """One controller's agent: what it started on this host, and the requests that drive it."""
 
-    def __init__(
-        self, run_dir: Path, heartbeat_s: float, clock_offset_s: float, in_fd: int, out_fd: int
-    ) -> None:
+    def __init__(self, run_dir: Path, heartbeat_s: float, in_fd: int, out_fd: int) -> None:
         self.run_dir = run_dir
         self.heartbeat_s = heartbeat_s
-        self.clock_offset_s = clock_offset_s
         self.hostname = socket.gethostname()
         self.inbox: queue.SimpleQueue[_Event] = queue.SimpleQueue()
         self.channel = Channel(in_fd, out_fd, self.inbox)
@@ -239,8 +242,8 @@ class Agent:
         self._worker = threading.Thread(target=self._work_loop, name="agent-worker", daemon=True)
 
     def now(self) -> float:
-        """The time this agent reports: its clock, plus the injected test offset."""
-        return time.time() + self.clock_offset_s
+        """The time this agent reports: its clock."""
+        return wall_clock()
 
     # --- the main loop ------------------------------------------------------------------------
     def serve(self) -> int:
@@ -291,7 +294,7 @@ class Agent:
             self._work.put(request)
             return False
         if isinstance(request, p.Clock):
-            t2 = line.received + self.clock_offset_s
+            t2 = line.received
             self.channel.send(lambda: p.ClockReading(id=request.id, t2=t2, t3=self.now()))
             return False
         try:
@@ -705,19 +708,6 @@ def kill_descendants(grace_s: float) -> None:
 
 
 # --- setting up the process ---------------------------------------------------------------------
-def clock_offset_from_env() -> float:
-    text = os.environ.get(CLOCK_OFFSET_ENV, "").strip()
-    if not text:
-        return 0.0
-    try:
-        offset = float(text)
-    except ValueError:
-        offset = math.nan
-    if not math.isfinite(offset):
-        raise InputError(f"{CLOCK_OFFSET_ENV}={text!r}: give a number of seconds (tests only)")
-    return offset
-
-
 def prepare_run_dir(path: Path) -> Path:
     """The agent's run directory, made afresh (mode 0711: the stack user may pass through to
     its own directories, not list). An existing one is emptied only if an agent made it."""
@@ -795,11 +785,10 @@ def run_agent(run_dir: Path, heartbeat_s: float, keep: bool) -> int:
     """`stackbench agent`: serve the protocol on stdin/stdout until the controller is gone."""
     if not heartbeat_s > 0:
         raise InputError(f"--heartbeat-s {heartbeat_s}: give a positive number of seconds")
-    offset = clock_offset_from_env()
     in_fd, out_fd = take_protocol_fds()
     real = prepare_run_dir(run_dir)
     logs = _log_to(real)
-    agent = Agent(real, heartbeat_s, offset, in_fd, out_fd)
+    agent = Agent(real, heartbeat_s, in_fd, out_fd)
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         agent.inbox.put(_Signalled(signum))  # SimpleQueue.put is safe in a signal handler

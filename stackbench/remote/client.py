@@ -52,16 +52,12 @@ def agent_argv(
     run_dir: PurePosixPath | str,
     heartbeat_s: float = 10.0,
     keep: bool = False,
-    clock_offset_s: float | None = None,
 ) -> list[str]:
     """The command line that starts an agent: `launcher` is the remote `stackbench` command
-    (e.g. ["/work/main/.venv/bin/stackbench"] or [python, "-m", "stackbench"]).
-    `clock_offset_s` (tests only) is injected through env(1): SSH passes no environment."""
+    (e.g. ["/work/main/.venv/bin/stackbench"] or [python, "-m", "stackbench"])."""
     argv = [*launcher, "agent", "--run-dir", str(run_dir), "--heartbeat-s", f"{heartbeat_s:g}"]
     if keep:
         argv.append("--keep")
-    if clock_offset_s is not None:
-        argv = ["env", f"{p.CLOCK_OFFSET_ENV}={clock_offset_s!r}", *argv]
     return argv
 
 

@@ -9,7 +9,7 @@ StackbenchError class and its exit code, so the controller raises the same class
 The protocol has no number of its own: it is the stackbench version's, which `hello` returns
 and the controller checks before any other request (engine/hosts.py).
 
-Times are `time.time()` on the agent's clock (plus the offset a test injects), never the
+Times are `time.time()` on the agent's clock, never the
 controller's: the controller converts with the offset it measured (`clock.py`).
 """
 
@@ -39,9 +39,6 @@ MAX_REQUEST_BYTES = 1 << 20
 MAX_REPLY_BYTES = 256 << 20
 # A log sent back to the controller: its tail, so that a few logs stay far below a reply's limit.
 MAX_LOG_BYTES = 4 << 20
-# Tests only: the agent adds this many seconds (float) to every time it reports, so a test can
-# inject a clock offset into one of several hosts that share the machine's clock.
-CLOCK_OFFSET_ENV = "STACKBENCH_AGENT_CLOCK_OFFSET_S"
 # How far ahead a load may be scheduled: further is a controller bug, not a plan.
 MAX_START_DELAY_S = 300.0
 

@@ -4,7 +4,8 @@ import pytest
 from synthetic_series import flat
 
 from stackbench.analysis.analysis import decision_confidence
-from stackbench.analysis.undecided import LevelKey, Undecided, next_round, undecided
+from stackbench.analysis.undecided import undecided
+from stackbench.config.plan import LevelKey
 from tests.analysis.test_ranking import analysed
 
 
@@ -22,25 +23,6 @@ def test_levels_of_undecided_comparisons_are_counted_and_hopeless_ones_left_out(
     assert found.hopeless == 0 and not found.done
     same = analysed({"a": [list(flat(30, 0.01, seed=4))], "b": [list(flat(30, 0.01, seed=5))]})
     assert undecided(same).hopeless == 1  # at the threshold: more measurement will not decide
-
-
-def test_next_round_takes_the_most_decisions_per_second_within_the_budget() -> None:
-    found = Undecided(
-        {LevelKey("a", "w", 1.0): 3, LevelKey("b", "w", 1.0): 1, LevelKey("c", "w", 1.0): 2}, 0
-    )
-    seconds = {"a": 30.0, "b": 5.0, "c": 10.0}
-
-    def cost(k: LevelKey) -> float:
-        return seconds[k.stack]
-
-    # per second: c 0.2, b 0.2 (tie: by key), a 0.1
-    assert next_round(found, cost, 100.0) == [
-        LevelKey("b", "w", 1.0),
-        LevelKey("c", "w", 1.0),
-        LevelKey("a", "w", 1.0),
-    ]
-    assert next_round(found, cost, 16.0) == [LevelKey("b", "w", 1.0), LevelKey("c", "w", 1.0)]
-    assert next_round(found, cost, 4.0) == []
 
 
 def test_each_look_spends_an_equal_share_of_alpha() -> None:

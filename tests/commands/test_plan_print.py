@@ -7,12 +7,15 @@ from pathlib import Path
 from rich.console import Console
 
 from stackbench.commands.claims import suite_cores_note
-from stackbench.commands.run import print_plan
+from stackbench.commands.preflight import print_plan
+from stackbench.config.calibrate_first import CalibrationChoice
+from stackbench.config.estimate import plan_timeline
 from stackbench.config.manifest import parse_manifest
 from stackbench.config.paths import STACKS_DIR
 from stackbench.config.plan import build_plan
 from stackbench.config.status import Availability, StackEntry, StackStatus
 from stackbench.config.suite import parse_suite
+from stackbench.engine.preflight import Preflight
 from stackbench.lab.stack import planned_params
 
 SUITE = """
@@ -45,7 +48,12 @@ def _printed(tmp_path: Path, cores: int) -> str:
     inventory = _inventory()
     plan = build_plan(suite, inventory, None, None)
     console = Console(record=True, width=80, file=io.StringIO(), color_system=None)
-    print_plan(console, plan, planned_params(plan, inventory), suite_cores_note(suite, ()))
+    timeline = plan_timeline(plan)
+    no_calibration = CalibrationChoice(False, "")
+    checks = Preflight(
+        plan, planned_params(plan, inventory), (), (), (), None, None, timeline, (), no_calibration
+    )
+    print_plan(console, checks, suite_cores_note(suite, ()))
     return console.export_text()
 
 

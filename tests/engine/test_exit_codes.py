@@ -7,6 +7,7 @@ import signal
 import pytest
 from rich.console import Console
 
+from stackbench.commands import live
 from stackbench.commands import run as run_module
 from stackbench.errors import EnvironmentProblem, ExitCode
 from stackbench.store.records import SloSettings
@@ -52,16 +53,16 @@ def test_a_full_disk_while_writing_the_report_is_an_environment_problem(tmp_path
 def test_sigterm_and_sighup_interrupt_like_ctrl_c_with_their_own_code(monkeypatch):
     installed: dict[int, object] = {}
     monkeypatch.setattr(signal, "signal", lambda num, handler: installed.__setitem__(num, handler))
-    run_module._stop_signals_as_interrupt()
+    live.stop_signals_as_interrupt()
     handler = installed[signal.SIGTERM]
     assert installed[signal.SIGHUP] is handler
     with pytest.raises(KeyboardInterrupt) as stopped:
         handler(signal.SIGTERM, None)  # type: ignore[operator]
-    assert run_module._signal_number(stopped.value) == 15
+    assert live.signal_number(stopped.value) == 15
     # Once stopping, a second SIGTERM or SIGHUP is ignored: the clean-up runs to its end.
     assert installed[signal.SIGTERM] is signal.SIG_IGN
     assert installed[signal.SIGHUP] is signal.SIG_IGN
-    assert run_module._signal_number(KeyboardInterrupt()) == signal.SIGINT == 2
+    assert live.signal_number(KeyboardInterrupt()) == signal.SIGINT == 2
 
 
 def _slo_store(directory, gate: bool) -> Store:

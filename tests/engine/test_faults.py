@@ -19,7 +19,8 @@ from conftest import FAKE_STACKS, have, native_loader_built
 
 from stackbench.config.plan import build_plan
 from stackbench.config.suite import parse_suite
-from stackbench.engine.runner import Progress, Runner
+from stackbench.engine.progress import ProgressEvent
+from stackbench.engine.runner import Runner, RunSetup
 from stackbench.errors import ExitCode
 from stackbench.lab.inventory import load_inventory
 from stackbench.store.store import Store
@@ -200,7 +201,9 @@ def test_a_stack_that_keeps_dying_is_given_up_and_the_other_stacks_run(tmp_path)
     text = suite_text(["dying", "refserver"], [2, 3, 4], extra="[limits]\nmax_restarts = 1\n")
     suite = parse_suite(write_suite(tmp_path, text))
     store = Store(tmp_path / "s.sqlite")
-    run_id = Runner(build_plan(suite, inventory, None, None), inventory, store, tmp_path).execute()
+    run_id = Runner(
+        build_plan(suite, inventory, None, None), RunSetup(inventory, store, tmp_path)
+    ).execute()
     data = store.load_run(run_id)
     assert data.run.status == "complete"
     dying, ref = sorted(data.cases, key=lambda c: c.stack)
@@ -241,7 +244,9 @@ def test_a_failing_loader_fails_its_level_not_the_run(tmp_path, monkeypatch):
     inventory = load_inventory(stacks_dir=FAKE_STACKS)
     suite = parse_suite(write_suite(tmp_path, suite_text(["refserver"], [2, 3, 4])))
     store = Store(tmp_path / "s.sqlite")
-    run_id = Runner(build_plan(suite, inventory, None, None), inventory, store, tmp_path).execute()
+    run_id = Runner(
+        build_plan(suite, inventory, None, None), RunSetup(inventory, store, tmp_path)
+    ).execute()
     data = store.load_run(run_id)
     assert data.run.status == "complete"
     two, three, four = data.levels
@@ -331,13 +336,12 @@ def test_progress_hears_of_a_restart(tmp_path):
     suite = parse_suite(write_suite(tmp_path, text))
     messages: list[str] = []
     store = Store(tmp_path / "s.sqlite")
+    events: list[ProgressEvent] = []
     Runner(
         build_plan(suite, inventory, None, None),
-        inventory,
-        store,
-        tmp_path,
-        Progress(message=messages.append),
+        RunSetup(inventory, store, tmp_path, events.append),
     ).execute()
+    messages += [e.describe() for e in events]
     failed = [m for m in messages if "FAILED" in m]
     assert len(failed) == 1 and "exited with status 7 (during the level)" in failed[0]
     assert "max_restarts = 0" in failed[0]

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import psutil
@@ -29,7 +30,7 @@ from stackbench.config.paths import REPO_ROOT
 from stackbench.config.plan import build_plan
 from stackbench.config.suite import parse_suite, resolve_hosts
 from stackbench.engine.hosts import open_hosts
-from stackbench.engine.runner import Runner
+from stackbench.engine.runner import Runner, RunSetup
 from stackbench.errors import ServiceError
 from stackbench.lab.inventory import load_inventory
 from stackbench.services.resp import redis_command
@@ -181,22 +182,38 @@ def test_a_run_over_three_hosts_merges_its_loaders_exactly(hosts, tmp_path):
     assert wait_until_clean(15) == {}, "a process outlived the run in a test host"
 
 
+def skewed_launcher(command: tuple[str, ...], offset_s: float) -> tuple[str, ...]:
+    """The host's stackbench command, its agent's clock `offset_s` ahead (fakes/skewed_agent.py):
+    the same environment words, this interpreter, this checkout."""
+    words = tuple(w for w in command if "=" in w and not w.startswith("/"))
+    return (
+        "/usr/bin/env",
+        *(w for w in words if not w.startswith("PYTHONPATH=")),
+        f"PYTHONPATH={REPO_ROOT}",
+        sys.executable,
+        str(REPO_ROOT / "tests" / "fakes" / "skewed_agent.py"),
+        repr(offset_s),
+    )
+
+
 def test_an_injected_clock_offset_is_measured_and_corrected(hosts, tmp_path):
     """Namespaces share one clock: h3's agent reports its clock 2.5 s ahead. Uncorrected, h3's
     loader would start 2.5 s after h2's; corrected, they start together."""
     suite = parse_suite(suite_file(tmp_path, levels="[4]"))
     inventory = load_inventory(["go-nethttp"])
     store = Store(tmp_path / "s.sqlite")
-    runner = Runner(
-        build_plan(suite, inventory, None, None),
+    hosts = resolve_hosts(suite, None)
+    assert hosts is not None
+    h3 = hosts.hosts["h3"]
+    skewed = replace(h3, stackbench=skewed_launcher(h3.stackbench, 2.5))
+    setup = RunSetup(
         inventory,
         store,
         tmp_path,
-        hosts=resolve_hosts(suite, None),
+        hosts=replace(hosts, hosts={**hosts.hosts, "h3": skewed}),
         keep_remote=True,
-        clock_offsets_for_tests={"h3": 2.5},
     )
-    data = store.load_run(runner.execute())
+    data = store.load_run(Runner(build_plan(suite, inventory, None, None), setup).execute())
     offsets = {name: facts.clock_offset_s for name, facts in data.run.environment.hosts.items()}
     assert abs(offsets["h3"] - 2.5) < 0.05 and abs(offsets["h2"]) < 0.05
     (level,) = data.levels

@@ -12,12 +12,11 @@ import psutil
 import pytest
 from conftest import FAKE_STACKS, have, native_loader_built
 
-from stackbench.analysis.undecided import LevelKey
-from stackbench.commands.run import extension_plan
-from stackbench.config.plan import build_plan
+from stackbench.config.plan import LevelKey, build_plan
 from stackbench.config.suite import parse_suite
-from stackbench.engine.runner import Progress as RunnerProgress
-from stackbench.engine.runner import Runner
+from stackbench.engine.progress import ProgressEvent
+from stackbench.engine.runner import Runner, RunSetup
+from stackbench.engine.until_decided import extension_plan
 from stackbench.store.store import Store
 
 pytestmark = pytest.mark.integration
@@ -70,7 +69,7 @@ def test_run_stores_levels_failures_and_unavailable(tmp_path, fake_inventory, dr
     suite = parse_suite(suite_file(tmp_path, driver))
     plan = build_plan(suite, fake_inventory, None, None)
     store = Store(tmp_path / "s.sqlite")
-    run_id = Runner(plan, fake_inventory, store, tmp_path).execute()
+    run_id = Runner(plan, RunSetup(fake_inventory, store, tmp_path)).execute()
     data = store.load_run(run_id)
     assert data.run.status == "complete"
     by_stack = {(c.stack, c.label): c for c in data.cases}
@@ -100,7 +99,7 @@ def test_verification_failure_is_recorded_and_not_loaded(tmp_path, fake_inventor
     suite = parse_suite(suite_file(tmp_path, "wrk", text))
     store = Store(tmp_path / "s.sqlite")
     run_id = Runner(
-        build_plan(suite, fake_inventory, None, None), fake_inventory, store, tmp_path
+        build_plan(suite, fake_inventory, None, None), RunSetup(fake_inventory, store, tmp_path)
     ).execute()
     data = store.load_run(run_id)
     assert all(c.status == "failed" and "verification failed" in c.reason for c in data.cases)
@@ -180,7 +179,7 @@ def test_sweep_stops_after_k_consecutive_slo_failures(tmp_path, fake_inventory):
     suite = parse_suite(suite_file(tmp_path, "native", SLO_SUITE))
     store = Store(tmp_path / "s.sqlite")
     run_id = Runner(
-        build_plan(suite, fake_inventory, None, None), fake_inventory, store, tmp_path
+        build_plan(suite, fake_inventory, None, None), RunSetup(fake_inventory, store, tmp_path)
     ).execute()
     data = store.load_run(run_id)
     assert [lv.level_value for lv in data.levels] == [1, 2]
@@ -220,7 +219,7 @@ def test_open_loop_search_narrows_within_its_probe_budget(tmp_path, fake_invento
     suite = parse_suite(suite_file(tmp_path, "native", SEARCH_SUITE))
     store = Store(tmp_path / "s.sqlite")
     run_id = Runner(
-        build_plan(suite, fake_inventory, None, None), fake_inventory, store, tmp_path
+        build_plan(suite, fake_inventory, None, None), RunSetup(fake_inventory, store, tmp_path)
     ).execute()
     data = store.load_run(run_id)
     rates = [lv.level_value for lv in data.levels]
@@ -263,7 +262,7 @@ def test_a_failure_while_stopping_does_not_fail_a_finished_run(
     suite = parse_suite(suite_file(tmp_path, "native", STOP_SUITE))
     store = Store(tmp_path / "s.sqlite")
     run_id = Runner(
-        build_plan(suite, fake_inventory, None, None), fake_inventory, store, tmp_path
+        build_plan(suite, fake_inventory, None, None), RunSetup(fake_inventory, store, tmp_path)
     ).execute()
     data = store.load_run(run_id)
     assert data.run.status == "complete"
@@ -278,7 +277,7 @@ def test_a_jit_stack_gets_its_warm_up_pass_before_each_case(tmp_path, fake_inven
     suite = parse_suite(suite_file(tmp_path, "native", text))
     store = Store(tmp_path / "s.sqlite")
     run_id = Runner(
-        build_plan(suite, fake_inventory, None, None), fake_inventory, store, tmp_path
+        build_plan(suite, fake_inventory, None, None), RunSetup(fake_inventory, store, tmp_path)
     ).execute()
     data = store.load_run(run_id)
     for case in data.cases:
@@ -326,9 +325,9 @@ def test_repetitions_run_round_robin_each_on_a_fresh_start(tmp_path, fake_invent
     assert all({s.name for s in r.order} == {"refserver", "refserver-b"} for r in rounds)
     messages: list[str] = []
     store = Store(tmp_path / "s.sqlite")
-    run_id = Runner(
-        plan, fake_inventory, store, tmp_path, RunnerProgress(message=messages.append)
-    ).execute()
+    events: list[ProgressEvent] = []
+    run_id = Runner(plan, RunSetup(fake_inventory, store, tmp_path, events.append)).execute()
+    messages = [e.describe() for e in events]
     data = store.load_run(run_id)
     stacks = {c.id: c.stack for c in data.cases}
     stored = [
@@ -350,7 +349,7 @@ def test_an_extension_adds_one_repetition_of_the_chosen_levels(tmp_path, fake_in
     suite = parse_suite(suite_file(tmp_path, "native", text))
     plan = build_plan(suite, fake_inventory, None, None)
     store = Store(tmp_path / "s.sqlite")
-    run_id = Runner(plan, fake_inventory, store, tmp_path).execute()
+    run_id = Runner(plan, RunSetup(fake_inventory, store, tmp_path)).execute()
     data = store.load_run(run_id)
     chosen = [LevelKey("refserver-b", "hello", 2.0)]
     extension = extension_plan(plan, data, chosen)
@@ -360,7 +359,7 @@ def test_an_extension_adds_one_repetition_of_the_chosen_levels(tmp_path, fake_in
     ] == [("refserver-b", [(0, 1)])]
     case = next(c for c in data.cases if c.stack == "refserver-b")
     store.set_case_status(case.id, "pending", case.reason)
-    Runner(extension, fake_inventory, store, tmp_path, resume=run_id).execute()
+    Runner(extension, RunSetup(fake_inventory, store, tmp_path), resume=run_id).execute()
     after = store.load_run(run_id)
     assert sorted(lv.repetition for lv in after.levels_of(case.id)) == [0, 1]
     assert all(c.status == "ok" for c in after.cases) and after.run.status == "complete"

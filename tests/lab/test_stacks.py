@@ -108,7 +108,7 @@ def test_core_stack_through_the_runner_lands_in_the_store(name, tmp_path):
     """The whole pipeline on a real stack: suite -> plan -> start -> verify -> load -> SQLite."""
     from stackbench.config.plan import build_plan
     from stackbench.config.suite import parse_suite
-    from stackbench.engine.runner import Runner
+    from stackbench.engine.runner import Runner, RunSetup
     from stackbench.store.store import Store
 
     if not INVENTORY[name].status.available:
@@ -127,7 +127,8 @@ pause_s = 0
 """)
     store = Store(tmp_path / "s.sqlite")
     run_id = Runner(
-        build_plan(parse_suite(suite_path), INVENTORY, None, None), INVENTORY, store, tmp_path
+        build_plan(parse_suite(suite_path), INVENTORY, None, None),
+        RunSetup(INVENTORY, store, tmp_path),
     ).execute()
     data = store.load_run(run_id)
     assert [c.status for c in data.cases] == ["ok", "ok"], [c.reason for c in data.cases]

@@ -26,6 +26,7 @@ from stackbench.remote.client import RemoteHost, agent_argv
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
+SKEWED_AGENT = REPO / "tests" / "fakes" / "skewed_agent.py"
 CPUS = sorted(os.sched_getaffinity(0))
 SERVER = frozenset(CPUS[:1])
 LOADER = frozenset(CPUS[-1:])
@@ -44,16 +45,21 @@ def start_agent(tmp_path: Path) -> Iterator[StartAgent]:
         clock_offset_s: float | None = None,
     ) -> tuple[RemoteHost, subprocess.Popen[bytes], Path]:
         run_dir = tmp_path / f"agent-{len(started)}"
-        argv = agent_argv(
-            [sys.executable, "-m", "stackbench"], run_dir, heartbeat_s, keep, clock_offset_s
+        # A host whose clock is off: the agent started through the skewed launcher (fakes/).
+        launcher = (
+            [sys.executable, "-m", "stackbench"]
+            if clock_offset_s is None
+            else [sys.executable, str(SKEWED_AGENT), repr(clock_offset_s)]
         )
+        argv = agent_argv(launcher, run_dir, heartbeat_s, keep)
         proc = subprocess.Popen(
             argv,
             cwd=REPO,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env={**os.environ, "STACKBENCH_STACKS_DIR": str(FAKE_STACKS)},
+            # PYTHONPATH: the skewed launcher imports this checkout, as -m does from cwd.
+            env={**os.environ, "STACKBENCH_STACKS_DIR": str(FAKE_STACKS), "PYTHONPATH": str(REPO)},
         )
         host = RemoteHost("h1", proc, heartbeat_s=client_heartbeat_s, timeout_s=30)
         started.append((host, proc))
@@ -139,7 +145,7 @@ def test_readiness_comes_from_the_agents_host(start_agent):
 
 
 def test_an_injected_clock_offset_is_measured(start_agent):
-    host, _, _ = start_agent(clock_offset_s=2.5)  # as the controller injects it over SSH
+    host, _, _ = start_agent(clock_offset_s=2.5)  # its clock 2.5 s ahead of ours
     offset, delay = host.clock_offset()
     # The four-timestamp bound, whatever the machine's load: the estimate errs by at most half
     # the round trip (both clocks are this machine's, 2.5 s apart by construction).

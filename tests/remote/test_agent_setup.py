@@ -1,5 +1,5 @@
 """remote/agent.py before it serves: the run directory it will remove at the end is checked
-(never someone else's directory), and the injected clock offset is read strictly."""
+(never someone else's directory)."""
 
 import os
 import stat
@@ -7,12 +7,7 @@ import stat
 import pytest
 
 from stackbench.errors import InputError
-from stackbench.remote.agent import (
-    CLOCK_OFFSET_ENV,
-    RUN_DIR_MARKER,
-    clock_offset_from_env,
-    prepare_run_dir,
-)
+from stackbench.remote.agent import RUN_DIR_MARKER, prepare_run_dir
 
 
 def test_a_new_run_dir_is_made_private_and_marked(tmp_path):
@@ -57,14 +52,3 @@ def test_a_run_dir_that_is_not_the_agents_own_is_refused_and_left_alone(tmp_path
     with pytest.raises(InputError, match="--run-dir"):
         prepare_run_dir(type(tmp_path)(path))
     assert (foreign / "precious.txt").read_text() == "keep me"
-
-
-def test_the_injected_clock_offset_is_read_strictly(monkeypatch):
-    monkeypatch.delenv(CLOCK_OFFSET_ENV, raising=False)
-    assert clock_offset_from_env() == 0.0
-    monkeypatch.setenv(CLOCK_OFFSET_ENV, "-2.5")
-    assert clock_offset_from_env() == -2.5
-    for bad in ("soon", "nan", "inf"):
-        monkeypatch.setenv(CLOCK_OFFSET_ENV, bad)
-        with pytest.raises(InputError, match=CLOCK_OFFSET_ENV):
-            clock_offset_from_env()

@@ -157,10 +157,3 @@ def test_the_agent_command_line():
         "2.5",
         "--keep",
     ]
-
-
-def test_an_injected_clock_offset_goes_through_env_because_ssh_passes_no_environment():
-    assert agent_argv(["stackbench"], "/tmp/a", clock_offset_s=2.5)[:2] == [
-        "env",
-        "STACKBENCH_AGENT_CLOCK_OFFSET_S=2.5",
-    ]

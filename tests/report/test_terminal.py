@@ -1,4 +1,4 @@
-"""The terminal at 80 columns: tables that fit, nothing cut, brackets kept, bars, the ETA."""
+"""The terminal at 80 columns: tables that fit, nothing cut, brackets kept, bars."""
 
 import datetime
 import io
@@ -9,10 +9,6 @@ from rich.console import Console
 from rich.text import Text
 from synthetic_run import UNAVAILABLE_REASON, add_case, fill, settings, start_run
 
-from stackbench.commands.run import EtaTracker, Slot, plan_slots
-from stackbench.config.estimate import Overheads, plan_timeline
-from stackbench.config.plan import build_plan
-from stackbench.config.suite import parse_suite
 from stackbench.report.terminal import (
     RunFilter,
     bar_text,
@@ -276,94 +272,6 @@ def test_no_color_console(monkeypatch):
     assert make_console().no_color
 
 
-def _slots():
-    return [
-        Slot("go", "hello", 0, 25, 0, 1, 7.0),
-        Slot("go", "hello", 1, 100, 0, 1, 7.0),
-        Slot("node", "hello", 0, 25, 0, 1, 7.0),
-        Slot("node", "hello", 1, 100, 0, 1, 7.0),
-    ]
-
-
-class Clock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
-
-
-def test_eta_follows_the_plan_and_skips_what_will_not_run():
-    clock = Clock()
-    eta = EtaTracker(_slots(), clock)
-    assert eta.remaining_s() == 28.0
-    eta.message("go: building")
-    clock.now += 3
-    assert eta.remaining_s() == 25.0  # 3 s into the first level
-    clock.now += 10
-    assert eta.remaining_s() == 21.0  # a level overrunning its plan counts as done, not less
-    eta.level_done("go", "hello", 0, 0)
-    assert eta.remaining_s() == 21.0 and eta.position == 1
-    line = eta.line("connections").plain
-    assert line.startswith("▶ 2/4 go hello c=100 rep 1/1 0:00/0:07")
-    assert "elapsed 0:13" in line and "ETA ~0:21" in line
-    eta.message("go: FAILED: it crashed")
-    eta.message("node: starting")  # go's last level will not run
-    assert eta.position == 2 and eta.remaining_s() == 14.0
-    assert "node: starting" in eta.line("connections").plain
-    eta.level_done("node", "hello", 1, 0)  # a level found further on: the rest is dropped
-    assert eta.remaining_s() == 0.0 and eta.current() is None
-
-
-def test_eta_counts_starts_and_report_and_takes_new_estimates():
-    clock = Clock()
-    slots = [
-        Slot("go", "hello", 0, 25, 0, 1, 7.0, lead_s=5.0),
-        Slot("go", "hello", 1, 100, 0, 1, 7.0),
-        Slot("node", "hello", 0, 25, 0, 1, 7.0, lead_s=3.0),
-    ]
-    eta = EtaTracker(slots, clock, tail_s=10.0)
-    assert eta.remaining_s() == 5 + 7 + 7 + 3 + 7 + 10
-    eta.message("go: starting")
-    clock.now += 4  # the start counts down from the previous level's end, messages or not
-    eta.message("go: verifying hello")
-    assert eta.remaining_s() == 39 - 4
-    clock.now += 8
-    eta.level_done("go", "hello", 0, 0)
-    # node measured slower than planned: the same levels, estimated again
-    eta.replan([*slots[:2], Slot("node", "hello", 0, 25, 0, 1, 20.0, lead_s=3.0)])
-    assert eta.remaining_s() == 7 + 3 + 20 + 10
-    eta.replan(slots[:1])  # another plan's levels are not taken
-    assert len(eta.slots) == 3
-    eta.level_done("node", "hello", 0, 0)
-    clock.now += 4
-    assert eta.current() is None and eta.remaining_s() == 10 - 4  # the report is left
-
-
-def test_plan_slots_cover_the_available_stacks(fake_inventory, tmp_path):
-    suite = tmp_path / "s.toml"
-    suite.write_text(
-        'name = "s"\nstacks = ["refserver", "missing"]\n'
-        'workloads = ["hello", "sha256?n=2"]\n[load]\nconnections = [2, 4]\n'
-        "duration_s = 3\nwarmup_s = 1\npause_s = 0.5\nrepeat = 2\n"
-    )
-    plan = build_plan(parse_suite(suite), fake_inventory, None, None)
-    timeline = plan_timeline(plan, overheads=Overheads(3, 2, 0.5, 0.25, 10, 1, 0.01))
-    slots = plan_slots(timeline)
-    assert len(slots) == plan.level_count() == 2 * 2 * 2
-    assert {s.stack for s in slots} == {"refserver"}
-    assert all(s.seconds == 3 + 1 + 0.5 + 0.25 for s in slots)
-    # repetitions interleaved: round 1 runs repetition 0 of every level, round 2 repetition 1
-    assert [(s.index, s.repetition) for s in slots[:4]] == [(0, 0), (1, 0), (0, 0), (1, 0)]
-    assert [(s.index, s.repetition) for s in slots[4:]] == [(0, 1), (1, 1), (0, 1), (1, 1)]
-    # each round's first level of a stack waits for its start and its first case's start,
-    # the run's start before the very first: every step but the report is in a slot
-    assert [s.lead_s for s in slots[:4]] == [3 + 2 + 0.5, 0, 0.5, 0]
-    assert sum(s.lead_s + s.seconds for s in slots) == pytest.approx(
-        timeline.total_s - timeline.seconds_of("report")
-    )
-
-
 def test_a_finished_level_fits_80_columns_and_keeps_every_figure(synthetic):
     store, run = synthetic
     data = store.load_run(run)
@@ -393,27 +301,6 @@ def test_a_finished_level_fits_80_columns_and_keeps_every_figure(synthetic):
         assert level_lines(stack, label, row, 80, new_case=False) == lines[1:]
     one = level_lines("go", "hello", data.levels[0], 80, new_case=True)
     assert len(one) == 2  # a plain level: one line under its case
-
-
-def test_the_live_line_never_wraps():
-    clock = Clock()
-    slots = [
-        Slot(
-            "php-fpm-nginx-with-a-long-name",
-            "db-html-report?rows=10&sleep_ms=5",
-            0,
-            300.0,
-            0,
-            3,
-            20.0,
-        )
-    ]
-    eta = EtaTracker(slots, clock)
-    wide = eta.line("connections").plain
-    assert len(wide) > 80 and "elapsed" in wide
-    narrow = eta.line("connections", 80).plain
-    assert len(narrow) <= 80 and narrow.endswith("ETA ~0:20") and "…" in narrow
-    assert eta.line("connections", 200).plain == wide
 
 
 def test_no_table_splits_a_word_at_80_columns_standalone_timing_included():

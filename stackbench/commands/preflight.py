@@ -1,0 +1,281 @@
+"""The pre-run checks as `run` prints them, before anything starts (a dry run stops after
+them): the plan, the parameters each stack starts with, the machine's limits, the article's
+deviations and the claims this plan can test, the hosts, --until-decided, a busy machine."""
+
+import math
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.text import Text
+
+from stackbench.analysis.analysis import decision_confidence
+from stackbench.analysis.claims import Readiness
+from stackbench.commands.claims import print_readiness, suite_cores_note
+from stackbench.commands.plantime import print_time
+from stackbench.commands.suitefile import shown
+from stackbench.config.deviations import Deviation
+from stackbench.config.estimate import Timeline, fitting_stacks
+from stackbench.config.hosts import HostsFile
+from stackbench.config.noise import THROUGHPUT_THRESHOLD
+from stackbench.config.placement import format_cpus
+from stackbench.config.plan import Plan
+from stackbench.config.suite import Suite
+from stackbench.engine.preflight import Preflight
+from stackbench.engine.runner import QUIET_WAIT_S
+from stackbench.engine.until_decided import MAX_LOOKS
+from stackbench.errors import InputError
+from stackbench.lab.machine import Check
+from stackbench.lab.stack import PlannedParams
+from stackbench.report.termtable import Cell, Col, print_notes, print_table, print_wrapped
+
+
+def print_preflight(
+    console: Console,
+    checks: Preflight[Readiness],
+    until_decided_s: float | None = None,
+    budget_s: float | None = None,
+) -> None:
+    """The checks, in the order people read them; a plan longer than `budget_s` (run
+    --budget) is refused once its plan is shown (InputError, with what would fit)."""
+    suite, timeline = checks.suite, checks.timeline
+    print_plan(console, checks, suite_cores_note(suite, checks.claims))
+    if checks.calibration.why:
+        print_wrapped(console, checks.calibration.why, "calibration: ", indent=2)
+    if budget_s is not None:
+        check_budget(timeline, budget_s)
+    print_deviations(console, checks.deviations)
+    print_readiness(console, checks.claims)
+    if checks.hosts is not None:
+        console.print(Text(hosts_line(suite, checks.hosts)))
+    if until_decided_s is not None:
+        left = until_decided_s
+        if budget_s is not None:  # what the plan leaves of the budget
+            left = max(0.0, budget_s - timeline.total_s + timeline.seconds_of("calibration"))
+        print_wrapped(console, until_decided_note(left), indent=2)
+    print_machine_checks(console, checks.busy)
+
+
+def check_budget(timeline: Timeline, budget_s: float) -> None:
+    """--budget: a plan estimated longer than the budget is refused before anything starts,
+    naming the stacks that would fit."""
+    needed = timeline.total_s - timeline.seconds_of("calibration")
+    if needed <= budget_s:
+        return
+    fit, seconds = fitting_stacks(timeline, budget_s)
+    would = (
+        f"--stacks {','.join(fit)} fits (about {seconds / 60:.1f} min)"
+        if fit
+        else "not even one stack fits"
+    )
+    raise InputError(
+        f"--budget {round(budget_s / 60, 1):g} min: the plan takes about {needed / 60:.1f} min "
+        f"(calibration aside); {would}; or give --budget {math.ceil(needed / 60)}m"
+    )
+
+
+def print_plan(console: Console, checks: Preflight[Readiness], cores_note: str = "") -> None:
+    """The plan: load, cores (and `cores_note`: what the server lacks against the article),
+    stacks and workloads, the parameters each stack will start with, how long it takes, the
+    limits."""
+    plan = checks.plan
+    suite = plan.suite
+    s = suite.load
+    console.print(
+        Text.assemble(
+            ("suite ", "bold"), f"{suite.name} ({shown(suite.path)}) — {suite.description}"
+        )
+    )
+    amount = (
+        f"{s.duration_s:g} s"
+        if s.duration_s
+        else f"{s.requests_per_connection} requests per connection"
+        if s.requests_per_connection is not None
+        else f"{s.requests} requests"
+    )
+    console.print(
+        Text(
+            f"load: driver={s.driver.value} mode={s.mode.value} keepalive={s.keepalive.value} "
+            f"{suite.level_kind}={', '.join(f'{v:g}' for v in suite.levels)} "
+            f"each {amount} (+{s.warmup_s:g} s warm-up, {s.pause_s:g} s pause), repeat={s.repeat}"
+        )
+    )
+    if plan.interleaved:
+        print_wrapped(console, interleaving_note(plan), indent=2)
+    if suite.placement.server_host is None:
+        print_wrapped(console, disturbance_note(), indent=2)
+    p = suite.placement
+    cpus = Text(
+        f"cpus: server {format_cpus(p.server)}, loader {format_cpus(p.loader)}, "
+        f"services {format_cpus(p.services)}"
+    )
+    if p.shared:
+        cpus.append(" (server and loader share cores)", style="yellow")
+    console.print(cpus)
+    if cores_note:
+        print_wrapped(console, cores_note, indent=0, style="yellow")
+    print_stacks(console, plan)
+    print_params(console, suite.server_cores, checks.params)
+    print_time(console, checks.timeline, list(checks.not_built))
+    for check in checks.limits:
+        print_wrapped(
+            console,
+            f"{check.name}: {check.value}; {check.hint}",
+            "limit ",
+            indent=2,
+            first_style="yellow",
+        )
+        print_check_commands(console, check)
+
+
+def print_stacks(console: Console, plan: Plan) -> None:
+    """The stacks' table: status, workloads, levels; why one is unavailable, under it."""
+    rows: list[list[Cell]] = []
+    notes: list[tuple[str, str]] = []  # why a stack is unavailable: under the table, full width
+    for st in plan.stacks:
+        if st.available:
+            status = Text("run", style="green")
+        else:
+            notes.append((f"[{len(notes) + 1}]", f"{st.name}: {st.reason}"))
+            status = Text(f"unavailable {notes[-1][0]}", style="red")
+        rows.append(
+            [
+                st.name,
+                status,
+                ", ".join(c.spec.label for c in st.cases),
+                str(sum(len(c.levels) for c in st.cases)),
+            ]
+        )
+    print_table(
+        console,
+        "plan",
+        [Col("stack"), Col("status"), Col("workloads", wrap=True), Col("levels", "right")],
+        rows,
+    )
+    print_notes(console, notes, style="red")
+
+
+def disturbance_note() -> str:
+    """What a level other processes disturbed becomes (the judge, engine/judge.py)."""
+    return (
+        "a level on whose cores other processes or steal took more than the "
+        f"{THROUGHPUT_THRESHOLD:.0%} noise band is measured again once, after up to "
+        f"{QUIET_WAIT_S:g} s (at most the level's length) waiting for the machine to be quiet; "
+        "a level still disturbed decides nothing"
+    )
+
+
+def interleaving_note(plan: Plan) -> str:
+    """How the repetitions run: round-robin, shuffled, each on a fresh start."""
+    rounds = plan.rounds()
+    orders = "; ".join(
+        f"round {r.repetition + 1 if r.repetition is not None else 1}: "
+        + ", ".join(st.name for st in r.order if st.available)
+        for r in rounds
+    )
+    warmups = ", ".join(
+        f"{st.name} {st.jit_warmup_s:g} s" for st in plan.stacks if st.available and st.jit_warmup_s
+    )
+    text = (
+        f"repetitions interleaved: {len(rounds)} rounds, each starting every stack afresh "
+        f"(a stop and a start between rounds, for every stack) in a shuffled order, so "
+        f"that machine drift spreads over all stacks ({orders})"
+    )
+    return text + (f"; the JIT warm-up repeats on every start ({warmups})" if warmups else "")
+
+
+def print_params(console: Console, server_cores: int, params: Sequence[PlannedParams]) -> None:
+    """Each stack's parameters as it will start: defaults, the suite's values, and what it
+    derives from the server's cores (marked), e.g. php-fpm's workers=1 on one core."""
+    if not params:
+        return
+    cores = f"{server_cores} server core" + ("" if server_cores == 1 else "s")
+    console.print(Text(f"parameters each stack starts with on {cores} (* = from the cores):"))
+    for p in params:
+        text = (
+            p.problem
+            or ", ".join(f"{k}={v}{'*' if k in p.derived else ''}" for k, v in p.values.items())
+            or "none"
+        )
+        print_wrapped(
+            console, text, first=f"  {p.stack}: ", indent=4, style="red" if p.problem else ""
+        )
+
+
+def print_deviations(console: Console, found: Sequence[Deviation] | None) -> None:
+    """An article suite's departures from its article, one line each ("none" when there are
+    none); nothing (None) for a suite that reproduces no article."""
+    if found is None:
+        return
+    if not found:
+        console.print(Text("deviations from the article: none"))
+        return
+    console.print(Text(f"deviations from the article ({len(found)}):"))
+    for d in found:
+        print_wrapped(console, d.sentence(), first="  - ", indent=4)
+
+
+def hosts_line(suite: Suite, hosts: HostsFile) -> str:
+    """Where a multi-host run puts what, in one sentence."""
+    placement = suite.placement
+    server = hosts.hosts[placement.server_host] if placement.server_host else None
+    apart = placement.separate_services_host
+    services = None if apart is None else hosts.hosts[apart]
+    where = (
+        f"server{'' if services else ' and its services'} on host {server.name} ({server.address})"
+        if server
+        else "server on this machine"
+    )
+    if services is not None:
+        where += (
+            f"; data services on host {services.name} ({services.address}), "
+            f"reached over the network by {placement.server_host} only"
+            + (
+                " (memcached, which has no authentication, by any host reaching "
+                "that address: memcached_on_network)"
+                if placement.memcached_on_network
+                else ""
+            )
+        )
+    loaders = ", ".join(f"{h} ({hosts.hosts[h].address})" for h in placement.loader_hosts)
+    return (
+        f"Hosts ({hosts.source}): {where}; "
+        + (
+            f"one loader on each of {loaders}, each level split over them and their "
+            "histograms merged"
+            if loaders
+            else "the loader on this machine"
+        )
+        + "."
+    )
+
+
+def until_decided_note(budget_s: float) -> str:
+    return (
+        f"until decided: after the plan, the levels of undecided comparisons are repeated "
+        f"(most decisions per second first, each on a fresh start) for at most "
+        f"{round(budget_s / 60, 1):g} min and {MAX_LOOKS - 1} rounds; with up to {MAX_LOOKS} "
+        f"looks at the data every verdict uses alpha / {MAX_LOOKS} (95% becomes "
+        f"{decision_confidence(MAX_LOOKS):.1%} intervals), so the false-winner rate stays "
+        "at 5% despite the repeated looks"
+    )
+
+
+def print_machine_checks(console: Console, checks: Sequence[Check]) -> None:
+    """Each warning wrapped, its commands on lines of their own (copied as they are)."""
+    for c in checks:
+        print_wrapped(
+            console,
+            f"{c.name}: {c.value}" + (f"; {c.hint}" if c.hint else ""),
+            "machine: ",
+            indent=2,
+            style="yellow",
+            first_style="yellow",
+        )
+        print_check_commands(console, c)
+
+
+def print_check_commands(console: Console, check: Check) -> None:
+    """A check's commands under its text, each on a line of its own, indented deeper than
+    the text's own lines and never wrapped: copy and paste works."""
+    for command in check.commands:
+        console.print(Text(f"    {command}"), soft_wrap=True)

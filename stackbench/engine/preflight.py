@@ -1,0 +1,105 @@
+"""What a run checks before anything starts, in one record built from the plan: the parameters
+each stack will start with, the machine's limits the plan would exceed, a busy machine's
+warnings, which of an article's claims the plan can test, the suite's deviations from its
+article, how long it will take and whether the machine calibrates first. `run` builds it
+once and prints it; a dry run stops there.
+
+The claims' readiness is the analysis's business (the engine does not import it): the caller
+passes the function that works it out, and the record keeps its answers as they are.
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from stackbench.config.calibrate_first import CalibrationChoice
+from stackbench.config.deviations import Deviation
+from stackbench.config.estimate import Timeline
+from stackbench.config.hosts import HostsFile
+from stackbench.config.placement import allowed_cpus
+from stackbench.config.plan import Plan
+from stackbench.config.status import StackEntry
+from stackbench.config.suite import Suite
+from stackbench.lab.build import build_dir_for
+from stackbench.lab.busy import quiet_machine_checks
+from stackbench.lab.machine import Check, Verdict, plan_limits
+from stackbench.lab.stack import PlannedParams, planned_params
+
+Claim = TypeVar("Claim")  # one claim's readiness, as the caller's function gives it
+# The plan, the stacks' parameters -> each claim's readiness; None: the suite tests no article.
+ClaimsCheck = Callable[[Plan, Sequence[PlannedParams]], Sequence[Claim] | None]
+
+
+@dataclass(frozen=True)
+class Preflight(Generic[Claim]):
+    plan: Plan
+    params: tuple[PlannedParams, ...]  # each stack's parameters as it will start
+    limits: tuple[Check, ...]  # the machine's limits the largest level would exceed
+    busy: tuple[Check, ...]  # a busy machine: doctor's warnings, from a 1-s sample
+    claims: tuple[Claim, ...]  # the article's claims, testable with this plan or not
+    deviations: tuple[Deviation, ...] | None  # None: the suite reproduces no article
+    hosts: HostsFile | None  # the other hosts of a multi-host run
+    timeline: Timeline  # how long each step takes (config/estimate.py)
+    not_built: tuple[str, ...]  # stacks whose first build comes on top of the estimate
+    calibration: CalibrationChoice  # whether `calibrate` runs first, and why
+
+    @property
+    def suite(self) -> Suite:
+        return self.plan.suite
+
+    @property
+    def machine_warnings(self) -> tuple[str, ...]:
+        """The busy machine's warnings, one line each, as the run keeps them."""
+        return tuple(
+            f"{c.name}: {c.value}" + (f" ({c.advice})" if c.advice else "") for c in self.busy
+        )
+
+
+def preflight(
+    plan: Plan,
+    inventory: Mapping[str, StackEntry],
+    hosts: HostsFile | None,
+    claims: ClaimsCheck[Claim],
+    timeline: Timeline,
+    calibration: CalibrationChoice,
+) -> Preflight[Claim]:
+    """`timeline`: the plan's estimate from this machine's measured rates; `calibration`:
+    whether an uncalibrated machine calibrates first (config/calibrate_first.py)."""
+    params = planned_params(plan, inventory)
+    readiness = claims(plan, params)
+    return Preflight(
+        plan,
+        params,
+        tuple(plan_limits(plan)),
+        tuple(busy_machine(plan.suite)),
+        tuple(readiness or ()),
+        None if readiness is None else plan.suite.deviations,
+        hosts,
+        timeline,
+        tuple(unbuilt(plan, inventory)),
+        calibration,
+    )
+
+
+def unbuilt(plan: Plan, inventory: Mapping[str, StackEntry]) -> list[str]:
+    """The planned stacks whose build is not cached yet: their first build comes on top."""
+    out = []
+    for st in plan.stacks:
+        entry = inventory.get(st.stack)
+        manifest = entry.parsed if entry is not None else None
+        if not st.available or manifest is None or manifest.build is None:
+            continue
+        if not (build_dir_for(manifest) / ".stackbench-built").exists() and st.stack not in out:
+            out.append(st.stack)
+    return out
+
+
+def busy_machine(suite: Suite) -> list[Check]:
+    """doctor's warnings about a busy machine (other work on the suite's cores, load, steal,
+    swap), from a 1-s sample before anything starts; none for a multi-host run (its hosts are
+    checked by `hosts check`)."""
+    if suite.placement.server_host is not None:
+        return []
+    roles = {"server": sorted(suite.placement.server), "loader": sorted(suite.placement.loader)}
+    checks = quiet_machine_checks(roles, allowed_cpus())
+    return [c for c in checks if c.verdict is not Verdict.OK]

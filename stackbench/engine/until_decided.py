@@ -1,0 +1,150 @@
+"""`run --until-decided`: after the plan, repeat the levels of undecided comparisons until none
+is left, the budget is spent or the looks are used up.
+
+Each look asks the analysis (passed in as `judge`: the engine does not import it) which levels
+take part in comparisons that more measurement can decide, schedules as many as the budget left
+allows (most decisions per second of load first, `next_round`), and runs one more repetition of
+each (`extension_plan`: one round, every stack on a fresh start) into the same stored run, as a
+resume does. The looks spend alpha: the run records how many it may take (`MAX_LOOKS`, see
+analysis/undecided.py) and its verdicts use alpha / looks.
+"""
+
+import functools
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from stackbench.config.estimate import PastLevel, level_time, rate_for, setup_key
+from stackbench.config.plan import Level, LevelKey, Plan, Round
+from stackbench.engine.progress import Phase, ProgressEvent
+from stackbench.engine.runner import Runner, RunSetup
+from stackbench.store.store import RunData
+
+MAX_LOOKS = 6  # the first analysis and at most five added rounds: alpha / 6 per look
+
+
+class Standing(Protocol):
+    """What the analysis says of a run's comparisons (analysis.undecided.Undecided)."""
+
+    @property
+    def decidable(self) -> Mapping[LevelKey, int]:
+        """Each level in undecided comparisons more measurement can decide: how many."""
+        ...
+
+    @property
+    def hopeless(self) -> int:
+        """Undecided comparisons more measurement will not decide."""
+        ...
+
+
+@dataclass(frozen=True)
+class UntilDecided:
+    budget_s: float  # the most the added rounds may take (what run --budget leaves)
+    judge: Callable[[RunData], Standing]  # the stored run's undecided comparisons
+    machine: str  # this machine as the store names it: its measured rates price the levels
+    looks: int = MAX_LOOKS
+
+
+def until_decided(
+    plan: Plan,
+    setup: RunSetup,
+    run_id: int,
+    how: UntilDecided,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Add rounds of the levels whose comparisons are undecided until none is, the budget is
+    spent or the looks are used up; every step is told through the run's progress events."""
+    started = clock()
+
+    def say(text: str) -> None:
+        setup.progress(ProgressEvent(Phase.LOOK, f"until decided: {text}"))
+
+    for look in range(2, how.looks + 1):
+        data = setup.store.load_run(run_id)
+        found = how.judge(data)
+        if not found.decidable:
+            say("every comparison that measurement can decide is decided" + _hopeless(found))
+            return
+        remaining = how.budget_s - (clock() - started)
+        cost = functools.partial(level_seconds, plan, setup.store.past_levels(how.machine))
+        chosen = next_round(found, cost, remaining)
+        if not chosen:
+            say(
+                f"the budget ({round(how.budget_s / 60, 1):g} min) is spent; "
+                f"{len(found.decidable)} level(s) still in undecided comparisons" + _hopeless(found)
+            )
+            return
+        extension = extension_plan(plan, data, chosen)
+        for case in data.cases:
+            if any(k.stack == case.stack and k.label == case.label for k in chosen):
+                setup.store.set_case_status(case.id, "pending", case.reason)
+        seconds = sum(map(cost, chosen))
+        say(
+            f"look {look} of {how.looks}: repeating {len(chosen)} level(s) of undecided "
+            f"comparisons (about {seconds:.0f} s of load)"
+        )
+        Runner(extension, setup, resume=run_id).execute()
+    say(f"the {how.looks} looks are used up")
+
+
+def _hopeless(found: Standing) -> str:
+    return (
+        f"; {found.hopeless} comparison(s) that more measurement will not decide (a ratio "
+        "at the threshold, more repetitions than advised, or a disturbed level)"
+        if found.hopeless
+        else ""
+    )
+
+
+def level_seconds(plan: Plan, history: Sequence[PastLevel], key: LevelKey) -> float:
+    """One added level's estimated wall time, from the rates measured so far."""
+    load = plan.suite.load_for(key.label)
+    rate = rate_for(history, key.stack, key.label, setup_key(load), key.level_value)
+    return level_time(load, key.level_value, rate).seconds
+
+
+def next_round(
+    found: Standing, seconds: Callable[[LevelKey], float], budget_s: float
+) -> list[LevelKey]:
+    """The levels to repeat next, most decisions per second first, as many as fit."""
+    pending = found.decidable
+    ranked = sorted(pending, key=lambda k: (-pending[k] / seconds(k), k))
+    chosen: list[LevelKey] = []
+    used = 0.0
+    for key in ranked:
+        if used + seconds(key) <= budget_s:
+            chosen.append(key)
+            used += seconds(key)
+    return chosen
+
+
+def extension_plan(plan: Plan, data: RunData, chosen: Sequence[LevelKey]) -> Plan:
+    """One more repetition of each chosen level, in one round on fresh starts."""
+    cases = {(c.stack, c.label): c.id for c in data.cases}
+    stacks = []
+    for st in plan.stacks:
+        picked = []
+        for case in st.cases:
+            case_id = cases.get((st.name, case.spec.label))
+            levels = tuple(
+                Level(lv.index, lv.value, 1 + _last_repetition(data, case_id, lv.index))
+                for lv in dict((lv.index, lv) for lv in case.levels).values()
+                if LevelKey(st.name, case.spec.label, lv.value) in chosen
+            )
+            if levels:
+                picked.append(replace(case, levels=levels))
+        if picked:
+            stacks.append(replace(st, cases=tuple(picked)))
+    order = list(stacks)
+    random.Random(f"{plan.suite.name}:{data.run.id}:{len(data.levels)}").shuffle(order)
+    return Plan(plan.suite, tuple(stacks), (Round(None, tuple(order)),))
+
+
+def _last_repetition(data: RunData, case_id: int | None, index: int) -> int:
+    """The highest repetition stored of a case's level (-1: none)."""
+    return max(
+        (r.repetition for r in data.levels if r.case_id == case_id and r.level_index == index),
+        default=-1,
+    )

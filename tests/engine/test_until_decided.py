@@ -1,0 +1,81 @@
+"""run --until-decided's scheduling: which undecided levels the next look repeats, within the
+budget, and what it tells while it decides."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stackbench.config.plan import LevelKey, build_plan
+from stackbench.config.suite import parse_suite
+from stackbench.engine.progress import Phase, ProgressEvent
+from stackbench.engine.runner import RunSetup
+from stackbench.engine.until_decided import UntilDecided, level_seconds, next_round, until_decided
+from stackbench.store.store import Store
+from tests.store.test_store import run_record
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the analysis answers (analysis.undecided.Undecided has these fields)."""
+
+    decidable: dict[LevelKey, int] = field(default_factory=dict)
+    hopeless: int = 0
+
+
+def test_next_round_takes_the_most_decisions_per_second_within_the_budget() -> None:
+    found = Found(
+        {LevelKey("a", "w", 1.0): 3, LevelKey("b", "w", 1.0): 1, LevelKey("c", "w", 1.0): 2}, 0
+    )
+    seconds = {"a": 30.0, "b": 5.0, "c": 10.0}
+
+    def cost(k: LevelKey) -> float:
+        return seconds[k.stack]
+
+    # per second: c 0.2, b 0.2 (tie: by key), a 0.1
+    assert next_round(found, cost, 100.0) == [
+        LevelKey("b", "w", 1.0),
+        LevelKey("c", "w", 1.0),
+        LevelKey("a", "w", 1.0),
+    ]
+    assert next_round(found, cost, 16.0) == [LevelKey("b", "w", 1.0), LevelKey("c", "w", 1.0)]
+    assert next_round(found, cost, 4.0) == []
+
+
+def _stored_plan(tmp_path, fake_inventory):
+    suite = tmp_path / "s.toml"
+    suite.write_text(
+        'name = "s"\nstacks = ["refserver"]\nworkloads = ["hello"]\n[load]\n'
+        "connections = [2]\nduration_s = 30\nwarmup_s = 1\npause_s = 1\n"
+    )
+    plan = build_plan(parse_suite(suite), fake_inventory, None, None)
+    store = Store(tmp_path / "s.sqlite")
+    return plan, store, store.start_run(run_record())
+
+
+def _looks(plan, store, run_id, found: Found, budget_s: float) -> list[str]:
+    events: list[ProgressEvent] = []
+    setup = RunSetup({}, store, Path("/nonexistent"), events.append)
+    until_decided(plan, setup, run_id, UntilDecided(budget_s, lambda _data: found, "m"))
+    assert all(e.phase is Phase.LOOK for e in events)
+    return [e.text for e in events]
+
+
+def test_nothing_left_to_decide_ends_at_the_first_look(tmp_path, fake_inventory) -> None:
+    plan, store, run_id = _stored_plan(tmp_path, fake_inventory)
+    said = _looks(plan, store, run_id, Found({}, 2), 600.0)
+    assert said == [
+        "until decided: every comparison that measurement can decide is decided; 2 "
+        "comparison(s) that more measurement will not decide (a ratio at the threshold, more "
+        "repetitions than advised, or a disturbed level)"
+    ]
+
+
+def test_a_budget_smaller_than_one_level_adds_nothing(tmp_path, fake_inventory) -> None:
+    plan, store, run_id = _stored_plan(tmp_path, fake_inventory)
+    key = LevelKey("refserver", "hello", 2.0)
+    cost = level_seconds(plan, [], key)
+    assert cost > 32.0  # 1 s warm-up, 30 s of load, 1 s pause and the loader's start
+    said = _looks(plan, store, run_id, Found({key: 1}), 32.0)
+    assert said == [
+        "until decided: the budget (0.5 min) is spent; 1 level(s) still in undecided comparisons"
+    ]
+    assert store.load_run(run_id).levels == []
