@@ -4,12 +4,16 @@ budget, and what it tells while it decides."""
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+from conftest import native_loader_built
+
 from stackbench.config.plan import LevelKey, build_plan
 from stackbench.config.suite import parse_suite
 from stackbench.engine.progress import Phase, ProgressEvent
-from stackbench.engine.runner import RunSetup
+from stackbench.engine.runner import Runner, RunSetup
 from stackbench.engine.until_decided import UntilDecided, level_seconds, next_round, until_decided
 from stackbench.store.store import Store
+from tests.engine.test_runner import INTERLEAVED, suite_file
 from tests.store.test_store import run_record
 
 
@@ -79,3 +83,30 @@ def test_a_budget_smaller_than_one_level_adds_nothing(tmp_path, fake_inventory) 
         "until decided: the budget (0.5 min) is spent; 1 level(s) still in undecided comparisons"
     ]
     assert store.load_run(run_id).levels == []
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
+def test_a_look_repeats_the_chosen_level_into_the_same_run(tmp_path, fake_inventory) -> None:
+    """The strategy end to end on the fake stack: a first look that finds one decidable level
+    runs one more repetition of it (a fresh start, a runner of its own that begins with the
+    extension's plan); the second look finds nothing left."""
+    text = INTERLEAVED.replace("repeat = 3", "repeat = 1")
+    plan = build_plan(parse_suite(suite_file(tmp_path, "native", text)), fake_inventory, None, None)
+    store = Store(tmp_path / "s.sqlite")
+    events: list[ProgressEvent] = []
+    setup = RunSetup(fake_inventory, store, tmp_path, events.append)
+    run_id = Runner(plan, setup).execute()
+    key = LevelKey("refserver-b", "hello", 2.0)
+    answers = iter([Found({key: 1}), Found()])
+    until_decided(plan, setup, run_id, UntilDecided(600.0, lambda _data: next(answers), "m"))
+    looks = [e.text for e in events if e.phase is Phase.LOOK]
+    assert looks[0].startswith("until decided: look 2 of 6: repeating 1 level(s)")
+    assert looks[1] == "until decided: every comparison that measurement can decide is decided"
+    begins = [e.plan for e in events if e.phase is Phase.BEGIN]
+    assert len(begins) == 2 and begins[1] is not None
+    assert [s.name for s in begins[1].stacks] == ["refserver-b"]
+    data = store.load_run(run_id)
+    case = next(c for c in data.cases if c.stack == "refserver-b")
+    assert sorted(lv.repetition for lv in data.levels_of(case.id)) == [0, 1]
+    assert all(c.status == "ok" for c in data.cases) and data.run.status == "complete"
