@@ -177,6 +177,7 @@ def test_a_run_over_three_hosts_merges_its_loaders_exactly(hosts, tmp_path):
     logs = out / "run-1" / "logs"  # fetched from the hosts before their files were removed
     assert list((logs / "go-nethttp").glob("*.log"))
     assert all((logs / "hosts" / h / "agent.log").is_file() for h in ("h1", "h2", "h3"))
+    assert set(data.run.environment.hosts) == {"h1", "h2", "h3"}
     for facts in data.run.environment.hosts.values():  # removed at the end
         assert not Path(facts.run_dir).exists()
     assert wait_until_clean(15) == {}, "a process outlived the run in a test host"
@@ -325,6 +326,7 @@ def test_services_on_their_own_host_serve_the_server_host(hosts, tmp_path):
     data = Store(out / "stackbench.sqlite").load_run(1)
     assert data.run.settings.placement.services_host == "h3"
     assert [c.status for c in data.cases] == ["ok", "ok"]
+    assert {lv.case_id for lv in data.levels} == {c.id for c in data.cases}  # both were loaded
     for level in data.levels:
         assert level.status == "ok" and level.completed > 0
         assert level.hosts["server"] == "h1"

@@ -280,6 +280,7 @@ def test_a_jit_stack_gets_its_warm_up_pass_before_each_case(tmp_path, fake_inven
         build_plan(suite, fake_inventory, None, None), RunSetup(fake_inventory, store, tmp_path)
     ).execute()
     data = store.load_run(run_id)
+    assert len(data.cases) == 2 * 2  # refjit and refserver, each with both workloads
     for case in data.cases:
         assert case.status == "ok", case.reason
         if case.stack == "refserver":

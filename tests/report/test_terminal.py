@@ -335,6 +335,7 @@ def test_no_table_splits_a_word_at_80_columns_standalone_timing_included():
     pairs = [pair_cells(p) for g in glance(a) for m in (g.throughput, g.latency) for p in m.shown]
     kept = {"stack", "workload", "per iteration", "output"}  # the rest is hidden, and named
     cells = [c for row in timing.rows for h, c in zip(timing.header, row, strict=True) if h in kept]
+    assert len(cells) == 3 * len(kept) and pairs  # three timings' kept cells; the pairs
     for cell in [*cells, *(c for row in pairs for c in row)]:
         assert set(_words(cell)) <= tokens, cell  # every word whole, on one line
     assert "hidden to fit 80 columns: sys, user, iterations, real;" in " ".join(_words(out))
