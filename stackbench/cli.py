@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from stackbench import __version__
+from stackbench.analysis.capacity import CapacityAsk
 from stackbench.commands.agent import agent_command
 from stackbench.commands.calibrate import calibrate_command
 from stackbench.commands.claims import print_claims_overview
@@ -64,6 +65,28 @@ def _suite(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> 
 
 def _suite_argument() -> Callable[[F], F]:
     return click.argument("suite", type=click.Path(path_type=Path), required=False, callback=_suite)
+
+
+def _capacity_options() -> Callable[[F], F]:
+    """--target-rps and --price-per-core-hour: what the capacity at the SLO means for a plan."""
+
+    def decorate(f: F) -> F:
+        f = click.option(
+            "--price-per-core-hour",
+            type=float,
+            metavar="P",
+            help="With a capacity at the SLO (open loop with an SLO): the cost per million "
+            "requests at P per server core-hour.",
+        )(f)
+        return click.option(
+            "--target-rps",
+            type=float,
+            metavar="N",
+            help="With a capacity at the SLO (open loop with an SLO): the server cores each "
+            "stack needs for N req/s, if cores scaled linearly (they rarely do).",
+        )(f)
+
+    return decorate
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -290,6 +313,7 @@ def _until(value: datetime.datetime | None) -> datetime.datetime | None:
     is_flag=True,
     help="With RUN_ID: the at-a-glance summary also says its verdicts in words.",
 )
+@_capacity_options()
 @_out()
 def results(
     run_id: str | None,
@@ -299,6 +323,8 @@ def results(
     since: datetime.datetime | None,
     until: datetime.datetime | None,
     verbose: bool,
+    target_rps: float | None,
+    price_per_core_hour: float | None,
     out: Path | None,
 ) -> None:
     """List stored runs (filtered), or show one run's tables and summary."""
@@ -309,7 +335,8 @@ def results(
         since,
         _until(until),
     )
-    print_results(console, run_id, out, run_filter, verbose)
+    ask = CapacityAsk(target_rps, price_per_core_hour)
+    print_results(console, run_id, out, run_filter, verbose, ask)
 
 
 @cli.command()
@@ -330,9 +357,18 @@ def results(
     help="Write the files into DIR (created if need be) instead of the run's folder "
     "in the results directory.",
 )
-def report(run_id: str, formats: tuple[str, ...], out: Path | None, to: Path | None) -> None:
+@_capacity_options()
+def report(
+    run_id: str,
+    formats: tuple[str, ...],
+    out: Path | None,
+    to: Path | None,
+    target_rps: float | None,
+    price_per_core_hour: float | None,
+) -> None:
     """(Re)write the report files of a stored run (RUN_ID: a number or 'last')."""
-    write_report_files(console, run_id, out, _formats(formats), to)
+    ask = CapacityAsk(target_rps, price_per_core_hour)
+    write_report_files(console, run_id, out, _formats(formats), to, ask)
 
 
 @cli.command()

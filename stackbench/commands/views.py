@@ -5,6 +5,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from stackbench.analysis.capacity import CapacityAsk
 from stackbench.commands.claims import print_claims, run_claims, suite_columns
 from stackbench.commands.resultsdir import check_report_dir, open_existing_store, results_dir
 from stackbench.config.placement import default_placement
@@ -137,8 +138,10 @@ def print_results(
     out: Path | None,
     run_filter: RunFilter | None = None,
     verbose: bool = False,
+    ask: CapacityAsk | None = None,
 ) -> None:
-    """The stored runs (filtered), or one run's tables restricted to some stacks/workloads."""
+    """The stored runs (filtered), or one run's tables restricted to some stacks/workloads;
+    `ask`: the capacity's target load and price."""
     f = run_filter or RunFilter()
     store = open_existing_store(out)
     if run_id is None:
@@ -155,6 +158,7 @@ def print_results(
         filter_run(data, f.stacks, f.workloads),
         suite_columns(data.run.suite_name),
         verbose=verbose,
+        ask=ask,
     )
     print_claims(console, run_claims(data, load_inventory()))
 
@@ -165,9 +169,10 @@ def write_report_files(
     out: Path | None,
     formats: tuple[str, ...] | None = None,
     to: Path | None = None,
+    ask: CapacityAsk | None = None,
 ) -> None:
     """The report files of a stored run: in its run folder of the results directory, or in
-    `to` (report --to DIR, checked before any work)."""
+    `to` (report --to DIR, checked before any work); `ask`: the capacity's target and price."""
     target_dir = check_report_dir(to) if to is not None else None
     store = open_existing_store(out)
     data = store.load_run(store.resolve_run(run_id))
@@ -177,6 +182,7 @@ def write_report_files(
         target_dir or results_dir(out) / f"run-{data.run.id}",
         wanted,
         run_claims(data, load_inventory()),
+        ask=ask,
     )
     console.print(
         Text(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackbench.analysis.analysis import Analysis, analyse
+from stackbench.analysis.capacity import CapacityAsk
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import Finding, findings
 from stackbench.report.bmf import results_bmf
@@ -37,6 +38,8 @@ class ReportInputs:
     analysis: Analysis
     found: list[Finding]
     claims: Sequence[ClaimResult]
+    # --target-rps / --price-per-core-hour: what the capacity means for a plan
+    ask: CapacityAsk = CapacityAsk()
 
     @functools.cached_property
     def glances(self) -> list[WorkloadGlance]:
@@ -80,6 +83,7 @@ def _page(inputs: ReportInputs) -> Files:
         inputs.charts,
         inputs.slides,
         inputs.claims,
+        inputs.ask,
     )
     return {"report.html": html, **_chart_files(inputs)}
 
@@ -87,10 +91,16 @@ def _page(inputs: ReportInputs) -> Files:
 EXPORTERS: tuple[Exporter, ...] = (
     Exporter("html", "report.html", _page),
     Exporter(
-        "md", "summary.md", lambda i: {"summary.md": summary_md(i.analysis, i.found, i.claims)}
+        "md",
+        "summary.md",
+        lambda i: {"summary.md": summary_md(i.analysis, i.found, i.claims, i.ask)},
     ),
-    Exporter("csv", "results.csv", lambda i: {"results.csv": results_csv(i.analysis)}),
-    Exporter("json", "results.json", lambda i: {"results.json": results_json(i.analysis, i.found)}),
+    Exporter("csv", "results.csv", lambda i: {"results.csv": results_csv(i.analysis, i.ask)}),
+    Exporter(
+        "json",
+        "results.json",
+        lambda i: {"results.json": results_json(i.analysis, i.found, i.ask)},
+    ),
     Exporter("png", f"{CHARTS_DIR}/*.png (and .svg)", _chart_files),
     # Bencher Metric Format, for continuous-benchmarking dashboards (report/bmf.py); on request
     Exporter(
@@ -111,11 +121,13 @@ def write_all(
     formats: Iterable[str] = DEFAULT_FORMATS,
     claims: Sequence[ClaimResult] = (),
     analysis: Analysis | None = None,
+    ask: CapacityAsk | None = None,
 ) -> Path:
     """Write the report files of `formats` into out_dir (created if needed); returns out_dir.
-    `claims`: the article's claims evaluated on this run (summary.md and report.html)."""
+    `claims`: the article's claims evaluated on this run (summary.md and report.html);
+    `ask`: the capacity's target load and price (every format shows what they mean)."""
     analysis = analysis or analyse(data)
-    inputs = ReportInputs(analysis, findings(analysis), claims)
+    inputs = ReportInputs(analysis, findings(analysis), claims, ask or CapacityAsk())
     files: dict[str, str | bytes] = {}
     for name in dict.fromkeys(formats):
         files.update(BY_NAME[name].render(inputs))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 import msgspec
 
 from stackbench.analysis.analysis import LevelRanking
+from stackbench.analysis.capacity import Capacity, Span
 from stackbench.analysis.figures import LEVEL_FIGURES
 from stackbench.analysis.findings import Finding
 from stackbench.analysis.stats import Breakpoint, Jitter, LevelAggregate
@@ -105,6 +106,20 @@ def aggregate_export(g: LevelAggregate) -> Any:
     return AggregateExport(**values, **g.figures)
 
 
+class CapacityExport(msgspec.Struct, frozen=True, kw_only=True):
+    """A case's capacity at the SLO (docs/methods.md, "Capacity"): the bracket of offered
+    rates, per server core, and what it means for the run's --target-rps and
+    --price-per-core-hour (null when not asked). A null end of a span: no evidence there."""
+
+    bracket: Capacity
+    rps_per_core: Span
+    target_rps: float | None
+    cores_needed: Span | None
+    price_per_core_hour: float | None
+    cost_per_million: Span | None
+    scaling: str  # what the cores for a target assume
+
+
 class CaseExport(msgspec.Struct, frozen=True, kw_only=True):
     """A measured case of a workload: its aggregates per level and where it broke."""
 
@@ -117,6 +132,8 @@ class CaseExport(msgspec.Struct, frozen=True, kw_only=True):
     # Per aggregate (same order): "steady window" when every repetition's figure comes from
     # its steady window, else "whole level: <why>" (the whole level's figures were combined).
     headline_sources: list[str]
+    # Open loop with an SLO: the sustainable rate at the SLO (None: no capacity in this run)
+    capacity: CapacityExport | None = None
 
 
 class NotMeasuredExport(msgspec.Struct, frozen=True, kw_only=True):

@@ -19,6 +19,14 @@ import msgspec
 
 from stackbench.analysis import claimtable, fmt, stats
 from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView
+from stackbench.analysis.capacity import (
+    CapacityAsk,
+    Span,
+    case_capacity,
+    cores_needed,
+    cost_per_million,
+    scaling_note,
+)
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.figures import LEVEL_FIGURES, level_figures
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
@@ -26,9 +34,11 @@ from stackbench.analysis.levelsteady import SOURCE_NO_SERIES, SOURCE_WINDOW, lev
 from stackbench.analysis.tiers import LEGEND as TIER_LEGEND
 from stackbench.analysis.wording import FIGURES_NOTE, RULE
 from stackbench.report import tables
+from stackbench.report.capacityview import capacity_view
 from stackbench.report.context import Context, build_context, memory_table
 from stackbench.report.document import (
     RESULTS_SCHEMA,
+    CapacityExport,
     CaseExport,
     LevelExport,
     NotMeasuredExport,
@@ -67,8 +77,23 @@ CSV_FIGURES = [
     "error_rate",
     *(f.name for f in LEVEL_FIGURES),
 ]
+# The case's capacity at the SLO (repeated on each of its levels; empty: none, or an open
+# end of the bracket, or not asked for with --target-rps / --price-per-core-hour).
+CSV_CAPACITY = [
+    "server_cores",
+    "capacity_rps_per_core_low",
+    "capacity_rps_per_core_high",
+    "cores_needed_low",
+    "cores_needed_high",
+    "cost_per_million_low",
+    "cost_per_million_high",
+]
 CSV_COLUMNS = (
-    CSV_CASE_COLUMNS + [CSV_RENAMED.get(f, f) for f in CSV_LEVEL_FIELDS] + CSV_STEADY + CSV_FIGURES
+    CSV_CASE_COLUMNS
+    + [CSV_RENAMED.get(f, f) for f in CSV_LEVEL_FIELDS]
+    + CSV_STEADY
+    + CSV_FIGURES
+    + CSV_CAPACITY
 )
 
 
@@ -125,7 +150,28 @@ def _level_export(row: LevelRow) -> LevelExport:
     return LevelExport(**values)
 
 
-def _workload_export(w: WorkloadView) -> WorkloadExport:
+def capacity_export(
+    a: Analysis, c: CaseView, label: str, ask: CapacityAsk
+) -> CapacityExport | None:
+    cap = case_capacity(a, c, label)
+    if cap is None:
+        return None
+    return CapacityExport(
+        bracket=cap,
+        rps_per_core=cap.per_core,
+        target_rps=ask.target_rps,
+        cores_needed=None if ask.target_rps is None else cores_needed(cap, ask.target_rps),
+        price_per_core_hour=ask.price_per_core_hour,
+        cost_per_million=(
+            None
+            if ask.price_per_core_hour is None
+            else cost_per_million(cap, ask.price_per_core_hour)
+        ),
+        scaling=scaling_note(cap.server_cores),
+    )
+
+
+def _workload_export(a: Analysis, w: WorkloadView, ask: CapacityAsk) -> WorkloadExport:
     return WorkloadExport(
         label=w.label,
         workload=w.workload,
@@ -139,6 +185,7 @@ def _workload_export(w: WorkloadView) -> WorkloadExport:
                 breakpoint=c.breakpoint,
                 aggregates=[aggregate_export(g) for g in c.aggregates],
                 headline_sources=[_aggregate_source(c, g.level_index) for g in c.aggregates],
+                capacity=capacity_export(a, c, w.label, ask),
             )
             for c in w.cases
         ],
@@ -162,7 +209,7 @@ def _aggregate_source(c: CaseView, level_index: int) -> str:
     return "; ".join(steady.whole_level_sources)
 
 
-def results_json(a: Analysis, found: list[Finding]) -> str:
+def results_json(a: Analysis, found: list[Finding], ask: CapacityAsk | None = None) -> str:
     doc = ResultsDocument(
         schema=RESULTS_SCHEMA,
         generated_at=time.time(),
@@ -174,7 +221,7 @@ def results_json(a: Analysis, found: list[Finding]) -> str:
         levels=[_level_export(r) for r in a.data.levels],
         verifications=a.data.verifications,
         scripts=a.data.scripts,
-        workloads=[_workload_export(w) for w in a.workloads],
+        workloads=[_workload_export(a, w, ask or CapacityAsk()) for w in a.workloads],
         findings=found,
     )
     return json.dumps(jsonable(doc), indent=1, allow_nan=False)
@@ -195,11 +242,24 @@ def _cell(value: object) -> str:
     return str(value)
 
 
-def results_csv(a: Analysis) -> str:
+def _capacity_cells(export: CapacityExport | None) -> list[str]:
+    if export is None:
+        return [""] * len(CSV_CAPACITY)
+    spans = [export.rps_per_core, export.cores_needed, export.cost_per_million]
+    ends = [(s or Span(None, None)) for s in spans]
+    return [str(export.bracket.server_cores), *(_num(v) for s in ends for v in (s.low, s.high))]
+
+
+def results_csv(a: Analysis, ask: CapacityAsk | None = None) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     cases = {c.id: c for c in a.data.cases}
+    capacity = {
+        v.case.id: _capacity_cells(capacity_export(a, v, w.label, ask or CapacityAsk()))
+        for w in a.workloads
+        for v in w.cases
+    }
     for r in a.data.levels:
         c = cases[r.case_id]
         lat = stats.measured_latency(r)
@@ -220,6 +280,7 @@ def results_csv(a: Analysis) -> str:
                 r.errors_total,
                 _num(stats.level_error_rate(r)),
                 *(_num(f.of_level(r)) for f in LEVEL_FIGURES),
+                *capacity.get(r.case_id, [""] * len(CSV_CAPACITY)),
             ]
         )
     return buf.getvalue()
@@ -312,7 +373,21 @@ def _context_md(ctx: Context) -> list[str]:
     ]
 
 
-def summary_md(a: Analysis, found: list[Finding], claims: Sequence[ClaimResult] = ()) -> str:
+def _capacity_md(a: Analysis, ask: CapacityAsk | None) -> list[str]:
+    view = capacity_view(a, ask)
+    if view is None:
+        return []
+    return ["## Capacity at the SLO", "", md_table(view.table), ""] + [
+        line for note in view.notes for line in (note, "")
+    ]
+
+
+def summary_md(
+    a: Analysis,
+    found: list[Finding],
+    claims: Sequence[ClaimResult] = (),
+    ask: CapacityAsk | None = None,
+) -> str:
     run = a.data.run
     out = [
         f"# stackbench run {run.id}: {run.suite_name}",
@@ -340,6 +415,7 @@ def summary_md(a: Analysis, found: list[Finding], claims: Sequence[ClaimResult] 
             md_table(tables.at_a_glance(a, within_slo=True)),
             "",
         ]
+    out += _capacity_md(a, ask)
     out += _context_md(build_context(a))
     if claims:
         out += [

@@ -16,11 +16,13 @@ from markupsafe import Markup
 
 from stackbench.analysis import claimtable, fmt
 from stackbench.analysis.analysis import Analysis, WorkloadView
+from stackbench.analysis.capacity import CapacityAsk
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.findings import RANKING_LEGEND, Finding, slo_text
 from stackbench.analysis.tiers import LEGEND as TIER_LEGEND
 from stackbench.analysis.wording import FIGURES_NOTE, RULE
 from stackbench.report import tables
+from stackbench.report.capacityview import capacity_view
 from stackbench.report.charts import Chart, ChartItem
 from stackbench.report.colors import stack_color
 from stackbench.report.context import Context, memory_table
@@ -263,8 +265,10 @@ def build_html(
     charts: dict[str, list[ChartItem]],
     slides: Sequence[ChartItem],
     claims: Sequence[ClaimResult] = (),
+    ask: CapacityAsk | None = None,
 ) -> str:
-    """The page. `charts` maps a workload label to its charts (already rendered)."""
+    """The page. `charts` maps a workload label to its charts (already rendered); `ask`: the
+    capacity's target load and price."""
     run = a.data.run
     template = _environment().get_template("report.html.j2")
     return template.render(
@@ -275,6 +279,7 @@ def build_html(
         ctx=ctx,
         memory=memory_table(ctx),
         glances=glance_views(a, glances),
+        capacity=capacity_view(a, ask),
         slides=[c for c in slides if isinstance(c, Chart)],
         rule=RULE,
         tier_legend=TIER_LEGEND,

@@ -24,12 +24,14 @@ from rich.text import Text
 
 from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, WorkloadView, analyse
+from stackbench.analysis.capacity import CapacityAsk
 from stackbench.analysis.figures import SERVER_CPU
 from stackbench.analysis.findings import findings, slo_text
 from stackbench.analysis.tiers import LEGEND
 from stackbench.analysis.wording import FIGURES_NOTE, RULE
 from stackbench.errors import InputError
 from stackbench.report import tables
+from stackbench.report.capacityview import capacity_view
 from stackbench.report.colors import stack_color
 from stackbench.report.glance import (
     PAIR_HEADER,
@@ -278,10 +280,12 @@ def print_run(
     columns: Sequence[str] = (),
     analysis: Analysis | None = None,
     verbose: bool = False,
+    ask: CapacityAsk | None = None,
 ) -> None:
     """The run's tables; `columns`: the article's extra figures (a claims file's columns);
     `analysis`: the run's, when the caller has it already (the figures and verdicts are
-    computed once); `verbose`: the glance says its verdicts in words too."""
+    computed once); `verbose`: the glance says its verdicts in words too; `ask`: the
+    capacity's target load and price."""
     a = analysis or analyse(data)
     run = data.run
     console.print(
@@ -317,6 +321,27 @@ def print_run(
         print_wrapped(console, prefix + f.text, "- ", indent=2, style=_SEVERITY_STYLE[f.severity])
     console.print()
     print_glance(console, a, glance(a), verbose)
+    print_capacity(console, a, ask)
+
+
+NO_CAPACITY = (
+    "no capacity at the SLO in this run: it needs an open loop (offered rates) with an [slo]; "
+    "--target-rps and --price-per-core-hour have nothing to act on"
+)
+
+
+def print_capacity(console: Console, a: Analysis, ask: CapacityAsk | None) -> None:
+    """The capacity at the SLO (open loop with an SLO only), with what it rests on."""
+    view = capacity_view(a, ask)
+    if view is None:
+        if ask is not None and ask.asked:
+            console.print()
+            print_wrapped(console, NO_CAPACITY, "", indent=0, style="yellow")
+        return
+    console.print()
+    _text_table(console, "capacity at the SLO", view.table, wrap_last=True)
+    for note in view.notes:
+        print_wrapped(console, note, "", indent=0, style="dim")
 
 
 # --- at a glance --------------------------------------------------------------------------------

@@ -256,6 +256,16 @@ def test_report_formats(results_dir):
     assert bad.returncode == 2 and "--format 'pdf'" in bad.stderr
 
 
+def test_capacity_flags_are_checked_and_said_when_there_is_no_capacity(results_dir):
+    out = str(results_dir)
+    bad = stackbench_env("report", "1", "--out", out, "--target-rps", "0")
+    assert bad.returncode == 2 and "--target-rps must be a positive number" in bad.stderr
+    # a closed-loop run has no capacity at the SLO: nothing invented for the target
+    done = stackbench_env("results", "1", "--out", out, "--target-rps", "100000")
+    said = " ".join(done.stdout.split())
+    assert done.returncode == 0 and "no capacity at the SLO in this run" in said
+
+
 def _commands(checks) -> set[str]:
     return {command for check in checks for command in check.commands}
 

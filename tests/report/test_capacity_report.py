@@ -1,0 +1,96 @@
+"""Capacity at the SLO in every output of an open-loop search run: the terminal, summary.md,
+report.html, results.csv and results.json, with and without a target and a price."""
+
+import csv
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from stackbench.analysis.analysis import analyse
+from stackbench.analysis.capacity import CapacityAsk
+from stackbench.report import write_all
+from stackbench.report.terminal import print_run
+from stackbench.store.store import Store
+from tests.report.test_report import ENV, _add_case, _add_level, _level, _settings, _start_run
+
+SLO = {"percentile": 99, "latency_ms": 1, "max_error_rate": 0.01, "stop_after_failures": 0}
+# (offered rate, p99 in us) per probe: go holds 1500 and breaks at 2000 (p99 5 ms > 1 ms);
+# node holds every probe: a lower bound only
+PROBES = {"go": [(1000, 500), (2000, 5000), (1500, 800)], "node": [(1000, 400), (2000, 900)]}
+ASK = CapacityAsk(target_rps=100_000, price_per_core_hour=0.04)
+
+
+@pytest.fixture
+def store():
+    s = Store(":memory:")
+    yield s
+    s.close()
+
+
+def _search_run(store, closed=False):
+    settings = {**_settings({**SLO, "gate": False}), "mode": "open", "level_kind": "rate"}
+    settings["search"] = {"lo": 1000, "hi": 8000, "probes": 8, "tolerance": 0.05}
+    if closed:
+        settings = _settings({**SLO, "gate": False})
+    run = _start_run(store, "capacity", "suites/capacity.toml", "", settings, ENV)
+    for stack, probes in PROBES.items():
+        case = _add_case(store, run, stack, "hello", "hello", "/hello", {}, "ok")
+        for i, (rate, p99) in enumerate(probes):
+            latency = {"p50": 100, "p99": p99}
+            _add_level(store, case, _level(i, rate, 0, rate, latency, ["server"]))
+    return store.load_run(run)
+
+
+def test_every_export_has_the_capacity_with_cores_and_cost(store, tmp_path):
+    out = write_all(_search_run(store), tmp_path, ask=ASK)
+    doc = json.loads((out / "results.json").read_text())
+    go, node = doc["workloads"][0]["cases"]
+    assert go["capacity"]["rps_per_core"] == {"low": 1500.0, "high": 2000.0}
+    assert go["capacity"]["cores_needed"] == {"low": 50.0, "high": pytest.approx(66.6667)}
+    # 0.04 per core-hour / (3600 s x 2000 req/s) x 1e6 = 0.005556
+    assert go["capacity"]["cost_per_million"]["low"] == pytest.approx(0.0055556, rel=1e-4)
+    assert node["capacity"]["rps_per_core"] == {"low": 2000.0, "high": None}
+    assert node["capacity"]["cores_needed"] == {"low": None, "high": 50.0}
+    rows = list(csv.DictReader(io.StringIO((out / "results.csv").read_text())))
+    go_row = next(r for r in rows if r["stack"] == "go")
+    assert (go_row["server_cores"], go_row["capacity_rps_per_core_low"]) == ("1", "1500")
+    assert go_row["cores_needed_high"].startswith("66.666")
+    node_row = next(r for r in rows if r["stack"] == "node")
+    assert node_row["capacity_rps_per_core_high"] == ""  # open: no evidence of an upper end
+    md = (out / "summary.md").read_text()
+    assert "## Capacity at the SLO" in md
+    assert "| hello | go | 1,500–2,000 req/s per core | 1,500–2,000 | 50.0–66.7 |" in md
+    assert "| hello | node | at least 2,000 req/s per core | at least 2,000 | at most 50.0 |" in md
+    assert "measured on 1 server core only" in md
+    html = (out / "report.html").read_text()
+    assert 'id="capacity"' in html and "at least 2,000 req/s per core" in html
+
+
+def test_terminal_shows_capacity_and_the_scaling_caveat(store):
+    console = Console(width=120, record=True, color_system=None)
+    print_run(console, _search_run(store), analysis=None, ask=ASK)
+    text = console.export_text()
+    assert "capacity at the SLO" in text
+    assert "1,500–2,000 req/s per core" in text
+    assert "at most 50.0" in text
+    assert "rarely does" in text
+
+
+def test_without_a_target_no_cores_and_no_caveat(store, tmp_path):
+    out = write_all(_search_run(store), tmp_path, formats=("md", "json"))
+    md = (out / "summary.md").read_text()
+    assert "## Capacity at the SLO" in md and "cores for" not in md
+    assert "rarely" not in md
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["workloads"][0]["cases"][0]["capacity"]["cores_needed"] is None
+
+
+def test_closed_loop_has_no_capacity(store, tmp_path):
+    data = _search_run(store, closed=True)
+    a = analyse(data)
+    out = write_all(data, tmp_path, formats=("md", "json"), analysis=a, ask=ASK)
+    assert "Capacity at the SLO" not in (out / "summary.md").read_text()
+    doc = json.loads((out / "results.json").read_text())
+    assert all(c["capacity"] is None for c in doc["workloads"][0]["cases"])
