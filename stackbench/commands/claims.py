@@ -17,8 +17,9 @@ from stackbench.analysis.claims import (
     evaluate,
     facts_from_plan,
     facts_from_run,
-    requirements_unmet,
 )
+from stackbench.analysis.claims.design import design_lines, readiness_by_design
+from stackbench.analysis.verdicts import assumed_spread
 from stackbench.config.claims import ClaimsFile, load_claims_for, parse_claims
 from stackbench.config.paths import CLAIMS_DIR, SUITES_DIR
 from stackbench.config.plan import Plan, build_plan
@@ -58,7 +59,8 @@ def plan_readiness(
     if claims is None:
         return ()
     resolved = {p.stack: p.values for p in params if not p.problem}
-    return requirements_unmet(claims.claims, facts_from_plan(plan, inventory, resolved))
+    facts = facts_from_plan(plan, inventory, resolved)
+    return readiness_by_design(claims.claims, facts, assumed_spread())
 
 
 def print_claims(console: Console, results: Sequence[ClaimResult]) -> None:
@@ -101,6 +103,8 @@ def print_readiness(console: Console, readiness: Sequence[Readiness]) -> None:
     for reason, ids in by_reason.items():
         print_wrapped(console, ", ".join(ids) + ":", first="  untestable ", indent=4)
         print_wrapped(console, reason, first="      ", indent=6)
+    for line in design_lines(readiness):
+        print_wrapped(console, line, first="  ", indent=6)
 
 
 def print_claims_overview(console: Console) -> None:
@@ -114,10 +118,13 @@ def print_claims_overview(console: Console) -> None:
         plan = build_plan(suite, inventory, None, None)
         readiness = plan_readiness(plan, inventory, planned_params(plan, inventory))
         testable = sum(r.testable for r in readiness)
+        decidable = sum(bool(r.decidable) for r in readiness)
         console.print(
             Text.assemble(
                 (f"{path.stem}", "bold"),
-                f" ({claims.article}): {testable} of {len(readiness)} claims testable here",
+                f" ({claims.article}): {testable} of {len(readiness)} claims testable here, "
+                f"{decidable} decidable with this plan, {testable - decidable} testable but "
+                "not decidable",
             )
         )
         for line in machine_needs(readiness, suite.server_cores):

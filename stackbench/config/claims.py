@@ -187,6 +187,9 @@ class _RatioFields(_Test, frozen=True, kw_only=True):
     workloads: tuple[Name, ...] | None = None
     levels: tuple[Level, ...] | Literal["all"] | None = None
     threshold: Positive = 1.0
+    # With expect = "greater": the band's upper end too (threshold..upper), for a claim that
+    # states a direction and a limit ("about the same, node slightly faster": 1.00-1.33x).
+    upper: Positive | None = None
     article: Positive | None = None
     tolerance: NonNegative = 0.25
 
@@ -429,7 +432,7 @@ def _check_test(where: str, test: Test) -> None:
         if any(isinstance(e, tuple) and not e for e in test.stacks):
             raise InputError(f"{w}: key 'stacks': an empty group")
     elif isinstance(test, RatioTest | RatioChangeTest):
-        _check_expect(w, test.expect, test.article)
+        _check_expect(w, test.expect, test.article, test.upper, test.threshold)
         if isinstance(test, RatioChangeTest) and test.before == test.after:
             raise InputError(f"{w}: keys 'before'/'after': the two conditions are the same")
     elif isinstance(test, ThresholdTest):
@@ -501,7 +504,14 @@ def _check_iteration(w: str, test: OrderTest | RatioTest | RatioChangeTest) -> N
         raise InputError(f"{w}: key 'levels': both sides already name their level")
 
 
-def _check_expect(w: str, expect: str, article: float | None) -> None:
+def _check_expect(
+    w: str, expect: str, article: float | None, upper: float | None = None, threshold: float = 1.0
+) -> None:
+    if upper is not None and (expect != "greater" or upper <= threshold):
+        raise InputError(
+            f"{w}: key 'upper': it bounds expect = \"greater\" from above, so it needs "
+            'expect = "greater" and a value above the threshold'
+        )
     if expect == "near" and article is None:
         raise InputError(
             f"{w}: key 'article': expect = \"near\" compares with the article's ratio, so give it"

@@ -19,6 +19,7 @@ those still pending, replaying their stored levels. The logs of every process (s
 services, every start of them) are copied to `run-N/logs/`.
 """
 
+import collections
 import logging
 import re
 import shutil
@@ -104,6 +105,14 @@ class RunSetup:
     machine_warnings: tuple[str, ...] = ()  # doctor's, kept in the run's environment
 
 
+def timings_due(repetition: int | None, repeat: int) -> int:
+    """Standalone timings a case should have stored by the end of this round: one per
+    repetition, each on its round's fresh start; every one in the single round of a run that
+    does not interleave (`repetition` None). Rounds that `run --until-decided` adds beyond
+    `repeat` time nothing more."""
+    return repeat if repetition is None else min(repetition + 1, repeat)
+
+
 @dataclass
 class _CaseState:
     """A case of the plan as stored: its row, its status, its levels measured so far."""
@@ -111,7 +120,7 @@ class _CaseState:
     case_id: int
     status: CaseStatus
     replay: Replay
-    scripted: bool  # its standalone timing is stored already (resume)
+    scripted: int  # standalone timings stored already (resume), one per repetition
     notes: list[str] = field(default_factory=list)  # what its rounds noted (restarts...)
 
 
@@ -234,7 +243,9 @@ class Runner:
         it did not reach; on resume, the stored cases with their levels."""
         previous = self.store.load_run(self.run_id) if self.resume is not None else None
         stored = {(c.stack, c.label): c for c in previous.cases} if previous else {}
-        scripted = {(s.stack, s.label) for s in previous.scripts} if previous else set()
+        scripted = collections.Counter(
+            (s.stack, s.label) for s in (previous.scripts if previous else ())
+        )
         states = {}
         for planned in self.plan.stacks:
             for case in planned.cases:
@@ -242,7 +253,7 @@ class Runner:
                 row = stored.get(key)
                 if row is not None and previous is not None:
                     states[key] = _CaseState(
-                        row.id, row.status, Replay(previous.levels_of(row.id)), key in scripted
+                        row.id, row.status, Replay(previous.levels_of(row.id)), scripted[key]
                     )
                     continue
                 case_id = self.store.add_case(
@@ -255,7 +266,7 @@ class Runner:
                         params=planned.params,
                     )
                 )
-                states[key] = _CaseState(case_id, "pending", Replay(()), False)
+                states[key] = _CaseState(case_id, "pending", Replay(()), 0)
         return states
 
     def _close(self, status: RunStatus, scratch: Path, failing: bool) -> None:
@@ -650,9 +661,13 @@ class _StackRun:
                 )
                 state.status = "failed"
                 continue
-            if suite.script_iterations and not state.scripted:
+            # One standalone timing per repetition, each on this round's fresh start (all of
+            # them in the one round of a run that does not interleave): a timing is a whole
+            # run whose uncertainty is the run-to-run spread, so repetitions give its interval.
+            wanted = timings_due(self.round.repetition, suite.load.repeat)
+            while suite.script_iterations and state.scripted < wanted:
                 self._script_timing(case.spec)
-                state.scripted = True
+                state.scripted += 1
             state.notes += filter(None, [self._load_case(case, state), *self.notes])
             if last_round:
                 store.set_case_status(state.case_id, "ok", "; ".join(dict.fromkeys(state.notes)))

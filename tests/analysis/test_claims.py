@@ -29,6 +29,7 @@ from stackbench.analysis.claims.kinds import jitter_ratio_interval
 from stackbench.config.claims import Claim, claims_from_data, parse_claims
 from stackbench.config.measured import RoleUsage, Second
 from stackbench.config.suite import parse_suite
+from stackbench.errors import InputError
 from stackbench.store.records import (
     CalibrationRow,
     CaseRecord,
@@ -1424,3 +1425,40 @@ def test_the_plan_says_when_its_levels_send_too_few_requests():
     )
     (short,) = requirements_unmet([make_claim(RATIO_AT_300, requires={"min_seconds": 2})], timed)
     assert short.reasons == ("needs at least 2 s of load per level; w runs 1 s",)
+
+
+# --- a band with both ends, a level against the peak it is -----------------------------------
+def test_greater_with_an_upper_end_rejects_the_reverse_direction():
+    """single-client-response-time: PHP's time 1.00-1.33x Node's; 0.90x (PHP faster, the
+    reverse of the article) is refuted, as 1.50x is; 1.15x is confirmed (0.1% calibrated)."""
+    test = ratio_test("greater", threshold=1.0, upper=1.33, levels=[25])
+    outcomes = {}
+    for a_rps in (90.0, 115.0, 150.0):
+        run = two_stacks({25: a_rps}, {25: 100.0})
+        outcomes[a_rps] = one(make_claim(test), run).status
+    assert outcomes == {
+        90.0: ClaimStatus.REFUTED,
+        115.0: ClaimStatus.CONFIRMED,
+        150.0: ClaimStatus.REFUTED,
+    }
+    with pytest.raises(InputError, match="key 'upper'"):
+        make_claim(ratio_test("near", article=1.0, upper=1.33))
+
+
+def test_a_level_against_the_peak_it_is_reads_exactly_one():
+    """apache-near-peak-at-2000: when @2000 is the peak, the ratio is one measurement read
+    twice, exactly 1 (not two independent figures with the run-to-run spread twice)."""
+    test = {
+        "kind": "ratio",
+        "metric": "requests_per_s",
+        "numerator": {"stack": "a", "level": 2000},
+        "denominator": {"stack": "a", "level": "peak"},
+        "expect": "greater",
+        "threshold": 0.9,
+        "workloads": ["w"],
+    }
+    run = RunBuilder(calibrated=None)  # the assumed 5%: two readings would straddle 0.9
+    run.curve("a", "w", {1000: 900.0, 2000: 1000.0, 3000: 950.0})
+    result = one(make_claim(test), run)
+    assert result.status is ClaimStatus.CONFIRMED, result.why
+    assert (result.ours[0].value, result.ours[0].low, result.ours[0].high) == (1.0, 1.0, 1.0)

@@ -26,9 +26,15 @@ class _Band:
         return _Verdict.NOISE
 
 
-def _ratio_band(expect: str, threshold: float, article: float | None, tolerance: float) -> _Band:
+def _ratio_band(
+    expect: str,
+    threshold: float,
+    article: float | None,
+    tolerance: float,
+    upper: float | None = None,
+) -> _Band:
     if expect == "greater":
-        return _Band(threshold, math.inf)
+        return _Band(threshold, math.inf if upper is None else upper)
     if expect == "less":
         return _Band(0.0, threshold)
     assert article is not None  # the parser requires it for "near"

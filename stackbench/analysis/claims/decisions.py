@@ -88,11 +88,18 @@ def _judge_ratio(
 ) -> None:
     """A ratio of our figures (a ratio of ratios for ratio_change) against the claim's band,
     on the interval the verdicts procedure gives it."""
+    nums, dens = _cancel(nums, dens)
     den = math.prod(p.value for p in dens)
     if den == 0:
         tally.missing.append(f"{what}: the denominator is zero")
         return
     sides = [p.evidence for p in (*nums, *dens)]
+    if not sides:  # a figure against itself (a level that is the peak): exactly 1
+        if record:
+            tally.ours.append(Measured(what, 1.0, "×", 1.0, 1.0))
+        verdict = band.judge(1.0, 1.0, 1.0)
+        tally.add(verdict, f"{what} is 1.00× (the same level), {_band_text(band, verdict)}")
+        return
     if any(e is None for e in sides):
         value = math.prod(p.value for p in nums) / den
         if record:
@@ -113,6 +120,27 @@ def _judge_ratio(
     tally.add(
         verdict, detail + (f"; {_to_decide(ratio, band)}" if verdict is _Verdict.NOISE else "")
     )
+
+
+def _cancel(nums: list[_Point], dens: list[_Point]) -> tuple[list[_Point], list[_Point]]:
+    """The same figure above and below the line divides out: a level against the peak it
+    is, read once, is exactly 1 (two readings of one measurement are not independent)."""
+    nums, dens = list(nums), list(dens)
+    for p in list(nums):
+        same = next((q for q in dens if _same_point(p, q)), None)
+        if same is not None:
+            nums.remove(p)
+            dens.remove(same)
+    return nums, dens
+
+
+def _same_point(a: _Point, b: _Point) -> bool:
+    return (a.stack, a.workload, a.metric, a.values) == (
+        b.stack,
+        b.workload,
+        b.metric,
+        b.values,
+    ) and (a.where.removeprefix("peak ") == b.where.removeprefix("peak "))
 
 
 def _measured(point: _Point, ctx: _Context) -> Measured:

@@ -38,6 +38,7 @@ class Facts:
     script_iterations: int = 0
     duration_s: float | None = None  # seconds per level (None: counted requests)
     workload_durations: Mapping[str, float] = field(default_factory=dict)
+    repeat: int = 1  # repetitions of every level (and standalone timing)
 
     def level_seconds(self, workload: str) -> float | None:
         """Seconds of load a level of `workload` runs (None: it sends counted requests)."""
@@ -87,6 +88,7 @@ def facts_from_plan(
         suite.script_iterations,
         load.duration_s,
         dict(suite.workload_durations),
+        load.repeat,
     )
 
 
@@ -131,6 +133,7 @@ def facts_from_run(
         settings.script_iterations,
         settings.duration_s,
         dict(settings.workload_durations),
+        settings.repeat,
     )
 
 

@@ -162,7 +162,7 @@ def _combos(
 
 def _ratio(claim: Claim, test: RatioTest | RatioChangeTest, ctx: _Context) -> ClaimResult:
     tally = _Tally()
-    band = _ratio_band(test.expect, test.threshold, test.article, test.tolerance)
+    band = _ratio_band(test.expect, test.threshold, test.article, test.tolerance, test.upper)
     for w, lv in _combos(test, ctx.facts):
         points: list[_Point] = []
         for position in _positions(test):

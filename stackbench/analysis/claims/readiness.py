@@ -28,6 +28,9 @@ from stackbench.config.claims import (
 class Readiness:
     claim: Claim
     reasons: tuple[str, ...]  # empty: testable here
+    # Decidable by design (design.py): None when not checked; `undecidable` says why not
+    decidable: bool | None = None
+    undecidable: str = ""
 
     @property
     def testable(self) -> bool:

@@ -109,7 +109,7 @@ def expectation(test: Test) -> str:
         groups = [g[0] if len(g) == 1 else "{" + ", ".join(g) + "}" for g in order_groups(test)]
         return f"{test.metric}: " + " > ".join(groups)
     if isinstance(test, RatioTest | RatioChangeTest):
-        band = _ratio_band(test.expect, test.threshold, test.article, test.tolerance)
+        band = _ratio_band(test.expect, test.threshold, test.article, test.tolerance, test.upper)
         if test.expect == "near":
             return (
                 f"≈ {test.article:.2f}× ({band.low:.2f}–{band.high:.2f}×)"

@@ -1,0 +1,613 @@
+"""Decidable by design: whether a plan can ever decide a claim. Pure functions.
+
+A plan is testable for a claim when its requirements are met (readiness.py); it is decidable
+when the evidence the plan will really produce can confirm the claim and can refute it. To
+check that, the decision code itself (`evaluate`) reads two synthetic runs made to the plan:
+
+- the plan's stacks, workloads and levels, its repetitions and driver (the native loader's
+  per-second series, or whole levels without one: wrk, ab), each level's length (its seconds,
+  or its requests at the synthetic rate), the standalone timings' repetitions;
+- repetitions spread by the run-to-run spread the verdicts will use (whole levels: the
+  whole-level spread), around figures placed by the claim: at the article's own figures (its
+  stated ratio, its order, its band's middle), and at the opposite (the order reversed, the
+  ratio well outside the band).
+
+"decidable with this plan" when the first gives confirmed and the second refuted; otherwise
+"testable but not decidable" with what the decision code said. A failed-request claim is
+judged on counts: it needs only the levels. A breakpoint's crossing is placed in the middle of
+its range. Nothing here measures: the figures are the claim's, the spread the verdicts'.
+"""
+
+import dataclasses
+import functools
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from hdrh.histogram import HdrHistogram
+
+from stackbench.analysis.claims import evaluate
+from stackbench.analysis.claims.facts import Facts, _between
+from stackbench.analysis.claims.kinds import _combos, _positions, _resolve
+from stackbench.analysis.claims.readiness import Readiness, requirements_unmet
+from stackbench.analysis.claims.results import ClaimStatus
+from stackbench.analysis.verdicts import RunSpread, whole_level_sigma
+from stackbench.config.claims import (
+    BreakpointTest,
+    Claim,
+    OrderTest,
+    RatioChangeTest,
+    RatioTest,
+    ScatterTest,
+    ShapeTest,
+    ThresholdTest,
+    order_groups,
+)
+from stackbench.config.measured import RoleUsage, Second
+from stackbench.store.records import (
+    CalibrationRow,
+    PlacementSettings,
+    RunSettings,
+)
+from stackbench.store.store import CaseRow, LevelRow, RunData, RunRow, ScriptRow
+
+BASE_RPS = 1000.0
+# A synthetic series stops at 30 s: a longer window narrows only its own noise, which the
+# run-to-run spread already dominates (and 100 levels of 100 s would take a minute to read).
+MAX_SERIES_S = 30.0
+PER_SECOND_CV = 0.03  # the synthetic per-second noise of a native level (real: 1-12%)
+DECIDABLE = "decidable with this plan"
+NOT_DECIDABLE = "testable but not decidable"
+# A figure's key: (stack, workload, level or None for every level, metric)
+Key = tuple[str, str, float | None, str]
+
+
+@dataclass(frozen=True)
+class Design:
+    """Whether a plan decides a claim (`why` empty when it does)."""
+
+    claim: Claim
+    testable: bool
+    decidable: bool
+    why: str
+    reasons: tuple[str, ...] = ()  # untestable: every unmet requirement
+
+    @property
+    def text(self) -> str:
+        if not self.testable:
+            return "untestable"
+        return DECIDABLE if self.decidable else f"{NOT_DECIDABLE}: {self.why}"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Synthetic figures: the claim's overrides over the defaults."""
+
+    figures: dict[Key, float]
+    errors: dict[tuple[str, str, float], int]  # failed requests of a level
+    error_rates: dict[tuple[str, str, float], float] = dataclasses.field(default_factory=dict)
+
+    def value(self, stack: str, workload: str, level: float | None, metric: str) -> float | None:
+        for key in ((stack, workload, level, metric), (stack, workload, None, metric)):
+            if key in self.figures:
+                return self.figures[key]
+        return None
+
+
+def designs(claims: Iterable[Claim], facts: Facts, spread: RunSpread) -> tuple[Design, ...]:
+    """Each claim's decidability under the plan's facts and the spread verdicts will use."""
+    out = []
+    for ready in requirements_unmet(claims, facts):
+        claim = ready.claim
+        if not ready.testable:
+            out.append(Design(claim, False, False, ready.reasons[0], ready.reasons))
+            continue
+        confirm, refute = scenarios(claim, facts)
+        results = [
+            evaluate([claim], synthetic_run(facts, s, spread), facts)[0] for s in (confirm, refute)
+        ]
+        problems = []
+        if results[0].status is not ClaimStatus.CONFIRMED:
+            problems.append(f"data at the article's figures give {results[0].why}")
+        if results[1].status is not ClaimStatus.REFUTED:
+            problems.append(f"data at the opposite give {results[1].why}")
+        out.append(Design(claim, True, not problems, "; ".join(problems)))
+    return tuple(out)
+
+
+# --- the claim's figures ---------------------------------------------------------------------
+def scenarios(claim: Claim, facts: Facts) -> tuple[Scenario, Scenario]:
+    """(at the article's figures, at the opposite) for the claim's test."""
+    test = claim.test
+    if isinstance(test, OrderTest):
+        return _order(claim, test, facts, False), _order(claim, test, facts, True)
+    if isinstance(test, RatioTest | RatioChangeTest):
+        return _ratio(test, facts, _confirming_ratio(test)), _ratio(
+            test, facts, _refuting_ratio(test)
+        )
+    if isinstance(test, ThresholdTest):
+        return _threshold(test, facts, True), _threshold(test, facts, False)
+    if isinstance(test, ShapeTest):
+        return _shape(test, facts, True), _shape(test, facts, False)
+    if isinstance(test, ScatterTest):
+        return _scatter(test, facts, True), _scatter(test, facts, False)
+    return _breakpoint(test, facts, True), _breakpoint(test, facts, False)
+
+
+def _levels(facts: Facts, workload: str, levels: object) -> list[float]:
+    if isinstance(levels, tuple):
+        return [float(v) for v in levels]
+    return list(facts.workload_levels.get(workload, ()))
+
+
+def _order(claim: Claim, test: OrderTest, facts: Facts, reverse: bool) -> Scenario:
+    """Each group a clear step (1.5×) above the next, or the article's figure of a stack
+    where it prints one in the test's unit; reversed for the opposite."""
+    groups = order_groups(test)
+    printed = {f.label: f.value for f in claim.figures}
+    figures: dict[Key, float] = {}
+    for w in test.workloads or ():
+        for level in _levels(facts, w, test.levels):
+            for rank, group in enumerate(groups):
+                step = rank if reverse else len(groups) - 1 - rank
+                for stack in group:
+                    base = printed.get(stack) if not reverse else None
+                    figures[(stack, w, level, test.metric)] = base or _base(test.metric) * (
+                        1.5**step
+                    )
+    return Scenario(figures, {})
+
+
+def _base(metric: str) -> float:
+    if metric in ("time_per_request", "time_per_request_all"):
+        return 1.0  # ms: the base rate again (1,000 req/s per connection)
+    return BASE_RPS if metric == "requests_per_s" else 100.0
+
+
+def _confirming_ratio(test: RatioTest | RatioChangeTest) -> float:
+    """The article's ratio; without one, a ratio clearly inside the band (1.5× beyond a
+    'greater' threshold, 1.5× below a 'less' one)."""
+    if test.expect == "near":
+        assert test.article is not None
+        return test.article
+    if test.expect == "greater" and test.upper is not None:
+        inside = test.article is not None and test.threshold <= test.article <= test.upper
+        return test.article if inside and test.article else math.sqrt(test.threshold * test.upper)
+    if test.expect == "greater":
+        return max(test.article or 0.0, test.threshold * 1.5)
+    return min(test.article or math.inf, test.threshold / 1.5)
+
+
+def _refuting_ratio(test: RatioTest | RatioChangeTest) -> float:
+    """Well outside the band: the band's far side by its own width again."""
+    if test.expect == "near":
+        assert test.article is not None
+        return test.article * (1.0 + test.tolerance) ** 3
+    if test.expect == "greater":
+        return test.threshold / 1.5
+    return test.threshold * 1.5
+
+
+def _ratio(test: RatioTest | RatioChangeTest, facts: Facts, ratio: float) -> Scenario:
+    """The numerator's figure(s) at `ratio` times the denominator's. A side at "peak" is
+    every level of its stack (so the peak is that figure); a ratio of ratios puts the whole
+    change on the `after` numerator."""
+    figures: dict[Key, float] = {}
+    for w, lv in _combos(test, facts):
+        resolved = [_resolve(p, test, w, lv) for p in _positions(test)]
+        for i, (stack, workload, level, metric) in enumerate(resolved):
+            numerator_after = i == 0
+            # the ratio split over both sides, so neither runs far from the base rate (a
+            # level counted in requests would otherwise be over too soon for a window)
+            value = _base(metric) * math.sqrt(ratio) ** (1 if numerator_after else -1)
+            if level == "peak":  # every level at the figure: the peak is that figure
+                for each in facts.workload_levels.get(workload, ()):
+                    if numerator_after:
+                        figures[(stack, workload, each, metric)] = value
+                    else:
+                        figures.setdefault((stack, workload, each, metric), value)
+                continue
+            at = None if level is None else float(level)
+            if numerator_after or (stack, workload, at, metric) not in figures:
+                figures[(stack, workload, at, metric)] = value
+    return Scenario(figures, {})
+
+
+def _threshold(test: ThresholdTest, facts: Facts, confirm: bool) -> Scenario:
+    """A figure in the middle of [min, max] (or twice min, half max), outside it for the
+    opposite; failed requests as counts."""
+    figures: dict[Key, float] = {}
+    errors: dict[tuple[str, str, float], int] = {}
+    rates: dict[tuple[str, str, float], float] = {}
+    low, high = test.min, test.max
+    if confirm:
+        value = (
+            (low + high) / 2.0
+            if low is not None and high is not None
+            else (low * 2.0 if low is not None and low > 0 else 1.0)
+            if low is not None
+            else (high / 2.0 if high is not None and high > 0 else 0.0)
+        )
+    else:
+        value = low / 2.0 if low is not None and low > 0 else (high or 0.0) * 2.0 + 10.0
+        if low is not None and low <= 1.0 and test.metric == "errors":
+            value = 0.0
+    for stack in test.stacks:
+        for w in test.workloads:
+            for level in _levels(facts, w, test.levels):
+                if test.metric == "errors":
+                    errors[(stack, w, level)] = round(value)
+                elif test.metric == "error_rate":
+                    rates[(stack, w, level)] = min(value, 0.9)
+                else:
+                    figures[(stack, w, level, test.metric)] = value
+    return Scenario(figures, errors, rates)
+
+
+def _shape(test: ShapeTest, facts: Facts, confirm: bool) -> Scenario:
+    """Flat: the same figure at every level (the opposite: the last level 3 bands higher);
+    proportional: the figure grows with the level (the opposite: flat)."""
+    figures: dict[Key, float] = {}
+    for stack in test.stacks:
+        for w in test.workloads:
+            levels = _between(facts.workload_levels.get(w, ()), test.from_level, test.to_level)
+            for level in levels:
+                base = _base(test.metric)
+                if test.expect == "flat":
+                    grow = (1.0 + test.tolerance) ** 3 if not confirm and level == levels[-1] else 1
+                    figures[(stack, w, level, test.metric)] = base * grow
+                else:
+                    figures[(stack, w, level, test.metric)] = base * (level if confirm else 1.0)
+    return Scenario(figures, {})
+
+
+def _scatter(test: ScatterTest, facts: Facts, confirm: bool) -> Scenario:
+    """Alternating deviations from a flat line: the numerator span's jitter 3× the
+    threshold times the denominator's (the opposite: the denominator's the larger)."""
+    figures: dict[Key, float] = {}
+    small, large = 0.01, 0.01 * test.threshold * 3.0
+    levels = facts.workload_levels.get(test.workload, ())
+    for stack in (test.numerator.stack, test.denominator.stack):  # the trend: flat
+        for level in levels:
+            figures[(stack, test.workload, level, test.metric)] = _base(test.metric)
+    for span, jitter in ((test.denominator, small), (test.numerator, large)):
+        amount = jitter if confirm else (small if jitter == large else large)
+        for i, level in enumerate(levels):
+            if span.from_level <= level <= span.to_level:
+                sign = 1.0 if i % 2 else -1.0
+                figures[(span.stack, test.workload, level, test.metric)] = _base(test.metric) * (
+                    1.0 + sign * amount
+                )
+    return Scenario(figures, {})
+
+
+def _breakpoint(test: BreakpointTest, facts: Facts, confirm: bool) -> Scenario:
+    """The crossing: within the range's middle (the opposite: never up to the range's end),
+    none (the opposite: from the middle of the sweep), before the other (the opposite: the
+    other first)."""
+    levels = list(facts.workload_levels.get(test.workload, ()))
+    figures: dict[Key, float] = {}
+
+    def breaks(stack: str, from_level: float | None) -> None:
+        for level in levels:
+            broken = from_level is not None and level >= from_level
+            figures[(stack, test.workload, level, test.metric)] = test.above * (
+                2.0 if broken else 0.5
+            )
+
+    middle = levels[len(levels) // 2] if levels else None
+    if test.expect == "within":
+        assert test.range is not None
+        inside = _between(levels, test.range[0], test.range[1])
+        breaks(test.stack, (inside[len(inside) // 2] if inside else None) if confirm else None)
+    elif test.expect == "none":
+        breaks(test.stack, None if confirm else middle)
+    else:
+        assert test.other is not None
+        early = levels[len(levels) // 3] if levels else None
+        late = levels[2 * len(levels) // 3] if levels else None
+        breaks(test.stack, early if confirm else late)
+        breaks(test.other, late if confirm else early)
+    return Scenario(figures, {})
+
+
+# --- a synthetic run made to the plan --------------------------------------------------------
+def synthetic_run(facts: Facts, scenario: Scenario, spread: RunSpread) -> RunData:
+    """Every stack, workload and level of the plan, its repetitions and driver, with the
+    scenario's figures (defaults elsewhere) spread by the run-to-run spread."""
+    cases: list[CaseRow] = []
+    levels: list[LevelRow] = []
+    scripts: list[ScriptRow] = []
+    for stack in facts.stacks:
+        for workload, values in facts.workload_levels.items():
+            case_id = len(cases) + 1
+            cases.append(
+                CaseRow(
+                    id=case_id,
+                    run_id=1,
+                    stack=stack.name,
+                    workload=workload.split("?")[0],
+                    label=workload,
+                    path="/" + workload,
+                    params=dict(stack.params),
+                    status="ok",
+                    reason="",
+                    effective_params=dict(stack.params),
+                )
+            )
+            for index, level in enumerate(values):
+                for rep in range(facts.repeat):
+                    levels.append(
+                        _level_row(
+                            facts,
+                            scenario,
+                            spread,
+                            stack.name,
+                            workload,
+                            case_id,
+                            index,
+                            level,
+                            rep,
+                        )
+                    )
+            if facts.script_iterations > 0:
+                scripts += _scripts(facts, scenario, spread, stack.name, workload)
+    return RunData(_run_row(facts), cases, levels, [], scripts, _calibration(spread))
+
+
+def _factors(repetitions: int, sigma: float) -> list[float]:
+    """e^(sigma z_i), z evenly spaced with mean 0 and sample SD 1: repetitions that vary by
+    exactly the spread (one repetition: 1)."""
+    if repetitions == 1:
+        return [1.0]
+    raw = [i - (repetitions - 1) / 2.0 for i in range(repetitions)]
+    sd = math.sqrt(math.fsum(z * z for z in raw) / (repetitions - 1))
+    return [math.exp(sigma * z / sd) for z in raw]
+
+
+def _level_row(
+    facts: Facts,
+    scenario: Scenario,
+    spread: RunSpread,
+    stack: str,
+    workload: str,
+    case_id: int,
+    index: int,
+    level: float,
+    rep: int,
+) -> LevelRow:
+    def figure(metric: str, default: float) -> float:
+        value = scenario.value(stack, workload, level, metric)
+        return default if value is None else value
+
+    rps = figure("requests_per_s", BASE_RPS)
+    # ab's times per request are the throughput seen another way: a claim's figure for one
+    # sets the rate (connections / rate, or 1 / rate across all requests)
+    per_request = scenario.value(stack, workload, level, "time_per_request")
+    every = scenario.value(stack, workload, level, "time_per_request_all")
+    if per_request:
+        rps = 1000.0 * level / per_request
+    elif every:
+        rps = 1000.0 / every
+    count = facts.request_count(level)
+    seconds = facts.level_seconds(workload) or (count / rps if count else 10.0)
+    native = facts.driver == "native"
+    sigma = spread.sigma if native else whole_level_sigma(spread, seconds)
+    factor = _factors(facts.repeat, sigma)[rep]
+    rps *= factor
+    if count:  # a level counted in requests sends them all, faster or slower
+        seconds = count / rps
+    mean_ms = figure("mean_latency", 1000.0 * level / rps if rps > 0 else 1000.0) / factor
+    latency = {
+        "mean": mean_ms,
+        "p50": figure("p50", mean_ms * 0.9),
+        "p75": figure("p75", mean_ms * 1.1),
+        "p80": figure("p80", mean_ms * 1.2) / factor,
+        "p90": figure("p90", mean_ms * 1.5),
+        "p99": figure("p99", mean_ms * 3.0) / factor,
+        "p99_9": figure("p99_9", mean_ms * 4.0),
+        "max": mean_ms * 5.0,
+    }
+    latency_us = {k: v * 1000.0 for k, v in latency.items()}
+    completed = count or max(round(rps * seconds), 1)
+    rate = scenario.error_rates.get((stack, workload, level), 0.0)
+    failed = scenario.errors.get((stack, workload, level), round(completed * rate / (1 - rate)))
+    cpu = figure("server_cpu", 90.0) * factor
+    service = figure("service_cpu", 20.0) * factor
+    transfer = figure("transfer", rps * 2048 / 2**20) * factor
+    return LevelRow(
+        id=case_id * 1_000_000 + index * 1000 + rep,
+        case_id=case_id,
+        level_index=index,
+        level_value=level,
+        repetition=rep,
+        driver=facts.driver,
+        mode="closed",
+        keepalive=facts.keepalive,
+        started_at=0.0,
+        duration_s=seconds,
+        completed=completed,
+        ok=completed,
+        errors={"timeout": failed} if failed else {},
+        requests_per_s=rps,
+        latency_us=latency_us,
+        timeseries=_series(rps, min(seconds, MAX_SERIES_S), latency_us) if native else None,
+        bytes_read=int(transfer * 2**20 * seconds),
+        usage={"server": _usage(cpu, seconds), "mariadb": _usage(service, seconds)},
+        status="ok",
+        command="",
+    )
+
+
+def _usage(cpu_percent: float, seconds: float) -> RoleUsage:
+    return RoleUsage(
+        cpu_user_s=cpu_percent * seconds / 100.0,
+        cpu_sys_s=0.0,
+        cpu_percent=cpu_percent,
+        rss_max_bytes=1,
+        rss_mean_bytes=1,
+        threads_max=1,
+        processes_max=1,
+        ctx_voluntary=0,
+        ctx_involuntary=0,
+    )
+
+
+def _series(rps: float, seconds: float, latency_us: dict[str, float]) -> tuple[Second, ...]:
+    """Whole seconds around `rps` with PER_SECOND_CV noise (an alternating pattern whose mean
+    is 0 over every 4 s), each with the level's percentiles and an empty histogram."""
+    pattern = (1.0, -1.0, 1.5, -1.5)
+    out = []
+    for t in range(int(seconds)):
+        rate = rps * (1.0 + PER_SECOND_CV * pattern[t % 4] / 1.27)
+        out.append(
+            Second(
+                t_s=t + 1,
+                completed=max(round(rate), 0),
+                errors=0,
+                p50_us=round(latency_us["p50"]),
+                p90_us=round(latency_us["p90"]),
+                p99_us=round(latency_us["p99"]),
+                max_us=round(latency_us["max"]),
+                duration_s=1.0,
+                partial=False,
+                histogram=_histogram(round(latency_us["p50"]), round(latency_us["p99"])),
+            )
+        )
+    return tuple(out)
+
+
+@functools.cache
+def _histogram(p50: int, p99: int) -> str:
+    h = HdrHistogram(1, 60_000_000, 3)
+    h.record_value(max(p50, 1), 98)
+    h.record_value(max(p99, 1), 2)
+    encoded = h.encode()
+    return encoded.decode() if isinstance(encoded, bytes) else str(encoded)
+
+
+def _scripts(
+    facts: Facts, scenario: Scenario, spread: RunSpread, stack: str, workload: str
+) -> list[ScriptRow]:
+    iterations = facts.script_iterations
+    per = {
+        m: scenario.value(stack, workload, None, m) or 0.01
+        for m in ("script_wall", "script_user", "script_cpu")
+    }
+    seconds = per["script_wall"] * iterations
+    sigma = whole_level_sigma(spread, seconds)
+    return [
+        ScriptRow(
+            run_id=1,
+            stack=stack,
+            label=workload,
+            iterations=iterations,
+            wall_s=per["script_wall"] * iterations * f,
+            user_s=per["script_user"] * iterations * f,
+            sys_s=(per["script_cpu"] - per["script_user"]) * iterations * f
+            if per["script_cpu"] > per["script_user"]
+            else 0.0,
+            outcome="ok",
+        )
+        for f in _factors(facts.repeat, sigma)
+    ]
+
+
+def _run_row(facts: Facts) -> RunRow:
+    settings = RunSettings(
+        mode="closed",
+        level_kind=facts.level_kind,  # type: ignore[arg-type]
+        keepalive=facts.keepalive,
+        driver=facts.driver,
+        duration_s=facts.duration_s,
+        requests=facts.requests,
+        requests_per_connection=facts.requests_per_connection,
+        warmup_s=facts.warmup_s,
+        timeout_s=10.0,
+        pause_s=0.0,
+        repeat=facts.repeat,
+        threads=0,
+        pipeline=1,
+        jit_warmup=facts.jit_warmup,
+        levels=(),
+        max_error_rate=1.0,
+        variant="full",
+        description="",
+        slo=None,
+        search=None,
+        script_iterations=facts.script_iterations,
+        variants={},
+        workload_levels={k: tuple(v) for k, v in facts.workload_levels.items()},
+        workload_durations=dict(facts.workload_durations),
+        placement=PlacementSettings(
+            server=tuple(range(facts.server_cores)), loader=(), services=()
+        ),
+    )
+    return RunRow(
+        id=1,
+        suite_name="design",
+        suite_path="",
+        suite_text="",
+        settings=settings,
+        environment={},  # type: ignore[arg-type]
+        started_at=0.0,
+        finished_at=1.0,
+        status="complete",
+    )
+
+
+def _calibration(spread: RunSpread) -> CalibrationRow | None:
+    """The calibration the spread came from (None: assumed), as analysis reads it back."""
+    if spread.assumed:
+        return None
+    return CalibrationRow(
+        id=1,
+        machine="design",
+        at=0.0,
+        run_id=1,
+        stack="",
+        workload="",
+        level_value=0.0,
+        figures=(1.0, 1.0, 1.0),
+        within_variance=spread.within,
+        sigma=spread.sigma,
+        sigma_used=spread.sigma,
+    )
+
+
+def readiness_by_design(
+    claims: Iterable[Claim], facts: Facts, spread: RunSpread
+) -> tuple[Readiness, ...]:
+    """What the dry run prints: each claim's readiness, and for a testable one whether the
+    plan decides it by design."""
+    return tuple(
+        Readiness(
+            d.claim,
+            d.reasons,
+            d.decidable if d.testable else None,
+            d.why if d.testable else "",
+        )
+        for d in designs(claims, facts, spread)
+    )
+
+
+def design_lines(readiness: Sequence[Readiness]) -> list[str]:
+    """The dry run's lines on decidability: how many testable claims the plan decides (with
+    the assumed spread, as on a machine never calibrated), and why each other one is not."""
+    testable = [r for r in readiness if r.testable and r.decidable is not None]
+    if not testable:
+        return []
+    undecidable = [r for r in testable if not r.decidable]
+    lines = [
+        f"{len(testable) - len(undecidable)} of {len(testable)} testable claims "
+        f"{DECIDABLE} (run-to-run spread assumed)"
+    ]
+    lines += [f"{r.claim.id}: {NOT_DECIDABLE}: {r.undecidable}" for r in undecidable]
+    return lines
+
+
+def counts(items: Sequence[Design]) -> tuple[int, int, int]:
+    """(decidable, testable but not decidable, untestable)."""
+    decidable = sum(d.decidable for d in items)
+    testable = sum(d.testable for d in items)
+    return decidable, testable - decidable, len(items) - testable
