@@ -15,6 +15,7 @@ from stackbench.engine.watch import (
     stack_exits,
 )
 from stackbench.services import ServiceKind
+from stackbench.store.records import LevelFlag
 
 
 def test_exit_statuses_and_signals_are_named():
@@ -37,7 +38,8 @@ def test_a_server_exit_becomes_a_failed_level_with_its_log():
         "status 1 (during the level)",
         "--- node process 'server':\nlistening on 8080\nheap exhausted\n--- service redis:\noom",
     )
-    assert failure.flag.startswith("failed: server-exited: node process 'server' killed")
+    assert failure.flag.kind is LevelFlag.FAILED
+    assert failure.flag.text.startswith("failed: server-exited: node process 'server' killed")
     before = server_exited(exits[:1], before_level=True)
     assert before.error.endswith("(before the level started)")
 
