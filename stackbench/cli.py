@@ -211,6 +211,7 @@ def script(
     "first (about 2 min, in the plan); this skips it, and verdicts assume the default "
     "run-to-run spread.",
 )
+@_capacity_options()
 def run(
     suite: Path | None,
     stack_list: str | None,
@@ -223,6 +224,8 @@ def run(
     until_decided: bool,
     budget: str | None,
     no_calibrate: bool,
+    target_rps: float | None,
+    price_per_core_hour: float | None,
 ) -> None:
     """Run SUITE (default: suites/quick.toml): every stack x workload x load level."""
     budget_s = parse_duration(budget, "--budget") if budget is not None else None
@@ -242,6 +245,7 @@ def run(
                 until_decided_s=rounds_s,
                 budget_s=budget_s,
                 no_calibrate=no_calibrate,
+                capacity=CapacityAsk(target_rps, price_per_core_hour),
             ),
             lambda: calibrate_command(console, None, out),
         )

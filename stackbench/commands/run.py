@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from stackbench.analysis.analysis import Analysis, analyse
+from stackbench.analysis.capacity import CapacityAsk
 from stackbench.analysis.claims import Readiness
 from stackbench.analysis.gate import slo_breaches, slo_rule
 from stackbench.analysis.undecided import Undecided, undecided
@@ -80,6 +81,7 @@ class RunRequest:
     until_decided_s: float | None = None  # --until-decided's budget (None: not asked)
     budget_s: float | None = None  # --budget: the most the whole run may take
     no_calibrate: bool = False  # --no-calibrate: an article suite does not calibrate first
+    capacity: CapacityAsk = CapacityAsk()  # --target-rps, --price-per-core-hour
 
     @property
     def selection(self) -> Selection:
@@ -198,8 +200,8 @@ def _execute(
     run_id = runner.run_id
     try:
         if stopped_by:
-            return _interrupted(console, store, run_id, out, stopped_by), run_id
-        return _finish(console, store, run_id, out), run_id
+            return _interrupted(console, store, run_id, request, stopped_by), run_id
+        return _finish(console, store, run_id, out, ask=request.capacity), run_id
     except KeyboardInterrupt as exc:  # stopped while writing the report: 'stackbench report'
         return 128 + signal_number(exc), run_id
 
@@ -208,7 +210,9 @@ def _judge(data: RunData) -> Undecided:
     return undecided(analyse(data))
 
 
-def _interrupted(console: Console, store: Store, run_id: int, out: Path | None, signum: int) -> int:
+def _interrupted(
+    console: Console, store: Store, run_id: int, request: RunRequest, signum: int
+) -> int:
     """Stopped by a signal: the report of what was measured, exit 128 + n."""
     if run_id:
         # A closed terminal (SIGHUP) cannot be written to: the files still are.
@@ -222,7 +226,7 @@ def _interrupted(console: Console, store: Store, run_id: int, out: Path | None, 
                     f"{run_id}'",
                 )
             )
-        _finish(console, store, run_id, out, quiet=quiet)
+        _finish(console, store, run_id, request.out, quiet=quiet, ask=request.capacity)
     return 128 + signum
 
 
@@ -235,20 +239,27 @@ def _report_despite(console: Console, store: Store, run_id: int, out: Path | Non
 
 
 def _finish(
-    console: Console, store: Store, run_id: int, out: Path | None, quiet: bool = False
+    console: Console,
+    store: Store,
+    run_id: int,
+    out: Path | None,
+    quiet: bool = False,
+    ask: CapacityAsk | None = None,
 ) -> int:
-    """Write the report files, print the run, return the exit code (engine/outcome.py)."""
+    """Write the report files, print the run, return the exit code (engine/outcome.py).
+    `ask`: the capacity's target load and price (--target-rps, --price-per-core-hour)."""
     data = store.load_run(run_id)
     directory = results_dir(out) / f"run-{run_id}"
     claims = run_claims(data, load_inventory())
     analysis = analyse(data)
     try:  # the files first: a closed terminal must not cost the report
-        target = write_all(data, directory, claims=claims, analysis=analysis)
+        target = write_all(data, directory, claims=claims, analysis=analysis, ask=ask)
     except OSError as exc:
         raise _report_write_failure(directory, run_id, store, exc) from exc
     outcome = with_slo_gate(run_outcome(data), analysis)
     with contextlib.suppress(OSError) if quiet else contextlib.nullcontext():
-        print_run(console, data, suite_columns(data.run.suite_name), analysis)  # ends at a glance
+        # ends at a glance and the capacity at the SLO
+        print_run(console, data, suite_columns(data.run.suite_name), analysis, ask=ask)
         print_claims(console, claims)  # an article suite: its claims, confirmed or not
         console.print()
         console.print(Text.assemble(("report: ", "bold"), str(target / "report.html")))

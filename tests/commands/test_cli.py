@@ -264,6 +264,9 @@ def test_capacity_flags_are_checked_and_said_when_there_is_no_capacity(results_d
     done = stackbench_env("results", "1", "--out", out, "--target-rps", "100000")
     said = " ".join(done.stdout.split())
     assert done.returncode == 0 and "no capacity at the SLO in this run" in said
+    # run checks them before any work, the plan first
+    run = stackbench("run", "suites/capacity.toml", "--dry-run", "--price-per-core-hour", "-1")
+    assert run.returncode == 2 and "--price-per-core-hour must be a positive" in run.stderr
 
 
 def _commands(checks) -> set[str]:
