@@ -127,6 +127,9 @@ class Evidence:
     n: int  # seconds of the window, or repetitions
     unit: Unit
     within: float  # one repetition's within-level variance (for what-would-decide)
+    # One whole level without a series: the run-to-run spread of whole levels it carries
+    # (the spread a verdict on it names: "assumed 10%" rather than the windows' 5%)
+    whole_level: "RunSpread | None" = None
 
     @property
     def single_run(self) -> bool:
@@ -245,8 +248,16 @@ def whole_level_evidence(value: float, level_s: float, spread: RunSpread) -> Evi
     carries the rest, whole_level_sigma^2 - sigma_run^2, as a variance taken as known."""
     if value <= 0.0 or not math.isfinite(value):
         return None
-    extra = max(whole_level_sigma(spread, level_s) ** 2 - spread.variance, 0.0)
-    return Evidence(value, math.log(value), extra, KNOWN_DF, 1, Unit.RUN, extra)
+    sigma = whole_level_sigma(spread, level_s)
+    extra = max(sigma**2 - spread.variance, 0.0)
+    calibrated = not spread.assumed and sigma == math.sqrt(spread.variance + spread.within)
+    shown = RunSpread(
+        sigma,
+        not calibrated,
+        f"run-to-run spread of whole levels {'calibrated' if calibrated else 'assumed'} "
+        f"{sigma:.0%} (a level without a per-second series)",
+    )
+    return Evidence(value, math.log(value), extra, KNOWN_DF, 1, Unit.RUN, extra, shown)
 
 
 # --- a comparison ----------------------------------------------------------------------------
@@ -360,16 +371,22 @@ def compare(
         a.n,
         b.n,
         unit,
-        spread if run_terms else None,
+        _named_spread(spread, a, b) if run_terms else None,
         math.exp(band + t * se),
         None,
         confidence,
         round(1.0 - confidence, 12),
     )
     if verdict.outcome is Outcome.UNDECIDED:
-        text, reps = what_would_decide(verdict, a, b)
+        text, reps = what_would_decide(verdict, a, b, spread)
         verdict = replace(verdict, decide=text, repetitions_needed=reps)
     return verdict
+
+
+def _named_spread(spread: RunSpread, a: Evidence, b: Evidence) -> RunSpread:
+    """The spread a verdict names: a whole level's (the larger) when a side is one."""
+    wholes = [e.whole_level for e in (a, b) if e.whole_level is not None]
+    return max(wholes, key=lambda w: w.sigma) if wholes else spread
 
 
 @dataclass(frozen=True)
@@ -472,7 +489,9 @@ def holm_adjust(p_values: Sequence[float]) -> list[float]:
 
 
 # --- what would decide -----------------------------------------------------------------------
-def what_would_decide(v: Verdict, a: Evidence, b: Evidence) -> tuple[str, int | None]:
+def what_would_decide(
+    v: Verdict, a: Evidence, b: Evidence, used: RunSpread | None = None
+) -> tuple[str, int | None]:
     """The measurement that would decide an undecided comparison, if the ratio stayed the
     same: the level length (single repetitions, while the run-to-run term leaves room) or the
     repetitions per side (from the same within-level and run-to-run variances)."""
@@ -486,7 +505,8 @@ def what_would_decide(v: Verdict, a: Evidence, b: Evidence) -> tuple[str, int | 
             f"the ratio sits at the ±{_pct(v.threshold)} threshold: no practical amount of "
             "measurement decides it"
         ), None
-    spread = v.spread or RunSpread(0.0, False, "")
+    # the spread the comparison added (`used`), not the one it names for a whole level
+    spread = used or v.spread or RunSpread(0.0, False, "")
     reps = repetitions_to_decide(
         needed, _one_repetition(a, spread) + _one_repetition(b, spread), v.confidence
     )

@@ -88,6 +88,8 @@ def test_one_wrk_level_a_side_decides_a_large_gap_and_not_a_small_one():
     )
     assert big.outcome is Outcome.FASTER
     assert big.se == pytest.approx(math.sqrt(2) * 0.10)
+    # the verdict names the spread of whole levels it used, not the windows' 5%
+    assert big.spread is not None and big.spread.assumed and big.spread.sigma == 0.10
     assert big.low == pytest.approx(6.7 / math.exp(1.959964 * math.sqrt(2) * 0.10), rel=1e-5)
     small = v.compare(
         v.whole_level_evidence(10_500.0, 12.0, spread),
