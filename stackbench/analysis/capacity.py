@@ -10,14 +10,14 @@ server's cores. Without a failed rate above, the bracket is open: "at least", ne
 invented upper end. Pure: numbers in, numbers out.
 """
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from stackbench.analysis.analysis import Analysis, CaseView
 from stackbench.config.slo import Probe, SloStatus, evaluate_slo, sustainable_bounds
 from stackbench.config.suite import Slo
 from stackbench.errors import InputError
-from stackbench.store.records import LevelRow
+from stackbench.store.records import LevelFlag, LevelRow, has_flag
 
 SECONDS_PER_HOUR = 3600.0
 MILLION = 1_000_000.0
@@ -63,6 +63,8 @@ class Capacity:
     # Repetitions that held at `failed_rps`: some but not all says the edge is noisy there.
     held_at_failed: int
     services_share_cores: bool  # the data services ran on the server's cores
+    # What weakens the bracket's ends: a busy machine, a loader that could not offer the rate
+    caveats: tuple[str, ...] = ()
 
     @property
     def rps(self) -> Span:
@@ -119,9 +121,11 @@ def capacity_of(
     held: Sequence[tuple[float, bool]],
     server_cores: int,
     services_share_cores: bool = False,
+    disturbed: Collection[float] = (),
+    loader_bound: Collection[float] = (),
 ) -> Capacity | None:
     """A case's capacity from its repetitions' outcomes (offered rate, held); None without
-    any outcome."""
+    any outcome. `disturbed`, `loader_bound`: the rates where a repetition was flagged so."""
     if server_cores < 1:
         raise ValueError(f"server_cores must be >= 1, got {server_cores}")
     probes = bracket_of(held)
@@ -140,7 +144,28 @@ def capacity_of(
         repetitions=min(counts),
         held_at_failed=at_failed,
         services_share_cores=services_share_cores,
+        caveats=_caveats(sustained, failed, disturbed, loader_bound),
     )
+
+
+def _caveats(
+    sustained: float | None,
+    failed: float | None,
+    disturbed: Collection[float],
+    loader_bound: Collection[float],
+) -> tuple[str, ...]:
+    """Only the bracket's ends matter: the other rates do not place it."""
+    out = []
+    if failed is not None and failed in loader_bound:
+        out.append(
+            f"the loader could not offer {failed:,.0f} req/s: the upper end may be the "
+            "loader's limit, not the server's"
+        )
+    ends = [r for r in (sustained, failed) if r is not None and r in disturbed]
+    if ends:
+        rates = " and ".join(f"{r:,.0f}" for r in ends)
+        out.append(f"other processes used the level's cores at {rates} req/s")
+    return tuple(out)
 
 
 def case_capacity(a: Analysis, c: CaseView, label: str) -> Capacity | None:
@@ -156,6 +181,8 @@ def case_capacity(a: Analysis, c: CaseView, label: str) -> Capacity | None:
         [(r.level_value, probe_held(r, slo)) for r in c.rows],
         max(1, len(placement.server)),
         bool(set(placement.services) & set(placement.server)),
+        {r.level_value for r in c.rows if has_flag(r.flags, LevelFlag.DISTURBED)},
+        {r.level_value for r in c.rows if has_flag(r.flags, LevelFlag.LOADER_BOUND)},
     )
 
 

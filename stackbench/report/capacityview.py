@@ -47,6 +47,9 @@ def capacity_view(a: Analysis, ask: CapacityAsk | None = None) -> CapacityView |
     if ask.price_per_core_hour is not None:
         header.append(f"cost per M requests at {ask.price_per_core_hour:g}/core-hour")
     rows = [_row(c, ask) for c in caps]
+    if any(c.caveats for c in caps):
+        header.append("caveats")
+        rows = [[*row, "; ".join(c.caveats)] for row, c in zip(rows, caps, strict=True)]
     notes = [f"SLO: {slo_words(a.slo)}. {MEANING}"]
     notes += _core_notes(caps, ask)
     return CapacityView(TextTable(header, rows), notes)

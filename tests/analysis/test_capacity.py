@@ -99,3 +99,17 @@ def test_ask_rejects_non_positive_values():
 def test_scaling_note_names_the_core_count():
     assert scaling_note(1).startswith("measured on 1 server core only: assumes")
     assert scaling_note(4).startswith("measured on 4 server cores only")
+
+
+def test_caveats_name_only_the_brackets_ends():
+    cap = capacity_of(
+        "go", "hello", SEARCH, 2, disturbed={1000.0, 3500.0}, loader_bound={3500.0, 4000.0}
+    )
+    assert cap is not None
+    assert cap.caveats == (
+        "the loader could not offer 3,500 req/s: the upper end may be the loader's limit, "
+        "not the server's",
+        "other processes used the level's cores at 3,500 req/s",
+    )
+    clean = capacity_of("go", "hello", SEARCH, 2, disturbed={1000.0}, loader_bound={4000.0})
+    assert clean is not None and clean.caveats == ()

@@ -29,7 +29,7 @@ def store():
     s.close()
 
 
-def _search_run(store, closed=False):
+def _search_run(store, closed=False, flags=None):
     settings = {**_settings({**SLO, "gate": False}), "mode": "open", "level_kind": "rate"}
     settings["search"] = {"lo": 1000, "hi": 8000, "probes": 8, "tolerance": 0.05}
     if closed:
@@ -39,7 +39,8 @@ def _search_run(store, closed=False):
         case = _add_case(store, run, stack, "hello", "hello", "/hello", {}, "ok")
         for i, (rate, p99) in enumerate(probes):
             latency = {"p50": 100, "p99": p99}
-            _add_level(store, case, _level(i, rate, 0, rate, latency, ["server"]))
+            flagged = (flags or {}).get((stack, rate), [])
+            _add_level(store, case, _level(i, rate, 0, rate, latency, ["server"], flagged))
     return store.load_run(run)
 
 
@@ -94,3 +95,10 @@ def test_closed_loop_has_no_capacity(store, tmp_path):
     assert "Capacity at the SLO" not in (out / "summary.md").read_text()
     doc = json.loads((out / "results.json").read_text())
     assert all(c["capacity"] is None for c in doc["workloads"][0]["cases"])
+
+
+def test_a_loader_bound_upper_end_is_said(store, tmp_path):
+    data = _search_run(store, flags={("go", 2000): ["loader-bound"]})
+    md = (write_all(data, tmp_path, formats=("md",)) / "summary.md").read_text()
+    assert "| caveats |" in md
+    assert "the loader could not offer 2,000 req/s: the upper end may be the loader's" in md
