@@ -47,6 +47,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import special
+from scipy import stats as scipy_stats
 
 # The bands are defined in config (the judge of a level uses them too); named here as well.
 from stackbench.config.noise import PERCENTILE_THRESHOLD as PERCENTILE_THRESHOLD
@@ -258,6 +259,25 @@ def whole_level_evidence(value: float, level_s: float, spread: RunSpread) -> Evi
         f"{sigma:.0%} (a level without a per-second series)",
     )
     return Evidence(value, math.log(value), extra, KNOWN_DF, 1, Unit.RUN, extra, shown)
+
+
+def clopper_pearson(
+    failed: int, attempts: int, confidence: float = CONFIDENCE
+) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval of a rate from `failed` of `attempts`: the
+    Beta(k, n - k + 1) and Beta(k + 1, n - k) quantiles; 0 and 1 at the ends. A level's
+    failures are a count, not a sampled figure: one failed request of 35,000 gives a rate
+    whose interval reaches 0.0001, not a rate shown above zero with certainty."""
+    if attempts <= 0 or not 0 <= failed <= attempts:
+        raise ValueError(f"a rate needs 0 <= failed <= attempts > 0, got {failed}/{attempts}")
+    tail = (1.0 - confidence) / 2.0
+    low = 0.0 if failed == 0 else float(scipy_stats.beta.ppf(tail, failed, attempts - failed + 1))
+    high = (
+        1.0
+        if failed == attempts
+        else float(scipy_stats.beta.ppf(1.0 - tail, failed + 1, attempts - failed))
+    )
+    return low, high
 
 
 # --- a comparison ----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 from hdrh.histogram import HdrHistogram
+from scipy import stats as scipy_stats
 
 from stackbench.analysis import claimtable
 from stackbench.analysis.claims import (
@@ -1462,3 +1463,31 @@ def test_a_level_against_the_peak_it_is_reads_exactly_one():
     result = one(make_claim(test), run)
     assert result.status is ClaimStatus.CONFIRMED, result.why
     assert (result.ours[0].value, result.ours[0].low, result.ours[0].high) == (1.0, 1.0, 1.0)
+
+
+def test_a_failure_rate_is_judged_on_its_binomial_interval():
+    """At least 1% failed: 12 of 1,000 attempts (95% 0.62-2.09%) straddles 1%; 420 of
+    35,000 (1.2%, 1.09-1.32%) is shown above it; 1 of 35,000 is shown below it."""
+    test = {
+        "kind": "threshold",
+        "metric": "error_rate",
+        "stacks": ["a"],
+        "workloads": ["w"],
+        "levels": [5000],
+        "min": 0.01,
+    }
+
+    def judged(failed: int, completed: int) -> ClaimResult:
+        run = RunBuilder()
+        cid = run.case("a", "w")
+        run.levels.append(level(cid, 5000, 100.0, completed=completed, errors={"timeout": failed}))
+        return one(make_claim(test), run)
+
+    straddling = judged(12, 988)
+    assert straddling.status is ClaimStatus.UNDECIDED, straddling.why
+    ours = straddling.ours[0]
+    assert (ours.value, ours.low, ours.high) == pytest.approx(
+        (0.012, *scipy_stats.beta.ppf([0.025], 12, 989), *scipy_stats.beta.ppf([0.975], 13, 988))
+    )
+    assert judged(420, 34_580).status is ClaimStatus.CONFIRMED
+    assert judged(1, 34_999).status is ClaimStatus.REFUTED

@@ -185,3 +185,16 @@ def test_gate_regressed_cleared_and_undecided():
         results[0].p_regressed == pytest.approx(scipy_stats.t.sf(z, slow.df) * 3, rel=1e-6)
         or results[0].p_regressed < 1e-6
     )
+
+
+def test_clopper_pearson_by_hand():
+    # k = 0: the upper end solves (1 - p)^n = 0.025; k = n: the lower end solves p^n = 0.025
+    low, high = v.clopper_pearson(0, 100)
+    assert low == 0.0 and high == pytest.approx(1 - 0.025 ** (1 / 100))
+    low, high = v.clopper_pearson(100, 100)
+    assert low == pytest.approx(0.025 ** (1 / 100)) and high == 1.0
+    # k = 1 of 35,000: the lower end solves 1 - (1 - p)^n = 0.025, far below any stated rate
+    low, _ = v.clopper_pearson(1, 35_000)
+    assert low == pytest.approx(1 - 0.975 ** (1 / 35_000))
+    with pytest.raises(ValueError):
+        v.clopper_pearson(3, 2)

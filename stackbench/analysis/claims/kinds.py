@@ -42,7 +42,7 @@ from stackbench.analysis.claims.wording import (
     _value_text,
     expectation,
 )
-from stackbench.analysis.verdicts import CONFIDENCE, log_ratio
+from stackbench.analysis.verdicts import CONFIDENCE, clopper_pearson, log_ratio
 from stackbench.config.claims import (
     SCRIPT_METRICS,
     BreakpointTest,
@@ -225,6 +225,8 @@ def _threshold(claim: Claim, test: ThresholdTest, ctx: _Context) -> ClaimResult:
                     tally.missing.append(point.reason)
                     continue
                 m = _measured(point, ctx)
+                if test.metric == "error_rate" and level is not None:
+                    m = _rate_measured(point, ctx.run.failures(stack, workload, level))
                 tally.ours.append(m)
                 assert m.value is not None
                 text = f"{point.label} is {_value_text(m.value, unit, m.low, m.high)}"
@@ -246,6 +248,16 @@ def _threshold(claim: Claim, test: ThresholdTest, ctx: _Context) -> ClaimResult:
         f"{count} {_value_band_text(band, unit, _Verdict.HOLDS)}",
         at_least=test.at_least,
     )
+
+
+def _rate_measured(point: _Point, counts: tuple[int, int]) -> Measured:
+    """A failure rate over the level's repetitions with its exact binomial interval: the
+    failures are counted, so their uncertainty is the binomial's, not a run-to-run spread."""
+    failed, attempts = counts
+    if attempts <= 0:
+        return Measured(point.label, point.value, point.unit)
+    low, high = clopper_pearson(failed, attempts)
+    return Measured(point.label, failed / attempts, point.unit, low, high)
 
 
 def _shape(claim: Claim, test: ShapeTest, ctx: _Context) -> ClaimResult:

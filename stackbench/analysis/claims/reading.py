@@ -162,6 +162,15 @@ class _Run:
             level_evidence(rows, metric, values, self.spread),
         )
 
+    def failures(self, stack: str, workload: str, level: float) -> tuple[int, int]:
+        """(failed, attempted) requests of a level, summed over its repetitions."""
+        case = self.case(stack, workload)
+        if isinstance(case, _Missing):
+            return 0, 0
+        rows = self.rows_at(case, level)
+        failed = sum(r.errors_total for r in rows)
+        return failed, failed + sum(r.completed for r in rows)
+
     def peak(self, stack: str, workload: str, metric: str) -> tuple[float, _Point] | _Missing:
         """The level with the highest median of the metric, over every level of the case."""
         case = self.case(stack, workload)
