@@ -31,6 +31,7 @@ from stackbench.commands.views import (
     run_verify,
     write_report_files,
 )
+from stackbench.config.names import check_name
 from stackbench.errors import ExitCode, InputError, StackbenchError
 from stackbench.report import FORMATS
 from stackbench.report.terminal import RunFilter
@@ -205,6 +206,12 @@ def script(
     "is refused (exit 2) with what would fit; --until-decided spends what is left.",
 )
 @click.option(
+    "--label",
+    metavar="NAME",
+    help="A name for the run (e.g. a release: v2.3); compare and history accept it as well "
+    "as the run's number (the latest run of that name).",
+)
+@click.option(
     "--no-calibrate",
     is_flag=True,
     help="An article suite on a machine not calibrated yet runs 'stackbench calibrate' "
@@ -214,6 +221,7 @@ def script(
 @_capacity_options()
 def run(
     suite: Path | None,
+    label: str | None,
     stack_list: str | None,
     workload_list: str | None,
     dry_run: bool,
@@ -246,6 +254,7 @@ def run(
                 budget_s=budget_s,
                 no_calibrate=no_calibrate,
                 capacity=CapacityAsk(target_rps, price_per_core_hour),
+                label=_label(label),
             ),
             lambda: calibrate_command(console, None, out),
         )
@@ -266,6 +275,16 @@ def parse_duration(text: str, flag: str) -> float:
     if not 10 <= seconds <= 86_400:
         raise InputError(f"{flag} {text!r}: give between 10 s and 24 h")
     return seconds
+
+
+def _label(text: str | None) -> str:
+    """--label: a name (the one name rule) that cannot be read as a run number or 'last'."""
+    if text is None:
+        return ""
+    check_name(text, "--label")
+    if text.isdigit() or text == "last" or text.startswith("last~"):
+        raise InputError(f"--label {text!r}: a run number or 'last' names runs already")
+    return text
 
 
 def _formats(values: tuple[str, ...]) -> tuple[str, ...] | None:

@@ -41,7 +41,8 @@ def run_history(
         else dict(d.run.environment.stack_revisions)
         for d in runs
     ]
-    found = histories(analyses, revisions, stack=stack, workload=workload, suite=suite)
+    labels = [d.run.label for d in runs]
+    found = histories(analyses, revisions, labels, stack=stack, workload=workload, suite=suite)
     if not found:
         asked = ", ".join(
             f"{flag} {value}"

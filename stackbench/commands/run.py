@@ -82,6 +82,7 @@ class RunRequest:
     budget_s: float | None = None  # --budget: the most the whole run may take
     no_calibrate: bool = False  # --no-calibrate: an article suite does not calibrate first
     capacity: CapacityAsk = CapacityAsk()  # --target-rps, --price-per-core-hour
+    label: str = ""  # --label: a name for the run (compare and history take it)
 
     @property
     def selection(self) -> Selection:
@@ -141,6 +142,7 @@ def run_suite(
         keep_remote=request.keep_remote,
         decision_looks=looks,
         machine_warnings=checks.machine_warnings,
+        label=request.label,
     )
     return _execute(console, plan, setup, request, started)
 

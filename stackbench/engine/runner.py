@@ -103,6 +103,7 @@ class RunSetup:
     keep_remote: bool = False  # the agents leave their run directories
     decision_looks: int = 1  # run --until-decided: see RunSettings
     machine_warnings: tuple[str, ...] = ()  # doctor's, kept in the run's environment
+    label: str = ""  # run --label
 
 
 def timings_due(repetition: int | None, repeat: int) -> int:
@@ -211,6 +212,7 @@ class Runner:
                 scratch_dir=str(scratch),
                 only_stacks=self.setup.selection.stacks,
                 only_workloads=self.setup.selection.workloads,
+                label=self.setup.label,
             )
         )
 

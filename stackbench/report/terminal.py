@@ -512,7 +512,7 @@ def print_runs(console: Console, store: Store, run_filter: RunFilter | None = No
     rows: list[list[Cell]] = [
         [
             str(s.run.id),
-            s.run.suite_name,
+            s.run.suite_name + (f" ({s.run.label})" if s.run.label else ""),
             time.strftime("%Y-%m-%d %H:%M", time.localtime(s.run.started_at)),
             s.run.status,
             ", ".join(s.stacks),

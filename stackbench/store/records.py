@@ -281,6 +281,7 @@ class RunRecord(Record, frozen=True, kw_only=True):
     only_stacks: tuple[str, ...] = ()
     only_workloads: tuple[str, ...] = ()
     resumed: int = 0  # how many times `run --resume` continued it
+    label: str = ""  # run --label NAME: how `compare` and `history` may name it
 
 
 class RunRow(RunRecord, frozen=True, kw_only=True):

@@ -76,7 +76,7 @@ __all__ = [
 # 7: multi-host levels record their hosts, the loaders' start skew and each loader's part.
 # 8: calibrations: the machine's run-to-run spread (stackbench calibrate); levels record the
 #    native loader's I/O engine (loader_engine).
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 _SQL_TYPES: dict[type[mi.Type], str] = {
     mi.IntType: "INTEGER",
@@ -256,6 +256,8 @@ class Store:
             row = self._migrate_7_to_8()
         if row["version"] == 8:
             row = self._migrate_8_to_9()
+        if row["version"] == 9:
+            row = self._migrate_9_to_10()
         if row["version"] != SCHEMA_VERSION:
             raise InputError(
                 f"{self.path}: store schema version {row['version']}, this "
@@ -284,6 +286,15 @@ class Store:
         column in place (its levels not accounted: NULL)."""
         with self._commit() as db:
             db.execute("ALTER TABLE levels ADD COLUMN cores TEXT")
+            db.execute("UPDATE schema_version SET version = 9")
+        row: sqlite3.Row = self.db.execute("SELECT * FROM schema_version").fetchone()
+        return row
+
+    def _migrate_9_to_10(self) -> sqlite3.Row:
+        """Version 10 adds the runs' `label` (run --label): a version-9 store gains the
+        column in place (its runs unlabelled: '')."""
+        with self._commit() as db:
+            db.execute("ALTER TABLE runs ADD COLUMN label TEXT NOT NULL DEFAULT ''")
             db.execute(
                 "UPDATE schema_version SET version = ?, layout = ?", (SCHEMA_VERSION, layout())
             )
@@ -419,9 +430,14 @@ class Store:
                 raise InputError(f"run '{ref}': {self.path} holds {stored} run(s)")
             return int(row["id"])
         if not ref.isdigit():
+            labelled = self.db.execute(
+                "SELECT id FROM runs WHERE label = ? ORDER BY id DESC LIMIT 1", (ref,)
+            ).fetchone()
+            if labelled is not None:
+                return int(labelled["id"])
             raise InputError(
-                f"run '{ref}': give a run number (see 'stackbench results'), 'last' or "
-                "'last~N' (the Nth run before the last)"
+                f"run '{ref}': give a run number (see 'stackbench results'), 'last', "
+                "'last~N' (the Nth run before the last) or a run's --label"
             )
         if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (int(ref),)).fetchone() is None:
             raise InputError(f"run {ref} is not in {self.path} (see 'stackbench results')")

@@ -363,3 +363,10 @@ def test_history_lists_each_case_across_runs_and_names_a_filter_that_matches_not
     assert "node · hello" in shown.stdout and "first run" in shown.stdout
     none = stackbench_env("history", "--out", out, "--stack", "nope")
     assert none.returncode == 2 and "matches --stack nope" in none.stderr
+
+
+def test_a_label_that_reads_as_a_run_number_or_no_name_is_refused():
+    for bad, why in (("12", "a run number"), ("last", "a run number"), ("V 2", "not a valid")):
+        done = stackbench_env("run", "suites/quick.toml", "--dry-run", "--label", bad)
+        assert done.returncode == 2 and "--label" in done.stderr and why in done.stderr, bad
+    assert stackbench_env("run", "suites/quick.toml", "--dry-run", "--label", "v2").returncode == 0

@@ -572,6 +572,7 @@ def test_a_version_8_store_gains_the_core_account_column(tmp_path):
     store.close()
     with sqlite3.connect(path) as db:  # the store as stackbench wrote it at version 8
         db.execute("ALTER TABLE levels DROP COLUMN cores")
+        db.execute("ALTER TABLE runs DROP COLUMN label")
         db.execute("UPDATE schema_version SET version = 8, layout = 'v8'")
     migrated = Store(path)
     (lv,) = migrated.load_run(run).levels
@@ -579,7 +580,7 @@ def test_a_version_8_store_gains_the_core_account_column(tmp_path):
     lv2 = migrated.level(migrated.add_level(level(cid, 1)))
     assert lv2.level_index == 1
     migrated.close()
-    Store(path).close()  # and it opens again as a version-9 store
+    Store(path).close()  # and it opens again as a store of this version
 
 
 def test_past_levels_are_this_machines_valid_levels_with_their_setup(tmp_path):
@@ -630,3 +631,22 @@ def test_runs_are_named_by_number_last_or_last_tilde_n(tmp_path) -> None:
         with pytest.raises(InputError, match="'last~N'"):
             store.resolve_run(bad)
     store.close()
+
+
+def test_a_version_9_store_gains_the_runs_label_and_runs_are_named_by_it(tmp_path):
+    path = tmp_path / "v9.sqlite"
+    store = Store(path)
+    old = store.start_run(run_record())
+    store.close()
+    with sqlite3.connect(path) as db:  # the store as stackbench wrote it at version 9
+        db.execute("ALTER TABLE runs DROP COLUMN label")
+        db.execute("UPDATE schema_version SET version = 9, layout = 'v9'")
+    migrated = Store(path)
+    assert migrated.run(old).label == ""
+    first = migrated.start_run(run_record(label="v2"))
+    again = migrated.start_run(run_record(label="v2"))
+    assert migrated.resolve_run("v2") == again != first  # the latest of that name
+    with pytest.raises(InputError, match="or a run's --label"):
+        migrated.resolve_run("v3")
+    migrated.close()
+    Store(path).close()
