@@ -28,6 +28,7 @@ from stackbench.analysis import fmt, stats
 from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView
 from stackbench.analysis.stats import Estimate, LevelAggregate
 from stackbench.config.slo import latency_words, percentile_key
+from stackbench.report.capacitychart import capacity_chart
 from stackbench.report.chartkit import (
     Chart,
     ChartItem,
@@ -361,4 +362,5 @@ def workload_charts(a: Analysis, w: WorkloadView) -> list[ChartItem]:
         percentiles_chart(a, w, sid),
         timeseries_chart(a, w, sid),
         resources_chart(a, w, sid),
+        *([chart] if (chart := capacity_chart(a, w, sid)) is not None else []),
     ]

@@ -102,3 +102,19 @@ def test_a_loader_bound_upper_end_is_said(store, tmp_path):
     md = (write_all(data, tmp_path, formats=("md",)) / "summary.md").read_text()
     assert "| caveats |" in md
     assert "the loader could not offer 2,000 req/s: the upper end may be the loader's" in md
+
+
+def test_the_capacity_chart_draws_the_bracket_and_its_table(store, tmp_path):
+    out = write_all(_search_run(store), tmp_path, formats=("png", "html"))
+    assert (out / "charts" / "hello-capacity.png").stat().st_size > 0
+    html = (out / "report.html").read_text()
+    assert 'data-chart="hello-capacity"' in html
+    # its text alternative, the highest capacity first
+    assert html.index("at least 2,000 req/s per core</td>") < html.index(
+        "1,500–2,000 req/s per core</td>", html.index('data-chart="hello-capacity"')
+    )
+
+
+def test_no_capacity_chart_in_a_closed_loop(store, tmp_path):
+    out = write_all(_search_run(store, closed=True), tmp_path, formats=("png",))
+    assert not (out / "charts" / "hello-capacity.png").exists()
