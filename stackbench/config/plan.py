@@ -179,6 +179,37 @@ def build_plan(
     return Plan(suite, tuple(planned))
 
 
+# run --settle: the most JIT warm-up a case may get in all, the declared pass and the one added
+# after an unsteady first level together: SETTLE_FACTOR times the stack's declared warm-up, at
+# most SETTLE_MAX_S (never less than the declared). A JIT that needs more than four times what
+# its stack declares on this machine is a finding to report, not a warm-up to keep extending;
+# 120 s keeps one case's added time to about two minutes.
+SETTLE_FACTOR = 4.0
+SETTLE_MAX_S = 120.0
+
+
+def settle_bound_s(declared_s: float) -> float:
+    """The most JIT warm-up run --settle gives a case whose stack declares `declared_s`."""
+    return max(declared_s, min(SETTLE_FACTOR * declared_s, SETTLE_MAX_S))
+
+
+def settle_note(plan: Plan) -> str:
+    """What run --settle will do with this plan, in one sentence."""
+    jit = [st for st in plan.stacks if st.available and st.jit_warmup_s]
+    if not jit:
+        return "--settle: no stack of the plan has a JIT warm-up to lengthen; it changes nothing."
+    bounds = ", ".join(
+        f"{st.name} {st.jit_warmup_s:g} s, at most {settle_bound_s(st.jit_warmup_s):g} s"
+        for st in jit
+    )
+    return (
+        "--settle: when a case's first level is not shown steady, one more JIT warm-up pass "
+        "as long as its per-second series says it needed runs, and that level is measured "
+        f"again once; the warm-up in all stays within {SETTLE_FACTOR:g}x the declared and "
+        f"{SETTLE_MAX_S:g} s ({bounds})."
+    )
+
+
 def _jit_warmup_s(entry: StackEntry, params: dict[str, str]) -> float:
     """The stack's JIT warm-up with these parameters (the [warmup] `unless` keys are plain
     values, never derived from the cores, so the plan can resolve them)."""

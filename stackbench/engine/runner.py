@@ -53,6 +53,7 @@ from stackbench.engine.progress import Phase, ProgressEvent, ProgressSink, ignor
 from stackbench.engine.recovery import SCRATCH_PREFIX, Owner, current_owner
 from stackbench.engine.resume import Replay, Selection, levels_to_run
 from stackbench.engine.settings import run_settings
+from stackbench.engine.settle import Advise, SettleStep, full_rates, settle_step
 from stackbench.engine.spread import HostWatch, Spread, measure_spread
 from stackbench.engine.strategies import fixed_sweep, rate_search
 from stackbench.engine.watch import ExitCheck, stack_exits
@@ -104,6 +105,7 @@ class RunSetup:
     decision_looks: int = 1  # run --until-decided: see RunSettings
     machine_warnings: tuple[str, ...] = ()  # doctor's, kept in the run's environment
     label: str = ""  # run --label
+    settle: Advise | None = None  # run --settle: judges a first level's warm-up (engine/settle.py)
 
 
 def timings_due(repetition: int | None, repeat: int) -> int:
@@ -813,6 +815,10 @@ class _StackRun:
             # it would decide nothing: measured again once, when the machine is quiet
             self._repeat_note(case, level, disturbed.detail, settings.duration_s)
             return self._level(case, state, expect_sha, level, repeated=True)
+        step = None if repeated else self._settle_step(case, level, measured)
+        if step is not None:  # run --settle: a longer warm-up, then the level once more
+            self._settle_pass(case, level, step, expect_sha)
+            return self._level(case, state, expect_sha, level, repeated=True)
         record = level_record(state.case_id, level, started, settings, measured, verdict)
         level_id = runner.store.add_level(record)
         row = runner.store.level(level_id)
@@ -830,6 +836,37 @@ class _StackRun:
         if settings.pause_s:
             time.sleep(settings.pause_s)
         return record
+
+    def _settle_step(
+        self, case: PlannedCase, level: Level, measured: Measurement
+    ) -> SettleStep | None:
+        """run --settle, after a case's first level: the warm-up pass to add when the level is
+        not shown steady after the JIT warm-up (None: nothing to add)."""
+        advise, warmup = self.runner.setup.settle, self.live.jit_warmup
+        first = (level.index, level.repetition) == (0, 0)
+        jit = self.runner.suite.load_for(case.spec.label).jit_warmup
+        if advise is None or warmup is None or not jit or not first or measured.failure:
+            return None
+        rates = full_rates(None if measured.result is None else measured.result.timeseries)
+        return settle_step(advise(rates), warmup.seconds) if rates else None
+
+    def _settle_pass(
+        self, case: PlannedCase, level: Level, step: SettleStep, expect_sha: str | None
+    ) -> None:
+        live, settings = self.live, self.runner.suite.load_for(case.spec.label)
+        assert live.jit_warmup is not None  # _settle_step found one
+        where = f"{case.spec.label} at {level.value:g}"
+        self._message(
+            f"{where}: not shown steady ({step.why}); --settle: JIT warm-up {step.seconds:g} s "
+            f"more ({step.total_s:g} s in all, at most {step.bound_s:g}), then the level again",
+            Phase.WARMUP,
+            case.spec.label,
+        )
+        longer = msgspec.structs.replace(live.jit_warmup, seconds=step.seconds)
+        live.measure(
+            jit_warmup_request(live.target, case.spec.path, settings, level, longer, expect_sha)
+        )
+        self.notes.append(step.note(where, live.jit_warmup.seconds))
 
     def _repeat_note(
         self, case: PlannedCase, level: Level, why: str, level_s: float | None
