@@ -32,6 +32,7 @@ from stackbench.commands.views import (
     write_report_files,
 )
 from stackbench.config.names import check_name
+from stackbench.config.plan import SETTLE_FACTOR, SETTLE_MAX_S
 from stackbench.errors import ExitCode, InputError, StackbenchError
 from stackbench.report import FORMATS
 from stackbench.report.terminal import RunFilter
@@ -219,6 +220,14 @@ def script(
     "run-to-run spread.",
 )
 @_capacity_options()
+@click.option(
+    "--settle",
+    is_flag=True,
+    help="A JIT stack whose first level is not shown steady after its warm-up gets one more "
+    "warm-up pass, as long as the level's series says it needed (the warm-up in all at most "
+    f"{SETTLE_FACTOR:g}x the stack's declared and {SETTLE_MAX_S:g} s), and that level is "
+    "measured again once.",
+)
 def run(
     suite: Path | None,
     label: str | None,
@@ -234,6 +243,7 @@ def run(
     no_calibrate: bool,
     target_rps: float | None,
     price_per_core_hour: float | None,
+    settle: bool,
 ) -> None:
     """Run SUITE (default: suites/quick.toml): every stack x workload x load level."""
     budget_s = parse_duration(budget, "--budget") if budget is not None else None
@@ -255,6 +265,7 @@ def run(
                 no_calibrate=no_calibrate,
                 capacity=CapacityAsk(target_rps, price_per_core_hour),
                 label=_label(label),
+                settle=settle,
             ),
             lambda: calibrate_command(console, None, out),
         )

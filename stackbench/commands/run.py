@@ -45,11 +45,12 @@ from stackbench.commands.resultsdir import (
     open_store,
     results_dir,
 )
+from stackbench.commands.settle import settle_advice
 from stackbench.config.calibrate_first import calibrate_first
 from stackbench.config.claims import claims_path_for
 from stackbench.config.estimate import plan_timeline
 from stackbench.config.paths import CLAIMS_DIR, DEFAULT_SUITE
-from stackbench.config.plan import Plan, build_plan
+from stackbench.config.plan import Plan, build_plan, settle_note
 from stackbench.config.status import StackEntry
 from stackbench.config.suite import Suite, parse_suite, resolve_hosts
 from stackbench.engine.outcome import RunOutcome, run_outcome
@@ -63,6 +64,7 @@ from stackbench.lab.inventory import load_inventory
 from stackbench.lab.stack import PlannedParams
 from stackbench.report import write_all
 from stackbench.report.terminal import print_run
+from stackbench.report.termtable import print_wrapped
 from stackbench.store.store import DISK_FULL_ERRNOS, RunData, Store
 
 
@@ -83,6 +85,7 @@ class RunRequest:
     no_calibrate: bool = False  # --no-calibrate: an article suite does not calibrate first
     capacity: CapacityAsk = CapacityAsk()  # --target-rps, --price-per-core-hour
     label: str = ""  # --label: a name for the run (compare and history take it)
+    settle: bool = False  # --settle: a JIT warm-up lengthened after an unsteady first level
 
     @property
     def selection(self) -> Selection:
@@ -125,6 +128,8 @@ def run_suite(
     timeline = plan_timeline(plan, history, script_iteration_s=scripts, calibration_s=first_s)
     checks = preflight(plan, inventory, hosts, _claims_check(inventory), timeline, choice)
     print_preflight(console, checks, request.until_decided_s, request.budget_s)
+    if request.settle:
+        print_wrapped(console, settle_note(plan), indent=2)
     if request.dry_run:
         return 0, None
     assert store is not None  # opened above
@@ -143,6 +148,7 @@ def run_suite(
         decision_looks=looks,
         machine_warnings=checks.machine_warnings,
         label=request.label,
+        settle=settle_advice if request.settle else None,
     )
     return _execute(console, plan, setup, request, started)
 

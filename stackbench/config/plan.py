@@ -199,7 +199,9 @@ def settle_note(plan: Plan) -> str:
     if not jit:
         return "--settle: no stack of the plan has a JIT warm-up to lengthen; it changes nothing."
     bounds = ", ".join(
-        f"{st.name} {st.jit_warmup_s:g} s, at most {settle_bound_s(st.jit_warmup_s):g} s"
+        f"{st.name} {st.jit_warmup_s:g} s, at most {settle_bound_s(st.jit_warmup_s):g} s: up "
+        f"to {settle_bound_s(st.jit_warmup_s) - st.jit_warmup_s:g} s and one level more per "
+        "case, not in the time above"
         for st in jit
     )
     return (

@@ -798,7 +798,10 @@ class _StackRun:
         expect_sha: str | None,
         level: Level,
         repeated: bool = False,
+        settled: bool = False,
     ) -> LevelRecord:
+        """One level measured and stored; `repeated`: already measured again after a
+        disturbance; `settled`: already measured again after a --settle warm-up pass."""
         runner = self.runner
         kept = state.replay.get(level)
         if kept is not None:  # measured before the run was interrupted
@@ -814,11 +817,11 @@ class _StackRun:
         if disturbed is not None and not repeated and measured.failure is None:
             # it would decide nothing: measured again once, when the machine is quiet
             self._repeat_note(case, level, disturbed.detail, settings.duration_s)
-            return self._level(case, state, expect_sha, level, repeated=True)
-        step = None if repeated else self._settle_step(case, level, measured)
+            return self._level(case, state, expect_sha, level, True, settled)
+        step = None if settled else self._settle_step(case, level, measured)
         if step is not None:  # run --settle: a longer warm-up, then the level once more
             self._settle_pass(case, level, step, expect_sha)
-            return self._level(case, state, expect_sha, level, repeated=True)
+            return self._level(case, state, expect_sha, level, repeated, True)
         record = level_record(state.case_id, level, started, settings, measured, verdict)
         level_id = runner.store.add_level(record)
         row = runner.store.level(level_id)

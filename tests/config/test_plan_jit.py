@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from stackbench.config.estimate import Overheads, plan_timeline
-from stackbench.config.plan import build_plan
+from stackbench.config.plan import build_plan, settle_note
 from stackbench.config.suite import parse_suite
 
 SUITE = """
@@ -54,3 +54,16 @@ def test_a_suite_can_measure_jit_stacks_cold(tmp_path, fake_inventory):
     )
     assert not plan.suite.load.jit_warmup
     assert _seconds(plan) == 3 * 2 * 2 * 3
+
+
+def test_the_settle_note_states_each_jit_stacks_bound(tmp_path, fake_inventory):
+    plan = _plan(tmp_path, SUITE, fake_inventory)
+    assert settle_note(plan) == (
+        "--settle: when a case's first level is not shown steady, one more JIT warm-up pass "
+        "as long as its per-second series says it needed runs, and that level is measured "
+        "again once; the warm-up in all stays within 4x the declared and 120 s "
+        "(refjit 1 s, at most 4 s: up to 3 s and one level more per case, not in the time "
+        "above)."
+    )
+    no_jit = _plan(tmp_path, SUITE.replace('"refjit", ', ""), fake_inventory)
+    assert "no stack of the plan has a JIT warm-up" in settle_note(no_jit)

@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import psutil
@@ -16,6 +17,7 @@ from stackbench.config.plan import LevelKey, build_plan
 from stackbench.config.suite import parse_suite
 from stackbench.engine.progress import ProgressEvent
 from stackbench.engine.runner import Runner, RunSetup
+from stackbench.engine.settle import SettleAdvice
 from stackbench.engine.until_decided import extension_plan
 from stackbench.store.store import Store
 
@@ -290,6 +292,37 @@ def test_a_jit_stack_gets_its_warm_up_pass_before_each_case(tmp_path, fake_inven
         assert w is not None and w.seconds == 1 and w.level_value == 2 and not w.failure
         assert w.completed > 0 and w.requests_per_s > 0
         assert [lv.level_value for lv in data.levels_of(case.id)] == [2, 4]  # not a level
+
+
+@pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
+def test_settle_adds_a_warm_up_pass_and_measures_the_first_level_again(tmp_path, fake_inventory):
+    """run --settle on refjit (1 s declared, so at most 4 s in all): the first level judged
+    unsteady by the advice gets a longer pass and is measured again, once; later levels are
+    not judged; a stack without [warmup] is left alone."""
+    text = SUITE.replace(
+        'stacks = ["refserver", "crashing", "missing"]', 'stacks = ["refjit", "refserver"]'
+    ).replace('workloads = ["hello", "sha256?n=2"]', 'workloads = ["hello"]')
+    text = text.replace("duration_s = 1", "duration_s = 3")  # whole seconds to judge
+    suite = parse_suite(suite_file(tmp_path, "native", text))
+    store = Store(tmp_path / "s.sqlite")
+    judged: list[int] = []
+
+    def advise(rates: Sequence[float]) -> SettleAdvice:
+        judged.append(len(rates))
+        return SettleAdvice(False, 2, "settled 2 s into the level")
+
+    setup = RunSetup(fake_inventory, store, tmp_path, settle=advise)
+    data = store.load_run(Runner(build_plan(suite, fake_inventory, None, None), setup).execute())
+    assert len(judged) == 1  # refjit's first level, not its repetition nor refserver's
+    by_stack = {c.stack: c for c in data.cases}
+    jit = by_stack["refjit"]
+    assert jit.status == "ok"
+    assert (
+        "hello at 2: not shown steady after the 1-s JIT warm-up (settled 2 s into the level); "
+        "run --settle warmed it up 2 s more (3 s in all, at most 4) and measured the level again"
+    ) in jit.reason
+    assert [lv.level_value for lv in data.levels_of(jit.id)] == [2, 4]  # stored once each
+    assert "--settle" not in by_stack["refserver"].reason
 
 
 INTERLEAVED = """
