@@ -12,15 +12,17 @@ from stackbench.analysis.capacity import (
     cores_needed,
     cost_per_million,
     inverted_words,
-    per_core_words,
     scaling_note,
     span_words,
 )
 from stackbench.config.slo import slo_words
 from stackbench.report.tables import TextTable
 
+PER_CORE = "req/s per core"
+BRACKET = "bracket (req/s)"
+CAVEATS = "caveats"
 CORES_CELL = "{:,.1f}"
-COST_CELL = "{:,.4g}"
+COST_CELL = "{:,.3g}"
 MEANING = (
     "Capacity: the highest offered rate at which every repetition met the SLO, up to the "
     "lowest rate above it at which one did not, divided by the server's cores. The search "
@@ -41,22 +43,30 @@ def capacity_view(a: Analysis, ask: CapacityAsk | None = None) -> CapacityView |
     if not caps or a.slo is None:
         return None
     ask = ask or CapacityAsk()
-    header = ["workload", "stack", "req/s per core at the SLO", "offered req/s bracket"]
+    header = ["workload", "stack", PER_CORE, BRACKET]
     if ask.target_rps is not None:
         header.append(f"cores for {ask.target_rps:,.0f} req/s")
     if ask.price_per_core_hour is not None:
-        header.append(f"cost per M requests at {ask.price_per_core_hour:g}/core-hour")
+        header.append(f"per M requests at {ask.price_per_core_hour:g}/core-h")
     rows = [_row(c, ask) for c in caps]
-    if any(c.caveats for c in caps):
-        header.append("caveats")
-        rows = [[*row, "; ".join(c.caveats)] for row, c in zip(rows, caps, strict=True)]
+    caveats = [_caveats(c) for c in caps]
+    if any(caveats):
+        header.append(CAVEATS)
+        rows = [[*row, text] for row, text in zip(rows, caveats, strict=True)]
     notes = [f"SLO: {slo_words(a.slo)}. {MEANING}"]
     notes += _core_notes(caps, ask)
     return CapacityView(TextTable(header, rows), notes)
 
 
+def _caveats(c: Capacity) -> str:
+    held = []
+    if c.failed_rps is not None and c.repetitions > 1 and c.held_at_failed:
+        held = [f"{c.held_at_failed} of {c.repetitions} repetitions held at the upper end"]
+    return "; ".join([*held, *c.caveats])
+
+
 def _row(c: Capacity, ask: CapacityAsk) -> list[str]:
-    row = [c.label, c.stack, per_core_words(c), span_words(c.rps)]
+    row = [c.label, c.stack, span_words(c.per_core), span_words(c.rps)]
     if ask.target_rps is not None:
         row.append(inverted_words(cores_needed(c, ask.target_rps), CORES_CELL))
     if ask.price_per_core_hour is not None:

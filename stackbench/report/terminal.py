@@ -31,7 +31,7 @@ from stackbench.analysis.tiers import LEGEND
 from stackbench.analysis.wording import FIGURES_NOTE, RULE
 from stackbench.errors import InputError
 from stackbench.report import tables
-from stackbench.report.capacityview import capacity_view
+from stackbench.report.capacityview import BRACKET, CAVEATS, capacity_view
 from stackbench.report.colors import stack_color
 from stackbench.report.glance import (
     PAIR_HEADER,
@@ -339,7 +339,19 @@ def print_capacity(console: Console, a: Analysis, ask: CapacityAsk | None) -> No
             print_wrapped(console, NO_CAPACITY, "", indent=0, style="yellow")
         return
     console.print()
-    _text_table(console, "capacity at the SLO", view.table, wrap_last=True)
+    # the caveats as lines under the table: a wrapped column would split the figures
+    t = view.table
+    keep = [i for i, h in enumerate(t.header) if h != CAVEATS]
+    cols = [
+        Col(t.header[i], "left" if i < 2 else "right", drop=1 if t.header[i] == BRACKET else 0)
+        for i in keep
+    ]
+    print_table(console, "capacity at the SLO", cols, [[row[i] for i in keep] for row in t.rows])
+    if CAVEATS in t.header:
+        at = t.header.index(CAVEATS)
+        for row in t.rows:
+            if row[at]:
+                print_wrapped(console, f"{row[1]} {row[0]}: {row[at]}", "- ", indent=2)
     for note in view.notes:
         print_wrapped(console, note, "", indent=0, style="dim")
 

@@ -62,21 +62,23 @@ def test_every_export_has_the_capacity_with_cores_and_cost(store, tmp_path):
     assert node_row["capacity_rps_per_core_high"] == ""  # open: no evidence of an upper end
     md = (out / "summary.md").read_text()
     assert "## Capacity at the SLO" in md
-    assert "| hello | go | 1,500–2,000 req/s per core | 1,500–2,000 | 50.0–66.7 |" in md
-    assert "| hello | node | at least 2,000 req/s per core | at least 2,000 | at most 50.0 |" in md
+    assert "| hello | go | 1,500–2,000 | 1,500–2,000 | 50.0–66.7 | 0.00556–0.00741 |" in md
+    assert "| hello | node | at least 2,000 | at least 2,000 | at most 50.0 |" in md
     assert "measured on 1 server core only" in md
     html = (out / "report.html").read_text()
-    assert 'id="capacity"' in html and "at least 2,000 req/s per core" in html
+    assert 'id="capacity"' in html and "<td>at least 2,000</td>" in html
 
 
 def test_terminal_shows_capacity_and_the_scaling_caveat(store):
-    console = Console(width=120, record=True, color_system=None)
-    print_run(console, _search_run(store), analysis=None, ask=ASK)
+    console = Console(width=80, record=True, color_system=None)
+    print_run(console, _search_run(store, flags={("go", 2000): ["loader-bound"]}), ask=ASK)
     text = console.export_text()
     assert "capacity at the SLO" in text
-    assert "1,500–2,000 req/s per core" in text
+    assert "1,500–2,000" in text and "0.00556–0.00741" in text
     assert "at most 50.0" in text
     assert "rarely does" in text
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert "- go hello: the loader could not offer 2,000 req/s" in text
 
 
 def test_without_a_target_no_cores_and_no_caveat(store, tmp_path):
