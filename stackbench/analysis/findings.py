@@ -332,11 +332,12 @@ def _steady_findings(a: Analysis, w: WorkloadView, c: CaseView) -> list[Finding]
             elif r.source != SOURCE_WINDOW:
                 grouped.setdefault(
                     f"{state.message}; the whole-level figures are shown instead"
-                    + _settle_words(c, r.settle),
+                    + _settle_words(c, r.settle, st.level_index, rep),
                     [],
                 ).append(level)
             elif not state.steady_shown:  # the window's figures, but not a shown steady state
-                grouped.setdefault(state.message + _settle_words(c, r.settle), []).append(level)
+                words = _settle_words(c, r.settle, st.level_index, rep)
+                grouped.setdefault(state.message + words, []).append(level)
             elif state.steady_class is SteadyClass.FLAT:
                 flat.append(level)
             else:
@@ -385,11 +386,15 @@ def _steady_findings(a: Analysis, w: WorkloadView, c: CaseView) -> list[Finding]
     return out
 
 
-def _settle_words(c: CaseView, settle: Settle | None) -> str:
+def _settle_words(c: CaseView, settle: Settle | None, level_index: int, repetition: int) -> str:
     """How long a warm-up would have settled an unsteady level; with the JIT warm-up pass the
-    case had, the warm-up it would then need in all, and `run --settle` to get it."""
+    case had, the warm-up it would then need in all, and `run --settle` to get it. A disturbed
+    level's series is the machine's as much as the stack's: its warm-up is not judged."""
     if settle is None:
         return ""
+    rows = [r for r in c.rows_at(level_index) if r.repetition == repetition]
+    if any(has_flag(r.flags, LevelFlag.DISTURBED) for r in rows):
+        return ". Warm-up: not judged, the level was disturbed"
     text = f". Warm-up: {settle.sentence()}"
     more = settle.warmup_more_s
     j = c.case.jit_warmup

@@ -12,25 +12,33 @@ it have been warmed up?", and the series answers it:
    different level (median more than STEADY_TOLERANCE off the rest's): a warm-up s seconds
    longer would have given the level that steady state from its start. Without that proviso a
    flat noisy level would "settle" wherever a quiet stretch happens to begin.
-3. Else, when the last window of the level changes by more than the tolerance, the level did
-   not show settling within its length: a warm-up longer than the level may be needed, and the
-   series cannot tell how much longer. The sentence says when that change is within the
-   window's own noise (the fitted change within its one-sided 95% margin).
-4. Else the level does not drift by more than the tolerance but is too short or too noisy to
-   bound its change. When it rose first (a steady window of class warm-up), it settled where
-   that window starts, as far as the noise lets one see: a warm-up that much longer, or a
-   longer level, would show it. Otherwise no warm-up is missing, a longer level would show it.
+3. Else, when the last window of the level changes by more than the tolerance, and not within
+   its own noise, the level did not settle within its length: a warm-up longer than the level
+   may be needed, and the series cannot tell how much longer. The noise here is the
+   second-to-second one (the median absolute successive difference, which a trend barely
+   moves), not the linear fit's residuals: a climb that bends into a plateau leaves residuals
+   so autocorrelated that steady.py's widened margin would call a clear 16% rise noise. The
+   change is within the noise when it is below the one-sided 95% margin a white-noise series
+   of that noise would give the fitted change, t(0.95, w-2) sigma sqrt(12 (w-1) / (w (w+1))).
+4. Else the level's end is too short or too noisy to bound its change. When it rose first (a
+   steady window of class warm-up), it settled where that window starts, as far as the noise
+   lets one see: a warm-up that much longer, or a longer level, would show it. Otherwise no
+   warm-up is shown to be missing: when the end's change is within the tolerance none is, and
+   when it is beyond it but within its noise (a disturbed machine's level) the series cannot
+   tell; a quieter machine or a longer level would. Lengthening the warm-up is asked for in
+   neither case.
 """
 
 import enum
+import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats as scipy_stats
 
 from stackbench.analysis.intervals import FloatArray, Values, finite_array
 from stackbench.analysis.steady import (
     STEADY_TOLERANCE,
-    Steadiness,
     SteadyClass,
     SteadyState,
     detect_steady_state,
@@ -56,9 +64,6 @@ class Settle:
     seconds: int
     end_change: float | None  # NOT_SETTLED/NOISY: fitted change over the level's last window
     end_window_s: int  # the window end_change is fitted over
-    # NOT_SETTLED: end_change is within its one-sided 95% margin (False also when the window is
-    # too short or autocorrelated to have a margin: then nothing is said about its noise)
-    within_noise: bool = False
 
     @property
     def warmup_more_s(self) -> int | None:
@@ -79,18 +84,26 @@ class Settle:
             )
         change = 0.0 if self.end_change is None else self.end_change
         if self.kind is SettleKind.NOT_SETTLED:
-            noise = ", within their noise" if self.within_noise else ""
             return (
                 f"did not settle within the {self.seconds}-s level (its last "
-                f"{self.end_window_s} s still changed {change:+.1%}{noise}): a warm-up longer "
+                f"{self.end_window_s} s still changed {change:+.1%}): a warm-up longer "
                 f"than {self.seconds} s may be needed, and the series cannot tell how much longer"
             )
+        within = abs(change) <= STEADY_TOLERANCE
         noisy = (
             f"changed only {change:+.1%} over its last {self.end_window_s} s, within "
             f"±{STEADY_TOLERANCE:.0%}, but too noisily to show it"
+            if within
+            else f"changed {change:+.1%} over its last {self.end_window_s} s, within their "
+            "own noise"
         )
-        if self.settled_at_s is None:
+        if self.settled_at_s is None and within:
             return f"no warm-up is missing: the level {noisy}; a longer level would show it"
+        if self.settled_at_s is None:
+            return (
+                f"the series cannot tell whether a warm-up is missing: the level {noisy}; a "
+                "quieter machine or a longer level would tell"
+            )
         return (
             f"rose until about {self.settled_at_s} s into the {self.seconds}-s level and "
             f"{noisy}: a warm-up about {self.settled_at_s} s longer, or a longer level, "
@@ -117,8 +130,8 @@ def settle_time(per_second: Values, state: SteadyState | None = None) -> Settle:
             return Settle(SettleKind.SETTLED, start, n, None, 0)
     window = min(needed, n)
     end = steadiness(values[n - window :])
-    if abs(end.change) > end.tolerance:
-        return Settle(SettleKind.NOT_SETTLED, None, n, end.change, window, _within_noise(end))
+    if abs(end.change) > end.tolerance and not _within_noise(values[n - window :], end.change):
+        return Settle(SettleKind.NOT_SETTLED, None, n, end.change, window)
     rose = state.steady_class is SteadyClass.WARMUP
     return Settle(SettleKind.NOISY, state.window_start if rose else None, n, end.change, window)
 
@@ -132,7 +145,15 @@ def _another_level(values: FloatArray, floor: int, start: int) -> bool:
     return abs(before - after) > STEADY_TOLERANCE * abs(after)
 
 
-def _within_noise(end: Steadiness) -> bool:
-    """The fitted change is within its own one-sided 95% margin (no margin: not known, False)."""
-    change = abs(end.change)
-    return end.bound is not None and change <= end.bound - change
+def _within_noise(window: FloatArray, change: float) -> bool:
+    """The fitted relative change is within the one-sided 95% margin of white noise as large
+    as the window's second-to-second noise (see the module's doc, item 3)."""
+    w = len(window)
+    center = float(np.mean(window))
+    if w < 4 or center == 0.0:
+        return True  # too short to tell a change from noise
+    # median |x[i+1] - x[i]| of white noise is 0.6745 * sqrt(2) sigma
+    sigma = float(np.median(np.abs(np.diff(window)))) / (0.6745 * math.sqrt(2.0)) / abs(center)
+    # sd of the OLS slope times (w - 1): sigma sqrt(12 / (w (w^2 - 1))) (w - 1)
+    margin = sigma * math.sqrt(12.0 * (w - 1) / (w * (w + 1)))
+    return abs(change) <= float(scipy_stats.t.ppf(0.95, w - 2)) * margin

@@ -161,7 +161,7 @@ def test_a_busy_machine_at_the_start_is_a_run_wide_warning() -> None:
     assert busy.text == ("the machine was busy when the run started: load average 3.1 on 2 cores")
 
 
-def _java_case_with(rps: list[float]) -> Analysis:
+def _java_case_with(rps: list[float], flags: tuple[Flag, ...] = ()) -> Analysis:
     """A java case with a 15-s JIT warm-up pass, then one level of the given series."""
     store = Store(":memory:")
     run = store.start_run(run_record())
@@ -184,7 +184,8 @@ def _java_case_with(rps: list[float]) -> Analysis:
         ),
     )
     data = store.load_run(run)
-    levels = [msgspec.structs.replace(row(rps, requests_per_s=sum(rps) / len(rps)), case_id=case)]
+    level = row(rps, requests_per_s=sum(rps) / len(rps))
+    levels = [msgspec.structs.replace(level, case_id=case, flags=flags)]
     return analyse(RunData(data.run, data.cases, levels, []))
 
 
@@ -208,3 +209,11 @@ def test_a_level_settling_too_noisily_says_how_long_it_rose() -> None:
 def test_a_steady_level_has_no_warmup_sentence() -> None:
     joined = " ".join(texts(_java_case_with([float(v) for v in flat(30, 0.01, seed=2)])))
     assert "Warm-up:" not in joined
+
+
+def test_a_disturbed_levels_warmup_is_not_judged() -> None:
+    climb = [10_683 + (46_326 - 10_683) * i / 24 for i in range(25)]
+    disturbed = LevelFlag.DISTURBED.detail("other processes used 53% of core 0 (server)")
+    joined = " ".join(texts(_java_case_with(climb, (disturbed,))))
+    assert "Warm-up: not judged, the level was disturbed" in joined
+    assert "did not settle" not in joined

