@@ -1,13 +1,18 @@
-# The two commands of the README (both set everything up first, idempotent), and `schema`.
-.PHONY: setup run test schema
+# The two commands of the README (both set up what they need first, idempotent), and `schema`.
+# `setup` is what running needs; `setup-test` adds what only the tests need (Chromium, sshd,
+# the Python test tools, cargo-fuzz), so `make run` on a fresh machine installs none of it.
+.PHONY: setup setup-test run test schema
 
 setup:
 	bash scripts/setup.sh
 
+setup-test: setup
+	bash scripts/setup-test.sh
+
 run: setup
 	.venv/bin/stackbench run $(SUITE)
 
-test: setup
+test: setup-test
 	bash scripts/test.sh
 
 # docs/schema/results.schema.json from the types of results.json (stackbench/report/

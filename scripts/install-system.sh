@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
-# Installs the distribution packages stackbench drives: web servers, PHP, data stores,
-# the reference load generators (wrk, ab) and the C++ libraries for cpp-beast, and creates
-# the unprivileged system user `stackbench` that every server runs as when stackbench is root.
+# Installs the distribution packages stackbench needs, by purpose:
+#
+#   scripts/install-system.sh run    # (the default; scripts/setup.sh, `make run`) what running
+#                                    # needs: web servers, PHP, data stores, the reference load
+#                                    # generators (wrk, ab), the C++ libraries for cpp-beast, and
+#                                    # the unprivileged system user `stackbench` that every server
+#                                    # runs as when stackbench is root
+#   scripts/install-system.sh test   # (scripts/setup-test.sh, `make test`) what only the tests
+#                                    # need on top: Chromium for the report's browser test, the
+#                                    # SSH server whose sshd binary scripts/testhosts.sh starts
+#
 # Idempotent: packages already present are left alone, apt is only called when something is
 # missing, and an existing user is kept.
 set -euo pipefail
@@ -30,9 +38,13 @@ ensure_stack_user() {
     --shell "$nologin" --comment "stackbench servers" "$STACK_USER"
   echo "stack user: created $STACK_USER"
 }
-ensure_stack_user
 
-PACKAGES=(
+case "${1:-run}" in
+  run | test) PURPOSE="${1:-run}" ;;
+  *) echo "usage: $0 [run|test]" >&2; exit 2 ;;
+esac
+
+RUN_PACKAGES=(
   nginx
   php-cli php-fpm php-mysql php-redis php-memcached
   apache2 libapache2-mod-php
@@ -42,24 +54,38 @@ PACKAGES=(
   maven openjdk-17-jdk-headless
   python3 python3-venv  # the python-uvicorn stack (its packages come from its own lock file)
   procps util-linux iproute2 psmisc
-  openssh-client openssh-server  # multi-host runs; the sshd binary for scripts/testhosts.sh
+  openssh-client  # multi-host runs: stackbench reaches the other hosts over ssh
+)
+TEST_PACKAGES=(
+  openssh-server  # only its sshd binary: scripts/testhosts.sh, the multi-host tests' hosts
   chromium  # headless browser for the report's browser test (tests/report/test_browser.py)
 )
 
 missing=()
-for pkg in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$pkg")
-  fi
-done
+add_missing() {
+  local pkg
+  for pkg in "$@"; do
+    if [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" != "install ok installed" ]; then
+      missing+=("$pkg")
+    fi
+  done
+}
 
-# opcache is packaged per PHP version (php8.2-opcache ...): ask the installed PHP which one.
-if command -v php >/dev/null && ! php -m 2>/dev/null | grep -qi '^zend opcache$'; then
-  missing+=("php$(php -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;')-opcache")
+if [ "$PURPOSE" = run ]; then
+  ensure_stack_user
+  add_missing "${RUN_PACKAGES[@]}"
+  # opcache is packaged per PHP version (php8.2-opcache ...): ask the installed PHP which one.
+  # (grep reads all of php's output: with pipefail, `grep -q` stopping early would make php's
+  # SIGPIPE read as "no opcache", and every setup would call apt.)
+  if command -v php >/dev/null && ! php -m 2>/dev/null | grep -i '^zend opcache$' >/dev/null; then
+    missing+=("php$(php -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;')-opcache")
+  fi
+else
+  add_missing "${TEST_PACKAGES[@]}"
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "system packages: all present"
+  echo "system packages ($PURPOSE): all present"
   exit 0
 fi
 
@@ -86,7 +112,7 @@ fi
 cleanup() { if [ "$created_policy" = 1 ]; then $SUDO rm -f "$policy"; fi; }
 trap cleanup EXIT
 
-echo "system packages: installing ${missing[*]}"
+echo "system packages ($PURPOSE): installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 if ! $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"; then
   $SUDO apt-get update -q

@@ -13,17 +13,19 @@
 #    docs/img/terminal-80-summary.png (the end: the summary and the at-a-glance bars);
 # 3. the same Chromium, network blocked, photographs the first screen of the run's report.html:
 #    docs/img/report.png.
-# Needs what `make setup` installs (the venv, the loader, chromium). Nothing runs as a
+# Needs what `make setup-test` installs (the venv with Playwright, the loader, chromium). Nothing runs as a
 # different user than a normal run would (stackbench runs as root and drops the stacks to the
 # unprivileged `stackbench` user).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 for need in .venv/bin/stackbench .venv/bin/python; do
-  [ -x "$need" ] || { echo "error: $need missing: run make setup first" >&2; exit 3; }
+  [ -x "$need" ] || { echo "error: $need missing: run make setup-test first" >&2; exit 3; }
 done
 command -v script >/dev/null || { echo "error: script (util-linux) is needed" >&2; exit 3; }
-[ -x /usr/bin/chromium ] || { echo "error: /usr/bin/chromium is needed (make setup)" >&2; exit 3; }
+[ -x /usr/bin/chromium ] || { echo "error: /usr/bin/chromium is needed (make setup-test)" >&2; exit 3; }
+.venv/bin/python -c "import playwright" 2>/dev/null \
+  || { echo "error: Playwright is needed in .venv (make setup-test)" >&2; exit 3; }
 
 out="${STACKBENCH_SHOTS_OUT:-$(mktemp -d /tmp/stackbench-shots.XXXXXX)}"
 if [ -e "$out/stackbench.sqlite" ]; then

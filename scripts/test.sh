@@ -2,7 +2,16 @@
 # The project's whole test suite: lint and format checks, Rust tests, Go vet, PHP lint, Python
 # unit tests and the integration tests that start real servers. Every step runs even when an
 # earlier one failed; the summary at the end names the failed steps and the exit code is 1.
-# Run via `make test` (which sets everything up first). Extra arguments go to pytest.
+# Run via `make test` (which sets everything up first). Extra arguments go to both pytest runs.
+#
+# Two phases, so that the run fits a 2-core machine's time without falsifying what it measures:
+#  1. Nothing in it measures, so it runs concurrently: the Python unit tests on every core
+#     (pytest-xdist, one worker per core) and, beside them, one background lane with the
+#     checks and builds: ruff, mypy, cargo fmt/clippy and the Rust test builds, the 30-s fuzz
+#     run, go vet, php -l. The lane's output is printed when the unit tests are done.
+#  2. Alone on the machine, one test at a time: the tests that time things or pin cores (the
+#     Rust crates' tests, built in phase 1, and the Python tests marked `integration` or
+#     `serial`). tests/conftest.py fails an unmarked test that starts a server.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,9 +22,29 @@ step() {
   if ! "$@"; then failed+=("$name"); fi
 }
 
+PY_TREES=(stackbench tests loadgen/tests loadgen/bench workloads benchmarks scripts)
+CRATES=()
+for crate in loadgen stacks/rust-hyper; do
+  [ -f "$crate/Cargo.toml" ] && CRATES+=("$crate")
+done
+
 rust_checks() {
+  # The test binaries are built here; they run in phase 2 (rust_tests), alone.
   (cd "$1" && cargo fmt --check && cargo clippy --locked --all-targets -q -- -D warnings \
-     && cargo test --locked -q)
+     && cargo test --locked -q --no-run)
+}
+
+rust_tests() {
+  (cd "$1" && cargo test --locked -q)
+}
+
+fuzz_parser() {
+  if ! cargo +nightly --version >/dev/null 2>&1; then
+    echo "skipped: no nightly toolchain (rustup toolchain install nightly); the stable"
+    echo "property tests of the parser ran in cargo test"
+    return 0
+  fi
+  loadgen/fuzz/run.sh 30
 }
 
 php_lint() {
@@ -26,28 +55,55 @@ php_lint() {
   return $bad
 }
 
-PY_TREES=(stackbench tests loadgen/tests loadgen/bench workloads benchmarks scripts)
-step "ruff check" .venv/bin/ruff check "${PY_TREES[@]}"
-step "ruff format --check" .venv/bin/ruff format --check "${PY_TREES[@]}"
-step "mypy --strict" .venv/bin/mypy
-step "suite files parse" .venv/bin/python -c \
-  "import sys, pathlib, tomllib; [tomllib.loads(p.read_text()) for p in pathlib.Path('suites').glob('*.toml')]"
-for crate in loadgen stacks/rust-hyper; do
-  [ -f "$crate/Cargo.toml" ] && step "cargo fmt/clippy/test: $crate" rust_checks "$crate"
-done
-fuzz_parser() {
-  if ! cargo +nightly --version >/dev/null 2>&1; then
-    echo "skipped: no nightly toolchain (rustup toolchain install nightly); the stable"
-    echo "property tests of the parser ran in cargo test"
-    return 0
-  fi
-  loadgen/fuzz/run.sh 30
+# pytest exits 5 when it collected nothing: a failure for the whole suite, but expected when
+# the caller's arguments (-k, a path) select tests of one phase only.
+pytest_phase() {
+  .venv/bin/pytest -q -p no:cacheprovider --durations=25 "$@"
+  local rc=$?
+  if [ "$rc" -eq 5 ] && [ "$EXTRA_ARGS" -gt 0 ]; then return 0; fi
+  return "$rc"
 }
-[ -f loadgen/fuzz/run.sh ] && step "fuzz the loader's response parser (30 s)" fuzz_parser
-[ -f stacks/go-nethttp/go.mod ] && step "go vet: stacks/go-nethttp" \
-  bash -c "cd stacks/go-nethttp && go vet ./..."
-command -v php >/dev/null && step "php -l: stacks" php_lint
-step "pytest" .venv/bin/pytest -q -p no:cacheprovider "$@"
+EXTRA_ARGS=$#
+
+# Phase 1, the background lane: runs in a subshell, so it hands its failed steps back in a file.
+checks_and_builds() {
+  step "ruff check" .venv/bin/ruff check "${PY_TREES[@]}"
+  step "ruff format --check" .venv/bin/ruff format --check "${PY_TREES[@]}"
+  step "mypy --strict" .venv/bin/mypy
+  step "suite files parse" .venv/bin/python -c \
+    "import sys, pathlib, tomllib; [tomllib.loads(p.read_text()) for p in pathlib.Path('suites').glob('*.toml')]"
+  local crate
+  for crate in "${CRATES[@]}"; do
+    step "cargo fmt/clippy, test build: $crate" rust_checks "$crate"
+  done
+  [ -f loadgen/fuzz/run.sh ] && step "fuzz the loader's response parser (30 s)" fuzz_parser
+  [ -f stacks/go-nethttp/go.mod ] && step "go vet: stacks/go-nethttp" \
+    bash -c "cd stacks/go-nethttp && go vet ./..."
+  command -v php >/dev/null && step "php -l: stacks" php_lint
+  printf '%s\n' "${failed[@]}" >"$LANE_FAILED"
+}
+
+LANE_LOG=$(mktemp)
+LANE_FAILED=$(mktemp)
+trap 'rm -f "$LANE_LOG" "$LANE_FAILED"' EXIT
+
+echo "=== phase 1: unit tests on $(nproc) cores, checks and builds beside them"
+checks_and_builds >"$LANE_LOG" 2>&1 &
+lane=$!
+step "pytest: unit tests (parallel)" pytest_phase -m "not integration and not serial" \
+  -n "$(nproc)" "$@"
+wait "$lane"
+echo; echo "=== (the checks and builds that ran beside the unit tests:)"
+cat "$LANE_LOG"
+while IFS= read -r name; do
+  [ -n "$name" ] && failed+=("$name")
+done <"$LANE_FAILED"
+
+echo; echo "=== phase 2: alone, one test at a time"
+for crate in "${CRATES[@]}"; do
+  step "cargo test: $crate" rust_tests "$crate"
+done
+step "pytest: integration and serial tests" pytest_phase -m "integration or serial" "$@"
 
 echo
 if [ ${#failed[@]} -gt 0 ]; then

@@ -18,7 +18,7 @@
 # checkout's: .venv/bin/stackbench after `make setup`; without it, STACKBENCH_PYTHON (or
 # .venv/bin/python) runs `-m stackbench` with this checkout on PYTHONPATH. STACKBENCH_LOAD,
 # STACKBENCH_BUILD_DIR and STACKBENCH_STACKS_DIR, when set, are passed on to it.
-# Needs root, iproute2, openssh-server (scripts/install-system.sh installs it) and, for --delay,
+# Needs root, iproute2, openssh-server (`make setup-test` installs it) and, for --delay,
 # tc with the netem qdisc. Every wait is bounded.
 set -euo pipefail
 
@@ -44,7 +44,7 @@ need_root() {
 need_tools() {
   command -v ip >/dev/null || die "ip not found: apt-get install iproute2"
   command -v ssh-keygen >/dev/null || die "ssh-keygen not found: apt-get install openssh-client"
-  [ -x "$SSHD" ] || die "$SSHD not found: run scripts/install-system.sh (installs openssh-server)"
+  [ -x "$SSHD" ] || die "$SSHD not found: run make setup-test (installs openssh-server)"
 }
 
 # Namespaces this script created: sbh1, sbh2 ... (an exact pattern, nothing else is touched).

@@ -1,13 +1,20 @@
 import os
 import shutil
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
+import stackbench.lab.stack
+import stackbench.services.base
 from stackbench.config.paths import loadgen_binary
 from stackbench.lab.inventory import load_inventory
 
 FAKE_STACKS = Path(__file__).parent / "fakes" / "stacks"
+
+# Where stackbench starts a server: a stack's processes (lab/stack.py) and a data store
+# (services/base.py) both go through these modules' `spawn`.
+SERVER_SPAWNS = (stackbench.lab.stack, stackbench.services.base)
 
 
 @pytest.fixture
@@ -22,6 +29,27 @@ def _isolated_build_dir(tmp_path_factory, monkeypatch):
         monkeypatch.setenv(
             "STACKBENCH_BUILD_DIR", str(Path(__file__).resolve().parents[1] / ".build")
         )
+
+
+@pytest.fixture(autouse=True)
+def _servers_start_only_in_integration_tests(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fails a test that starts a server without the `integration` marker: unmarked tests run
+    in parallel (pytest -n 2), where a server would compete for ports and cores with the
+    other worker's tests and falsify what it measures."""
+    if request.node.get_closest_marker("integration") is None:
+
+        def refuse(command: list[str], *_: object, **__: object) -> NoReturn:
+            pytest.fail(
+                f"{request.node.nodeid} starts a server ({command[0]}) but is not marked "
+                "@pytest.mark.integration: servers start only in the serial integration run "
+                "(scripts/test.sh)",
+                pytrace=False,
+            )
+
+        for module in SERVER_SPAWNS:
+            monkeypatch.setattr(module, "spawn", refuse)
 
 
 def native_loader_built() -> bool:

@@ -20,7 +20,7 @@ NEEDS_TEST_HOSTS = [
     pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces and sshd need root"),
     pytest.mark.skipif(
         not Path("/usr/sbin/sshd").exists(),
-        reason="no /usr/sbin/sshd: scripts/install-system.sh installs openssh-server",
+        reason="no /usr/sbin/sshd: make setup-test installs openssh-server",
     ),
     pytest.mark.skipif(shutil.which("ip") is None, reason="no ip (iproute2)"),
 ]

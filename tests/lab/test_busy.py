@@ -38,6 +38,9 @@ def test_steal_above_two_percent_is_a_warning():
     assert warned.verdict is Verdict.WARN and "8.0%" in warned.value
 
 
+# The two tests below measure a core's use: beside them (pytest -n), another test's work would
+# share the spinning core, so they run alone (`serial`, scripts/test.sh).
+@pytest.mark.serial
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two usable cores")
 def test_a_real_busy_loop_shows_in_the_sample():
     core = max(os.sched_getaffinity(0))
@@ -54,6 +57,7 @@ def test_a_real_busy_loop_shows_in_the_sample():
     assert any(pid == spin.pid for pid, _, share, _ in found.processes)
 
 
+@pytest.mark.serial
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two usable cores")
 def test_the_monitor_counts_what_else_used_the_levels_cores():
     """A busy loop that is none of the level's roles shows as OTHER_ROLE, on the cores of

@@ -4,7 +4,7 @@ size, the stack/workload filter and the sortable tables work, and on a phone (39
 desktop (1400 px) the page does not scroll sideways and no visible text is under 7 px (chart
 text included: its font size as rendered, after the SVG is scaled to the page).
 
-Needs /usr/bin/chromium (scripts/install-system.sh installs it); never downloads a browser.
+Needs /usr/bin/chromium (`make setup-test` installs it); never downloads a browser.
 """
 
 import shutil

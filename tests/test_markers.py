@@ -1,0 +1,20 @@
+"""The guard of tests/conftest.py: a test that is not marked `integration` cannot start a server
+(unmarked tests run in parallel, see scripts/test.sh)."""
+
+import pytest
+
+import stackbench.lab.stack
+import stackbench.services.base
+
+
+@pytest.mark.parametrize("module", [stackbench.lab.stack, stackbench.services.base])
+def test_an_unmarked_test_that_starts_a_server_fails(module, tmp_path):
+    with pytest.raises(pytest.fail.Exception, match=r"\(true\) but is not marked .*integration"):
+        module.spawn(["true"], tmp_path, None, tmp_path / "server.log")
+    assert not (tmp_path / "server.log").exists()  # refused before anything started
+
+
+@pytest.mark.integration
+def test_an_integration_test_starts_servers(tmp_path):
+    proc = stackbench.lab.stack.spawn(["true"], tmp_path, None, tmp_path / "server.log")
+    assert proc.wait(timeout=30) == 0
