@@ -7,8 +7,9 @@
 # Two phases, so that the run fits a 2-core machine's time without falsifying what it measures:
 #  1. Nothing in it measures, so it runs concurrently: the Python unit tests on every core
 #     (pytest-xdist, one worker per core) and, beside them, one background lane with the
-#     checks and builds: ruff, mypy, cargo fmt/clippy and the Rust test builds, the 30-s fuzz
-#     run, go vet, php -l. The lane's output is printed when the unit tests are done.
+#     checks and builds: ruff, mypy, every available stack's build (scripts/build_stacks.py),
+#     cargo fmt/clippy and the Rust test builds, the 30-s fuzz run, go vet, php -l. The lane's
+#     output is printed when the unit tests are done.
 #  2. Alone on the machine, one test at a time: the tests that time things or pin cores (the
 #     Rust crates' tests, built in phase 1, and the Python tests marked `integration` or
 #     `serial`). tests/conftest.py fails an unmarked test that starts a server.
@@ -72,6 +73,7 @@ checks_and_builds() {
   step "mypy --strict" .venv/bin/mypy
   step "suite files parse" .venv/bin/python -c \
     "import sys, pathlib, tomllib; [tomllib.loads(p.read_text()) for p in pathlib.Path('suites').glob('*.toml')]"
+  step "build every available stack" .venv/bin/python scripts/build_stacks.py
   local crate
   for crate in "${CRATES[@]}"; do
     step "cargo fmt/clippy, test build: $crate" rust_checks "$crate"
