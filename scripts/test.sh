@@ -92,8 +92,10 @@ trap 'rm -f "$LANE_LOG" "$LANE_FAILED"' EXIT
 echo "=== phase 1: unit tests on $(nproc) cores, checks and builds beside them"
 checks_and_builds >"$LANE_LOG" 2>&1 &
 lane=$!
+# worksteal: a worker that runs out of tests takes some of the other's, so one slow module
+# near the end does not leave a core idle.
 step "pytest: unit tests (parallel)" pytest_phase -m "not integration and not serial" \
-  -n "$(nproc)" "$@"
+  -n "$(nproc)" --dist worksteal "$@"
 wait "$lane"
 echo; echo "=== (the checks and builds that ran beside the unit tests:)"
 cat "$LANE_LOG"
