@@ -1491,3 +1491,28 @@ def test_a_failure_rate_is_judged_on_its_binomial_interval():
     )
     assert judged(420, 34_580).status is ClaimStatus.CONFIRMED
     assert judged(1, 34_999).status is ClaimStatus.REFUTED
+
+
+def test_one_point_of_many_refutes_only_family_wise():
+    """At least 100 req/s at 4 levels (calibrated 2%): a point at 95.5 has a 95% interval
+    below 100 (high 95.5 e^(1.96 * 0.0203) = 99.4) but not a 98.75% one (1 - 0.05 / 4:
+    95.5 e^(2.50 * 0.0203) = 100.5), so one point of four does not refute; at 90 it does."""
+    test = {
+        "kind": "threshold",
+        "metric": "requests_per_s",
+        "stacks": ["a"],
+        "workloads": ["w"],
+        "levels": [1, 2, 3, 4],
+        "min": 100.0,
+    }
+
+    def judged(low_point: float) -> ClaimResult:
+        run = RunBuilder(calibrated=0.02)
+        run.curve("a", "w", {1: 200.0, 2: 200.0, 3: 200.0, 4: low_point})
+        return one(make_claim(test), run)
+
+    close = judged(95.5)
+    assert close.status is ClaimStatus.UNDECIDED, close.why
+    assert "not at the 98.75% level that 4 points of one claim need" in close.why
+    assert close.ours[-1].high is not None and close.ours[-1].high < 100.0  # fails at 95%
+    assert judged(90.0).status is ClaimStatus.REFUTED

@@ -16,7 +16,7 @@ from stackbench.analysis.claims.wording import (
     _to_decide,
     expectation,
 )
-from stackbench.analysis.verdicts import interval_of, log_ratio
+from stackbench.analysis.verdicts import ALPHA, LogRatio, interval_of, log_ratio
 from stackbench.config.claims import Claim
 
 
@@ -29,12 +29,18 @@ class _Tally:
     noise: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     ours: list[Measured] = field(default_factory=list)
+    # A failing point's ratio and band, to check it again family-wise (see _family_wise)
+    failing: dict[str, tuple[LogRatio, _Band]] = field(default_factory=dict)
 
-    def add(self, verdict: _Verdict, detail: str) -> None:
+    def add(
+        self, verdict: _Verdict, detail: str, ratio: tuple[LogRatio, _Band] | None = None
+    ) -> None:
         if verdict is _Verdict.HOLDS:
             self.holds += 1
         elif verdict is _Verdict.FAILS:
             self.fails.append(detail)
+            if ratio is not None:
+                self.failing[detail] = ratio
         else:
             self.noise.append(detail)
 
@@ -62,6 +68,7 @@ def _conclude(
     def result(status: ClaimStatus, why: str) -> ClaimResult:
         return ClaimResult(claim, status, exp, ours, why)
 
+    _family_wise(tally)
     needed = tally.total if at_least is None else min(at_least, tally.total)
     if tally.total == 0:
         return result(ClaimStatus.UNTESTABLE, "nothing in this run to compare")
@@ -75,6 +82,26 @@ def _conclude(
         extra = f" ({len(tally.fails)} of {tally.total} points)" if tally.total > 1 else ""
         return result(ClaimStatus.REFUTED, tally.fails[0] + extra)
     return result(ClaimStatus.UNDECIDED, f"not enough evidence: {tally.noise[0]}")
+
+
+def _family_wise(tally: _Tally) -> None:
+    """A claim with m points is refuted by one of them only when that point's interval lies
+    outside the band at 1 - alpha / m (Bonferroni over the claim's points): with 16 points,
+    one 95% interval clearing a bound by chance is not rare. Confirming needs every point
+    inside at 95% (an intersection-union test needs no adjustment); a point that fails only
+    at 95% is not enough evidence."""
+    m = tally.total
+    if m <= 1 or not tally.failing:
+        return
+    for detail, (ratio, band) in list(tally.failing.items()):
+        low, high = interval_of(ratio, 1.0 - ALPHA / m)
+        if band.judge(math.exp(ratio.d), low, high) is not _Verdict.FAILS:
+            tally.fails.remove(detail)
+            tally.noise.append(
+                f"{detail}, but not at the {1.0 - ALPHA / m:.2%} level that {m} points "
+                "of one claim need (family-wise): more repetitions would decide it"
+            )
+        del tally.failing[detail]
 
 
 def _judge_ratio(
@@ -118,7 +145,9 @@ def _judge_ratio(
     verdict = band.judge(value, low, high)
     detail = f"{what} is {_ratio_text(value, low, high)}, {_band_text(band, verdict)}"
     tally.add(
-        verdict, detail + (f"; {_to_decide(ratio, band)}" if verdict is _Verdict.NOISE else "")
+        verdict,
+        detail + (f"; {_to_decide(ratio, band)}" if verdict is _Verdict.NOISE else ""),
+        (ratio, band),
     )
 
 

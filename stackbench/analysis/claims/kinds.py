@@ -236,11 +236,18 @@ def _threshold(claim: Claim, test: ThresholdTest, ctx: _Context) -> ClaimResult:
                     continue
                 verdict = band.judge(m.value, m.low, m.high)
                 decide = ""
-                if verdict is _Verdict.NOISE and point.evidence is not None:
-                    decide = "; " + _to_decide(
-                        log_ratio([point.evidence], [], ctx.run.spread), band
-                    )
-                tally.add(verdict, f"{text}, {_value_band_text(band, unit, verdict)}{decide}")
+                figure = (
+                    None
+                    if point.evidence is None or test.metric in FAILURE_METRICS
+                    else log_ratio([point.evidence], [], ctx.run.spread)
+                )
+                if verdict is _Verdict.NOISE and figure is not None:
+                    decide = "; " + _to_decide(figure, band)
+                tally.add(
+                    verdict,
+                    f"{text}, {_value_band_text(band, unit, verdict)}{decide}",
+                    None if figure is None else (figure, band),
+                )
     count = f"{test.at_least} of {tally.total} points" if test.at_least else "every point"
     return _conclude(
         claim,
