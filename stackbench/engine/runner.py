@@ -818,7 +818,8 @@ class _StackRun:
             # it would decide nothing: measured again once, when the machine is quiet
             self._repeat_note(case, level, disturbed.detail, settings.duration_s)
             return self._level(case, state, expect_sha, level, True, settled)
-        step = None if settled else self._settle_step(case, level, measured)
+        # a level still disturbed says nothing of the stack's warm-up: not settled on it
+        step = None if settled or disturbed else self._settle_step(case, level, measured)
         if step is not None:  # run --settle: a longer warm-up, then the level once more
             self._settle_pass(case, level, step, expect_sha)
             return self._level(case, state, expect_sha, level, repeated, True)

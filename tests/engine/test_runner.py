@@ -19,6 +19,7 @@ from stackbench.engine.progress import ProgressEvent
 from stackbench.engine.runner import Runner, RunSetup
 from stackbench.engine.settle import SettleAdvice
 from stackbench.engine.until_decided import extension_plan
+from stackbench.store.records import LevelFlag
 from stackbench.store.store import Store
 
 pytestmark = pytest.mark.integration
@@ -294,11 +295,32 @@ def test_a_jit_stack_gets_its_warm_up_pass_before_each_case(tmp_path, fake_inven
         assert [lv.level_value for lv in data.levels_of(case.id)] == [2, 4]  # not a level
 
 
+def _judged_disturbed(monkeypatch, disturbed: bool) -> None:
+    """Every level judged disturbed, or none (the machine running the tests is busy too)."""
+    from stackbench.engine import runner as runner_module
+    from stackbench.engine.judge import Verdict
+
+    real_judge = runner_module.judge_level
+    flag = LevelFlag.DISTURBED.detail("other processes used 13.0% of core 0 (server)")
+
+    def judge(measured, max_error_rate):
+        verdict = real_judge(measured, max_error_rate)
+        others = tuple(f for f in verdict.flags if f.kind is not LevelFlag.DISTURBED)
+        return Verdict(verdict.status, (*others, flag) if disturbed else others)
+
+    monkeypatch.setattr(runner_module, "judge_level", judge)
+    monkeypatch.setattr(runner_module, "wait_for_quiet", lambda cpus, limit_s, share: False)
+
+
 @pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
-def test_settle_adds_a_warm_up_pass_and_measures_the_first_level_again(tmp_path, fake_inventory):
+@pytest.mark.parametrize("disturbed", [False, True])
+def test_settle_adds_a_warm_up_pass_and_measures_the_first_level_again(
+    tmp_path, fake_inventory, monkeypatch, disturbed
+):
     """run --settle on refjit (1 s declared, so at most 4 s in all): the first level judged
     unsteady by the advice gets a longer pass and is measured again, once; later levels are
-    not judged; a stack without [warmup] is left alone."""
+    not judged; a stack without [warmup] is left alone. A disturbed level is not judged."""
+    _judged_disturbed(monkeypatch, disturbed)
     text = SUITE.replace(
         'stacks = ["refserver", "crashing", "missing"]', 'stacks = ["refjit", "refserver"]'
     ).replace('workloads = ["hello", "sha256?n=2"]', 'workloads = ["hello"]')
@@ -313,16 +335,19 @@ def test_settle_adds_a_warm_up_pass_and_measures_the_first_level_again(tmp_path,
 
     setup = RunSetup(fake_inventory, store, tmp_path, settle=advise)
     data = store.load_run(Runner(build_plan(suite, fake_inventory, None, None), setup).execute())
-    assert len(judged) == 1  # refjit's first level, not its repetition nor refserver's
     by_stack = {c.stack: c for c in data.cases}
     jit = by_stack["refjit"]
     assert jit.status == "ok"
+    assert [lv.level_value for lv in data.levels_of(jit.id)] == [2, 4]  # stored once each
+    assert "--settle" not in by_stack["refserver"].reason
+    if disturbed:
+        assert judged == [] and "--settle" not in jit.reason
+        return
+    assert len(judged) == 1  # refjit's first level, not its repetition nor refserver's
     assert (
         "hello at 2: not shown steady after the 1-s JIT warm-up (settled 2 s into the level); "
         "run --settle warmed it up 2 s more (3 s in all, at most 4) and measured the level again"
     ) in jit.reason
-    assert [lv.level_value for lv in data.levels_of(jit.id)] == [2, 4]  # stored once each
-    assert "--settle" not in by_stack["refserver"].reason
 
 
 INTERLEAVED = """
