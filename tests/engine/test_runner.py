@@ -458,7 +458,7 @@ def test_a_disturbed_level_is_measured_again_once_after_waiting_for_quiet(
     suite = parse_suite(suite_file(tmp_path, "native", text))
     store = Store(tmp_path / "s.sqlite")
     run_id = Runner(
-        build_plan(suite, fake_inventory, None, None), fake_inventory, store, tmp_path
+        build_plan(suite, fake_inventory, None, None), RunSetup(fake_inventory, store, tmp_path)
     ).execute()
     data = store.load_run(run_id)
     (case,) = data.cases
