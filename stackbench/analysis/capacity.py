@@ -164,7 +164,7 @@ def _caveats(
     ends = [r for r in (sustained, failed) if r is not None and r in disturbed]
     if ends:
         rates = " and ".join(f"{r:,.0f}" for r in ends)
-        out.append(f"other processes used the level's cores at {rates} req/s")
+        out.append(f"disturbed at {rates} req/s (other processes used the level's cores)")
     return tuple(out)
 
 

@@ -32,12 +32,15 @@ def capacity_chart(a: Analysis, w: WorkloadView, sid: str) -> Chart | None:
     caps = [cap for c in w.cases if (cap := case_capacity(a, c, w.label)) is not None]
     if not caps or a.slo is None:
         return None
+    from matplotlib.ticker import MaxNLocator
+
     caps.sort(key=lambda c: c.per_core.low or 0.0)  # the highest on top
     fig = figure(1.2 + 0.45 * len(caps))
     ax = fig.add_subplot()
     for y, cap in enumerate(caps):
         _bar(ax, a, y, cap)
     ax.set_yticks(range(len(caps)), [c.stack for c in caps])
+    ax.xaxis.set_major_locator(MaxNLocator(5))  # rate labels of 5 digits must not touch
     ax.xaxis.set_major_formatter(rate_formatter())
     ax.set_xlabel("req/s per server core")
     ax.set_xlim(0, max(_reach(c) for c in caps) * 1.05)

@@ -109,7 +109,7 @@ def test_caveats_name_only_the_brackets_ends():
     assert cap.caveats == (
         "the loader could not offer 3,500 req/s: the upper end may be the loader's limit, "
         "not the server's",
-        "other processes used the level's cores at 3,500 req/s",
+        "disturbed at 3,500 req/s (other processes used the level's cores)",
     )
     clean = capacity_of("go", "hello", SEARCH, 2, disturbed={1000.0}, loader_bound={4000.0})
     assert clean is not None and clean.caveats == ()
