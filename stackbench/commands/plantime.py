@@ -4,53 +4,14 @@ The estimate itself is pure (config/estimate.py); this module only gathers what 
 (the store under --out, the machine's identity, which stacks are not built yet) and words it.
 """
 
-import datetime
-import os
-import platform
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.text import Text
 
-from stackbench.commands.resultsdir import STORE_NAME, results_dir
-from stackbench.config.estimate import PastLevel, Timeline, plan_timeline
-from stackbench.config.paths import CALIBRATION_SUITE
-from stackbench.config.plan import build_plan
-from stackbench.config.status import StackEntry
-from stackbench.config.suite import parse_suite
+from stackbench.config.estimate import Timeline
 from stackbench.errors import ExitCode
-from stackbench.lab.environment import cpu_model
 from stackbench.report.termtable import print_wrapped
-from stackbench.store.records import CalibrationRow, Environment, machine_key
-from stackbench.store.store import Store
-
-
-def this_machine() -> str:
-    """This machine as the store names it (records.machine_key of a run's environment)."""
-    return machine_key(
-        Environment(hostname=platform.uname().node, cpu_model=cpu_model(), cores=os.cpu_count())
-    )
-
-
-def stored_history(
-    out: Path | None,
-) -> tuple[list[PastLevel], dict[tuple[str, str], float], CalibrationRow | None]:
-    """This machine's earlier levels, standalone timings and calibration in the store under
-    --out; nothing when there is no store yet (nothing is created)."""
-    path = results_dir(out) / STORE_NAME
-    if not path.is_file():
-        return [], {}, None
-    store = Store(path, create=False)
-    try:
-        machine = this_machine()
-        return (
-            store.past_levels(machine),
-            store.script_iteration_s(machine),
-            store.calibration(machine),
-        )
-    finally:
-        store.close()
 
 
 def _minutes(seconds: float) -> str:
@@ -101,18 +62,6 @@ def print_time(console: Console, timeline: Timeline, not_built: list[str]) -> No
     print_wrapped(console, first, indent=2)
     for line in rest:
         print_wrapped(console, line, "  ", indent=4)
-
-
-def calibration_date(calibration: CalibrationRow | None) -> str | None:
-    if calibration is None:
-        return None
-    return datetime.datetime.fromtimestamp(calibration.at, datetime.UTC).strftime("%Y-%m-%d")
-
-
-def calibration_seconds(inventory: dict[str, StackEntry], history: Sequence[PastLevel]) -> float:
-    """How long `stackbench calibrate` takes here: its suite's own estimate."""
-    plan = build_plan(parse_suite(CALIBRATION_SUITE), inventory, None, None)
-    return plan_timeline(plan, history).total_s
 
 
 def calibrate_before(console: Console, calibrate: Callable[[], int]) -> None:

@@ -130,3 +130,19 @@ def _recovered(store: Store, console: Console | None) -> Store:
             Text.assemble(("note", "yellow"), f": {recovered.describe()}")
         )
     return store
+
+
+def report_write_failure(
+    directory: Path, run_id: int, store_path: Path | str, exc: OSError
+) -> EnvironmentProblem:
+    """Why a run's report could not be written, and what to do (the levels are kept)."""
+    if exc.errno in DISK_FULL_ERRNOS:
+        return EnvironmentProblem(
+            f"writing the report to {directory}: the disk is full ({exc.strerror}); every "
+            f"finished level is kept in {store_path}. Free some space, then 'stackbench "
+            f"report {run_id}'"
+        )
+    return EnvironmentProblem(
+        f"writing the report to {directory} failed: {exc}; fix the "
+        f"directory, then 'stackbench report {run_id}'"
+    )

@@ -31,41 +31,35 @@ from stackbench.commands.claims import (
     suite_columns,
 )
 from stackbench.commands.live import LiveView, signal_number, stop_signals_as_interrupt
-from stackbench.commands.plantime import (
-    calibrate_before,
-    calibration_date,
-    calibration_seconds,
-    stored_history,
-    this_machine,
-)
+from stackbench.commands.plantime import calibrate_before
 from stackbench.commands.preflight import print_preflight
 from stackbench.commands.resultsdir import (
+    STORE_NAME,
     check_results_dir,
     open_existing_store,
     open_store,
+    report_write_failure,
     results_dir,
 )
 from stackbench.commands.settle import settle_advice
-from stackbench.config.calibrate_first import calibrate_first
-from stackbench.config.claims import claims_path_for
-from stackbench.config.estimate import plan_timeline
-from stackbench.config.paths import CLAIMS_DIR, DEFAULT_SUITE
+from stackbench.config.paths import DEFAULT_SUITE
 from stackbench.config.plan import Plan, build_plan, settle_note
 from stackbench.config.status import StackEntry
 from stackbench.config.suite import Suite, parse_suite, resolve_hosts
 from stackbench.engine.outcome import RunOutcome, run_outcome
-from stackbench.engine.preflight import ClaimsCheck, preflight
+from stackbench.engine.pastruns import past_runs, this_machine
+from stackbench.engine.preflight import Asked, ClaimsCheck, preflight
 from stackbench.engine.resume import Selection, check_resumable, check_same_request, resume_suite
 from stackbench.engine.runner import Runner, RunSetup
 from stackbench.engine.until_decided import MAX_LOOKS, UntilDecided, until_decided
-from stackbench.errors import EnvironmentProblem, ExitCode, StackbenchError
+from stackbench.errors import ExitCode, StackbenchError
 from stackbench.lab.cpufeatures import with_machine_deviations
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.stack import PlannedParams
 from stackbench.report import write_all
 from stackbench.report.terminal import print_run
 from stackbench.report.termtable import print_wrapped
-from stackbench.store.store import DISK_FULL_ERRNOS, RunData, Store
+from stackbench.store.store import RunData, Store
 
 
 @dataclass(frozen=True)
@@ -116,17 +110,10 @@ def run_suite(
         check_results_dir(request.out)
     else:
         store = store or open_store(request.out, console)
-    history, scripts, calibration = stored_history(request.out)
-    choice = calibrate_first(
-        claims_path_for(CLAIMS_DIR, suite.name) is not None,
-        calibration_date(calibration),
-        request.no_calibrate or calibrate is None,
-        request.resume is not None,
-        suite.placement.server_host is not None,
-    )
-    first_s = calibration_seconds(inventory, history) if choice.run_first else 0.0
-    timeline = plan_timeline(plan, history, script_iteration_s=scripts, calibration_s=first_s)
-    checks = preflight(plan, inventory, hosts, _claims_check(inventory), timeline, choice)
+    past = past_runs(results_dir(request.out) / STORE_NAME)
+    asked = Asked(request.no_calibrate or calibrate is None, request.resume is not None)
+    checks = preflight(plan, inventory, hosts, _claims_check(inventory), past, asked)
+    choice = checks.calibration
     print_preflight(console, checks, request.until_decided_s, request.budget_s)
     if request.settle:
         print_wrapped(console, settle_note(plan), indent=2)
@@ -141,7 +128,7 @@ def run_suite(
         inventory,
         store,
         results_dir(request.out),
-        LiveView(console, suite.level_kind, history=history, scripts=scripts),
+        LiveView(console, suite.level_kind, history=past.levels, scripts=past.scripts),
         selection=selection,
         hosts=hosts,
         keep_remote=request.keep_remote,
@@ -263,7 +250,7 @@ def _finish(
     try:  # the files first: a closed terminal must not cost the report
         target = write_all(data, directory, claims=claims, analysis=analysis, ask=ask)
     except OSError as exc:
-        raise _report_write_failure(directory, run_id, store, exc) from exc
+        raise report_write_failure(directory, run_id, store.path, exc) from exc
     outcome = with_slo_gate(run_outcome(data), analysis)
     with contextlib.suppress(OSError) if quiet else contextlib.nullcontext():
         # ends at a glance and the capacity at the SLO
@@ -298,19 +285,4 @@ def with_slo_gate(outcome: RunOutcome, analysis: Analysis) -> RunOutcome:
             f"SLO ({slo_rule(analysis)}) broken at {len(breaches)} level(s): {shown} "
             "(set gate = false in [slo] when breaking it is the finding)",
         ),
-    )
-
-
-def _report_write_failure(
-    directory: Path, run_id: int, store: Store, exc: OSError
-) -> EnvironmentProblem:
-    if exc.errno in DISK_FULL_ERRNOS:
-        return EnvironmentProblem(
-            f"writing the report to {directory}: the disk is full ({exc.strerror}); every "
-            f"finished level is kept in {store.path}. Free some space, then 'stackbench "
-            f"report {run_id}'"
-        )
-    return EnvironmentProblem(
-        f"writing the report to {directory} failed: {exc}; fix the "
-        f"directory, then 'stackbench report {run_id}'"
     )

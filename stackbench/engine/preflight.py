@@ -12,14 +12,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from stackbench.config.calibrate_first import CalibrationChoice
+from stackbench.config.calibrate_first import CalibrationChoice, calibrate_first
+from stackbench.config.claims import claims_path_for
 from stackbench.config.deviations import Deviation
-from stackbench.config.estimate import Timeline
+from stackbench.config.estimate import PastLevel, Timeline, plan_timeline
 from stackbench.config.hosts import HostsFile
+from stackbench.config.paths import CALIBRATION_SUITE, CLAIMS_DIR
 from stackbench.config.placement import allowed_cpus
-from stackbench.config.plan import Plan
+from stackbench.config.plan import Plan, build_plan
 from stackbench.config.status import StackEntry
-from stackbench.config.suite import Suite
+from stackbench.config.suite import Suite, parse_suite
+from stackbench.engine.pastruns import PastRuns
 from stackbench.lab.build import build_dir_for
 from stackbench.lab.busy import quiet_machine_checks
 from stackbench.lab.machine import Check, Verdict, plan_limits
@@ -55,16 +58,36 @@ class Preflight(Generic[Claim]):
         )
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What the run was asked that the checks depend on."""
+
+    no_calibrate: bool = False  # --no-calibrate (or no way to calibrate)
+    resumed: bool = False  # run --resume: the run continues a stored one
+
+
 def preflight(
     plan: Plan,
     inventory: Mapping[str, StackEntry],
     hosts: HostsFile | None,
     claims: ClaimsCheck[Claim],
-    timeline: Timeline,
-    calibration: CalibrationChoice,
+    past: PastRuns,
+    asked: Asked = Asked(),
 ) -> Preflight[Claim]:
-    """`timeline`: the plan's estimate from this machine's measured rates; `calibration`:
-    whether an uncalibrated machine calibrates first (config/calibrate_first.py)."""
+    """`past`: what this machine measured before (the time estimate's rates, whether it is
+    calibrated: an uncalibrated machine calibrates first, config/calibrate_first.py)."""
+    suite = plan.suite
+    calibration = calibrate_first(
+        claims_path_for(CLAIMS_DIR, suite.name) is not None,
+        past.calibrated_on,
+        asked.no_calibrate,
+        asked.resumed,
+        suite.placement.server_host is not None,
+    )
+    first_s = calibration_seconds(inventory, past.levels) if calibration.run_first else 0.0
+    timeline = plan_timeline(
+        plan, past.levels, script_iteration_s=past.scripts, calibration_s=first_s
+    )
     params = planned_params(plan, inventory)
     readiness = claims(plan, params)
     return Preflight(
@@ -79,6 +102,12 @@ def preflight(
         tuple(unbuilt(plan, inventory)),
         calibration,
     )
+
+
+def calibration_seconds(inventory: Mapping[str, StackEntry], history: Sequence[PastLevel]) -> float:
+    """How long `stackbench calibrate` takes here: its suite's own estimate."""
+    plan = build_plan(parse_suite(CALIBRATION_SUITE), dict(inventory), None, None)
+    return plan_timeline(plan, history).total_s
 
 
 def unbuilt(plan: Plan, inventory: Mapping[str, StackEntry]) -> list[str]:
