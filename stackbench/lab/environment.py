@@ -50,20 +50,12 @@ def governor() -> str | None:
 
 
 def git_revision() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "describe", "--always", "--dirty"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except OSError:
-        return None
-    return out.stdout.strip() or None
+    """stackbench's own checkout: `git describe --always --dirty`."""
+    return _git(REPO_ROOT, "describe", "--always", "--dirty") or None
 
 
 def _git(folder: Path, *args: str) -> str | None:
+    """A git command's output in `folder` (None: git missing, failed or not a work tree)."""
     try:
         out = subprocess.run(
             ["git", "-C", str(folder), *args],
