@@ -255,7 +255,8 @@ def test_a_failing_loader_fails_its_level_not_the_run(tmp_path, monkeypatch):
     assert "exited 1" in three.error
     assert "failing on purpose at 3 connections" in three.log_tail
     assert data.cases[0].status == "ok"
-    assert data.cases[0].reason.startswith("hello c=3: the load tool failed: ")
+    # (a busy machine may add a note of a re-measured disturbed level before it)
+    assert "hello c=3: the load tool failed: " in data.cases[0].reason
 
     from stackbench.engine.outcome import run_outcome
 
