@@ -9,10 +9,12 @@ from msgspec import UNSET
 from rich.console import Console
 from rich.text import Text
 
+from stackbench.analysis import fmt
 from stackbench.analysis.analysis import Analysis, analyse
 from stackbench.analysis.fmt import estimate, slug
 from stackbench.analysis.history import CaseHistory, HistoryPoint, histories
 from stackbench.analysis.verdicts import Outcome
+from stackbench.analysis.wording import ratio_and_bounds
 from stackbench.commands.resultsdir import open_existing_store, results_dir
 from stackbench.errors import InputError
 from stackbench.report.historychart import history_png
@@ -106,11 +108,12 @@ def _against(p: HistoryPoint) -> Cell:
     v = p.against_previous
     if v is None:
         return "first run"
-    ratio = "–" if v.ratio is None else f"{v.ratio:.2f}×"
-    if v.low is not None and v.high is not None:
-        ratio += f" ({v.low:.2f}–{v.high:.2f}×)"
+    ratio, bounds = ratio_and_bounds(v)
+    said = f"{v.outcome.value}: {ratio}" + (f" ({bounds})" if bounds != fmt.MISSING else "")
+    if v.outcome is Outcome.UNDECIDED and v.decide:
+        said += f"; {v.decide}"  # never left at "not enough evidence" without what decides it
     style = {Outcome.FASTER: "green", Outcome.SLOWER: "red"}.get(v.outcome, "")
-    return Text(f"{v.outcome.value}: {ratio}", style=style)
+    return Text(said, style=style)
 
 
 def _write_chart(out: Path | None, h: CaseHistory) -> Path:
