@@ -13,7 +13,7 @@ family is one workload: every best-against-other comparison of its rankings, sin
 takes one workload's rankings as one answer ("which stack is fastest at sha256?").
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from stackbench.analysis import stats
@@ -120,6 +120,14 @@ class Analysis:
     @property
     def level_label(self) -> str:
         return "target rate (req/s)" if self.level_kind == "rate" else "connections"
+
+    def valid_levels(self) -> Iterator[tuple[WorkloadView, CaseView, LevelAggregate]]:
+        """Valid levels of rankable cases only: an invalid level (disturbed, unsteady, over
+        its error limit) or a failed case has no figure to compare or to track."""
+        for w in self.workloads:
+            for view in w.cases:
+                if view.rankable:
+                    yield from ((w, view, agg) for agg in view.aggregates if agg.status == "ok")
 
 
 def analyse(

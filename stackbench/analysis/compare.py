@@ -190,13 +190,8 @@ def gated_cases(comparison: RunComparison, gates: Sequence[Gate]) -> list[GatedC
 def _levels(a: Analysis) -> Iterator[tuple[CaseKey, tuple[CaseView, int]]]:
     """Valid, rankable levels only: an invalid level or a failed case has no figure to
     compare (it is reported as missing on that side)."""
-    for w in a.workloads:
-        for view in w.cases:
-            if not view.rankable:
-                continue
-            for agg in view.aggregates:
-                if agg.status == "ok":
-                    yield CaseKey(view.stack, w.label, agg.level_value), (view, agg.level_index)
+    for w, view, agg in a.valid_levels():
+        yield CaseKey(view.stack, w.label, agg.level_value), (view, agg.level_index)
 
 
 # The flags that make a level unfit for any verdict (its status invalid or failed).

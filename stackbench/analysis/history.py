@@ -99,17 +99,13 @@ def histories(
     for i, a in enumerate(analyses):
         if suite is not None and a.data.run.suite_name != suite:
             continue
-        for w in a.workloads:
+        for w, view, agg in a.valid_levels():
             if workload is not None and workload not in (w.label, w.workload):
                 continue
-            for view in w.cases:
-                if (stack is not None and view.stack != stack) or not view.rankable:
-                    continue
-                for agg in view.aggregates:
-                    if agg.status != "ok" or agg.throughput.value <= 0:
-                        continue
-                    key = HistoryKey(a.data.run.suite_name, view.stack, w.label, agg.level_value)
-                    series.setdefault(key, []).append((i, agg.throughput))
+            if (stack is not None and view.stack != stack) or agg.throughput.value <= 0:
+                continue
+            key = HistoryKey(a.data.run.suite_name, view.stack, w.label, agg.level_value)
+            series.setdefault(key, []).append((i, agg.throughput))
     out = []
     for key in sorted(series):
         out.append(_history(key, series[key], analyses, revisions, labels))
