@@ -4,13 +4,13 @@ the JSON continuous-benchmarking dashboards read, so a CI job can track a stack 
 One benchmark per stack, workload and level (`node/hello@50c`); its measures are throughput
 (req/s) and the p50 and p99 latencies (ms), each with `lower_value`/`upper_value` from the
 level's 95% interval where it has one (a figure without an interval carries its value only:
-an interval is never invented). Levels that decide nothing (failed, or without a figure) are
-left out, as the report's tables leave them out of every comparison.
+an interval is never invented). Levels that decide nothing (failed, flagged invalid, or
+without a figure) are left out, as `compare` leaves them out.
 """
 
 import json
 
-from stackbench.analysis.analysis import Analysis, CaseView
+from stackbench.analysis.analysis import Analysis
 from stackbench.analysis.stats import Estimate, LevelAggregate
 
 THROUGHPUT = "throughput"  # Bencher's built-in measure slugs for these two
@@ -39,21 +39,14 @@ def _measures(agg: LevelAggregate) -> dict[str, dict[str, float]]:
     return measures
 
 
-def _case_benchmarks(a: Analysis, label: str, case: CaseView) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for agg in case.aggregates:
-        if agg.status == "failed" or agg.throughput.value <= 0:
-            continue
-        out[benchmark_name(case.stack, label, agg.level_value, a.level_kind)] = _measures(agg)
-    return out
-
-
 def bmf_document(a: Analysis) -> dict[str, object]:
-    doc: dict[str, object] = {}
-    for w in a.workloads:
-        for case in w.cases:
-            doc.update(_case_benchmarks(a, w.label, case))
-    return doc
+    """The valid levels only: a dashboard shows a figure without its flags, so a level
+    flagged invalid (disturbed, unsteady, over its error limit) or failed is left out."""
+    return {
+        benchmark_name(view.stack, w.label, agg.level_value, a.level_kind): _measures(agg)
+        for w, view, agg in a.valid_levels()
+        if agg.throughput.value > 0
+    }
 
 
 def results_bmf(a: Analysis) -> str:

@@ -20,14 +20,9 @@ def analysis():
     store.close()
 
 
-def test_every_measured_level_is_a_benchmark_with_its_interval(analysis) -> None:
+def test_every_valid_level_is_a_benchmark_with_its_interval(analysis) -> None:
     doc = bmf_document(analysis)
-    levels = [
-        (w.label, case, agg)
-        for w in analysis.workloads
-        for case in w.cases
-        for agg in case.aggregates
-    ]
+    levels = [(w.label, case, agg) for w, case, agg in analysis.valid_levels()]
     assert levels and len(doc) == len(levels)
     for label, case, agg in levels:
         measures = doc[benchmark_name(case.stack, label, agg.level_value, "connections")]
@@ -53,3 +48,20 @@ def test_bmf_is_written_on_request_only(analysis, tmp_path) -> None:
     assert json.loads((out / "results.bmf.json").read_text()) == json.loads(
         json.dumps(bmf_document(analysis))
     )
+
+
+def test_a_level_flagged_invalid_is_left_out(analysis) -> None:
+    """A dashboard would show its figure without the flag that says it decides nothing."""
+    import dataclasses
+
+    w = analysis.workloads[0]
+    case = w.cases[0]
+    agg = case.aggregates[0]
+    invalid = dataclasses.replace(agg, status="invalid")
+    aggregates = [invalid, *case.aggregates[1:]]
+    cases = [dataclasses.replace(case, aggregates=aggregates), *w.cases[1:]]
+    changed = dataclasses.replace(
+        analysis, workloads=[dataclasses.replace(w, cases=cases), *analysis.workloads[1:]]
+    )
+    name = benchmark_name(case.stack, w.label, agg.level_value, "connections")
+    assert name in bmf_document(analysis) and name not in bmf_document(changed)
