@@ -99,7 +99,7 @@ def run_suite(
     `calibrate`: runs `stackbench calibrate` first when an article suite finds the machine
     uncalibrated (config/calibrate_first.py), unless --no-calibrate."""
     store, suite, request = _request_of(console, request)
-    inventory = load_inventory(own=suite.stack_folders)
+    inventory = load_inventory(own=suite.own_stacks)
     selection = request.selection
     plan = build_plan(
         suite, inventory, list(selection.stacks) or None, list(selection.workloads) or None

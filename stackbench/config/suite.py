@@ -21,7 +21,7 @@ from msgspec import Meta, Struct
 from stackbench.config.deviations import ArticleLoader, Deviation, loader_deviation
 from stackbench.config.hosts import HostsFile, hosts_from_table, parse_hosts_file
 from stackbench.config.loadspec import MAX_SECONDS, DriverKind, LevelKind, LoadSettings, Mode
-from stackbench.config.manifest import discover, param_text, parse_manifest
+from stackbench.config.manifest import Manifest, discover, param_text, parse_manifest
 from stackbench.config.names import NAME_RULE, check_name, is_name
 from stackbench.config.paths import STACKS_DIR
 from stackbench.config.placement import Placement, make_placement
@@ -172,8 +172,14 @@ class Suite:
     hosts_file: Path | None = None  # or its hosts_file, read by `resolve_hosts`
     declared_deviations: tuple[Deviation, ...] = ()  # the suite file's [[deviation]]
     article_loader: ArticleLoader | None = None
-    # The user's own stacks (a `stacks` entry that is a path): name -> their folder.
-    stack_folders: dict[str, Path] = dataclasses.field(default_factory=dict)
+    # The user's own stacks (a `stacks` entry that is a path), their manifests read once here.
+    own_stacks: dict[str, Manifest] = dataclasses.field(default_factory=dict)
+
+    @property
+    def stack_folders(self) -> dict[str, Path]:
+        """The user's own stacks' folders, by name."""
+        return {name: m.stack_dir for name, m in self.own_stacks.items()}
+
     # Departures that depend on the machine (lab/cpufeatures.py `with_machine_deviations`).
     machine_deviations: tuple[Deviation, ...] = ()
 
@@ -378,25 +384,26 @@ def is_stack_path(entry: str) -> bool:
     return "/" in entry
 
 
-def _stacks(path: Path, stacks: list[str]) -> tuple[tuple[str, ...], dict[str, Path]]:
-    """The stacks' names, and the folders of the user's own stacks among them."""
+def _stacks(path: Path, stacks: list[str]) -> tuple[tuple[str, ...], dict[str, Manifest]]:
+    """The stacks' names, and the manifests of the user's own stacks among them."""
     where = _where(path, "stacks")
     names: list[str] = []
-    folders: dict[str, Path] = {}
+    own: dict[str, Manifest] = {}
+    catalog = discover(STACKS_DIR) if any(map(is_stack_path, stacks)) else {}
     for entry in stacks:
         if is_stack_path(entry):
-            name, folder = _own_stack(path, entry, where)
-            folders[name] = folder
-            names.append(name)
+            manifest = _own_stack(path, entry, where, catalog)
+            own[manifest.name] = manifest
+            names.append(manifest.name)
         else:
             names.append(check_name(entry, where))
     twice = sorted({s for s in names if names.count(s) > 1})
     if twice:
         raise InputError(f"{where}: '{twice[0]}' is listed twice")
-    return tuple(names), folders
+    return tuple(names), own
 
 
-def _own_stack(path: Path, entry: str, where: str) -> tuple[str, Path]:
+def _own_stack(path: Path, entry: str, where: str, catalog: dict[str, Path]) -> Manifest:
     """A stack from a folder of the user's: resolved from the suite file's folder, holding a
     stack.toml, named by its manifest (or its folder) and clashing with no catalog stack."""
     if any(ord(c) < 32 or c == "\x7f" for c in entry) or len(entry) > 4096:
@@ -412,13 +419,12 @@ def _own_stack(path: Path, entry: str, where: str) -> tuple[str, Path]:
         manifest = parse_manifest(manifest_path, catalog=False)
     except InputError as exc:
         raise InputError(f"{where}: {entry!r}: {exc}") from exc
-    catalog = discover(STACKS_DIR)
     if manifest.name in catalog and catalog[manifest.name].parent.resolve() != folder:
         raise InputError(
             f"{where}: {entry!r} is named {manifest.name!r}, the name of a catalog stack "
             f"({catalog[manifest.name].parent}): set another `name` in {manifest_path}"
         )
-    return manifest.name, folder
+    return manifest
 
 
 def _workloads(path: Path, texts: list[str]) -> tuple[WorkloadSpec, ...]:
@@ -469,14 +475,14 @@ def parse_suite(path: Path) -> Suite:
     specs = _workloads(path, suite.workloads)
     _check_memcached(path, placement, specs)
     labels = tuple(s.label for s in specs)
-    stack_names, stack_folders = _stacks(path, suite.stacks)
+    stack_names, own_stacks = _stacks(path, suite.stacks)
     return Suite(
         path=path,
         name=_suite_name(path, suite.name),
         description=suite.description,
         variant=check_name(suite.variant, _where(path, "variant")),
         stacks=stack_names,
-        stack_folders=stack_folders,
+        own_stacks=own_stacks,
         workloads=specs,
         params=_params(path, suite.params),
         load=load_settings,

@@ -31,24 +31,13 @@ def _entry(name: str, manifest: Manifest | InputError) -> StackEntry:
     return StackEntry(manifest, check_stack(manifest))
 
 
-def load_own(folders: Mapping[str, Path]) -> dict[str, Manifest | InputError]:
-    """The user's own stacks (a suite's `stacks` entries that are folders), by name."""
-    out: dict[str, Manifest | InputError] = {}
-    for name, folder in folders.items():
-        try:
-            out[name] = parse_manifest(folder / "stack.toml", catalog=False)
-        except InputError as exc:
-            out[name] = exc
-    return out
-
-
 def load_inventory(
     names: list[str] | None = None,
     stacks_dir: Path = STACKS_DIR,
-    own: Mapping[str, Path] | None = None,
+    own: Mapping[str, Manifest] | None = None,
 ) -> dict[str, StackEntry]:
-    """The catalog's stacks, and `own`: the user's stacks from their folders (a suite's)."""
-    manifests = load_manifests(stacks_dir) | load_own(own or {})
+    """The catalog's stacks, and `own`: the user's stacks, as a suite read them."""
+    manifests: dict[str, Manifest | InputError] = {**load_manifests(stacks_dir), **(own or {})}
     if names is not None:
         unknown = [n for n in names if n not in manifests]
         if unknown:

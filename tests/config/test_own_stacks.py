@@ -44,7 +44,7 @@ def test_a_folder_entry_is_read_from_the_suite_files_folder(tmp_path) -> None:
     suite = parse_suite(suite_file(tmp_path, '["./apps/svc", "go-nethttp"]'))
     assert suite.stacks == ("svc", "go-nethttp")
     assert suite.stack_folders == {"svc": (tmp_path / "apps" / "svc").resolve()}
-    inventory = load_inventory(own=suite.stack_folders)
+    inventory = load_inventory(own=suite.own_stacks)
     assert inventory["svc"].manifest is not None
     assert inventory["svc"].manifest.stack_dir == (tmp_path / "apps" / "svc").resolve()
     assert "go-nethttp" in inventory  # the catalog is still there
