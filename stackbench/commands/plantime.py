@@ -18,14 +18,22 @@ def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
-def time_lines(timeline: Timeline, not_built: list[str]) -> list[str]:
-    """The plan's time in words: the total, what it is made of, where each request-counted
-    level's rate comes from, and what is not counted."""
+def time_lines(
+    timeline: Timeline, not_built: list[str], load_budget_s: float | None = None
+) -> list[str]:
+    """The plan's time in words: the total, what it is made of (with the suite's load budget
+    beside the load, when it states one), where each request-counted level's rate comes from,
+    and what is not counted."""
     levels = timeline.levels()
     sources = timeline.sources()
+    budget = (
+        ""
+        if load_budget_s is None
+        else f" (the suite is designed for at most {_minutes(load_budget_s)})"
+    )
     parts = [
         f"{len(levels)} load levels, about {_minutes(timeline.total_s)} in all: "
-        f"{_minutes(timeline.load_s)} of load, "
+        f"{_minutes(timeline.load_s)} of load{budget}, "
         f"{_minutes(timeline.seconds_of('level') - timeline.load_s)} of warm-ups, pauses "
         f"and the loader's starts, {_minutes(timeline.seconds_of('stack start', 'case start'))} "
         "of stack starts, verification, standalone timings and JIT warm-ups, "
@@ -57,8 +65,10 @@ def time_lines(timeline: Timeline, not_built: list[str]) -> list[str]:
     return parts
 
 
-def print_time(console: Console, timeline: Timeline, not_built: list[str]) -> None:
-    first, *rest = time_lines(timeline, not_built)
+def print_time(
+    console: Console, timeline: Timeline, not_built: list[str], load_budget_s: float | None = None
+) -> None:
+    first, *rest = time_lines(timeline, not_built, load_budget_s)
     print_wrapped(console, first, indent=2)
     for line in rest:
         print_wrapped(console, line, "  ", indent=4)

@@ -43,6 +43,8 @@ def print_preflight(
         print_wrapped(console, checks.calibration.why, "calibration: ", indent=2)
     if budget_s is not None:
         check_budget(timeline, budget_s)
+    elif suite.load_budget_s is not None:
+        check_load_budget(suite, timeline, suite.load_budget_s)
     print_deviations(console, checks.deviations)
     print_readiness(console, checks.claims)
     if checks.hosts is not None:
@@ -70,6 +72,23 @@ def check_budget(timeline: Timeline, budget_s: float) -> None:
     raise InputError(
         f"--budget {round(budget_s / 60, 1):g} min: the plan takes about {needed / 60:.1f} min "
         f"(calibration aside); {would}; or give --budget {math.ceil(needed / 60)}m"
+    )
+
+
+def check_load_budget(suite: Suite, timeline: Timeline, load_budget_s: float) -> None:
+    """The suite's load_budget_min: a plan whose load this machine's estimate puts beyond it is
+    refused before anything starts (the suite was designed to decide within it), naming each
+    stack's share and the flag that accepts the longer run."""
+    needed = timeline.load_s
+    if needed <= load_budget_s:
+        return
+    shares = ", ".join(f"{name} {s / 60:.1f}" for name, s in timeline.load_by_stack().items())
+    raise InputError(
+        f"{shown(suite.path)}: key 'load_budget_min': the suite is designed for at most "
+        f"{round(load_budget_s / 60, 1):g} min of load, and this plan's estimate here is "
+        f"{needed / 60:.1f} min of load (min per stack: {shares}); choose fewer stacks or "
+        f"workloads (--stacks, --workloads), or accept the longer run with --budget "
+        f"{math.ceil(timeline.total_s / 60)}m"
     )
 
 
@@ -115,7 +134,7 @@ def print_plan(console: Console, checks: Preflight[Readiness], cores_note: str =
         print_wrapped(console, cores_note, indent=0, style="yellow")
     print_stacks(console, plan)
     print_params(console, suite.server_cores, checks.params)
-    print_time(console, checks.timeline, list(checks.not_built))
+    print_time(console, checks.timeline, list(checks.not_built), suite.load_budget_s)
     for check in checks.limits:
         print_wrapped(
             console,

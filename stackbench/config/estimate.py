@@ -220,6 +220,14 @@ class Timeline:
         """The levels' measured passes alone."""
         return sum(s.time.load_s for s in self.levels() if s.time is not None)
 
+    def load_by_stack(self) -> dict[str, float]:
+        """The levels' measured passes of each stack, in the plan's order."""
+        out: dict[str, float] = {}
+        for s in self.levels():
+            if s.time is not None and s.stack is not None:
+                out[s.stack] = out.get(s.stack, 0.0) + s.time.load_s
+        return out
+
     def sources(self) -> dict[RateSource, int]:
         """How many levels each kind of estimate planned, in a fixed order."""
         counts: dict[RateSource, int] = {}

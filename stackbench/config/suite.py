@@ -32,6 +32,7 @@ from stackbench.errors import InputError
 MAX_LEVELS = 1000
 MAX_LEVEL_VALUE = 10_000_000.0  # connections or requests/s of one level
 MAX_SCRIPT_ITERATIONS = 10_000_000
+MAX_LOAD_BUDGET_MIN = 1440.0  # a suite designed for at most a day of load
 DEFAULT_CONNECTIONS = (25.0,)  # closed loop without a `connections` list
 
 LevelValue = Annotated[float, Meta(gt=0.0, le=MAX_LEVEL_VALUE)]
@@ -132,6 +133,9 @@ class _SuiteFile(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     slo: Slo | None = None
     search: RateSearch | None = None
     script_iterations: Annotated[int, Meta(ge=0, le=MAX_SCRIPT_ITERATIONS)] = 0
+    # The minutes of load the suite is designed to fit (an article suite: to decide its claims
+    # within them); the plan states it and refuses a plan estimated longer (run --budget wins).
+    load_budget_min: Annotated[float, Meta(gt=0, le=MAX_LOAD_BUDGET_MIN)] | None = None
     # Tables keyed by names the user chooses: converted entry by entry below, so an error can
     # name the entry (msgspec reports a dict key only as "[...]").
     params: dict[str, Any] = {}
@@ -172,6 +176,7 @@ class Suite:
     hosts_file: Path | None = None  # or its hosts_file, read by `resolve_hosts`
     declared_deviations: tuple[Deviation, ...] = ()  # the suite file's [[deviation]]
     article_loader: ArticleLoader | None = None
+    load_budget_s: float | None = None  # the suite's load_budget_min, in seconds
     # The user's own stacks (a `stacks` entry that is a path), their manifests read once here.
     own_stacks: dict[str, Manifest] = dataclasses.field(default_factory=dict)
 
@@ -497,6 +502,7 @@ def parse_suite(path: Path) -> Suite:
         workload_levels=_workload_levels(path, suite.levels, labels, load_settings.mode),
         workload_durations=_workload_durations(path, suite.durations, labels, load_settings),
         script_iterations=suite.script_iterations,
+        load_budget_s=None if suite.load_budget_min is None else suite.load_budget_min * 60,
         raw_text=text,
         hosts=hosts_from_table(data["hosts"], path) if suite.hosts else None,
         hosts_file=None if suite.hosts_file is None else path.parent / suite.hosts_file,

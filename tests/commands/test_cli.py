@@ -76,6 +76,30 @@ def test_a_budget_too_small_for_the_plan_exits_2_with_what_fits(tmp_path):
     assert "load levels, about" in done.stdout  # the plan was shown first
 
 
+def test_a_suite_load_budget_is_stated_and_a_longer_plan_refused_unless_budgeted(tmp_path):
+    out = str(tmp_path / "out")
+    body = (
+        'stacks = ["go-nethttp", "node"]\nworkloads = ["hello"]\n[load]\nconnections = [10, 20]\n'
+    )
+    fits = tmp_path / "fits.toml"
+    fits.write_text(f"load_budget_min = 5\n{body}duration_s = 10\n")  # 4 levels of 10 s
+    done = stackbench("run", str(fits), "--dry-run", "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert "40 s of load (the suite is designed for at most 5.0 min)" in " ".join(
+        done.stdout.split()
+    )
+    over = tmp_path / "over.toml"
+    over.write_text(f"load_budget_min = 0.5\n{body}duration_s = 10\n")
+    refused = stackbench("run", str(over), "--dry-run", "--out", out)
+    assert refused.returncode == 2
+    said = " ".join(refused.stderr.split())
+    assert "key 'load_budget_min'" in said and "at most 0.5 min of load" in said
+    assert "go-nethttp 0.3, node 0.3" in said and "--budget" in said
+    assert "load levels, about" in refused.stdout  # the plan was shown first
+    accepted = stackbench("run", str(over), "--dry-run", "--out", out, "--budget", "30m")
+    assert accepted.returncode == 0, accepted.stderr
+
+
 def test_an_article_suite_calibrates_first_unless_told_not_to(tmp_path):
     out = str(tmp_path / "out")  # a new store: this machine is not calibrated there
     suite = "suites/db-html-report-short.toml"
