@@ -159,6 +159,54 @@ def find_breakpoint(outcomes: Sequence[tuple[int, float, SloOutcome]]) -> Breakp
     return None
 
 
+@dataclass(frozen=True)
+class Crossing:
+    """Where a sweep crosses a limit and stays across: the position lies in (low, high].
+
+    A level crosses when every repetition of it crosses, keeps within when none does. A
+    crossing holds at the first crossing level that is repeated (two or more repetitions, all
+    across) or whose next level crosses too: a one-level blip is not a breakpoint, and the
+    sweep's last level crossing once is not yet one. `low` is the last level before `high`
+    that kept within (0 when none did; with no held crossing, the last such level of the
+    sweep), `high` the first level of the held crossing (inf: none held)."""
+
+    low: float
+    high: float
+    reached: float  # the highest level judged
+    blips: tuple[float, ...]  # levels that crossed (or some repetitions did) but did not hold
+    unconfirmed: float | None  # the last level crossed once, with no level after it to confirm
+
+    @property
+    def held(self) -> bool:
+        return math.isfinite(self.high)
+
+
+def held_crossing(levels: Sequence[tuple[float, Sequence[bool]]]) -> Crossing:
+    """The crossing of a sweep from each level's repetitions (True: that repetition crossed),
+    levels in any order. With single repetitions, each crossing by chance with probability q
+    independently, a sweep of n levels shows a held crossing by chance with probability at
+    most (n - 1) q^2 (two neighbours must both cross), where the first crossing level alone
+    gives 1 - (1 - q)^n (tests/analysis/test_stats.py checks both by simulation)."""
+    ordered = sorted((float(v), tuple(o)) for v, o in levels)
+    low, blips = 0.0, []
+    for i, (value, outcomes) in enumerate(ordered):
+        crosses = bool(outcomes) and all(outcomes)
+        if not crosses:
+            if any(outcomes):
+                blips.append(value)
+            else:
+                low = value
+            continue
+        following = ordered[i + 1][1] if i + 1 < len(ordered) else None
+        if len(outcomes) >= 2 or (following is not None and following and all(following)):
+            return Crossing(low, value, ordered[-1][0], tuple(blips), None)
+        if following is None:
+            return Crossing(low, math.inf, value, tuple(blips), value)
+        blips.append(value)
+    reached = ordered[-1][0] if ordered else 0.0
+    return Crossing(low, math.inf, reached, tuple(blips), None)
+
+
 # --- trend line ------------------------------------------------------------------------------
 def lowess(points: Sequence[tuple[float, float]], frac: float = 0.7) -> list[tuple[float, float]]:
     """Locally weighted linear regression (Cleveland 1979, tricube weights over the nearest
@@ -174,6 +222,21 @@ def lowess(points: Sequence[tuple[float, float]], frac: float = 0.7) -> list[tup
     return [
         (float(x0), _local_fit(pts[:, 0], pts[:, 1], float(x0), k)) for x0 in np.unique(pts[:, 0])
     ]
+
+
+PEAK_FRAC = 0.3  # the share of the sweep's levels each point of the peak's trend rests on
+PEAK_MIN_POINTS = 5  # ... and at least this many (3 evenly spaced points barely smooth)
+
+
+def fitted_peak(points: Sequence[tuple[float, float]], frac: float = PEAK_FRAC) -> float | None:
+    """The level where the sweep's trend (lowess over about `frac` of its levels) is highest,
+    the lowest such level on a tie; None for no points. The peak's figure is then read at that
+    level: its own measurement weighs only a share of the fit that chose it, so its noise is
+    less selected than the highest of n single medians' is (that one is biased upwards by the
+    expected maximum of n noise draws: +1.87 sigma for 20 flat levels, against about +1 sigma
+    here, measured in tests/analysis/test_stats.py; less with more levels)."""
+    curve = lowess(points, max(frac, PEAK_MIN_POINTS / max(len(points), 1)))
+    return max(curve, key=lambda p: p[1])[0] if curve else None
 
 
 def _local_fit(xs: FloatArray, ys: FloatArray, x0: float, k: int) -> float:

@@ -928,14 +928,49 @@ def test_breakpoint_within_range():
     result = one(make_claim({**BREAK, "expect": "within", "range": [6000, 10000]}), run)
     assert result.status is ClaimStatus.CONFIRMED
     assert (
-        result.why == "apache first fails at 8,500 (p99 3,100 ms > 3,000 ms), between 6,000 "
-        "and 10,000"
+        result.why == "apache first fails at 8,500 (p99 3,100 ms > 3,000 ms) and at the next "
+        "level, above 8,000, between 6,000 and 10,000"
     )
+    (bp,) = result.ours
+    assert (bp.value, bp.low, bp.high) == (8500, 8000, 8500)
+
+
+def test_breakpoint_interval_across_the_range_is_not_enough_evidence():
+    """(5,000, 7,000] reaches below 6,000: a level between them would decide."""
+    run = RunBuilder()
+    sweep(run, "apache", {100: 50, 5000: 2500, 7000: 3100, 8000: 3500})
+    result = one(make_claim({**BREAK, "expect": "within", "range": [6000, 10000]}), run)
+    assert result.status is ClaimStatus.UNDECIDED
+    assert "reaches across between 6,000 and 10,000" in result.why
+
+
+def test_breakpoint_needs_a_crossing_that_holds():
+    """A lone level over the limit (the next one within) is a blip, not the breakpoint; the
+    sweep's last level crossing once is not yet one; repetitions that all cross hold."""
+    run = RunBuilder()
+    sweep(run, "apache", {100: 50, 2000: 3200, 4000: 900, 7000: 900, 8000: 3100, 9000: 3500})
+    result = one(make_claim({**BREAK, "expect": "within", "range": [6000, 10000]}), run)
+    assert result.status is ClaimStatus.CONFIRMED
+    assert result.why.endswith("(crossed alone, not held, at 2,000), between 6,000 and 10,000")
+    none = {**BREAK, "expect": "none", "up_to": 10000}
+    run = RunBuilder()
+    sweep(run, "apache", {100: 50, 5000: 900, 10000: 3100})
+    result = one(make_claim(none), run)
+    assert result.status is ClaimStatus.UNDECIDED
+    assert "fails only at 10,000, the sweep's last level, once" in result.why
+    run = RunBuilder()
+    cid = run.case("apache", "w")
+    for rep, p99 in enumerate((3100.0, 3300.0)):
+        run.levels.append(level(cid, 100, 1000.0, rep, latency_ms={"p99": 50, "mean": 1}))
+        run.levels.append(level(cid, 10000, 1000.0, rep, latency_ms={"p99": p99, "mean": 1}))
+    result = one(make_claim(none), run)
+    assert result.status is ClaimStatus.REFUTED
+    assert "first fails at 10,000 (p99 3,200 ms > 3,000 ms) in every repetition" in result.why
 
 
 def test_breakpoint_by_error_rate_before_the_range_refutes():
     run = RunBuilder()
-    sweep(run, "apache", {100: 50, 800: 200}, timeouts={800: 20})  # 20/1020 = 2% > 1%
+    sweep(run, "apache", {100: 50, 800: 200, 900: 200}, timeouts={800: 20, 900: 30})
     result = one(make_claim({**BREAK, "expect": "within", "range": [6000, 10000]}), run)
     assert result.status is ClaimStatus.REFUTED
     assert "first fails at 800 (error rate 2.0% > 1.0%)" in result.why
@@ -946,7 +981,7 @@ def test_breakpoint_untestable_when_the_sweep_ends_before_the_range():
     sweep(run, "apache", {100: 50, 800: 200})
     result = one(make_claim({**BREAK, "expect": "within", "range": [6000, 10000]}), run)
     assert result.status is ClaimStatus.UNTESTABLE
-    assert result.why.startswith("apache does not fail up to 800, where the sweep ends")
+    assert result.why.startswith("apache holds up to 800, where the sweep ends")
 
 
 def test_breakpoint_none_and_before():
@@ -967,7 +1002,9 @@ def test_breakpoint_counts_a_level_where_nothing_completed_as_broken():
     cid = run.case("apache", "w")
     run.levels += [
         level(cid, 100, 900.0, index=0),
-        level(cid, 7000, 0.0, completed=0, errors={"timeout": 7000}, index=1),
+        level(cid, 6000, 900.0, index=1),
+        level(cid, 7000, 0.0, completed=0, errors={"timeout": 7000}, index=2),
+        level(cid, 8000, 0.0, completed=0, errors={"timeout": 8000}, index=3),
     ]
     test = {**BREAK, "max_error_rate": None, "expect": "within", "range": [6000, 10000]}
     del test["max_error_rate"]

@@ -406,10 +406,28 @@ def _curve(
 
 @dataclass(frozen=True)
 class _Break:
-    first: float | None  # first failing level, None: none in the sweep
-    reached: float  # the highest level judged
-    why: str  # what failed at `first`
-    last_passing: float | None = None  # the level before `first` that held (None: none did)
+    crossing: stats.Crossing  # where the crossing holds: in (low, high]
+    why: str  # what fails at the held crossing's first level ('' when none held)
+    repeated: bool = False  # that level's repetitions all failed (else: so did the next level)
+
+    def at(self, name: str) -> str:
+        """'apache first fails at 8,500 (p99 ...) and at the next level, above 8,000'."""
+        c = self.crossing
+        if c.held:
+            below = f", above {c.low:,.0f}" if c.low > 0 else ", from the first level"
+            how = "in every repetition" if self.repeated else "and at the next level"
+            text = f"{name} first fails at {c.high:,.0f} ({self.why}) {how}{below}"
+        elif c.unconfirmed is not None:
+            text = (
+                f"{name} fails only at {c.unconfirmed:,.0f}, the sweep's last level, once: "
+                "a crossing not yet held (a repetition of that level would decide it)"
+            )
+        else:
+            text = f"{name} holds up to {c.reached:,.0f}"
+        if c.blips:
+            shown = ", ".join(f"{b:,.0f}" for b in c.blips[:3])
+            text += f" (crossed alone, not held, at {shown})"
+        return text
 
 
 def _breakpoint(claim: Claim, test: BreakpointTest, ctx: _Context) -> ClaimResult:
@@ -422,16 +440,13 @@ def _breakpoint(claim: Claim, test: BreakpointTest, ctx: _Context) -> ClaimResul
     if isinstance(mine, _Missing) or isinstance(other, _Missing):
         return _conclude(claim, tally, "")
     for name, found in ((test.stack, mine), (test.other, other)):
-        if name is not None and found is not None:
-            # The sweep's resolution is the breakpoint's interval: between the last level
-            # that held and the first that failed.
+        if name is not None and found is not None and found.crossing.held:
+            # The breakpoint's interval: above the last level that held, at or below the
+            # first level of the crossing that holds.
+            c = found.crossing
             tally.ours.append(
                 Measured(
-                    f"{name} first failing level",
-                    found.first,
-                    "connections",
-                    found.last_passing,
-                    found.first,
+                    f"{name} first failing level", c.high, "connections", c.low or None, c.high
                 )
             )
     verdict, detail = _judge_break(test, mine, other)
@@ -446,7 +461,8 @@ def _first_break(run: _Run, stack: str, workload: str, test: BreakpointTest) -> 
     case = run.case(stack, workload)
     if isinstance(case, _Missing):
         return case
-    reached = 0.0
+    judged: list[tuple[float, list[bool]]] = []
+    reasons: dict[float, str] = {}
     for level in run.level_values(case):
         rows = run.rows_at(case, level)
         problem = level_problem(rows, failures_are_data=True)
@@ -454,11 +470,13 @@ def _first_break(run: _Run, stack: str, workload: str, test: BreakpointTest) -> 
             return _Missing(
                 f"{stack} {workload} @{level:,.0f}: {problem}; the breakpoint cannot be placed"
             )
-        failed = _level_breaks(rows, test)
-        if failed:
-            return _Break(level, level, failed, reached or None)
-        reached = level
-    return _Break(None, reached, "")
+        judged.append((level, [bool(_level_breaks([row], test)) for row in rows]))
+        reasons[level] = _level_breaks(rows, test)
+    crossing = stats.held_crossing(judged)
+    if not crossing.held:
+        return _Break(crossing, "")
+    repeated = len(run.rows_at(case, crossing.high)) >= 2
+    return _Break(crossing, reasons[crossing.high], repeated)
 
 
 def _level_breaks(rows: Sequence[LevelRow], test: BreakpointTest) -> str:
@@ -480,50 +498,40 @@ def _level_breaks(rows: Sequence[LevelRow], test: BreakpointTest) -> str:
 def _judge_break(
     test: BreakpointTest, mine: _Break, other: _Break | None
 ) -> tuple[_Verdict | None, str]:
-    name = test.stack
-    at = f"first fails at {mine.first:,.0f} ({mine.why})" if mine.first is not None else ""
+    """Judged on the breakpoint's interval (low, high]: a claim holds or fails only when the
+    whole interval says so; an interval across the claim's bound, or a crossing not yet held,
+    is not enough evidence (NOISE); a sweep that ends short of the claim is no data (None)."""
+    name, c = test.stack, mine.crossing
+    at = mine.at(name)
     if test.expect == "within":
         assert test.range is not None
         lo, hi = test.range
         want = f"between {lo:,.0f} and {hi:,.0f}"
-        if mine.first is None:
-            if mine.reached >= hi:
-                return _Verdict.FAILS, f"{name} never fails up to {mine.reached:,.0f}, not {want}"
-            return None, (
-                f"{name} does not fail up to {mine.reached:,.0f}, where the sweep "
-                f"ends; the claim places it {want}"
-            )
-        verdict = _Verdict.HOLDS if lo <= mine.first <= hi else _Verdict.FAILS
-        return verdict, f"{name} {at}, {'' if verdict is _Verdict.HOLDS else 'not '}{want}"
+        if c.low >= lo and c.high <= hi:
+            return _Verdict.HOLDS, f"{at}, {want}"
+        if c.high < lo or c.low >= hi:
+            return _Verdict.FAILS, f"{at}, not {want}"
+        if not c.held and c.unconfirmed is None:
+            return None, f"{at}, where the sweep ends; the claim places it {want}"
+        return _Verdict.NOISE, f"{at}: that reaches across {want}; levels inside it would decide"
     if test.expect == "none":
         assert test.up_to is not None
-        if mine.first is not None and mine.first <= test.up_to:
-            return _Verdict.FAILS, f"{name} {at}, below {test.up_to:,.0f}"
-        if mine.reached >= test.up_to:
-            return _Verdict.HOLDS, f"{name} holds at every level up to {test.up_to:,.0f}"
+        if c.high <= test.up_to:
+            return _Verdict.FAILS, f"{at}, below {test.up_to:,.0f}"
+        if c.low >= test.up_to:
+            return _Verdict.HOLDS, f"{at}: at every level up to {test.up_to:,.0f}"
+        if c.unconfirmed is not None:
+            return _Verdict.NOISE, f"{at}; the claim is about {test.up_to:,.0f}"
+        return None, f"{at}, where the sweep ends; the claim is about {test.up_to:,.0f}"
+    assert other is not None and test.other is not None
+    o = other.crossing
+    if not c.held and not o.held:
         return None, (
-            f"{name} holds up to {mine.reached:,.0f}, where the sweep ends; the claim "
-            f"is about {test.up_to:,.0f}"
+            f"neither {name} nor {test.other} fails and stays failed within the sweep "
+            f"(up to {max(c.reached, o.reached):,.0f})"
         )
-    assert other is not None
-    if mine.first is None and other.first is None:
-        return None, (
-            f"neither {name} nor {test.other} fails within the sweep (up to "
-            f"{max(mine.reached, other.reached):,.0f})"
-        )
-    if mine.first is not None and (other.first is None or mine.first < other.first):
-        later = (
-            f"{test.other} at {other.first:,.0f}"
-            if other.first is not None
-            else f"{test.other} not up to {other.reached:,.0f}"
-        )
-        return _Verdict.HOLDS, f"{name} {at}, {later}"
-    assert other.first is not None
-    return _Verdict.FAILS, (
-        f"{test.other} first fails at {other.first:,.0f}, "
-        + (
-            f"{name} at {mine.first:,.0f}"
-            if mine.first is not None
-            else f"{name} not before {mine.reached:,.0f}"
-        )
-    )
+    if c.high <= o.low:
+        return _Verdict.HOLDS, f"{at}; {other.at(test.other)}"
+    if o.high <= c.low:
+        return _Verdict.FAILS, f"{other.at(test.other)}; {at}"
+    return _Verdict.NOISE, f"{at}; {other.at(test.other)}: the two intervals overlap"

@@ -172,19 +172,21 @@ class _Run:
         return failed, failed + sum(r.completed for r in rows)
 
     def peak(self, stack: str, workload: str, metric: str) -> tuple[float, _Point] | _Missing:
-        """The level with the highest median of the metric, over every level of the case."""
+        """The level where the trend of the metric's medians peaks (stats.fitted_peak), with
+        that level's own figure and evidence: the highest of many single medians would be
+        chosen for its noise and bias every "÷ peak" ratio low."""
         case = self.case(stack, workload)
         if isinstance(case, _Missing):
             return case
-        best: tuple[float, _Point] | None = None
+        points: dict[float, _Point] = {}
         for level in self.level_values(case):
             point = self.point(stack, workload, level, metric)
             if isinstance(point, _Missing):
                 return _Missing(f"no peak of {stack} on {workload}: {point.reason}")
-            if best is None or point.value > best[1].value:
-                best = (level, point)
-        assert best is not None  # case() guarantees measured levels
-        return best
+            points[level] = point
+        at = stats.fitted_peak([(level, p.value) for level, p in points.items()])
+        assert at is not None  # case() guarantees measured levels
+        return at, points[at]
 
     def script(self, stack: str, workload: str, metric: str) -> _Point | _Missing:
         rows = self.scripts.get((stack, workload), [])
