@@ -78,6 +78,10 @@ class LoadRequest:
     loader_cpus: frozenset[int]
     expect_status: int = 200
     expect_body_sha256: str | None = None
+    # A suite's own endpoint may send another method, headers ("Name: value") and a body.
+    method: str = "GET"
+    headers: tuple[str, ...] = ()
+    body: str | None = None
 
     @property
     def request_count(self) -> int | None:

@@ -396,22 +396,26 @@ def _param(path: Path, name: str, table: object) -> Param:
     return param
 
 
-def _check_workloads(path: Path, workloads: tuple[str, ...]) -> None:
-    unknown = [w for w in workloads if w not in CATALOG]
+def _check_workloads(path: Path, workloads: tuple[str, ...], endpoints: frozenset[str]) -> None:
+    unknown = [w for w in workloads if w not in CATALOG and w not in endpoints]
     if unknown:
+        own = f"; the suite's [endpoints]: {', '.join(sorted(endpoints))}" if endpoints else ""
         raise InputError(
             f"{path}: key 'workloads': unknown workload {unknown[0]!r} "
-            f"(known: {', '.join(CATALOG)})"
+            f"(known: {', '.join(CATALOG)}{own})"
         )
 
 
-def parse_manifest(path: Path, *, catalog: bool = True) -> Manifest:
+def parse_manifest(
+    path: Path, *, catalog: bool = True, endpoints: frozenset[str] = frozenset()
+) -> Manifest:
     """A stack's manifest. A catalog stack (stacks/<name>/) is named by its folder; a stack of
-    the user's own (a suite's `stacks` entry that is a path) by its `name`, else its folder."""
+    the user's own (a suite's `stacks` entry that is a path) by its `name`, else its folder,
+    and it may serve the suite's own workloads (`endpoints`, its [endpoints.NAME] tables)."""
     _, data = read_toml(path, "manifest")
     raw = convert(data, _ManifestFile, path)
     name = _stack_name(path, raw.name, catalog)
-    _check_workloads(path, raw.workloads)
+    _check_workloads(path, raw.workloads, frozenset() if catalog else endpoints)
     for i, req in enumerate(raw.requires):
         if not req.commands and not req.check:
             raise InputError(

@@ -156,15 +156,8 @@ def build_plan(
         stack = variant.stack if variant else name
         params = {**suite_params.get(stack, {}), **variant_params.get(name, {})}
         entry = inventory[stack]
-        if entry.parsed is not None:
-            implemented = set(entry.parsed.workloads)
-            for spec in specs:
-                if spec.name not in implemented:
-                    raise InputError(
-                        f"{suite.path}: stack '{stack}' does not implement "
-                        f"workload '{spec.name}' (see {entry.parsed.path})"
-                    )
-        cases = tuple(PlannedCase(name, spec, _levels(suite, spec.label)) for spec in specs)
+        served = _served(suite, entry, stack, specs)
+        cases = tuple(PlannedCase(name, spec, _levels(suite, spec.label)) for spec in served)
         planned.append(
             PlannedStack(
                 name,
@@ -176,7 +169,44 @@ def build_plan(
                 _jit_warmup_s(entry, params),
             )
         )
+    _check_served(suite, specs, planned)
     return Plan(suite, tuple(planned))
+
+
+def _served(
+    suite: Suite, entry: StackEntry, stack: str, specs: list[WorkloadSpec]
+) -> list[WorkloadSpec]:
+    """The workloads a stack is planned with: every catalog workload of the suite (a stack
+    that lacks one is refused), and those of the suite's own its manifest lists."""
+    if entry.parsed is None:  # a broken manifest: planned as unavailable
+        return [s for s in specs if s.name not in suite.endpoints]
+    implemented = set(entry.parsed.workloads)
+    for spec in specs:
+        if spec.name not in implemented and spec.name not in suite.endpoints:
+            raise InputError(
+                f"{suite.path}: stack '{stack}' does not implement "
+                f"workload '{spec.name}' (see {entry.parsed.path})"
+            )
+    return [s for s in specs if s.name in implemented]
+
+
+def _check_served(suite: Suite, specs: list[WorkloadSpec], planned: list[PlannedStack]) -> None:
+    """Each of the suite's own workloads is served by a stack of the plan, and each stack of
+    the plan serves a workload."""
+    served = {c.spec.name for st in planned for c in st.cases}
+    for spec in specs:
+        if spec.name in suite.endpoints and spec.name not in served:
+            raise InputError(
+                f"{suite.path}: [endpoints.{spec.name}]: no stack of the suite serves it; "
+                f'add "{spec.name}" to the `workloads` of the stack.toml of each stack '
+                "that answers it"
+            )
+    idle = [st.name for st in planned if not st.cases]
+    if idle:
+        raise InputError(
+            f"{suite.path}: key 'stacks': '{idle[0]}' serves none of the suite's workloads "
+            "(its stack.toml `workloads` lists none of them); remove it or add one"
+        )
 
 
 # run --settle: the most JIT warm-up a case may get in all, the declared pass and the one added

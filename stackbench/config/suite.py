@@ -19,6 +19,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 from stackbench.config.deviations import ArticleLoader, Deviation, loader_deviation
+from stackbench.config.endpoints import Endpoint, parse_endpoints
 from stackbench.config.hosts import HostsFile, hosts_from_table, parse_hosts_file
 from stackbench.config.loadspec import MAX_SECONDS, DriverKind, LevelKind, LoadSettings, Mode
 from stackbench.config.manifest import Manifest, discover, param_text, parse_manifest
@@ -26,7 +27,7 @@ from stackbench.config.names import NAME_RULE, check_name, is_name
 from stackbench.config.paths import STACKS_DIR
 from stackbench.config.placement import Placement, make_placement
 from stackbench.config.toml import Segment, convert, location, read_toml
-from stackbench.config.workloads import CATALOG, WorkloadSpec, parse_spec
+from stackbench.config.workloads import CATALOG, WorkloadSpec, own_workload, parse_spec
 from stackbench.errors import InputError
 
 MAX_LEVELS = 1000
@@ -148,6 +149,8 @@ class _SuiteFile(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     hosts_file: Annotated[str, Meta(min_length=1, max_length=4096)] | None = None
     # Where an article suite departs from its article, one [[deviation]] each.
     deviation: Annotated[list[Deviation], Meta(max_length=50)] = []
+    # The suite's own workloads, [endpoints.NAME] (config/endpoints.py), listed in workloads.
+    endpoints: dict[str, Any] = {}
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,8 @@ class Suite:
     load_budget_s: float | None = None  # the suite's load_budget_min, in seconds
     # The user's own stacks (a `stacks` entry that is a path), their manifests read once here.
     own_stacks: dict[str, Manifest] = dataclasses.field(default_factory=dict)
+    # The suite's own workloads ([endpoints.NAME]), by name.
+    endpoints: dict[str, Endpoint] = dataclasses.field(default_factory=dict)
 
     @property
     def stack_folders(self) -> dict[str, Path]:
@@ -389,15 +394,18 @@ def is_stack_path(entry: str) -> bool:
     return "/" in entry
 
 
-def _stacks(path: Path, stacks: list[str]) -> tuple[tuple[str, ...], dict[str, Manifest]]:
-    """The stacks' names, and the manifests of the user's own stacks among them."""
+def _stacks(
+    path: Path, stacks: list[str], endpoints: frozenset[str]
+) -> tuple[tuple[str, ...], dict[str, Manifest]]:
+    """The stacks' names, and the manifests of the user's own stacks among them (which may
+    list the suite's own `endpoints` among their workloads)."""
     where = _where(path, "stacks")
     names: list[str] = []
     own: dict[str, Manifest] = {}
     catalog = discover(STACKS_DIR) if any(map(is_stack_path, stacks)) else {}
     for entry in stacks:
         if is_stack_path(entry):
-            manifest = _own_stack(path, entry, where, catalog)
+            manifest = _own_stack(path, entry, where, catalog, endpoints)
             own[manifest.name] = manifest
             names.append(manifest.name)
         else:
@@ -408,7 +416,9 @@ def _stacks(path: Path, stacks: list[str]) -> tuple[tuple[str, ...], dict[str, M
     return tuple(names), own
 
 
-def _own_stack(path: Path, entry: str, where: str, catalog: dict[str, Path]) -> Manifest:
+def _own_stack(
+    path: Path, entry: str, where: str, catalog: dict[str, Path], endpoints: frozenset[str]
+) -> Manifest:
     """A stack from a folder of the user's: resolved from the suite file's folder, holding a
     stack.toml, named by its manifest (or its folder) and clashing with no catalog stack."""
     if any(ord(c) < 32 or c == "\x7f" for c in entry) or len(entry) > 4096:
@@ -421,7 +431,7 @@ def _own_stack(path: Path, entry: str, where: str, catalog: dict[str, Path]) -> 
             "(`stackbench new-stack DIR --like node` writes a starting one)"
         )
     try:
-        manifest = parse_manifest(manifest_path, catalog=False)
+        manifest = parse_manifest(manifest_path, catalog=False, endpoints=endpoints)
     except InputError as exc:
         raise InputError(f"{where}: {entry!r}: {exc}") from exc
     if manifest.name in catalog and catalog[manifest.name].parent.resolve() != folder:
@@ -432,14 +442,44 @@ def _own_stack(path: Path, entry: str, where: str, catalog: dict[str, Path]) -> 
     return manifest
 
 
-def _workloads(path: Path, texts: list[str]) -> tuple[WorkloadSpec, ...]:
+def _workloads(
+    path: Path, texts: list[str], endpoints: dict[str, Endpoint]
+) -> tuple[WorkloadSpec, ...]:
     where = _where(path, "workloads")
-    specs = tuple(parse_spec(w, where) for w in texts)
+    own = {name: own_workload(e) for name, e in endpoints.items()}
+    specs = tuple(parse_spec(w, where, own) for w in texts)
     labels = [s.label for s in specs]
     twice = sorted({label for label in labels if labels.count(label) > 1})
     if twice:
         raise InputError(f"{where}: the workload '{twice[0]}' is listed twice")
+    unlisted = [name for name in endpoints if name not in labels]
+    if unlisted:
+        raise InputError(
+            f"{path}: [endpoints.{unlisted[0]}] is not in the suite's workloads: add "
+            f'"{unlisted[0]}" to workloads, or remove the table'
+        )
     return specs
+
+
+def _check_endpoints(
+    path: Path, endpoints: dict[str, Endpoint], load: LoadSettings, placement: Placement
+) -> None:
+    """What every load tool of the run can send, on the machines it runs on."""
+    if not endpoints:
+        return
+    if placement.remote:
+        raise InputError(
+            f"{path}: [endpoints] run on one machine only for now; remove server_host, "
+            "loader_hosts and services_host from [placement]"
+        )
+    if load.driver is DriverKind.NATIVE:
+        return
+    rich = [e.name for e in endpoints.values() if not e.plain_get]
+    if rich:
+        raise InputError(
+            f"{path}: [endpoints.{rich[0]}]: {load.driver.value} sends only a plain GET "
+            'here; a method, headers or a body need [load] driver = "native"'
+        )
 
 
 def _suite_name(path: Path, name: str | None) -> str:
@@ -477,10 +517,12 @@ def parse_suite(path: Path) -> Suite:
         raise InputError(
             f"{path}: key 'hosts_file': give [hosts.NAME] tables or a hosts_file, not both"
         )
-    specs = _workloads(path, suite.workloads)
+    endpoints = parse_endpoints(suite.endpoints, path, set(CATALOG))
+    specs = _workloads(path, suite.workloads, endpoints)
     _check_memcached(path, placement, specs)
+    _check_endpoints(path, endpoints, load_settings, placement)
     labels = tuple(s.label for s in specs)
-    stack_names, own_stacks = _stacks(path, suite.stacks)
+    stack_names, own_stacks = _stacks(path, suite.stacks, frozenset(endpoints))
     return Suite(
         path=path,
         name=_suite_name(path, suite.name),
@@ -488,6 +530,7 @@ def parse_suite(path: Path) -> Suite:
         variant=check_name(suite.variant, _where(path, "variant")),
         stacks=stack_names,
         own_stacks=own_stacks,
+        endpoints=endpoints,
         workloads=specs,
         params=_params(path, suite.params),
         load=load_settings,
@@ -516,7 +559,7 @@ def _check_memcached(path: Path, placement: Placement, specs: tuple[WorkloadSpec
     that host's address could read and change the cache the stacks are measured against."""
     if not placement.services_apart or placement.memcached_on_network:
         return
-    needing = [s.label for s in specs if "memcached" in CATALOG[s.name].services]
+    needing = [s.label for s in specs if "memcached" in s.workload.services]
     if needing:
         raise InputError(
             f'{path}: [placement] services_host = "{placement.services_host}" would put '

@@ -9,10 +9,11 @@ a pure function of the parameters.
 import enum
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode
 
+from stackbench.config.endpoints import Endpoint
 from stackbench.config.names import is_name
 from stackbench.config.paths import FIXTURES_DIR
 from stackbench.errors import InputError
@@ -22,6 +23,7 @@ class Group(enum.Enum):
     MICRO = "micro"
     DATA = "data"
     TECHEMPOWER = "techempower"
+    OWN = "own"  # a suite's [endpoints.NAME]
 
 
 class BodyStability(enum.Enum):
@@ -45,8 +47,11 @@ class Workload:
     stability: BodyStability = BodyStability.FIXED
     expected: Callable[[int], bytes] | None = None
     path_param: bool = False  # /data/{n} rather than /data?n=
+    endpoint: Endpoint | None = None  # a suite's own workload: its request and expectations
 
     def path(self, value: int | None) -> str:
+        if self.endpoint is not None:
+            return self.endpoint.path
         if self.param is None or value is None:
             return f"/{self.name}"
         if self.path_param:
@@ -231,6 +236,18 @@ _TFB = [
 CATALOG: dict[str, Workload] = {w.name: w for w in _MICRO + _DATA + _TFB}
 
 
+def own_workload(endpoint: Endpoint) -> Workload:
+    """A suite's [endpoints.NAME] as a workload. Its body is fixed unless fields of it are
+    ignored (they legitimately differ from answer to answer)."""
+    return Workload(
+        endpoint.name,
+        f"{endpoint.method} {endpoint.path}",
+        Group.OWN,
+        stability=BodyStability.VARIES if endpoint.ignore else BodyStability.FIXED,
+        endpoint=endpoint,
+    )
+
+
 @dataclass(frozen=True)
 class WorkloadSpec:
     """A workload with its parameter value as a suite asks for it."""
@@ -262,8 +279,11 @@ class WorkloadSpec:
 _WHOLE_NUMBER = re.compile(r"[0-9]{1,12}")  # ASCII digits only: int() would also take '²' or '٣'
 
 
-def parse_spec(text: str, where: str) -> WorkloadSpec:
-    """`sha256`, `sha256?n=1000`, `data?n=128`, `data/128`, `queries?queries=20`."""
+def parse_spec(text: str, where: str, own: Mapping[str, Workload] | None = None) -> WorkloadSpec:
+    """`sha256`, `sha256?n=1000`, `data?n=128`, `data/128`, `queries?queries=20`; or the name
+    of one of the suite's `own` workloads ([endpoints.NAME]), which take no parameters."""
+    if own and text in own:
+        return WorkloadSpec(own[text], None)
     name, _, query = text.partition("?")
     if "/" in name:
         name, _, tail = name.partition("/")
@@ -271,7 +291,14 @@ def parse_spec(text: str, where: str) -> WorkloadSpec:
     workload = CATALOG.get(name)
     if workload is None:
         shown = name if is_name(name) else repr(name)
-        raise InputError(f"{where}: unknown workload '{shown}' (known: {', '.join(CATALOG)})")
+        if own and name in own:
+            raise InputError(f"{where}: '{shown}' is one of the suite's [endpoints]: no parameters")
+        known = ", ".join([*CATALOG, *(own or {})])
+        raise InputError(
+            f"{where}: unknown workload '{shown}' (known: {known}; or define [endpoints.{shown}])"
+            if is_name(name)
+            else f"{where}: unknown workload {shown} (known: {known})"
+        )
     pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=False)
     if not pairs:
         return WorkloadSpec(workload, workload.default)

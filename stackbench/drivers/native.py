@@ -64,6 +64,12 @@ class NativeDriver:
             cmd += ["--pipeline", str(s.pipeline)]
         if req.expect_body_sha256:
             cmd += ["--expect-sha256", req.expect_body_sha256]
+        if req.method != "GET":
+            cmd += ["--method", req.method]
+        # name=value forms: a header or a body that begins with '-' is not read as a flag
+        cmd += [f"--header={line}" for line in req.headers]
+        if req.body is not None:
+            cmd.append(f"--body={req.body}")
         return cmd
 
     def parse(

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import msgspec
 
+from stackbench.config.endpoints import Endpoint
 from stackbench.config.loadspec import (
     LoadRequest,
     LoadResult,
@@ -51,8 +52,15 @@ def open_loop_connections(rate: float) -> int:
 
 
 def load_request(
-    target: Target, path: str, settings: LoadSettings, level: Level, expect_sha256: str | None
+    target: Target,
+    path: str,
+    settings: LoadSettings,
+    level: Level,
+    expect_sha256: str | None,
+    endpoint: Endpoint | None = None,
 ) -> LoadRequest:
+    """One level's load; a suite's own `endpoint` sends its method, headers and body and
+    expects its status."""
     closed = settings.mode is Mode.CLOSED
     connections = int(level.value) if closed else open_loop_connections(level.value)
     return LoadRequest(
@@ -61,8 +69,11 @@ def load_request(
         connections,
         None if closed else level.value,
         target.loader_cpus,
-        200,
+        200 if endpoint is None else endpoint.status,
         expect_sha256,
+        "GET" if endpoint is None else endpoint.method,
+        () if endpoint is None else endpoint.header_lines,
+        None if endpoint is None else endpoint.body,
     )
 
 
@@ -245,6 +256,7 @@ def jit_warmup_request(
     level: Level,
     warmup: Warmup,
     expect_sha256: str | None,
+    endpoint: Endpoint | None = None,
 ) -> LoadRequest:
     """The JIT warm-up pass: the first level's load for the warm-up's seconds, by duration
     (never a request count), with no warm-up of its own."""
@@ -255,7 +267,7 @@ def jit_warmup_request(
         requests=None,
         requests_per_connection=None,
     )
-    return load_request(target, path, pass_settings, level, expect_sha256)
+    return load_request(target, path, pass_settings, level, expect_sha256, endpoint)
 
 
 def jit_warmup_record(warmup: Warmup, level_value: float, m: Measurement) -> JitWarmupRecord:

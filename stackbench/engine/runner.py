@@ -32,6 +32,7 @@ from pathlib import Path
 
 import msgspec
 
+from stackbench.config.endpoints import Endpoint
 from stackbench.config.hosts import HostsFile
 from stackbench.config.loadspec import LoadRequest
 from stackbench.config.manifest import Warmup
@@ -39,6 +40,7 @@ from stackbench.config.noise import THROUGHPUT_THRESHOLD
 from stackbench.config.plan import Level, Plan, PlannedCase, PlannedStack, Round
 from stackbench.config.status import StackEntry
 from stackbench.config.workloads import BodyStability, WorkloadSpec
+from stackbench.engine import agreement
 from stackbench.engine.hosts import RemoteHosts, open_hosts
 from stackbench.engine.judge import Measurement, judge_level
 from stackbench.engine.measure import (
@@ -76,6 +78,7 @@ from stackbench.store.records import (
     VerificationRecord,
 )
 from stackbench.store.store import Store
+from stackbench.verify.endpoint import Reference, verify_endpoint
 from stackbench.verify.hashes import sha256_hex
 from stackbench.verify.http import verify_workload
 from stackbench.verify.outcome import VerifyOutcome
@@ -138,6 +141,8 @@ class Runner:
         self.resume = resume  # the stored run this one continues
         self.run_id = 0
         self.remote = RemoteHosts()
+        # The answer the stacks agree on, per own endpoint with same_across_stacks.
+        self.references: dict[str, Reference] = {}
 
     def emit(self, event: ProgressEvent) -> None:
         self.setup.progress(event)
@@ -179,6 +184,7 @@ class Runner:
         try:
             cases = self._cases()
             with Services(scratch / "services", self.suite.placement.services) as services:
+                self.references = self._references(services, scratch)
                 for round_ in self.plan.rounds():
                     for planned in round_.order:
                         self._run_stack(planned, services, scratch, cases, round_)
@@ -327,6 +333,25 @@ class Runner:
             self.emit(ProgressEvent(Phase.FAILED, f"FAILED: {exc}", planned.name))
         finally:
             stack.close()
+
+    def _references(self, services: Services, scratch: Path) -> dict[str, Reference]:
+        """The answers the stacks agree on, asked before any load (engine/agreement.py)."""
+        if not agreement.compared_endpoints(self.plan):
+            return {}
+
+        def say(stack: str, text: str) -> None:
+            self.emit(ProgressEvent(Phase.VERIFY, text, stack))
+
+        found = agreement.references(
+            self.plan,
+            self.inventory,
+            scratch / "agreement",
+            lambda planned: self.services_for(planned, services),
+            say,
+        )
+        for name, reference in found.items():
+            say(", ".join(reference.stacks), f"{name}: the reference answer")
+        return found
 
     def services_for(self, planned: PlannedStack, services: Services) -> ServiceAccess:
         names = [c.spec.name for c in planned.cases]
@@ -507,7 +532,13 @@ class _StackRun:
         exits = stack_exits(instance, self.services, self.kinds)
         context = access.context
 
+        endpoints, references = runner.suite.endpoints, runner.references
+
         def verify(workload: str) -> VerifyOutcome:
+            endpoint = endpoints.get(workload)
+            if endpoint is not None:
+                reference = references.get(workload)
+                return verify_endpoint(endpoint, self.name, target.base_url, reference)
             return verify_workload(workload, target.base_url, context)
 
         self._live = _Live(
@@ -781,7 +812,9 @@ class _StackRun:
         first = (
             case.levels[0] if case.levels else Level(0, suite.search.lo if suite.search else 1.0, 0)
         )
-        req = jit_warmup_request(live.target, case.spec.path, settings, first, warmup, expect_sha)
+        req = jit_warmup_request(
+            live.target, case.spec.path, settings, first, warmup, expect_sha, _endpoint(case)
+        )
         self._message(
             f"{case.spec.label}: JIT warm-up, {warmup.seconds:g} s at "
             f"{first.value:g} ({warmup.why}); not measured",
@@ -809,7 +842,9 @@ class _StackRun:
             return kept
         live = self.live
         settings = runner.suite.load_for(case.spec.label)
-        req = load_request(live.target, case.spec.path, settings, level, expect_sha)
+        req = load_request(
+            live.target, case.spec.path, settings, level, expect_sha, _endpoint(case)
+        )
         started = time.time()
         measured = live.measure(req)
         verdict = judge_level(measured, runner.suite.max_error_rate)
@@ -868,7 +903,9 @@ class _StackRun:
         )
         longer = msgspec.structs.replace(live.jit_warmup, seconds=step.seconds)
         live.measure(
-            jit_warmup_request(live.target, case.spec.path, settings, level, longer, expect_sha)
+            jit_warmup_request(
+                live.target, case.spec.path, settings, level, longer, expect_sha, _endpoint(case)
+            )
         )
         self.notes.append(step.note(where, live.jit_warmup.seconds))
 
@@ -901,8 +938,15 @@ def _stop_remote_stack(stop: Callable[[], None], name: str) -> None:
         log.warning("%s: stopping the stack on its host failed: %s", name, exc)
 
 
+def _endpoint(case: PlannedCase) -> Endpoint | None:
+    """The suite's own endpoint the case loads (None: a catalog workload)."""
+    return case.spec.workload.endpoint
+
+
 def _load_body_hash(spec: WorkloadSpec, base_url: str) -> str | None:
     """Hash of the body every load request must return, when the body is fixed."""
+    if spec.workload.endpoint is not None:
+        return agreement.load_body_hash(spec.workload.endpoint, base_url)
     if spec.workload.stability is not BodyStability.FIXED:
         return None
     expected = spec.expected_body()

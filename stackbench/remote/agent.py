@@ -589,6 +589,8 @@ class Agent:
         sha = load.expect_body_sha256
         if sha is not None and not _SHA256_HEX.fullmatch(sha):
             raise InputError(f"{where}: expect_body_sha256 must be 64 lowercase hex digits")
+        if load.method != "GET" or load.headers or load.body is not None:
+            raise InputError(f"{where}: a suite's own endpoints run on one machine only")
         self._check_cpus(load.loader_cpus, f"{where}: loader_cpus")
         return load
 

@@ -41,7 +41,8 @@ def stack_service_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def services_needed(workloads: Iterable[str]) -> set[ServiceKind]:
-    return {ServiceKind(s) for w in workloads for s in CATALOG[w].services}
+    """The services of these catalog workloads (a suite's own endpoints need none)."""
+    return {ServiceKind(s) for w in workloads if w in CATALOG for s in CATALOG[w].services}
 
 
 def pick_workloads(entry: StackEntry, requested: Sequence[str] | None) -> list[str]:

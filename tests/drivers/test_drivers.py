@@ -140,3 +140,30 @@ def test_wrk_duration_to_the_precision_of_its_rate():
     # a rate that disagrees with the printed time beyond its rounding is not used
     odd = "  405200 requests in 1.00m, 77.65MB read\nRequests/sec:   5000.00\n"
     assert parse_wrk(odd, ["wrk"], None).duration_s == 60.0
+
+
+def test_native_sends_an_own_endpoints_method_headers_and_body():
+    s = LoadSettings(duration_s=2)
+    req = LoadRequest(
+        "http://127.0.0.1:1/items",
+        s,
+        5,
+        None,
+        frozenset({1}),
+        201,
+        None,
+        "POST",
+        ("content-type: application/json", "-x-odd: 1"),
+        '-{"name": "widget"}',
+    )
+    cmd = NativeDriver().command(req)
+    assert cmd[cmd.index("--expect-status") + 1] == "201"
+    assert cmd[cmd.index("--method") + 1] == "POST"
+    # name=value forms: a value beginning with '-' cannot be read as a flag
+    assert cmd[-3:] == [
+        "--header=content-type: application/json",
+        "--header=-x-odd: 1",
+        '--body=-{"name": "widget"}',
+    ]
+    plain = NativeDriver().command(LoadRequest("http://127.0.0.1:1/x", s, 5, None, frozenset({1})))
+    assert not any(a.startswith(("--method", "--header", "--body")) for a in plain)
