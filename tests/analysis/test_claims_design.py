@@ -31,9 +31,6 @@ NEEDS_CALIBRATION = {
     # flat within 10% over 3 levels: 4 repetitions would decide it, but pool-and-cluster's 80
     # levels of 30 s already run for hours at 3
     "hello-php-flat": "the extremes of 3 levels against a 10% bound",
-    # 101 levels of one repetition: a reversal at one of them refutes only at 99.95%
-    # (family-wise), beyond what a whole level's assumed 10% resolves at 1.5x
-    "monarch-latency-below-apache": "one of 101 points, family-wise, on whole-level latency",
 }
 SERVER_CORES = 1  # the default placement on this project's 2-core machines
 
