@@ -92,6 +92,21 @@ def assert_refused(done: subprocess.CompletedProcess[str], *parts: str) -> None:
                 "expected one of: '', constant",
             ],
         ),
+        (
+            (
+                'workloads = ["hello"]',
+                'workloads = ["items"]\n[endpoints.items]\npath = "/items"\nmethod = "POST"\n'
+                'body_file = "../../etc/passwd"',
+            ),
+            ["[endpoints.items] key 'body_file': '../../etc/passwd' leads out of the suite's"],
+        ),
+        (
+            (
+                'workloads = ["hello"]',
+                'workloads = ["hello", "items"]\n[endpoints.items]\npath = "/i"',
+            ),
+            ['[endpoints.items]: no stack of the suite serves it; add "items" to the'],
+        ),
     ],
 )
 def test_bad_suites_exit_2_with_one_message(tmp_path, change, parts):
