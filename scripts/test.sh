@@ -19,8 +19,10 @@ cd "$(dirname "$0")/.."
 failed=()
 step() {
   local name="$1"; shift
+  local start=$SECONDS
   echo; echo "=== $name"
   if ! "$@"; then failed+=("$name"); fi
+  echo "--- $name: $((SECONDS - start)) s"
 }
 
 PY_TREES=(stackbench tests loadgen/tests loadgen/bench workloads benchmarks scripts)
@@ -59,8 +61,10 @@ php_lint() {
 # pytest exits 5 when it collected nothing: a failure for the whole suite, but expected when
 # the caller's arguments (-k, a path) select tests of one phase only.
 pytest_phase() {
-  .venv/bin/pytest -q -p no:cacheprovider --durations=25 "$@"
-  local rc=$?
+  # The short summary's FAILED/ERROR lines are kept for the end of the whole run, so that a
+  # reader of only its last lines (a CI log's tail) still sees which tests failed.
+  .venv/bin/pytest -q -p no:cacheprovider --durations=25 "$@" | tee -a "$PYTEST_LOG"
+  local rc=${PIPESTATUS[0]}
   if [ "$rc" -eq 5 ] && [ "$EXTRA_ARGS" -gt 0 ]; then return 0; fi
   return "$rc"
 }
@@ -87,7 +91,8 @@ checks_and_builds() {
 
 LANE_LOG=$(mktemp)
 LANE_FAILED=$(mktemp)
-trap 'rm -f "$LANE_LOG" "$LANE_FAILED"' EXIT
+PYTEST_LOG=$(mktemp)
+trap 'rm -f "$LANE_LOG" "$LANE_FAILED" "$PYTEST_LOG"' EXIT
 
 echo "=== phase 1: unit tests on $(nproc) cores, checks and builds beside them"
 checks_and_builds >"$LANE_LOG" 2>&1 &
@@ -111,6 +116,7 @@ step "pytest: integration and serial tests" pytest_phase -m "integration or seri
 
 echo
 if [ ${#failed[@]} -gt 0 ]; then
+  grep -E '^(FAILED|ERROR) ' "$PYTEST_LOG" | cut -c1-300
   echo "FAILED steps: ${failed[*]}"
   exit 1
 fi

@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import stackbench.lab.stack
 import stackbench.services.base
@@ -11,6 +12,12 @@ from stackbench.config.paths import loadgen_binary
 from stackbench.lab.inventory import load_inventory
 
 FAKE_STACKS = Path(__file__).parent / "fakes" / "stacks"
+
+# The unit tests run on every core beside the builds (scripts/test.sh): Hypothesis's per-example
+# deadline and its too-slow health check are timing assertions, which a busy 2-core machine
+# fails at random. A test's own settings still bound its examples.
+settings.register_profile("stackbench", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("stackbench")
 
 # Where stackbench starts a server: a stack's processes (lab/stack.py) and a data store
 # (services/base.py) both go through these modules' `spawn`.
