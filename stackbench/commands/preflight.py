@@ -133,6 +133,7 @@ def print_plan(console: Console, checks: Preflight[Readiness], cores_note: str =
     if cores_note:
         print_wrapped(console, cores_note, indent=0, style="yellow")
     print_stacks(console, plan)
+    print_external(console, plan)
     print_params(console, suite.server_cores, checks.params)
     print_time(console, checks.timeline, list(checks.not_built), suite.load_budget_s)
     for check in checks.limits:
@@ -199,7 +200,34 @@ def interleaving_note(plan: Plan) -> str:
         f"(a stop and a start between rounds, for every stack) in a shuffled order, so "
         f"that machine drift spreads over all stacks ({orders})"
     )
+    external = ", ".join(st.name for st in plan.stacks if st.external is not None)
+    if external:
+        text += f"; not the external stacks ({external}), which stackbench never restarts"
     return text + (f"; the JIT warm-up repeats on every start ({warmups})" if warmups else "")
+
+
+def print_external(console: Console, plan: Plan) -> None:
+    """The servers the user runs: where, what is sampled, and what cannot be measured."""
+    for st in plan.stacks:
+        ext = st.external
+        if ext is None:
+            continue
+        sampled = (
+            f"CPU and memory sampled from pids {', '.join(map(str, ext.pids))} and their children"
+            if ext.pids
+            else f"CPU and memory sampled from unit {ext.unit}'s main process and its children"
+            if ext.unit
+            else "CPU and memory not sampled"
+        )
+        print_wrapped(
+            console,
+            f"external stack {ext.name}: {ext.url}, run by you: stackbench does not start, "
+            f"stop or restart it; {sampled}; its verdicts rest on that one start",
+            indent=2,
+            style="yellow",
+        )
+        for line in ext.not_measured():
+            print_wrapped(console, line, first="  - ", indent=4)
 
 
 def print_params(console: Console, server_cores: int, params: Sequence[PlannedParams]) -> None:

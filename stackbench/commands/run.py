@@ -53,6 +53,7 @@ from stackbench.engine.resume import Selection, check_resumable, check_same_requ
 from stackbench.engine.runner import Runner, RunSetup
 from stackbench.engine.until_decided import MAX_LOOKS, UntilDecided, until_decided
 from stackbench.errors import ExitCode, StackbenchError
+from stackbench.lab import external
 from stackbench.lab.cpufeatures import with_machine_deviations
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.stack import PlannedParams
@@ -120,6 +121,7 @@ def run_suite(
     if request.dry_run:
         return 0, None
     assert store is not None  # opened above
+    check_external(plan)
     if choice.run_first and calibrate is not None:
         calibrate_before(console, calibrate)
     started = time.monotonic()  # the budget is the run's, the calibration aside
@@ -138,6 +140,14 @@ def run_suite(
         settle=settle_advice if request.settle else None,
     )
     return _execute(console, plan, setup, request, started)
+
+
+def check_external(plan: Plan) -> None:
+    """Every external server answers and its processes are there, before any load: one
+    that does not refuses the run (nothing is started or stored), naming its table."""
+    for st in plan.stacks:
+        if st.external is not None:
+            external.attach(st.external, f"{plan.suite.path}: [external.{st.name}]")
 
 
 def _request_of(console: Console, request: RunRequest) -> tuple[Store | None, Suite, RunRequest]:

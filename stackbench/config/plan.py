@@ -6,6 +6,7 @@ The plan is what `--dry-run` prints; the runner executes it and nothing else.
 import random
 from dataclasses import dataclass, replace
 
+from stackbench.config.external import ExternalStack
 from stackbench.config.loadspec import Mode
 from stackbench.config.manifest import control_free
 from stackbench.config.status import StackEntry, unavailable_reason
@@ -48,6 +49,8 @@ class PlannedStack:
     cases: tuple[PlannedCase, ...]
     # The JIT warm-up pass before each case's first level (stack.toml [warmup]), 0: none.
     jit_warmup_s: float = 0.0
+    # A server the user runs ([external.NAME]): never started, stopped or restarted by us.
+    external: ExternalStack | None = None
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,11 @@ def build_plan(
 ) -> Plan:
     variant_params = _check_variants(suite, inventory)
     _check_request_counts(suite)
-    missing = [s for s in suite.stacks if s not in inventory and s not in suite.variants]
+    missing = [
+        s
+        for s in suite.stacks
+        if s not in inventory and s not in suite.variants and s not in suite.external
+    ]
     if missing:
         raise InputError(
             f"{suite.path}: key 'stacks': unknown stack '{missing[0]}' "
@@ -132,6 +139,11 @@ def build_plan(
         )
     suite_params = {}
     for stack, params in suite.params.items():
+        if stack in suite.external:
+            raise InputError(
+                f"{suite.path}: [params.{stack}]: an external stack has no parameters "
+                "stackbench sets (it does not start it); remove the table"
+            )
         if stack not in inventory:
             raise InputError(
                 f"{suite.path}: [params.{stack}]: unknown stack (stacks: {', '.join(inventory)})"
@@ -152,6 +164,9 @@ def build_plan(
     specs = [s for s in suite.workloads if not wanted or s.label in wanted or s.name in wanted]
     planned = []
     for name in stacks:
+        if name in suite.external:
+            planned.append(_external_stack(suite, suite.external[name], specs))
+            continue
         variant = suite.variants.get(name)
         stack = variant.stack if variant else name
         params = {**suite_params.get(stack, {}), **variant_params.get(name, {})}
@@ -207,6 +222,24 @@ def _check_served(suite: Suite, specs: list[WorkloadSpec], planned: list[Planned
             f"{suite.path}: key 'stacks': '{idle[0]}' serves none of the suite's workloads "
             "(its stack.toml `workloads` lists none of them); remove it or add one"
         )
+
+
+def _external_stack(
+    suite: Suite, external: ExternalStack, specs: list[WorkloadSpec]
+) -> PlannedStack:
+    """A server the user runs: available as far as the plan knows (whether it answers is
+    checked on the machine before any load), serving every catalog workload of the suite
+    and those of the suite's own its table lists."""
+    for spec in specs:
+        if spec.name not in external.workloads and spec.name not in suite.endpoints:
+            raise InputError(
+                f"{suite.path}: [external.{external.name}] key 'workloads': the suite's "
+                f"workload '{spec.name}' is not among them ({', '.join(external.workloads)}); "
+                "add it if the server serves it, or leave the stack out with --stacks"
+            )
+    served = [s for s in specs if s.name in external.workloads]
+    cases = tuple(PlannedCase(external.name, spec, _levels(suite, spec.label)) for spec in served)
+    return PlannedStack(external.name, external.name, True, "", {}, cases, external=external)
 
 
 # run --settle: the most JIT warm-up a case may get in all, the declared pass and the one added

@@ -20,6 +20,7 @@ from msgspec import Meta, Struct
 
 from stackbench.config.deviations import ArticleLoader, Deviation, loader_deviation
 from stackbench.config.endpoints import Endpoint, parse_endpoints
+from stackbench.config.external import ExternalStack, parse_external
 from stackbench.config.hosts import HostsFile, hosts_from_table, parse_hosts_file
 from stackbench.config.loadspec import MAX_SECONDS, DriverKind, LevelKind, LoadSettings, Mode
 from stackbench.config.manifest import Manifest, discover, param_text, parse_manifest
@@ -123,7 +124,7 @@ class _VariantTable(Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class _SuiteFile(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    stacks: Annotated[list[str], Meta(min_length=1)]
+    stacks: list[str]  # may be empty when [external] tables name every stack
     workloads: Annotated[list[str], Meta(min_length=1)]
     name: str | None = None
     description: str = ""
@@ -151,6 +152,8 @@ class _SuiteFile(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     deviation: Annotated[list[Deviation], Meta(max_length=50)] = []
     # The suite's own workloads, [endpoints.NAME] (config/endpoints.py), listed in workloads.
     endpoints: dict[str, Any] = {}
+    # Servers the user runs: [external.NAME] tables (config/external.py).
+    external: dict[str, Any] = {}
 
 
 @dataclass(frozen=True)
@@ -184,6 +187,8 @@ class Suite:
     own_stacks: dict[str, Manifest] = dataclasses.field(default_factory=dict)
     # The suite's own workloads ([endpoints.NAME]), by name.
     endpoints: dict[str, Endpoint] = dataclasses.field(default_factory=dict)
+    # Servers the user runs ([external.NAME]), listed last in `stacks`.
+    external: dict[str, ExternalStack] = dataclasses.field(default_factory=dict)
 
     @property
     def stack_folders(self) -> dict[str, Path]:
@@ -442,6 +447,36 @@ def _own_stack(
     return manifest
 
 
+def _external(
+    path: Path,
+    tables: dict[str, Any],
+    listed: tuple[str, ...],
+    own: dict[str, Manifest],
+    variants: dict[str, Any],
+    placement: Placement,
+    endpoints: frozenset[str],
+) -> dict[str, ExternalStack]:
+    """The [external.NAME] servers, named apart from every other stack of the suite."""
+    if not tables:
+        if not listed:
+            raise InputError(
+                f"{path}: key 'stacks': expected a non-empty list of stacks (or an "
+                "[external.NAME] table for a server you run)"
+            )
+        return {}
+    if placement.remote:
+        raise InputError(
+            f"{path}: [external]: an external server is reached on this machine's loopback, "
+            "and a multi-host run ([placement] server_host, loader_hosts) loads from other "
+            "hosts; run the external stacks in a suite of their own on this machine"
+        )
+    taken = {name: "a stack in the suite's `stacks`" for name in listed}
+    taken |= {name: "a catalog stack" for name in discover(STACKS_DIR)}
+    taken |= {name: f"the suite's own stack in {m.stack_dir}" for name, m in own.items()}
+    taken |= {name: "a variant ([variants])" for name in variants}
+    return parse_external(path, tables, taken, endpoints)
+
+
 def _workloads(
     path: Path, texts: list[str], endpoints: dict[str, Endpoint]
 ) -> tuple[WorkloadSpec, ...]:
@@ -523,14 +558,24 @@ def parse_suite(path: Path) -> Suite:
     _check_endpoints(path, endpoints, load_settings, placement)
     labels = tuple(s.label for s in specs)
     stack_names, own_stacks = _stacks(path, suite.stacks, frozenset(endpoints))
+    external = _external(
+        path,
+        suite.external,
+        stack_names,
+        own_stacks,
+        suite.variants,
+        placement,
+        frozenset(endpoints),
+    )
     return Suite(
         path=path,
         name=_suite_name(path, suite.name),
         description=suite.description,
         variant=check_name(suite.variant, _where(path, "variant")),
-        stacks=stack_names,
+        stacks=stack_names + tuple(external),
         own_stacks=own_stacks,
         endpoints=endpoints,
+        external=external,
         workloads=specs,
         params=_params(path, suite.params),
         load=load_settings,

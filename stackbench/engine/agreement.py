@@ -45,9 +45,12 @@ def references(
             continue
         say(planned.name, f"asking for {', '.join(e.name for e in mine)}: do the stacks agree?")
         try:
-            for name, answer in _ask(
-                planned, inventory[planned.stack], plan, run_dir, access, mine
-            ):
+            asked = (
+                _ask_at(planned.external.url, planned.name, mine)  # runs already, by its user
+                if planned.external is not None
+                else _ask(planned, inventory[planned.stack], plan, run_dir, access, mine)
+            )
+            for name, answer in asked:
                 answers[name].append(answer)
         except StackbenchError as exc:
             say(planned.name, f"could not be asked before the load ({exc}); left out")
@@ -70,14 +73,19 @@ def _ask(
     """(endpoint, answer) for each endpoint the stack answered."""
     env = access(planned).env
     with running_stack(entry, plan.suite.placement, run_dir, planned.params, env) as instance:
-        out = []
-        for endpoint in endpoints:
-            try:
-                response = fetch(endpoint, instance.base_url)
-                out.append((endpoint.name, answer_of(endpoint, planned.name, response)))
-            except (OSError, http.client.HTTPException) as exc:  # its verification will say
-                log.info("%s: %s failed before the load: %s", planned.name, endpoint.name, exc)
-        return out
+        return _ask_at(instance.base_url, planned.name, endpoints)
+
+
+def _ask_at(base_url: str, stack: str, endpoints: list[Endpoint]) -> list[tuple[str, Answer]]:
+    """(endpoint, answer) for each endpoint the server at base_url answered."""
+    out = []
+    for endpoint in endpoints:
+        try:
+            response = fetch(endpoint, base_url)
+            out.append((endpoint.name, answer_of(endpoint, stack, response)))
+        except (OSError, http.client.HTTPException) as exc:  # its verification will say
+            log.info("%s: %s failed before the load: %s", stack, endpoint.name, exc)
+    return out
 
 
 def load_body_hash(endpoint: Endpoint, base_url: str) -> str | None:

@@ -33,10 +33,12 @@ from pathlib import Path
 import msgspec
 
 from stackbench.config.endpoints import Endpoint
+from stackbench.config.external import ExternalStack
 from stackbench.config.hosts import HostsFile
 from stackbench.config.loadspec import LoadRequest
 from stackbench.config.manifest import Warmup
 from stackbench.config.noise import THROUGHPUT_THRESHOLD
+from stackbench.config.placement import allowed_cpus
 from stackbench.config.plan import Level, Plan, PlannedCase, PlannedStack, Round
 from stackbench.config.status import StackEntry
 from stackbench.config.workloads import BodyStability, WorkloadSpec
@@ -58,9 +60,9 @@ from stackbench.engine.settings import run_settings
 from stackbench.engine.settle import Advise, SettleStep, full_rates, settle_step
 from stackbench.engine.spread import HostWatch, Spread, measure_spread
 from stackbench.engine.strategies import fixed_sweep, rate_search
-from stackbench.engine.watch import ExitCheck, stack_exits
+from stackbench.engine.watch import ExitCheck, ProcessExit, stack_exits
 from stackbench.errors import HostLost, StackbenchError, StackError
-from stackbench.lab import environment, fs
+from stackbench.lab import environment, external, fs
 from stackbench.lab.busy import wait_for_quiet
 from stackbench.lab.httpget import get
 from stackbench.lab.monitor import process_counts
@@ -315,10 +317,11 @@ class Runner:
                 state.status = "unavailable"
             return
         if round_.repetition is not None:
+            fresh = "a fresh start" if planned.external is None else "not restarted (external)"
             self.emit(
                 ProgressEvent(
                     Phase.ROUND,
-                    f"round {round_.repetition + 1} of {self.suite.load.repeat}, a fresh start",
+                    f"round {round_.repetition + 1} of {self.suite.load.repeat}, {fresh}",
                     planned.name,
                 )
             )
@@ -494,6 +497,9 @@ class _StackRun:
 
     # --- starting and stopping -----------------------------------------------------------
     def start(self) -> None:
+        if self.planned.external is not None:
+            self._live = self._start_external(self.planned.external)
+            return
         spread = self.runner.spread()
         if spread is not None:
             try:
@@ -549,6 +555,51 @@ class _StackRun:
             lambda req: measure(target, req, exits),
             instance.jit_warmup(),
             access,
+        )
+
+    def _start_external(self, ext: ExternalStack) -> _Live:
+        """A server the user runs: nothing started (and nothing to stop), its url checked
+        and its processes (pids or unit) found for the monitor and the crash watch."""
+        where = f"{self.runner.suite.path}: [external.{ext.name}]"
+        try:
+            found = external.attach(ext, where)
+        except StackbenchError as exc:  # e.g. gone since an earlier round: its cases fail
+            raise StackError(str(exc)) from exc
+        placement = self.runner.suite.placement
+        sampled = f"pids {', '.join(map(str, found.roles.values()))}" if found.roles else ""
+        self._message(
+            f"external at {ext.url}, not started by stackbench: "
+            + (f"{process_counts(found.roles)} ({sampled})" if sampled else "not sampled")
+        )
+        cpus = found.cpus or allowed_cpus()
+        # Its cores are accounted only when its processes are known: an unknown server's
+        # CPU would be other work on them, and every level would look disturbed.
+        accounted = cpus if found.roles else frozenset()
+        target = Target(ext.url, found.roles, {}, len(cpus), placement.loader, accounted)
+
+        def exits() -> list[ProcessExit]:
+            return [
+                ProcessExit(f"external stack {ext.name}'s process {pid}", None, "")
+                for pid in found.gone()
+            ]
+
+        endpoints, references = self.runner.suite.endpoints, self.runner.references
+
+        def verify(workload: str) -> VerifyOutcome:
+            endpoint = endpoints.get(workload)
+            if endpoint is not None:
+                reference = references.get(workload)
+                return verify_endpoint(endpoint, self.name, ext.url, reference)
+            return verify_workload(workload, ext.url, None)
+
+        return _Live(
+            ExitStack(),
+            target,
+            exits,
+            verify,
+            lambda req: measure(target, req, exits),
+            None,
+            None,
         )
 
     def _start_remote(self, spread: Spread) -> _Live:
@@ -647,6 +698,11 @@ class _StackRun:
     def _restart(self, what: str, workload: str) -> None:
         """A process of the stack or of its services exited: start both again and verify
         `workload` again; StackError when the restarts are used up or the restart fails."""
+        if self.planned.external is not None:
+            raise StackError(
+                f"{self.name}: {what}; stackbench does not restart an external server: "
+                "its cases left fail (start it again and run the suite again)"
+            )
         limit = self.runner.suite.max_restarts
         if self.restarts >= limit:
             raise StackError(
@@ -704,6 +760,8 @@ class _StackRun:
                 self._script_timing(case.spec)
                 state.scripted += 1
             state.notes += filter(None, [self._load_case(case, state), *self.notes])
+            if self.planned.external is not None:
+                state.notes += self.planned.external.not_measured()
             if last_round:
                 store.set_case_status(state.case_id, "ok", "; ".join(dict.fromkeys(state.notes)))
                 state.status = "ok"
@@ -735,6 +793,8 @@ class _StackRun:
         times: tuple[float | None, float | None, float | None] = (None, None, None)
         access = self.live.access
         try:
+            if self.planned.external is not None:
+                raise StackError("not timed: an external stack has no script stackbench could run")
             if access is None:
                 raise StackError(
                     "not timed: the standalone timing runs only when the server "

@@ -29,10 +29,14 @@ class ProcessExit:
     """A watched process that is no longer running."""
 
     name: str  # e.g. "node process 'server'" or "service redis"
-    status: int  # its exit status; negative: the signal that killed it (as subprocess gives)
+    # its exit status; negative: the signal that killed it (as subprocess gives); None: not a
+    # child of stackbench (an external server's process), whose status it cannot know
+    status: int | None
     log_tail: str
 
     def describe(self) -> str:
+        if self.status is None:
+            return f"{self.name} is gone (not started by stackbench: its exit status is unknown)"
         return f"{self.name} {describe_exit(self.status)}"
 
 

@@ -69,6 +69,8 @@ def facts_from_plan(
     def in_force(ps: PlannedStack) -> Mapping[str, str]:
         if ps.name in resolved:
             return resolved[ps.name]
+        if ps.external is not None:  # a server the user runs: no parameters of ours
+            return {}
         return _with_defaults(inventory[ps.stack].manifest.param_defaults(), ps.params, cores)
 
     stacks = tuple(StackFacts(ps.name, ps.available, ps.reason, in_force(ps)) for ps in plan.stacks)

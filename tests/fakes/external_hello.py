@@ -1,0 +1,31 @@
+"""A server run by hand, for the [external.NAME] tests: the catalog's `hello` workload exactly
+as the verifier expects it (200, text/plain, "Hello World"), HTTP/1.1 with keep-alive, on the
+port given as its one argument. Started and stopped by the test, never by stackbench."""
+
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+BODY = b"Hello World"
+
+
+class Hello(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+        found = self.path == "/hello"
+        body = BODY if found else b"not found"
+        self.send_response(200 if found else 404)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        return  # one line per request would fill the test's output
+
+
+if __name__ == "__main__":
+    server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Hello)
+    server.daemon_threads = True
+    print("ready", flush=True)
+    server.serve_forever()
