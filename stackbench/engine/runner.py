@@ -566,6 +566,10 @@ class _StackRun:
         except StackbenchError as exc:  # e.g. gone since an earlier round: its cases fail
             raise StackError(str(exc)) from exc
         placement = self.runner.suite.placement
+        # What the reports' "parameters in force" say of it: where it ran, run by the user.
+        self.runner.store.set_effective_params(
+            (c.case_id for c in self.cases.values()), {"external": ext.url}
+        )
         sampled = f"pids {', '.join(map(str, found.roles.values()))}" if found.roles else ""
         self._message(
             f"external at {ext.url}, not started by stackbench: "

@@ -120,6 +120,7 @@ def test_a_server_run_by_hand_is_measured_beside_a_catalog_stack_and_left_runnin
     assert said in cases["bare"].reason
     assert said not in cases["byhand"].reason
     assert "not independent starts" in cases["byhand"].reason
+    assert cases["byhand"].effective_params == {"external": f"http://127.0.0.1:{port}"}
     summary = (out / f"run-{run.id}" / "summary.md").read_text()
     assert said in summary
 

@@ -10,6 +10,9 @@ BODY = b"Hello World"
 
 class Hello(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes: without TCP_NODELAY the second waits for the
+    # client's delayed ACK (40 ms a request).
+    disable_nagle_algorithm = True
 
     def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
         found = self.path == "/hello"
