@@ -10,9 +10,14 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from stackbench.config.plan import build_plan
+from stackbench.config.suite import parse_suite
+from stackbench.engine import runner as runner_module
+from stackbench.engine.runner import Runner, RunSetup
 from stackbench.store.store import Store
 
 pytestmark = pytest.mark.integration
@@ -137,3 +142,36 @@ def test_an_external_url_where_nothing_answers_is_refused_before_any_load(
     store = Store(out / "stackbench.sqlite")
     assert store.runs() == []
     store.close()
+
+
+def test_an_external_server_that_goes_away_fails_its_level_and_is_not_restarted(
+    open_folder: Path, server: tuple[subprocess.Popen[str], int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proc, port = server
+    path = open_folder / "gone.toml"
+    path.write_text(
+        'stacks = []\nworkloads = ["hello"]\n'
+        "[load]\nconnections = [2, 4]\nduration_s = 1\nwarmup_s = 0\npause_s = 0\n"
+        f'[external.gone]\nurl = "http://127.0.0.1:{port}"\nworkloads = ["hello"]\n'
+        f"pids = [{proc.pid}]\n"
+    )
+    real_measure = runner_module.measure
+
+    def measure_after_a_kill(*args: Any) -> Any:
+        """The server dies just before the first level: the level must see it gone."""
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        return real_measure(*args)
+
+    monkeypatch.setattr(runner_module, "measure", measure_after_a_kill)
+    store = Store(open_folder / "stackbench.sqlite")
+    plan = build_plan(parse_suite(path), {}, None, None)
+    data = store.load_run(Runner(plan, RunSetup({}, store, open_folder)).execute())
+    store.close()
+    (case,) = data.cases
+    assert case.status == "failed"
+    assert "does not restart an external server" in case.reason
+    (level,) = data.levels_of(case.id)  # the second level never ran: no restart
+    assert level.error_class == "server-exited"
+    assert f"external stack gone's process {proc.pid} is gone" in level.error
