@@ -111,3 +111,41 @@ def test_a_unit_without_systemd_is_refused_with_the_pids_to_give(listening, monk
     with pytest.raises(EnvironmentProblem, match="systemd is not running on this machine") as got:
         external.attach(ext(listening, unit="app.service"), WHERE)
     assert "pids = [...]" in str(got.value) and got.value.exit_code == 3
+
+
+def fake_systemctl(monkeypatch, tmp_path, main_pid: str, returncode: int = 0) -> list[list[str]]:
+    """systemd 'running' (its directory present) and systemctl answering `main_pid`."""
+    monkeypatch.setattr(external, "SYSTEMD_RUNNING", tmp_path)
+    calls: list[list[str]] = []
+
+    def run(command: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        calls.append(command)
+        return subprocess.CompletedProcess(command, returncode, main_pid + "\n", "")
+
+    monkeypatch.setattr(external.subprocess, "run", run)
+    return calls
+
+
+def test_a_units_main_process_is_read_from_systemctl_and_checked_like_a_pid(
+    listening, monkeypatch, tmp_path
+) -> None:
+    other = subprocess.Popen(["sleep", "30"], **AS_USER)  # type: ignore[call-overload]
+    try:
+        calls = fake_systemctl(monkeypatch, tmp_path, str(other.pid))
+        found = external.attach(ext(listening, unit="app.service"), WHERE)
+        assert found.roles == {"server": other.pid}
+        assert calls == [
+            ["systemctl", "show", "--property=MainPID", "--value", "--", "app.service"]
+        ]
+    finally:
+        other.kill()
+        other.wait()
+
+
+@pytest.mark.parametrize(("main_pid", "code"), [("0", 0), ("", 1), ("garbage", 0)])
+def test_a_unit_without_a_main_process_is_refused(
+    listening, monkeypatch, tmp_path, main_pid, code
+) -> None:
+    fake_systemctl(monkeypatch, tmp_path, main_pid, code)
+    with pytest.raises(InputError, match="app.service has no main process"):
+        external.attach(ext(listening, unit="app.service"), WHERE)
