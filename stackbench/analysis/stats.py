@@ -174,7 +174,7 @@ class Crossing:
     high: float
     reached: float  # the highest level judged
     blips: tuple[float, ...]  # levels that crossed (or some repetitions did) but did not hold
-    unconfirmed: float | None  # the last level crossed once, with no level after it to confirm
+    unconfirmed: float | None  # the last level crossed (once, or in some repetitions): unheld
 
     @property
     def held(self) -> bool:
@@ -204,7 +204,9 @@ def held_crossing(levels: Sequence[tuple[float, Sequence[bool]]]) -> Crossing:
             return Crossing(low, math.inf, value, tuple(blips), value)
         blips.append(value)
     reached = ordered[-1][0] if ordered else 0.0
-    return Crossing(low, math.inf, reached, tuple(blips), None)
+    # the last level crossed in some repetitions: nothing after it can confirm or dismiss that
+    last_mixed = reached if blips and blips[-1] == reached else None
+    return Crossing(low, math.inf, reached, tuple(blips), last_mixed)
 
 
 # --- trend line ------------------------------------------------------------------------------

@@ -957,7 +957,7 @@ def test_breakpoint_needs_a_crossing_that_holds():
     sweep(run, "apache", {100: 50, 5000: 900, 10000: 3100})
     result = one(make_claim(none), run)
     assert result.status is ClaimStatus.UNDECIDED
-    assert "fails only at 10,000, the sweep's last level, once" in result.why
+    assert "fails only at 10,000, the sweep's last level, not in every repetition" in result.why
     run = RunBuilder()
     cid = run.case("apache", "w")
     for rep, p99 in enumerate((3100.0, 3300.0)):

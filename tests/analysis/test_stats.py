@@ -312,6 +312,9 @@ def test_held_crossing_by_hand():
     # the last level crossing once is not yet a breakpoint
     c = stats.held_crossing([(100, [F]), (200, [T])])
     assert (c.low, c.high, c.unconfirmed) == (100, math.inf, 200)
+    # ... nor is a last level that only some repetitions cross (it is also a blip)
+    c = stats.held_crossing([(100, [F]), (200, [T, F])])
+    assert (c.low, c.high, c.blips, c.unconfirmed) == (100, math.inf, (200,), 200)
     # crossing from the first level: no level held before it
     assert stats.held_crossing([(1, [T]), (2, [T])]).low == 0
 

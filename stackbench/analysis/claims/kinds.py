@@ -419,13 +419,15 @@ class _Break:
             text = f"{name} first fails at {c.high:,.0f} ({self.why}) {how}{below}"
         elif c.unconfirmed is not None:
             text = (
-                f"{name} fails only at {c.unconfirmed:,.0f}, the sweep's last level, once: "
-                "a crossing not yet held (a repetition of that level would decide it)"
+                f"{name} fails only at {c.unconfirmed:,.0f}, the sweep's last level, "
+                "not in every repetition or not repeated: a crossing not yet held (repetitions "
+                "of that level would decide it)"
             )
         else:
             text = f"{name} holds up to {c.reached:,.0f}"
-        if c.blips:
-            shown = ", ".join(f"{b:,.0f}" for b in c.blips[:3])
+        blips = [b for b in c.blips if b != c.unconfirmed]
+        if blips:
+            shown = ", ".join(f"{b:,.0f}" for b in blips[:3])
             text += f" (crossed alone, not held, at {shown})"
         return text
 
@@ -440,14 +442,14 @@ def _breakpoint(claim: Claim, test: BreakpointTest, ctx: _Context) -> ClaimResul
     if isinstance(mine, _Missing) or isinstance(other, _Missing):
         return _conclude(claim, tally, "")
     for name, found in ((test.stack, mine), (test.other, other)):
-        if name is not None and found is not None and found.crossing.held:
+        if name is not None and found is not None:
             # The breakpoint's interval: above the last level that held, at or below the
-            # first level of the crossing that holds.
+            # first level of the crossing that holds (none held: no figure, "none").
             c = found.crossing
+            first = c.high if c.held else None
+            low = (c.low or None) if c.held else None
             tally.ours.append(
-                Measured(
-                    f"{name} first failing level", c.high, "connections", c.low or None, c.high
-                )
+                Measured(f"{name} first failing level", first, "connections", low, first)
             )
     verdict, detail = _judge_break(test, mine, other)
     if verdict is None:
