@@ -173,12 +173,13 @@ def build_plan(
         entry = inventory[stack]
         served = _served(suite, entry, stack, specs)
         cases = tuple(PlannedCase(name, spec, _levels(suite, spec.label)) for spec in served)
+        short = _cores_short(suite, name)
         planned.append(
             PlannedStack(
                 name,
                 stack,
-                entry.status.available,
-                unavailable_reason(entry),
+                entry.status.available and not short,
+                unavailable_reason(entry) or short,
                 params,
                 cases,
                 _jit_warmup_s(entry, params),
@@ -240,6 +241,17 @@ def _external_stack(
     served = [s for s in specs if s.name in external.workloads]
     cases = tuple(PlannedCase(external.name, spec, _levels(suite, spec.label)) for spec in served)
     return PlannedStack(external.name, external.name, True, "", {}, cases, external=external)
+
+
+def _cores_short(suite: Suite, name: str) -> str:
+    """Why the suite leaves a stack out on this placement ([min_server_cores]), or ''."""
+    need = suite.min_server_cores.get(name, 0)
+    if suite.server_cores >= need:
+        return ""
+    return (
+        f"left out below {need} server cores ([min_server_cores]); the server has "
+        f"{suite.server_cores}"
+    )
 
 
 # run --settle: the most JIT warm-up a case may get in all, the declared pass and the one added

@@ -144,6 +144,7 @@ class _SuiteFile(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     variants: dict[str, Any] = {}
     levels: dict[str, Any] = {}
     durations: dict[str, Any] = {}
+    min_server_cores: dict[str, Any] = {}
     # Other hosts for [placement] server_host / loader_hosts: [hosts.NAME] tables here, or a
     # hosts file (relative to the suite's folder), read when the run starts (--hosts wins).
     hosts: dict[str, Any] = {}
@@ -189,6 +190,9 @@ class Suite:
     endpoints: dict[str, Endpoint] = dataclasses.field(default_factory=dict)
     # Servers the user runs ([external.NAME]), listed last in `stacks`.
     external: dict[str, ExternalStack] = dataclasses.field(default_factory=dict)
+    # Stacks that measure nothing the suite is for below this many server cores (a cluster of
+    # one worker is no cluster): the plan leaves them out there, as unavailable, with why.
+    min_server_cores: dict[str, int] = dataclasses.field(default_factory=dict)
 
     @property
     def stack_folders(self) -> dict[str, Path]:
@@ -390,6 +394,18 @@ def _workload_durations(
             raise InputError(f"{where}: not one of the suite's workloads ({', '.join(labels)})")
         out[label] = convert(
             seconds, Annotated[float, Meta(ge=0.1, le=MAX_SECONDS)], path, ("durations", label)
+        )
+    return out
+
+
+def _min_server_cores(path: Path, data: dict[str, Any], stacks: tuple[str, ...]) -> dict[str, int]:
+    out = {}
+    for name, cores in data.items():
+        where = _where(path, "min_server_cores", name)
+        if name not in stacks:
+            raise InputError(f"{where}: not one of the suite's stacks ({', '.join(stacks)})")
+        out[name] = convert(
+            cores, Annotated[int, Meta(ge=1, le=1024)], path, ("min_server_cores", name)
         )
     return out
 
@@ -596,6 +612,7 @@ def parse_suite(path: Path) -> Suite:
         hosts_file=None if suite.hosts_file is None else path.parent / suite.hosts_file,
         declared_deviations=tuple(suite.deviation),
         article_loader=suite.placement.article_loader,
+        min_server_cores=_min_server_cores(path, suite.min_server_cores, stack_names),
     )
 
 

@@ -205,6 +205,38 @@ params = { fault = "constant" }
         parse_suite(bad)
 
 
+def test_min_server_cores_leaves_a_stack_out_below_it(tmp_path, fake_inventory):
+    """A stack the suite needs on more server cores than the placement gives is planned as
+    unavailable, with why (it runs where the server has them); a name outside the suite's
+    stacks or a count below 1 is refused."""
+    text = SUITE.replace('stacks = ["refserver"]', 'stacks = ["refserver", "ref-faulty"]')
+    text += """
+[min_server_cores]
+ref-faulty = 2
+
+[variants.ref-faulty]
+stack = "refserver"
+params = { fault = "constant" }
+"""
+    suite = parse_suite(write(tmp_path, text))
+    assert suite.server_cores == 1 and suite.min_server_cores == {"ref-faulty": 2}
+    plan = build_plan(suite, fake_inventory, None, None)
+    kept, left = plan.stacks
+    assert kept.available and not kept.reason
+    assert not left.available
+    assert left.reason == "left out below 2 server cores ([min_server_cores]); the server has 1"
+    assert plan.level_count() == sum(len(c.levels) for c in kept.cases)
+    wide = parse_suite(write(tmp_path, text.replace("ref-faulty = 2", "ref-faulty = 1")))
+    assert all(s.available for s in build_plan(wide, fake_inventory, None, None).stacks)
+    with pytest.raises(InputError, match=r"\[min_server_cores\] key 'nosuch': not one of"):
+        parse_suite(write(tmp_path, text.replace("ref-faulty = 2", "nosuch = 2")))
+    with pytest.raises(
+        InputError,
+        match=r"min_server_cores\] key .ref-faulty.: expected a whole number from 1 to 1024",
+    ):
+        parse_suite(write(tmp_path, text.replace("ref-faulty = 2", "ref-faulty = 0")))
+
+
 @pytest.mark.parametrize(
     "change, message",
     [
