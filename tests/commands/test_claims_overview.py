@@ -33,12 +33,17 @@ def test_no_claim_is_untestable_by_the_full_suites_own_design(article):
 def test_the_full_suite_fits_its_load_budget_with_every_stack(article):
     """The budget holds on a machine that has every stack the suite names (Swoole, a JDK),
     not only on this one, whose plan leaves out the stacks it lacks: the suite is refused
-    where its estimate exceeds load_budget_min."""
+    where its estimate exceeds load_budget_min. A stack the suite leaves out below some
+    server cores ([min_server_cores]) stays out: the budget is for a 2-core machine (issue 31),
+    and a server of more cores runs it on top."""
     suite = parse_suite(SUITES_DIR / f"{article}.toml")
     if suite.load_budget_s is None:
         pytest.skip(f"{article} states no load_budget_min yet")
     plan = build_plan(suite, load_inventory(), None, None)
-    every = [dataclasses.replace(s, available=True) for s in plan.stacks]
+    every = [
+        dataclasses.replace(s, available=suite.min_server_cores.get(s.name, 0) <= 1)
+        for s in plan.stacks
+    ]
     timeline = plan_timeline(dataclasses.replace(plan, stacks=tuple(every)))
     assert timeline.load_s <= suite.load_budget_s, timeline.load_s / 60
 
