@@ -8,9 +8,11 @@ check that, the decision code itself (`evaluate`) reads two synthetic runs made 
   per-second series, or whole levels without one: wrk, ab), each level's length (its seconds,
   or its requests at the synthetic rate), the standalone timings' repetitions;
 - repetitions spread by the run-to-run spread the verdicts will use (whole levels: the
-  whole-level spread), around figures placed by the claim: at the article's own figures (its
-  stated ratio, its order, its band's middle), and at the opposite (the order reversed, the
-  ratio well outside the band).
+  whole-level spread), around figures placed by the claim: at the article's own figures (a
+  ratio at each point as the article printed it there, else its headline ratio; its order; a
+  threshold's or shape's band middle), and at the opposite (the order reversed, a direction's
+  ratio mirrored across its threshold, a "near" ratio well outside the band). A ratio the
+  article printed nowhere is placed 1.5× inside its bound: the claim states no figure.
 
 "decidable with this plan" when the first gives confirmed and the second refuted; otherwise
 "testable but not decidable" with what the decision code said. A failed-request claim is
@@ -122,9 +124,7 @@ def scenarios(claim: Claim, facts: Facts) -> tuple[Scenario, Scenario]:
     if isinstance(test, OrderTest):
         return _order(claim, test, facts, False), _order(claim, test, facts, True)
     if isinstance(test, RatioTest | RatioChangeTest):
-        return _ratio(test, facts, _confirming_ratio(test)), _ratio(
-            test, facts, _refuting_ratio(test)
-        )
+        return _ratio(claim, test, facts, True), _ratio(claim, test, facts, False)
     if isinstance(test, ThresholdTest):
         return _threshold(test, facts, True), _threshold(test, facts, False)
     if isinstance(test, ShapeTest):
@@ -164,36 +164,78 @@ def _base(metric: str) -> float:
     return BASE_RPS if metric == "requests_per_s" else 100.0
 
 
-def _confirming_ratio(test: RatioTest | RatioChangeTest) -> float:
-    """The article's ratio; without one, a ratio clearly inside the band (1.5× beyond a
-    'greater' threshold, 1.5× below a 'less' one)."""
-    if test.expect == "near":
-        assert test.article is not None
-        return test.article
+def article_ratio(
+    claim: Claim, test: RatioTest | RatioChangeTest, workload: str | None, level: float | None
+) -> float | None:
+    """The article's own ratio at one point of the test: the figure in × whose label names
+    that point (its workload, as the suite writes it or by its name, and/or its level as
+    "@3000"), else the claim's headline `article`, else None (the article printed none)."""
+    for figure in claim.figures:
+        if figure.unit == "×" and _names_point(figure.label, workload, level):
+            return figure.value
+    return test.article
+
+
+def _names_point(label: str, workload: str | None, level: float | None) -> bool:
+    """Whether every word of a figure's label names the point: "@N" its level, any other
+    word its workload ("mysql" names "mysql-row", "concat" names "concat?n=1000")."""
+    words = label.split()
+    if not words:
+        return False
+    for word in words:
+        if word.startswith("@"):
+            try:
+                at = float(word[1:].replace(",", ""))
+            except ValueError:
+                return False
+            if level is None or at != level:
+                return False
+        elif workload is None or not (
+            workload == word or workload.startswith((word + "-", word + "?"))
+        ):
+            return False
+    return True
+
+
+def _confirming_ratio(test: RatioTest | RatioChangeTest, article: float | None) -> float:
+    """The article's own ratio, wherever it lies (a figure on or outside the claim's band
+    cannot confirm it, and the design says so). Without one, a ratio clearly inside the
+    band: its middle with an upper end, else 1.5× beyond a 'greater' threshold, 1.5× below
+    a 'less' one."""
+    if article is not None:
+        return article
     if test.expect == "greater" and test.upper is not None:
-        inside = test.article is not None and test.threshold <= test.article <= test.upper
-        return test.article if inside and test.article else math.sqrt(test.threshold * test.upper)
+        return math.sqrt(test.threshold * test.upper)
     if test.expect == "greater":
-        return max(test.article or 0.0, test.threshold * 1.5)
-    return min(test.article or math.inf, test.threshold / 1.5)
+        return test.threshold * 1.5
+    return test.threshold / 1.5
 
 
-def _refuting_ratio(test: RatioTest | RatioChangeTest) -> float:
-    """Well outside the band: the band's far side by its own width again."""
+def _refuting_ratio(test: RatioTest | RatioChangeTest, article: float | None) -> float:
+    """The opposite: for "near", well outside the band (its far side by its own width
+    again); for a direction, the article's ratio mirrored across the threshold (as far on
+    the wrong side as the article is on the right one: 1.12× against 1 becomes 1/1.12×),
+    else the threshold passed 1.5× the wrong way."""
     if test.expect == "near":
         assert test.article is not None
         return test.article * (1.0 + test.tolerance) ** 3
+    if article is not None:
+        return test.threshold**2 / article
     if test.expect == "greater":
         return test.threshold / 1.5
     return test.threshold * 1.5
 
 
-def _ratio(test: RatioTest | RatioChangeTest, facts: Facts, ratio: float) -> Scenario:
-    """The numerator's figure(s) at `ratio` times the denominator's. A side at "peak" is
-    every level of its stack (so the peak is that figure); a ratio of ratios puts the whole
-    change on the `after` numerator."""
+def _ratio(
+    claim: Claim, test: RatioTest | RatioChangeTest, facts: Facts, confirm: bool
+) -> Scenario:
+    """At each point, the numerator's figure(s) at the ratio (the article's there, or its
+    opposite) times the denominator's. A side at "peak" is every level of its stack (so the
+    peak is that figure); a ratio of ratios puts the whole change on the `after` numerator."""
     figures: dict[Key, float] = {}
     for w, lv in _combos(test, facts):
+        article = article_ratio(claim, test, w, lv)
+        ratio = _confirming_ratio(test, article) if confirm else _refuting_ratio(test, article)
         resolved = [_resolve(p, test, w, lv) for p in _positions(test)]
         for i, (stack, workload, level, metric) in enumerate(resolved):
             numerator_after = i == 0
