@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from stackbench.config.paths import SUITES_DIR
+from stackbench.config.suite import parse_suite
 from stackbench.store.store import Store
 
 pytestmark = pytest.mark.integration
@@ -27,28 +28,42 @@ def test_every_article_has_a_short_variant():
 
 
 # What this test shows (every stack x workload x level of the suite runs, is stored and
-# reported) does not need the suites' own level lengths: 2-s levels without a warm-up or a
-# pause between them show it too, in far less time (the plans' load and pauses, JIT warm-up
-# passes included: pool-and-cluster-short 6.3 -> 2.3 min, php-node-micro-short 2.7 -> 1.2 min).
-# Request-bounded suites (requests, requests_per_connection) run as they are.
+# reported) does not need the suites' own level lengths: 2-s levels without a warm-up, a pause
+# between them or the JIT stacks' warm-up pass before each case show it too, in far less time
+# (pool-and-cluster-short 6.3 -> 1.7 min of plan, php-node-micro-short 2.7 -> 0.9 min; the
+# warm-up pass alone is 3 s per Node case and 15 s per Java case, and it has a test of its own:
+# tests/engine/test_runner.py). Request-bounded suites (requests, requests_per_connection) run
+# as they are.
 LEVEL_TIMES = {"duration_s": "2", "warmup_s": "0", "pause_s": "0"}
 
 
 def with_short_levels(text: str) -> str:
-    """The suite with each timed level 2 s long, no warm-up and no pause (its comments kept)."""
-    return re.sub(
+    """The suite with each timed level 2 s long, no warm-up, no pause and no JIT warm-up pass
+    (its comments kept)."""
+    timed = re.sub(
         r"^(duration_s|warmup_s|pause_s)(\s*=\s*)[0-9.]+",
         lambda m: m[1] + m[2] + LEVEL_TIMES[m[1]],
         text,
         flags=re.MULTILINE,
     )
+    return re.sub(r"^\[load\]$", "[load]\njit_warmup = false", timed, count=1, flags=re.MULTILINE)
 
 
 def test_short_levels_change_only_the_level_times():
-    text = "duration_s = 5\nwarmup_s = 1     # no warm-up: 1\npause_s = 1.5\nrequests = 5000\n"
-    assert with_short_levels(text) == (
-        "duration_s = 2\nwarmup_s = 0     # no warm-up: 1\npause_s = 0\nrequests = 5000\n"
+    text = (
+        "[load]\nduration_s = 5\nwarmup_s = 1     # no warm-up: 1\npause_s = 1.5\nrequests = 5000\n"
     )
+    assert with_short_levels(text) == (
+        "[load]\njit_warmup = false\nduration_s = 2\nwarmup_s = 0     # no warm-up: 1\n"
+        "pause_s = 0\nrequests = 5000\n"
+    )
+
+
+@pytest.mark.parametrize("suite", SHORT_SUITES)
+def test_the_short_levels_suite_parses(suite, tmp_path):
+    path = tmp_path / suite
+    path.write_text(with_short_levels((SUITES_DIR / suite).read_text()))
+    assert parse_suite(path).load.jit_warmup is False
 
 
 @pytest.mark.timeout(1500)
