@@ -20,6 +20,7 @@ from stackbench.config.noise import THROUGHPUT_THRESHOLD
 from stackbench.config.placement import format_cpus
 from stackbench.config.plan import Plan
 from stackbench.config.suite import Suite
+from stackbench.engine.agreement import compared_note
 from stackbench.engine.preflight import Preflight
 from stackbench.engine.runner import QUIET_WAIT_S
 from stackbench.engine.until_decided import MAX_LOOKS
@@ -39,6 +40,9 @@ def print_preflight(
     --budget) is refused once its plan is shown (InputError, with what would fit)."""
     suite, timeline = checks.suite, checks.timeline
     print_plan(console, checks, suite_cores_note(suite, checks.claims))
+    compared = compared_note(checks.plan)
+    if compared:
+        print_wrapped(console, compared, indent=2)
     if checks.calibration.why:
         print_wrapped(console, checks.calibration.why, "calibration: ", indent=2)
     if budget_s is not None:

@@ -261,6 +261,10 @@ def plan_timeline(
     suite = plan.suite
     scripts = script_iteration_s or {}
     scripted: set[tuple[str, str]] = set()
+    compared = {n for n, e in suite.endpoints.items() if e.same_across_stacks}
+    for stack in plan.stacks:  # asked once before any load (engine/agreement.py)
+        if stack.available and any(c.spec.name in compared for c in stack.cases):
+            steps.append(Step("stack start", overheads.stack_start_s, stack.name))
     for round_ in plan.rounds():
         for stack in round_.order:
             if not stack.available:

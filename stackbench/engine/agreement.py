@@ -28,6 +28,21 @@ def compared_endpoints(plan: Plan) -> dict[str, Endpoint]:
     return {n: e for n, e in plan.suite.endpoints.items() if e.same_across_stacks}
 
 
+def compared_note(plan: Plan) -> str | None:
+    """What the run asks before any load, in one sentence for the plan (None: nothing)."""
+    parts = []
+    for name in compared_endpoints(plan):
+        stacks = [st.name for st in plan.stacks if any(c.spec.name == name for c in st.cases)]
+        parts.append(f"{name} ({', '.join(stacks)})")
+    if not parts:
+        return None
+    return (
+        f"same answer: {'; '.join(parts)}: each stack is started once and asked before any "
+        "load; the answer most give is the reference, a stack answering otherwise is not "
+        "measured"
+    )
+
+
 def references(
     plan: Plan,
     inventory: Mapping[str, StackEntry],

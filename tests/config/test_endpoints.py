@@ -9,6 +9,7 @@ from rich.console import Console
 
 from stackbench.commands.new_stack import new_stack
 from stackbench.config.endpoints import WILDCARD, parse_json_path
+from stackbench.config.estimate import plan_timeline
 from stackbench.config.plan import build_plan
 from stackbench.config.suite import parse_suite
 from stackbench.config.workloads import BodyStability, Group
@@ -217,3 +218,21 @@ def test_an_own_manifest_may_not_list_a_workload_the_suite_does_not_define(tmp_p
     own_stack(tmp_path, "a", '["hello", "orders"]')
     with pytest.raises(InputError, match="unknown workload 'orders'.*endpoints.*items"):
         parse_suite(suite(tmp_path, ITEMS, '["items"]', '["./a"]'))
+
+
+def test_the_plan_counts_one_more_start_of_each_stack_whose_answers_are_compared(
+    tmp_path,
+) -> None:
+    own_stack(tmp_path, "a", '["hello", "items"]')
+    own_stack(tmp_path, "b", '["hello"]')
+    compared = parse_suite(suite(tmp_path, ITEMS, '["items", "hello"]', '["./a", "./b"]'))
+    plain = parse_suite(
+        suite(tmp_path, '[endpoints.items]\npath = "/i"', '["items", "hello"]', '["./a", "./b"]')
+    )
+    starts = {}
+    for name, parsed in (("compared", compared), ("plain", plain)):
+        plan = build_plan(parsed, load_inventory(own=parsed.own_stacks), None, None)
+        steps = plan_timeline(plan).steps
+        starts[name] = [s.stack for s in steps if s.kind == "stack start"]
+    # a is asked for items before any load; b serves no compared endpoint
+    assert starts == {"compared": ["a", "a", "b"], "plain": ["a", "b"]}
