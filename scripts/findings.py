@@ -3,6 +3,8 @@
     .venv/bin/python scripts/findings.py                 # run the five short suites, then write
     .venv/bin/python scripts/findings.py --full          # the full suites (hours)
     .venv/bin/python scripts/findings.py --from DIR      # write from runs already in DIR
+    .venv/bin/python scripts/findings.py --full --suites io-vs-cpu,concurrency-sweep
+                                                         # only these articles' sections
 
 Each article suite runs with `stackbench run suites/<suite>.toml --out DIR/<suite>`, one after
 the other (so they never share the machine), and the part of docs/findings.md between the
@@ -63,8 +65,15 @@ def main(argv: Sequence[str]) -> int:
         default=REPO_ROOT / "results" / "findings",
         help="where the runs are stored (default: results/findings)",
     )
+    parser.add_argument(
+        "--suites",
+        type=_articles,
+        default=ARTICLE_SUITES,
+        help="comma-separated article suites to run and rewrite (default: all five); "
+        "the other articles' sections are kept as they are",
+    )
     args = parser.parse_args(argv)
-    suites = [s if args.full else f"{s}-short" for s in ARTICLE_SUITES]
+    suites = [s if args.full else f"{s}-short" for s in args.suites]
     where = args.source or args.out
     if args.source is None:
         for suite in suites:
@@ -83,8 +92,12 @@ def main(argv: Sequence[str]) -> int:
             if code not in (0, 3, 4):  # a failed stack or loader is a finding, not a stop
                 print(f"findings: stackbench run {suite} exited {code}; stopping", file=sys.stderr)
                 return code
-    sections = [section(suite, where / suite) for suite in suites]
-    write(sections)
+    write(
+        {
+            article: section(suite, where / suite)
+            for article, suite in zip(args.suites, suites, strict=True)
+        }
+    )
     print(f"findings: wrote {FINDINGS.relative_to(REPO_ROOT)} from {where}")
     return 0
 
@@ -169,11 +182,46 @@ def _needs(data: RunData, results: Sequence[ClaimResult]) -> list[str]:
     return ["What the untestable claims need:", "", *[f"- {line}" for line in needs]]
 
 
-def write(sections: Sequence[str]) -> None:
+def _articles(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in ARTICLE_SUITES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown article suite {unknown[0] if unknown else text!r}; "
+            f"choose among {', '.join(ARTICLE_SUITES)}"
+        )
+    return names
+
+
+def current_sections(body: str) -> dict[str, str]:
+    """The generated part's sections by article suite, matched by their claims' titles."""
+    titles = {}
+    for article in ARTICLE_SUITES:
+        claims = suite_claims(article)
+        assert claims is not None, article
+        titles[f"## {claims.title}"] = article
+    sections: dict[str, str] = {}
+    current: str | None = None
+    for line in body.splitlines():
+        if line.startswith("## "):
+            current = titles.get(line)
+            if current is not None:
+                sections[current] = ""
+        if current is not None:
+            sections[current] += line + "\n"
+    return sections
+
+
+def write(new: dict[str, str]) -> None:
+    """Rewrites the sections in `new` and keeps the other articles' sections, in the
+    articles' order."""
     text = FINDINGS.read_text(encoding="utf-8")
     head, _, rest = text.partition(BEGIN)
-    _, _, tail = rest.partition(END)
-    body = "\n".join(sections).rstrip("\n")
+    old_body, _, tail = rest.partition(END)
+    sections = current_sections(old_body) | new
+    body = "\n".join(
+        sections[a].rstrip("\n") + "\n" for a in ARTICLE_SUITES if a in sections
+    ).rstrip("\n")
     FINDINGS.write_text(f"{head}{BEGIN}\n\n{body}\n\n{END}{tail}", encoding="utf-8")
 
 
