@@ -3,7 +3,7 @@
 # runs both, in that order). Idempotent: a second run only checks. Steps: the test-only system
 # packages (scripts/install-system.sh test: Chromium, the SSH server's sshd binary), the
 # Python test tools into .venv from requirements-test.lock (pytest and its plugins, ruff,
-# mypy, hypothesis, Playwright, jsonschema), and cargo-fuzz for the load generator's fuzz run.
+# mypy, hypothesis, Playwright, jsonschema). The fuzz run has its own command: make fuzz.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,10 +21,4 @@ if ! cat requirements.lock requirements-test.lock | cmp -s - .venv/.installed-te
   cat requirements.lock requirements-test.lock >.venv/.installed-test-lock
 fi
 
-# The response-parser fuzz target (scripts/test.sh runs it for a bounded time) needs cargo-fuzz
-# and a nightly toolchain; without nightly the stable property tests still run.
-if cargo +nightly --version >/dev/null 2>&1 && ! cargo fuzz --version >/dev/null 2>&1; then
-  echo "loadgen: cargo install cargo-fuzz --locked (once)"
-  cargo install cargo-fuzz --locked -q
-fi
 echo "setup-test: done"

@@ -8,7 +8,7 @@
 #  1. Nothing in it measures, so it runs concurrently: the Python unit tests on every core
 #     (pytest-xdist, one worker per core) and, beside them, one background lane with the
 #     checks and builds: ruff, mypy, every available stack's build (scripts/build_stacks.py),
-#     cargo fmt/clippy and the Rust test builds, the 30-s fuzz run, go vet, php -l. The lane's
+#     cargo fmt/clippy and the Rust test builds, go vet, php -l. The lane's
 #     output is printed when the unit tests are done.
 #  2. Alone on the machine, one test at a time: the tests that time things or pin cores (the
 #     Rust crates' tests, built in phase 1, and the Python tests marked `integration` or
@@ -39,15 +39,6 @@ rust_checks() {
 
 rust_tests() {
   (cd "$1" && cargo test --locked -q)
-}
-
-fuzz_parser() {
-  if ! cargo +nightly --version >/dev/null 2>&1; then
-    echo "skipped: no nightly toolchain (rustup toolchain install nightly); the stable"
-    echo "property tests of the parser ran in cargo test"
-    return 0
-  fi
-  loadgen/fuzz/run.sh 30
 }
 
 php_lint() {
@@ -82,7 +73,6 @@ checks_and_builds() {
   for crate in "${CRATES[@]}"; do
     step "cargo fmt/clippy, test build: $crate" rust_checks "$crate"
   done
-  [ -f loadgen/fuzz/run.sh ] && step "fuzz the loader's response parser (30 s)" fuzz_parser
   [ -f stacks/go-nethttp/go.mod ] && step "go vet: stacks/go-nethttp" \
     bash -c "cd stacks/go-nethttp && go vet ./..."
   command -v php >/dev/null && step "php -l: stacks" php_lint
