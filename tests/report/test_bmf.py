@@ -2,8 +2,10 @@
 95% intervals exactly as the analysis has them, and never an interval it does not have."""
 
 import json
+from pathlib import Path
 
 import pytest
+from jsonschema import Draft7Validator
 from synthetic_run import fill
 
 from stackbench.analysis.analysis import analyse
@@ -65,3 +67,29 @@ def test_a_level_flagged_invalid_is_left_out(analysis) -> None:
     )
     name = benchmark_name(case.stack, w.label, agg.level_value, "connections")
     assert name in bmf_document(analysis) and name not in bmf_document(changed)
+
+
+# Bencher's documented JSON schema of BMF (bencher.dev/docs/reference/bencher-metric-format),
+# kept beside this test, and the limits the same page states: a benchmark name of at most 1024
+# characters, a measure slug of at most 64.
+BMF_SCHEMA = Path(__file__).with_name("bmf.schema.json")
+
+
+def test_the_document_is_valid_bmf_by_bencher_s_schema(analysis, tmp_path) -> None:
+    out = write_all(analysis.data, tmp_path, ["bmf"], analysis=analysis)
+    doc = json.loads((out / "results.bmf.json").read_text())
+    validator = Draft7Validator(json.loads(BMF_SCHEMA.read_text()))
+    assert not list(validator.iter_errors(doc))
+    assert doc  # the synthetic run has valid levels: an empty object would prove nothing
+    for name, measures in doc.items():
+        assert 0 < len(name) <= 1024
+        for slug, metric in measures.items():
+            assert 0 < len(slug) <= 64 and slug == slug.lower() and " " not in slug
+            if "lower_value" in metric:
+                assert metric["lower_value"] <= metric["value"] <= metric["upper_value"]
+
+
+def test_the_schema_check_can_fail() -> None:
+    validator = Draft7Validator(json.loads(BMF_SCHEMA.read_text()))
+    assert list(validator.iter_errors({"node/hello@50c": {"throughput": {"lower_value": 1.0}}}))
+    assert list(validator.iter_errors({"node/hello@50c": {"throughput": {"value": "fast"}}}))
