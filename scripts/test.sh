@@ -26,6 +26,10 @@ step() {
 }
 
 PY_TREES=(stackbench tests loadgen/tests loadgen/bench workloads benchmarks scripts)
+# The Rust test builds (phase 1) and test runs (phase 2) share these settings, so phase 2 finds
+# its binaries built: no incremental state (a one-off build gains nothing from it) and line
+# tables only for debug info (a panic still names its file and line), as CI builds usually do.
+export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only CARGO_PROFILE_TEST_DEBUG=line-tables-only
 CRATES=()
 for crate in loadgen stacks/rust-hyper; do
   [ -f "$crate/Cargo.toml" ] && CRATES+=("$crate")

@@ -267,6 +267,10 @@ class Requirement(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True)
 class Build(Struct, frozen=True, forbid_unknown_fields=True):
     command: Command
     inputs: tuple[NonEmptyText, ...] = ()
+    # What the build writes beside the sources instead of into {{build_dir}} (npm's
+    # node_modules), relative to the stack folder: a cached build one of them is missing from
+    # (deleted, or a new checkout) is built again instead of starting without it.
+    outputs: tuple[NonEmptyText, ...] = ()
 
 
 class Template(Struct, frozen=True, forbid_unknown_fields=True):
@@ -431,7 +435,7 @@ def parse_manifest(
         workloads=raw.workloads,
         requires=raw.requires,
         params=params,
-        build=raw.build,
+        build=_build(path, raw.build),
         templates=raw.template,
         processes=tuple(_process(path, i, proc, params) for i, proc in enumerate(raw.process)),
         ready=raw.ready,
@@ -439,6 +443,20 @@ def parse_manifest(
         warmup=_warmup(path, raw),
         ports=_ports(path, raw.ports, params),
     )
+
+
+def _build(path: Path, build: Build | None) -> Build | None:
+    """A build's outputs lie beside the stack's sources: in its folder or, for stacks that
+    share one installation (node-cluster uses node's node_modules), a sibling folder."""
+    root = path.parent.parent.resolve()
+    for i, output in enumerate(build.outputs if build else ()):
+        target = (path.parent / output).resolve()
+        if not target.is_relative_to(root) or target == root:
+            raise InputError(
+                f"{path}: [build] key 'outputs' #{i + 1} ({output!r}) leads outside the folder "
+                f"that holds the stack's own folder ({root}); name a path inside it"
+            )
+    return build
 
 
 def _stack_name(path: Path, given: str, catalog: bool) -> str:

@@ -50,7 +50,7 @@ def ensure_built(manifest: Manifest, variables: Mapping[str, str], env: Mapping[
     out = Path(variables["build_dir"])
     fs.checked(out, cache, "build into")
     marker = out / ".stackbench-built"
-    if manifest.build is None or marker.exists():
+    if manifest.build is None or (marker.exists() and not missing_outputs(manifest)):
         fs.safe_mkdir(out, cache)
         return out
     fs.safe_rmtree(out, cache)
@@ -83,6 +83,12 @@ def ensure_built(manifest: Manifest, variables: Mapping[str, str], env: Mapping[
         )
     marker.write_text(" ".join(command))
     return out
+
+
+def missing_outputs(manifest: Manifest) -> list[str]:
+    """The build's outputs beside the sources ([build] outputs) that are not there."""
+    outputs = manifest.build.outputs if manifest.build else ()
+    return [o for o in outputs if not (manifest.stack_dir / o).exists()]
 
 
 def _readable_outputs() -> None:
