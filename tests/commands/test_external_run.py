@@ -19,6 +19,7 @@ from stackbench.config.suite import parse_suite
 from stackbench.engine import runner as runner_module
 from stackbench.engine.runner import Runner, RunSetup
 from stackbench.store.store import Store
+from tests.commands.cli_run import run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -29,19 +30,7 @@ SYSTEM_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys
 
 
 def stackbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "stackbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=cwd,
-        env={
-            **os.environ,
-            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-            "COLUMNS": "1000",
-        },
-    )
+    return run_cli(*args, cwd=cwd, env={"COLUMNS": "1000"})
 
 
 def free_port() -> int:

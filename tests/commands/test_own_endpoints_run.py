@@ -5,16 +5,15 @@ document are measured, the lighter one named faster when the levels decide; the 
 another document and is refused before its load, the message naming the field and both values."""
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from stackbench.store.store import Store
+from tests.commands.cli_run import run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -81,19 +80,7 @@ pause_s = 0
 
 
 def stackbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "stackbench", "--no-color", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=cwd,
-        env={
-            **os.environ,
-            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-            "COLUMNS": "1000",
-        },
-    )
+    return run_cli("--no-color", *args, cwd=cwd, env={"COLUMNS": "1000"})
 
 
 @pytest.fixture

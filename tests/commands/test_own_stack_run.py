@@ -1,30 +1,21 @@
 """A stack of the user's own, end to end: `new-stack` writes it, a suite names its folder,
 `run` builds, starts (as the unprivileged user), verifies and measures it like a catalog stack."""
 
-import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from stackbench.store.store import Store
+from tests.commands.cli_run import run_cli
 
 pytestmark = pytest.mark.integration
 
 
 def stackbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "stackbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
-    )
+    return run_cli(*args, cwd=cwd)
 
 
 @pytest.fixture
