@@ -23,7 +23,7 @@ SECONDS_PER_HOUR = 3600.0
 MILLION = 1_000_000.0
 SCALING_CAVEAT = (
     "assumes throughput grows linearly with cores, which it rarely does; run the suite at "
-    "several server core counts ([placement] server_cpus) to measure the scaling"
+    "several server core counts ([placement] server_cores = [1, 2, 4]) to measure the scaling"
 )
 
 
@@ -170,13 +170,15 @@ def _caveats(
 
 def case_capacity(a: Analysis, c: CaseView, label: str) -> Capacity | None:
     """None where the run has no capacity: closed loop (no offered rate), no SLO, or a case
-    that is not ranked (failed, its output wrong)."""
+    that is not ranked (failed, its output wrong). A case at one of the suite's core counts
+    ("node.2c") is its stack's, on that count's cores."""
     if a.slo is None or a.level_kind != "rate" or not c.rankable:
         return None
     slo = a.slo
-    placement = a.settings.placement
+    counted = a.settings.core_counts.get(c.stack)
+    placement = counted or a.settings.placement
     return capacity_of(
-        c.stack,
+        counted.stack if counted else c.stack,
         label,
         [(r.level_value, probe_held(r, slo)) for r in c.rows],
         max(1, len(placement.server)),
@@ -195,6 +197,63 @@ def capacities(a: Analysis) -> list[Capacity]:
             if cap is not None:
                 out.append(cap)
     return out
+
+
+# --- scaling over the suite's core counts ([placement] server_cores = [1, 2]) ----------------
+def ratio_span(top: Span, bottom: Span) -> Span:
+    """top / bottom over two brackets: the lowest ratio pairs top's low end with bottom's high
+    end, the highest the other way round. An end that rests on an open end is open (None):
+    "at least" below gives no upper bound on the ratio, and so on."""
+    low = None if top.low is None or bottom.high is None else top.low / bottom.high
+    high = (
+        None if top.high is None or bottom.low is None or bottom.low <= 0 else top.high / bottom.low
+    )
+    return Span(low, high)
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """One stack and workload measured at several server core counts: req/s at the SLO at
+    each, against the smallest count (the articles' 1 core)."""
+
+    stack: str
+    label: str
+    points: tuple[Capacity, ...]  # one per core count, fewest cores first
+
+    @property
+    def base(self) -> Capacity:
+        return self.points[0]
+
+    @property
+    def largest(self) -> Capacity:
+        return self.points[-1]
+
+    def ratio(self, cap: Capacity) -> Span:
+        """req/s at `cap`'s cores over req/s at the base count, with its interval."""
+        return ratio_span(cap.rps, self.base.rps)
+
+    def efficiency(self, cap: Capacity) -> Span:
+        """The ratio over the ratio of cores: 1 is linear scaling, 0.5 half of it."""
+        return self.ratio(cap).scaled(self.base.server_cores / cap.server_cores)
+
+
+def scalings(caps: Sequence[Capacity]) -> list[Scaling]:
+    """The (workload, stack) pairs measured at more than one core count, in the run's order."""
+    groups: dict[tuple[str, str], list[Capacity]] = {}
+    for cap in caps:
+        groups.setdefault((cap.label, cap.stack), []).append(cap)
+    return [
+        Scaling(stack, label, tuple(sorted(group, key=lambda c: c.server_cores)))
+        for (label, stack), group in groups.items()
+        if len({c.server_cores for c in group}) > 1
+    ]
+
+
+def planning_capacity(caps: Sequence[Capacity], cap: Capacity) -> Capacity:
+    """The capacity a target is planned from: that of the most server cores measured for
+    `cap`'s stack and workload (its per-core rate includes the scaling measured up to there)."""
+    same = [c for c in caps if (c.label, c.stack) == (cap.label, cap.stack)]
+    return max(same, key=lambda c: c.server_cores, default=cap)
 
 
 # --- what it means for a plan ------------------------------------------------------------------
@@ -244,6 +303,17 @@ def per_core_words(cap: Capacity) -> str:
     return words
 
 
-def scaling_note(server_cores: int) -> str:
-    cores = "1 server core" if server_cores == 1 else f"{server_cores} server cores"
+def cores_words(count: int) -> str:
+    return "1 server core" if count == 1 else f"{count} server cores"
+
+
+def scaling_note(server_cores: int, counts: int = 1) -> str:
+    """What the cores for a target rest on: one core count (linear scaling assumed), or the
+    largest of `counts` measured ones (scaling measured up to it, assumed beyond)."""
+    cores = cores_words(server_cores)
+    if counts > 1:
+        return (
+            f"from the req/s per core measured on {cores}, the most of the {counts} core "
+            f"counts measured: the scaling up to {cores} is measured, beyond it assumed linear"
+        )
     return f"measured on {cores} only: {SCALING_CAVEAT}"

@@ -118,6 +118,17 @@ class CapacityExport(msgspec.Struct, frozen=True, kw_only=True):
     price_per_core_hour: float | None
     cost_per_million: Span | None
     scaling: str  # what the cores for a target assume
+    # The server cores whose req/s per core `cores_needed` uses: the most measured for the
+    # stack and workload ([placement] server_cores = [1, 2]); null when not asked
+    cores_needed_from: int | None = None
+    # Measured on several core counts: req/s at these cores over req/s at `scaling_base_cores`
+    # (the fewest measured) with its interval, and that ratio over the ratio of cores
+    # (1 = linear); null on one count, or on the base count itself
+    scaling_base_cores: int | None = None
+    scaling_ratio: Span | None = None
+    per_core_efficiency: Span | None = None
+    # The loader ran on the server's cores at this count (no other core was left for it)
+    loader_shared: bool = False
 
 
 class CaseExport(msgspec.Struct, frozen=True, kw_only=True):

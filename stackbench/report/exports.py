@@ -20,12 +20,16 @@ import msgspec
 from stackbench.analysis import claimtable, fmt, stats
 from stackbench.analysis.analysis import Analysis, CaseView, WorkloadView
 from stackbench.analysis.capacity import (
+    Capacity,
     CapacityAsk,
     Span,
+    capacities,
     case_capacity,
     cores_needed,
     cost_per_million,
+    planning_capacity,
     scaling_note,
+    scalings,
 )
 from stackbench.analysis.claims import ClaimResult
 from stackbench.analysis.figures import LEVEL_FIGURES, level_figures
@@ -87,6 +91,14 @@ CSV_CAPACITY = [
     "cores_needed_high",
     "cost_per_million_low",
     "cost_per_million_high",
+    # several server core counts: which count the cores needed rest on, and the scaling
+    "cores_needed_from",
+    "scaling_base_cores",
+    "scaling_ratio_low",
+    "scaling_ratio_high",
+    "per_core_efficiency_low",
+    "per_core_efficiency_high",
+    "loader_shared",
 ]
 CSV_COLUMNS = (
     CSV_CASE_COLUMNS
@@ -151,27 +163,40 @@ def _level_export(row: LevelRow) -> LevelExport:
 
 
 def capacity_export(
-    a: Analysis, c: CaseView, label: str, ask: CapacityAsk
+    a: Analysis, c: CaseView, label: str, ask: CapacityAsk, caps: Sequence[Capacity] = ()
 ) -> CapacityExport | None:
+    """`caps`: every capacity of the run (capacities(a)), for the scaling over core counts."""
     cap = case_capacity(a, c, label)
     if cap is None:
         return None
+    planned = planning_capacity(caps, cap)
+    scaling = next((s for s in scalings(caps) if cap in s.points), None)
+    counts = len({p.server_cores for p in scaling.points}) if scaling else 1
+    scaled = scaling is not None and cap.server_cores != scaling.base.server_cores
+    counted = a.settings.core_counts.get(c.stack)
     return CapacityExport(
         bracket=cap,
         rps_per_core=cap.per_core,
         target_rps=ask.target_rps,
-        cores_needed=None if ask.target_rps is None else cores_needed(cap, ask.target_rps),
+        cores_needed=None if ask.target_rps is None else cores_needed(planned, ask.target_rps),
         price_per_core_hour=ask.price_per_core_hour,
         cost_per_million=(
             None
             if ask.price_per_core_hour is None
             else cost_per_million(cap, ask.price_per_core_hour)
         ),
-        scaling=scaling_note(cap.server_cores),
+        scaling=scaling_note(planned.server_cores, counts),
+        cores_needed_from=None if ask.target_rps is None else planned.server_cores,
+        scaling_base_cores=scaling.base.server_cores if scaling and scaled else None,
+        scaling_ratio=scaling.ratio(cap) if scaling and scaled else None,
+        per_core_efficiency=scaling.efficiency(cap) if scaling and scaled else None,
+        loader_shared=counted is not None and bool(set(counted.server) & set(counted.loader)),
     )
 
 
-def _workload_export(a: Analysis, w: WorkloadView, ask: CapacityAsk) -> WorkloadExport:
+def _workload_export(
+    a: Analysis, w: WorkloadView, ask: CapacityAsk, caps: Sequence[Capacity]
+) -> WorkloadExport:
     return WorkloadExport(
         label=w.label,
         workload=w.workload,
@@ -185,7 +210,7 @@ def _workload_export(a: Analysis, w: WorkloadView, ask: CapacityAsk) -> Workload
                 breakpoint=c.breakpoint,
                 aggregates=[aggregate_export(g) for g in c.aggregates],
                 headline_sources=[_aggregate_source(c, g.level_index) for g in c.aggregates],
-                capacity=capacity_export(a, c, w.label, ask),
+                capacity=capacity_export(a, c, w.label, ask, caps),
             )
             for c in w.cases
         ],
@@ -210,6 +235,7 @@ def _aggregate_source(c: CaseView, level_index: int) -> str:
 
 
 def results_json(a: Analysis, found: list[Finding], ask: CapacityAsk | None = None) -> str:
+    caps = capacities(a)
     doc = ResultsDocument(
         schema=RESULTS_SCHEMA,
         generated_at=time.time(),
@@ -221,7 +247,7 @@ def results_json(a: Analysis, found: list[Finding], ask: CapacityAsk | None = No
         levels=[_level_export(r) for r in a.data.levels],
         verifications=a.data.verifications,
         scripts=a.data.scripts,
-        workloads=[_workload_export(a, w, ask or CapacityAsk()) for w in a.workloads],
+        workloads=[_workload_export(a, w, ask or CapacityAsk(), caps) for w in a.workloads],
         findings=found,
     )
     return json.dumps(jsonable(doc), indent=1, allow_nan=False)
@@ -247,7 +273,16 @@ def _capacity_cells(export: CapacityExport | None) -> list[str]:
         return [""] * len(CSV_CAPACITY)
     spans = [export.rps_per_core, export.cores_needed, export.cost_per_million]
     ends = [(s or Span(None, None)) for s in spans]
-    return [str(export.bracket.server_cores), *(_num(v) for s in ends for v in (s.low, s.high))]
+    scaling = [export.scaling_ratio, export.per_core_efficiency]
+    scaled = [(s or Span(None, None)) for s in scaling]
+    return [
+        str(export.bracket.server_cores),
+        *(_num(v) for s in ends for v in (s.low, s.high)),
+        _cell(export.cores_needed_from),
+        _cell(export.scaling_base_cores),
+        *(_num(v) for s in scaled for v in (s.low, s.high)),
+        "true" if export.loader_shared else "false",
+    ]
 
 
 def results_csv(a: Analysis, ask: CapacityAsk | None = None) -> str:
@@ -255,8 +290,9 @@ def results_csv(a: Analysis, ask: CapacityAsk | None = None) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     cases = {c.id: c for c in a.data.cases}
+    caps = capacities(a)
     capacity = {
-        v.case.id: _capacity_cells(capacity_export(a, v, w.label, ask or CapacityAsk()))
+        v.case.id: _capacity_cells(capacity_export(a, v, w.label, ask or CapacityAsk(), caps))
         for w in a.workloads
         for v in w.cases
     }
@@ -377,7 +413,12 @@ def _capacity_md(a: Analysis, ask: CapacityAsk | None) -> list[str]:
     view = capacity_view(a, ask)
     if view is None:
         return []
-    return ["## Capacity at the SLO", "", md_table(view.table), ""] + [
+    scaling = (
+        []
+        if view.scaling is None
+        else ["### Scaling over server cores", "", md_table(view.scaling), ""]
+    )
+    return ["## Capacity at the SLO", "", md_table(view.table), "", *scaling] + [
         line for note in view.notes for line in (note, "")
     ]
 

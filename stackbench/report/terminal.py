@@ -352,6 +352,10 @@ def print_capacity(console: Console, a: Analysis, ask: CapacityAsk | None) -> No
         for row in t.rows:
             if row[at]:
                 print_wrapped(console, f"{row[1]} {row[0]}: {row[at]}", "- ", indent=2)
+    if view.scaling is not None:
+        s = view.scaling
+        scols = [Col(h, "left" if i < 2 else "right") for i, h in enumerate(s.header)]
+        print_table(console, "scaling over server cores", scols, s.rows)
     for note in view.notes:
         print_wrapped(console, note, "", indent=0, style="dim")
 

@@ -170,6 +170,17 @@ class PlacementSettings(Record, frozen=True, kw_only=True):
     memcached_on_network: bool = False  # memcached on that host's address, unauthenticated
 
 
+class CoreCountSettings(Record, frozen=True, kw_only=True):
+    """One stack measured at one of the suite's server core counts ([placement]
+    server_cores = [1, 2]): the stack it is, and the cores its server, loader and services
+    had (the run's `placement` is that of the smallest count)."""
+
+    stack: str
+    server: tuple[int, ...]
+    loader: tuple[int, ...]
+    services: tuple[int, ...]
+
+
 class DeviationSettings(Record, frozen=True, kw_only=True):
     """Where the run departed from the article its suite reproduces (config/deviations.py)."""
 
@@ -215,6 +226,9 @@ class RunSettings(Record, frozen=True, kw_only=True):
     decision_looks: int = 1
     # Departures from the suite's article, one line each (none recorded before store 8's runs)
     deviations: tuple[DeviationSettings, ...] = ()
+    # [placement] server_cores = [1, 2]: each planned stack name ("node.2c") at its count;
+    # empty: every stack on `placement` (runs before core counts record none)
+    core_counts: dict[str, CoreCountSettings] = {}
 
 
 # --- the machine a run was made on -----------------------------------------------------------

@@ -4,6 +4,7 @@ computed by hand."""
 import pytest
 
 from stackbench.analysis.capacity import (
+    Capacity,
     CapacityAsk,
     Span,
     bracket_of,
@@ -12,7 +13,10 @@ from stackbench.analysis.capacity import (
     cost_per_million,
     inverted_words,
     per_core_words,
+    planning_capacity,
+    ratio_span,
     scaling_note,
+    scalings,
     span_words,
 )
 from stackbench.config.slo import Probe
@@ -113,3 +117,48 @@ def test_caveats_name_only_the_brackets_ends():
     )
     clean = capacity_of("go", "hello", SEARCH, 2, disturbed={1000.0}, loader_bound={4000.0})
     assert clean is not None and clean.caveats == ()
+
+
+# --- scaling over core counts: brackets by hand -----------------------------------------------
+def _cap(stack: str, cores: int, held: float, failed: float | None) -> Capacity:
+    outcomes = [(held, True)] + ([] if failed is None else [(failed, False)])
+    cap = capacity_of(stack, "hello", outcomes, server_cores=cores)
+    assert cap is not None
+    return cap
+
+
+def test_scaling_ratio_pairs_opposite_ends_of_the_two_brackets():
+    one, two = _cap("go", 1, 1000.0, 1250.0), _cap("go", 2, 1800.0, 2000.0)
+    (scaling,) = scalings([one, two])
+    assert (scaling.base, scaling.largest) == (one, two)
+    # lowest: 1,800 / 1,250 = 1.44; highest: 2,000 / 1,000 = 2.0
+    assert scaling.ratio(two) == Span(1.44, 2.0)
+    # per core against linear (2 cores: ratio / 2): 0.72 to 1.0
+    assert scaling.efficiency(two) == Span(0.72, 1.0)
+    assert scaling.ratio(one) == Span(0.8, 1.25)  # the base against itself: 1000/1250, 1250/1000
+
+
+def test_an_open_end_leaves_that_end_of_the_ratio_open():
+    # 1 core "at least 1,000": no upper end, so the ratio has no lower end
+    assert ratio_span(Span(1800.0, 2000.0), Span(1000.0, None)) == Span(None, 2.0)
+    # 2 cores "at least 1,800": the ratio has no upper end
+    assert ratio_span(Span(1800.0, None), Span(1000.0, 1250.0)) == Span(1.44, None)
+    # nothing held on 1 core: no upper end either
+    assert ratio_span(Span(1800.0, 2000.0), Span(None, 500.0)) == Span(3.6, None)
+
+
+def test_scalings_group_by_stack_and_workload_and_need_two_counts():
+    go1, go2 = _cap("go", 1, 1000.0, 1250.0), _cap("go", 2, 1800.0, 2000.0)
+    node1 = _cap("node", 1, 900.0, 1000.0)
+    got = scalings([go2, node1, go1])
+    assert [(s.stack, [c.server_cores for c in s.points]) for s in got] == [("go", [1, 2])]
+
+
+def test_cores_for_a_target_plan_from_the_largest_count_measured():
+    go1, go2 = _cap("go", 1, 1000.0, 1250.0), _cap("go", 2, 1800.0, 2000.0)
+    assert planning_capacity([go1, go2], go1) is go2
+    # 2 cores held 1,800, failed 2,000: 900–1,000 a core; 100,000 req/s -> 100–111.1 cores
+    need = cores_needed(planning_capacity([go1, go2], go1), 100_000)
+    assert need.low == pytest.approx(100.0)
+    assert need.high == pytest.approx(111.111111, rel=1e-6)
+    assert "measured on 2 server cores, the most of the 2" in scaling_note(2, counts=2)

@@ -120,3 +120,66 @@ def test_the_capacity_chart_draws_the_bracket_and_its_table(store, tmp_path):
 def test_no_capacity_chart_in_a_closed_loop(store, tmp_path):
     out = write_all(_search_run(store, closed=True), tmp_path, formats=("png",))
     assert not (out / "charts" / "hello-capacity.png").exists()
+
+
+# [placement] server_cores = [1, 2] on a 2-core machine: go at 1 core holds 1,000 and breaks at
+# 1,250; at 2 cores (the loader on the server's cores) holds 1,800 and breaks at 2,000
+COUNTED = {"go.1c": [(1000, 500), (1250, 5000)], "go.2c": [(1800, 600), (2000, 5000)]}
+CORE_COUNTS = {
+    "go.1c": {"stack": "go", "server": [0], "loader": [1], "services": [0]},
+    "go.2c": {"stack": "go", "server": [0, 1], "loader": [0, 1], "services": [0]},
+}
+
+
+def _counted_run(store):
+    settings = {**_settings({**SLO, "gate": False}), "mode": "open", "level_kind": "rate"}
+    settings["search"] = {"lo": 1000, "hi": 8000, "probes": 8, "tolerance": 0.05}
+    settings["core_counts"] = CORE_COUNTS
+    run = _start_run(store, "capacity", "suites/capacity.toml", "", settings, ENV)
+    for stack, probes in COUNTED.items():
+        case = _add_case(store, run, stack, "hello", "hello", "/hello", {}, "ok")
+        for i, (rate, p99) in enumerate(probes):
+            _add_level(store, case, _level(i, rate, 0, rate, {"p50": 100, "p99": p99}, ["server"]))
+    return store.load_run(run)
+
+
+def test_core_counts_show_the_measured_scaling_in_every_export(store, tmp_path):
+    out = write_all(_counted_run(store), tmp_path, ask=ASK)
+    doc = json.loads((out / "results.json").read_text())
+    one, two = (c["capacity"] for c in doc["workloads"][0]["cases"])
+    assert (one["bracket"]["stack"], one["bracket"]["server_cores"]) == ("go", 1)
+    assert one["scaling_ratio"] is None and not one["loader_shared"]
+    # 1,800 / 1,250 = 1.44 to 2,000 / 1,000 = 2.0; per core against linear: 0.72 to 1.0
+    assert two["scaling_ratio"] == {"low": 1.44, "high": 2.0}
+    assert two["per_core_efficiency"] == {"low": 0.72, "high": 1.0}
+    assert (two["scaling_base_cores"], two["loader_shared"]) == (1, True)
+    # cores for 100,000 from 2 cores' 900–1,000 a core, on both rows: 100–111.1
+    for cap in (one, two):
+        assert cap["cores_needed_from"] == 2
+        assert cap["cores_needed"]["low"] == pytest.approx(100.0)
+        assert cap["cores_needed"]["high"] == pytest.approx(111.111, rel=1e-4)
+    rows = list(csv.DictReader(io.StringIO((out / "results.csv").read_text())))
+    row = next(r for r in rows if r["stack"] == "go.2c")
+    assert (row["server_cores"], row["scaling_ratio_low"], row["scaling_ratio_high"]) == (
+        "2",
+        "1.44",
+        "2",
+    )
+    assert (row["cores_needed_from"], row["loader_shared"]) == ("2", "true")
+    md = (out / "summary.md").read_text()
+    assert "### Scaling over server cores" in md
+    assert "| hello | go | 2 | 1,800–2,000 | 1.44x–2.00x | 72%–100% |" in md
+    assert "| hello | go | 1 | 1,000–1,250 | 1,000–1,250 | see 2 |" in md
+    assert "On 2 server cores the loader shared the server's cores" in md
+    assert "measured on 2 server cores, the most of the 2 core counts" in md
+    assert "rarely" not in md
+    html = (out / "report.html").read_text()
+    assert 'data-table="capacity-scaling"' in html and "<td>1.44x–2.00x</td>" in html
+
+
+def test_terminal_shows_the_scaling_table(store):
+    console = Console(width=80, record=True, color_system=None)
+    print_run(console, _counted_run(store), ask=ASK)
+    text = console.export_text()
+    assert "scaling over server cores" in text and "1.44x–2.00x" in text
+    assert all(len(line) <= 80 for line in text.splitlines())
