@@ -3,7 +3,7 @@
 # runs both, in that order). Idempotent: a second run only checks. Steps: the test-only system
 # packages (scripts/install-system.sh test: Chromium, the SSH server's sshd binary), the
 # Python test tools into .venv from requirements-test.lock (pytest and its plugins, ruff,
-# mypy, hypothesis, Playwright, jsonschema). The fuzz run has its own command: make fuzz.
+# mypy, hypothesis, Playwright). The fuzz run has its own command: make fuzz.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,15 +1,20 @@
 """A suite's own workloads: `[endpoints.NAME]` tables, parsed once into frozen `Endpoint`s.
 
 An endpoint is a request (path, method, headers, body) and what its answer must be (a status,
-and a body hash, or the same body on every stack of the suite). Every value is checked here,
-before anything starts: the request reaches the load tool's command line and the stacks.
+a body hash, the same body on every stack of the suite, a JSON Schema the body must meet).
+Every value is checked here, before anything starts: the request reaches the load tool's
+command line and the stacks, and a schema that is not one would fail every stack alike.
 """
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
 from msgspec import Meta, Struct
 
 from stackbench.config.names import check_name
@@ -21,6 +26,10 @@ from stackbench.errors import InputError
 MAX_BODY_BYTES = 64 * 1024
 MAX_HEADERS = 32
 MAX_IGNORE = 64
+# A schema describes one answer; a file larger than this is not one written for that.
+MAX_SCHEMA_BYTES = 1024 * 1024
+# Keys whose values are data, not schemas: a "$ref" inside them is not a reference.
+_DATA_KEYS = frozenset({"const", "enum", "default", "examples"})
 # An HTTP token (RFC 9110 section 5.6.2) for header names.
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}")
 # A request target: origin form, printable ASCII without spaces, at most 2 KiB.
@@ -61,6 +70,16 @@ class JsonPath:
 
 
 @dataclass(frozen=True)
+class JsonSchema:
+    """An endpoint's `expect.json_schema`: the file as the suite names it, and the schema as
+    JSON text (a frozen record holds no mutable document; `verify/` parses it again), already
+    checked against its dialect's metaschema."""
+
+    file: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Endpoint:
     """One inline workload: the request every stack gets and what its answer must be."""
 
@@ -73,6 +92,7 @@ class Endpoint:
     same_across_stacks: bool = False
     body_sha256: str | None = None
     ignore: tuple[JsonPath, ...] = ()
+    json_schema: JsonSchema | None = None
 
     @property
     def header_lines(self) -> tuple[str, ...]:
@@ -131,24 +151,87 @@ def _headers(raw: dict[str, str], where: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _body_file(folder: Path, raw: str, where: str) -> str:
-    """The file's text, read from the suite's folder; a path leading out of it is refused."""
+def _suite_file(folder: Path, raw: str, where: str, what: str) -> Path:
+    """A file named by the suite, inside the suite's folder: a path leading out of it
+    (`../`, absolute, or a symlink pointing out) is refused."""
     if not raw or not _control_free(raw) or len(raw) > 4096:
         raise InputError(f"{where}: {raw!r} is not a usable file path")
     root = folder.resolve()
     target = (root / raw).resolve()
     if not target.is_relative_to(root):
         raise InputError(
-            f"{where}: {raw!r} leads out of the suite's folder ({root}); put the body "
-            "file in that folder or below it"
+            f"{where}: {raw!r} leads out of the suite's folder ({root}); put the {what} "
+            "in that folder or below it"
         )
     if not target.is_file():
         raise InputError(f"{where}: {raw!r} ({target}) is not a file")
+    return target
+
+
+def _body_file(folder: Path, raw: str, where: str) -> str:
+    """The file's text, read from the suite's folder; a path leading out of it is refused."""
+    target = _suite_file(folder, raw, where, "body file")
     data = target.read_bytes()[: MAX_BODY_BYTES + 1]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{where}: {raw!r} is not UTF-8 text (the loader sends text)") from None
+
+
+def _outside_refs(node: object) -> list[str]:
+    """The "$ref"/"$dynamicRef" values that point outside the file: nothing is fetched
+    from the network or the disk, so only "#..." references can resolve."""
+    if isinstance(node, list):
+        return [ref for item in node for ref in _outside_refs(item)]
+    if not isinstance(node, dict):
+        return []
+    out = []
+    for key, value in node.items():
+        if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+            if not value.startswith("#"):
+                out.append(value)
+        elif key not in _DATA_KEYS:
+            out.extend(_outside_refs(value))
+    return out
+
+
+def _json_schema(folder: Path, raw: str, where: str) -> JsonSchema:
+    """The schema file read, parsed and checked against its dialect's metaschema (the
+    `$schema` it names, draft 2020-12 when it names none)."""
+    target = _suite_file(folder, raw, where, "schema")
+    data = target.read_bytes()
+    if len(data) > MAX_SCHEMA_BYTES:
+        raise InputError(f"{where}: {raw!r} is over {MAX_SCHEMA_BYTES // 1024} KiB")
+    try:
+        schema = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"{where}: {raw!r} is not JSON: {exc}") from None
+    if not isinstance(schema, dict | bool):
+        raise InputError(f"{where}: {raw!r} is not a JSON Schema: give an object, e.g. {{}}")
+    dialect = schema.get("$schema") if isinstance(schema, dict) else None
+    cls = Draft202012Validator if dialect is None else None
+    if isinstance(dialect, str):
+        cls = validator_for(schema, default=None)
+    if cls is None:
+        raise InputError(
+            f"{where}: {raw!r} names the dialect $schema = {dialect!r}, which is not one "
+            "known here: use https://json-schema.org/draft/2020-12/schema (or draft-07, "
+            "-06, -04, -03, 2019-09)"
+        )
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        raise InputError(
+            f"{where}: {raw!r} is not a valid JSON Schema: at {exc.json_path}: {exc.message}"
+        ) from None
+    outside = _outside_refs(schema)
+    if outside:
+        raise InputError(
+            f"{where}: {raw!r} refers outside itself ($ref {outside[0]!r}); nothing is "
+            'fetched: keep the definitions in the file, under "$defs", and refer to '
+            '"#/$defs/NAME"'
+        )
+    return JsonSchema(raw, json.dumps(schema, sort_keys=True))
 
 
 def _body(table: _EndpointTable, folder: Path, where: str) -> str | None:
@@ -171,11 +254,6 @@ def _body(table: _EndpointTable, folder: Path, where: str) -> str | None:
 
 def _expect(name: str, table: _EndpointTable, where: str) -> _Expect:
     expect = table.expect
-    if expect.json_schema is not None:
-        raise InputError(
-            f"{where} key 'expect.json_schema': not supported yet; check the answer with "
-            "same_across_stacks = true or body_sha256"
-        )
     if expect.body_sha256 is not None and not _SHA256.fullmatch(expect.body_sha256):
         raise InputError(f"{where} key 'expect.body_sha256': give 64 lowercase hex digits")
     if expect.body_sha256 is not None and table.ignore:
@@ -208,6 +286,11 @@ def parse_endpoint(name: str, data: object, suite_path: Path) -> Endpoint:
         body_sha256=expect.body_sha256,
         ignore=tuple(
             parse_json_path(text, f"{where} key 'ignore'") for text in dict.fromkeys(table.ignore)
+        ),
+        json_schema=None
+        if expect.json_schema is None
+        else _json_schema(
+            suite_path.parent, expect.json_schema, f"{where} key 'expect.json_schema'"
         ),
     )
 

@@ -17,7 +17,14 @@ from stackbench.config.plan import Plan, PlannedStack
 from stackbench.config.status import StackEntry
 from stackbench.errors import StackbenchError, StackError
 from stackbench.session.stacks import ServiceAccess, running_stack
-from stackbench.verify.endpoint import Answer, Reference, agreed, answer_of, fetch
+from stackbench.verify.endpoint import (
+    Answer,
+    Reference,
+    agreed,
+    answer_of,
+    fetch,
+    schema_problem,
+)
 from stackbench.verify.hashes import sha256_hex
 
 log = logging.getLogger(__name__)
@@ -107,11 +114,13 @@ def load_body_hash(endpoint: Endpoint, base_url: str) -> str | None:
     """The SHA-256 every answer under load must have: the suite's body_sha256, else the
     stack's own answer when it is the same bytes twice running; None when its bytes vary
     (ignored fields, or a document whose key order changes): then only the status is
-    checked under load."""
+    checked under load. With a json_schema, both answers asked for here are checked against
+    it too: the hash then holds every answer under load to a body that meets the schema."""
     if endpoint.body_sha256 is not None:
         return endpoint.body_sha256
     if endpoint.ignore:
         return None
+    schema = endpoint.json_schema
     bodies = []
     for _ in range(2):
         try:
@@ -122,5 +131,8 @@ def load_body_hash(endpoint: Endpoint, base_url: str) -> str | None:
             raise StackError(
                 f"{endpoint.name} answered {response.status} after verification passed"
             )
+        failed = None if schema is None else schema_problem(schema, response.body)
+        if failed is not None:
+            raise StackError(f"{endpoint.name} after verification passed: {failed}")
         bodies.append(response.body)
     return sha256_hex(bodies[0]) if bodies[0] == bodies[1] else None

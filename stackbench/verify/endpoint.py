@@ -6,6 +6,9 @@ count; the `ignore` fields are dropped first). Before any load, every stack that
 endpoint is asked once and the answer most of them give (on a tie, that of the stack listed
 first) is the reference; a stack answering otherwise fails its verification with the first
 field that differs and both values.
+
+`json_schema` checks each stack's body on its own against the suite's schema; a body that
+does not meet it fails with the JSON path of the field and the schema's complaint.
 """
 
 import hashlib
@@ -15,12 +18,20 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
+from typing import Any
 
-from stackbench.config.endpoints import WILDCARD, Endpoint, PathStep
+from jsonschema.exceptions import best_match
+from jsonschema.validators import validator_for
+from referencing.exceptions import Unresolvable
+
+from stackbench.config.endpoints import WILDCARD, Endpoint, JsonSchema, PathStep
 from stackbench.lab.httpget import Response, request
 from stackbench.verify.outcome import VerifyOutcome
 
 SHOWN_CHARS = 60
+# A schema's complaint quotes the value it rejects: cut, so that one line stays one line.
+COMPLAINT_CHARS = 200
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -197,8 +208,37 @@ def answer_of(endpoint: Endpoint, stack: str, response: Response) -> Answer:
     return Answer(stack, response.status, response.body, is_json, doc)
 
 
+@lru_cache(maxsize=64)
+def _validator(schema: JsonSchema) -> Any:
+    """The schema's validator (its dialect was checked when the suite was parsed)."""
+    document = json.loads(schema.text)
+    return validator_for(document)(document)
+
+
+def schema_problem(schema: JsonSchema, body: bytes) -> str | None:
+    """How the body fails the schema, in one sentence: the JSON path of the field and the
+    schema's complaint (the most relevant one when there are several); None when it meets
+    it. Numbers are read as JSON defines them (7 is an integer, 7.5 is not)."""
+    try:
+        document = json.loads(body)
+    except (ValueError, RecursionError):
+        return f"the body is not JSON, so {schema.file} cannot check it ({snippet(body)})"
+    try:
+        errors = list(_validator(schema).iter_errors(document))
+    except (Unresolvable, RecursionError) as exc:
+        return f"{schema.file} could not be applied: {exc}"
+    if not errors:
+        return None
+    error = best_match(errors)
+    complaint = error.message
+    if len(complaint) > COMPLAINT_CHARS:
+        complaint = complaint[: COMPLAINT_CHARS - 3] + "..."
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"the body does not meet {schema.file}: at {error.json_path}: {complaint}{more}"
+
+
 def check_answer(endpoint: Endpoint, answer: Answer, reference: Reference | None) -> list[str]:
-    """What is wrong with a stack's answer: its status, its hash, its sameness."""
+    """What is wrong with a stack's answer: its status, its hash, its schema, its sameness."""
     where = f"{endpoint.method} {endpoint.path}"
     if answer.status != endpoint.status:
         return [
@@ -212,6 +252,10 @@ def check_answer(endpoint: Endpoint, answer: Answer, reference: Reference | None
                 f"{where}: body SHA-256 {got[:12]}..., expected {endpoint.body_sha256[:12]}... "
                 f"({snippet(answer.body)})"
             )
+    if endpoint.json_schema is not None:
+        failed = schema_problem(endpoint.json_schema, answer.body)
+        if failed is not None:
+            problems.append(f"{where}: {failed}")
     if endpoint.ignore and not answer.is_json:
         problems.append(
             f"{where}: the body is not JSON, so its ignore fields cannot be left out "

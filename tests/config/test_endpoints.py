@@ -2,6 +2,7 @@
 refused with one message naming the file and the key, listed in `workloads` like catalog ones,
 planned only on the stacks whose manifest lists them."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -102,7 +103,6 @@ def test_body_file_is_read_from_the_suites_folder(tmp_path) -> None:
         ('[endpoints.items]\npath = "/i"\nheaders = { Host = "x" }', "set by the load tool"),
         ('[endpoints.items]\npath = "/i"\nexpect = { status = 42 }', "status"),
         ('[endpoints.items]\npath = "/i"\nexpect = { body_sha256 = "abc" }', "64 lowercase hex"),
-        ('[endpoints.items]\npath = "/i"\nexpect = { json_schema = "s.json" }', "not supported"),
         ('[endpoints.items]\npath = "/i"\nignore = ["$.now"]', "needs expect.same_across"),
         (
             '[endpoints.items]\npath = "/i"\nignore = ["now"]\n'
@@ -130,6 +130,72 @@ def test_the_body_file_escape_message_names_the_key(tmp_path) -> None:
     )
     with pytest.raises(InputError, match=r"\[endpoints.items\] key 'body_file': '../secret"):
         parse_suite(path)
+
+
+SCHEMA_KEY = r"\[endpoints.items\] key 'expect.json_schema': "
+
+
+def schema_suite(folder: Path, name: str = "schemas/item.json") -> Path:
+    return suite(folder, f'[endpoints.items]\npath = "/i"\nexpect = {{ json_schema = "{name}" }}')
+
+
+def test_a_json_schema_is_read_from_the_suites_folder_and_checked(tmp_path) -> None:
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "item.json").write_text(
+        '{"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",\n'
+        ' "properties": {"id": {"$ref": "#/definitions/id"}},\n'
+        ' "definitions": {"id": {"type": "integer"}}}'
+    )
+    endpoint = parse_suite(schema_suite(tmp_path)).endpoints["items"]
+    assert endpoint.json_schema is not None
+    assert endpoint.json_schema.file == "schemas/item.json"
+    assert json.loads(endpoint.json_schema.text)["definitions"] == {"id": {"type": "integer"}}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{nope", "is not JSON: "),
+        ('["type"]', "is not a JSON Schema: give an object"),
+        ('{"type": "objec"}', "is not a valid JSON Schema: at \\$.type: 'objec' is not valid"),
+        ('{"minimum": "3"}', "is not a valid JSON Schema: at \\$.minimum: '3' is not of type"),
+        ('{"$schema": "http://example.com/mine"}', "names the dialect .* not one known here"),
+        ('{"$schema": 7}', "names the dialect .*7.* not one known here"),
+        (
+            '{"properties": {"a": {"$ref": "https://example.com/a.json"}}}',
+            "refers outside itself .*https://example.com/a.json.*nothing is fetched",
+        ),
+        ('{"$ref": "other.json#/a"}', "refers outside itself"),
+    ],
+)
+def test_a_bad_schema_is_refused_when_the_suite_is_parsed(tmp_path, text, message) -> None:
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "item.json").write_text(text)
+    with pytest.raises(InputError, match=SCHEMA_KEY + "'schemas/item.json' " + message) as caught:
+        parse_suite(schema_suite(tmp_path))
+    assert caught.value.exit_code == 2
+
+
+def test_a_ref_inside_data_keywords_is_data(tmp_path) -> None:
+    (tmp_path / "item.json").write_text('{"const": {"$ref": "https://example.com/x"}}')
+    assert parse_suite(schema_suite(tmp_path, "item.json")).endpoints["items"].json_schema
+
+
+@pytest.mark.parametrize("name", ["../outside.json", "/etc/hostname", "link.json", "ln/o.json"])
+def test_a_schema_outside_the_suites_folder_is_refused(tmp_path, name) -> None:
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    (tmp_path / "outside.json").write_text("{}")
+    (tmp_path / "o.json").write_text("{}")
+    (inner / "link.json").symlink_to(tmp_path / "outside.json")
+    (inner / "ln").symlink_to(tmp_path)
+    with pytest.raises(InputError, match=SCHEMA_KEY + ".*leads out of the suite's folder"):
+        parse_suite(schema_suite(inner, name))
+
+
+def test_a_missing_schema_is_named(tmp_path) -> None:
+    with pytest.raises(InputError, match=SCHEMA_KEY + "'nope.json' .* is not a file"):
+        parse_suite(schema_suite(tmp_path, "nope.json"))
 
 
 def test_an_endpoint_not_listed_in_workloads_is_refused(tmp_path) -> None:

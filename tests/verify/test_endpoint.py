@@ -3,11 +3,12 @@ document whatever the key order, whitespace or a number's spelling; the ignored 
 out), which answer is the reference, and the one sentence that names the field that differs."""
 
 import hashlib
+import json
 from decimal import Decimal
 
 import pytest
 
-from stackbench.config.endpoints import Endpoint, parse_json_path
+from stackbench.config.endpoints import Endpoint, JsonSchema, parse_json_path
 from stackbench.lab.httpget import Response
 from stackbench.verify.endpoint import (
     Answer,
@@ -19,6 +20,7 @@ from stackbench.verify.endpoint import (
     drop,
     first_difference,
     parse_document,
+    schema_problem,
 )
 
 SAME = Endpoint(
@@ -140,3 +142,78 @@ def test_check_answer_names_status_hash_and_sameness() -> None:
     assert check_answer(hashed, answer("b", b"ok", hashed), None) == []
     [problem] = check_answer(hashed, answer("b", b"no", hashed), None)
     assert problem.startswith("GET /h: body SHA-256 ") and "expected 2689367b205c..." in problem
+
+
+ITEM_SCHEMA = JsonSchema(
+    "item.schema.json",
+    json.dumps(
+        {
+            "type": "object",
+            "required": ["id", "total", "rows"],
+            "properties": {
+                "id": {"type": "integer"},
+                "total": {"type": "integer", "minimum": 0},
+                "rows": {"type": "array", "items": {"$ref": "#/$defs/row"}},
+            },
+            "$defs": {"row": {"type": "object", "required": ["at"]}},
+        }
+    ),
+)
+SCHEMA = Endpoint("items", "/items", json_schema=ITEM_SCHEMA)
+
+
+def test_a_body_that_meets_the_schema_passes() -> None:
+    body = b'{"id": 7, "total": 42, "rows": [{"at": 1}], "extra": "allowed"}'
+    assert schema_problem(ITEM_SCHEMA, body) is None
+    assert check_answer(SCHEMA, answer("a", body, SCHEMA), None) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "complaint"),
+    [
+        (b'{"id": 7, "total": "42", "rows": []}', "at $.total: '42' is not of type 'integer'"),
+        (b'{"id": 7, "total": -1, "rows": []}', "at $.total: -1 is less than the minimum of 0"),
+        (b'{"id": 7, "rows": []}', "at $: 'total' is a required property"),
+        # a $ref within the file is followed, and the path is the instance's, not the schema's
+        (
+            b'{"id": 7, "total": 1, "rows": [{"at": 1}, {}]}',
+            "at $.rows[1]: 'at' is a required property",
+        ),
+        # JSON's integers: 7.5 is not one (read as JSON defines numbers, not as Decimal)
+        (b'{"id": 7.5, "total": 1, "rows": []}', "at $.id: 7.5 is not of type 'integer'"),
+    ],
+)
+def test_a_body_that_fails_the_schema_names_the_field_and_the_complaint(body, complaint) -> None:
+    assert (
+        schema_problem(ITEM_SCHEMA, body) == f"the body does not meet item.schema.json: {complaint}"
+    )
+
+
+def test_several_failures_say_how_many_more() -> None:
+    problem = schema_problem(ITEM_SCHEMA, b'{"id": "x", "total": "y", "rows": []}')
+    assert problem is not None and problem.endswith("(and 1 more)")
+
+
+def test_a_body_that_is_not_json_cannot_meet_a_schema() -> None:
+    [problem] = check_answer(SCHEMA, answer("a", b"<p>hi</p>", SCHEMA), None)
+    assert problem == (
+        "GET /items: the body is not JSON, so item.schema.json cannot check it ('<p>hi</p>')"
+    )
+
+
+def test_a_long_complaint_is_cut_to_one_short_line() -> None:
+    body = json.dumps({"id": "x" * 1000, "total": 1, "rows": []}).encode()
+    problem = schema_problem(ITEM_SCHEMA, body)
+    assert problem is not None and len(problem) < 300 and "..." in problem
+
+
+def test_the_schema_and_sameness_are_both_checked() -> None:
+    both = Endpoint("items", "/items", same_across_stacks=True, json_schema=ITEM_SCHEMA)
+    reference = Reference(answer("a", b'{"id": 7, "total": 42, "rows": []}', both), ("a",))
+    problems = check_answer(
+        both, answer("b", b'{"id": 7, "total": "42", "rows": []}', both), reference
+    )
+    assert [p.split(":")[1].strip() for p in problems] == [
+        "the body does not meet item.schema.json",
+        "answers a different document than a",
+    ]
