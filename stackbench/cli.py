@@ -198,7 +198,9 @@ def script(
     is_flag=True,
     help="After the plan, repeat the levels of undecided comparisons (fresh starts, "
     "most decisions per second first) until every one is decided or the budget "
-    "is spent (what --budget leaves after the plan; without --budget, 20m).",
+    "is spent (what --budget leaves after the plan; without --budget, 20m). On an "
+    "article suite: the levels of its undecided claims, within what --budget leaves or "
+    "else the suite's load_budget_min less the load measured.",
 )
 @click.option(
     "--budget",

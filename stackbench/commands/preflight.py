@@ -57,7 +57,12 @@ def print_preflight(
         left = until_decided_s
         if budget_s is not None:  # what the plan leaves of the budget
             left = max(0.0, budget_s - timeline.total_s + timeline.seconds_of("calibration"))
-        print_wrapped(console, until_decided_note(left), indent=2)
+        note = (
+            until_decided_note(left)
+            if checks.deviations is None  # no article: the comparisons
+            else claims_rounds_note(left, None if budget_s else suite.load_budget_s, timeline)
+        )
+        print_wrapped(console, note, indent=2)
     print_machine_checks(console, checks.busy)
 
 
@@ -308,6 +313,24 @@ def until_decided_note(budget_s: float) -> str:
         f"looks at the data every verdict uses alpha / {MAX_LOOKS} (95% becomes "
         f"{decision_confidence(MAX_LOOKS):.1%} intervals), so the false-winner rate stays "
         "at 5% despite the repeated looks"
+    )
+
+
+def claims_rounds_note(left_s: float, load_budget_s: float | None, timeline: Timeline) -> str:
+    """--until-decided on an article suite: what the rounds for its claims may spend (what
+    --budget leaves, else the suite's load budget less the plan's estimated load)."""
+    spend = (
+        f"{left_s / 60:.1f} min"
+        if load_budget_s is None
+        else f"{max(0.0, load_budget_s - timeline.load_s) / 60:.1f} min of load (the suite's "
+        f"{round(load_budget_s / 60, 1):g} min less the plan's {timeline.load_s / 60:.1f})"
+    )
+    return (
+        f"until decided: will spend up to {spend} on claims: after the plan, each round "
+        "repeats once more (fresh starts) the levels of the testable claims still 'not enough "
+        "evidence' whose points repetitions can decide, until every claim is decided, the "
+        "next round does not fit, or more measurement cannot decide what is left; the "
+        "claims' intervals stay 95% at every look (not widened for the repeated looks)"
     )
 
 

@@ -22,7 +22,6 @@ from stackbench.analysis.analysis import Analysis, analyse
 from stackbench.analysis.capacity import CapacityAsk
 from stackbench.analysis.claims import Readiness
 from stackbench.analysis.gate import slo_breaches, slo_rule
-from stackbench.analysis.undecided import Undecided, undecided
 from stackbench.commands.claims import (
     plan_readiness,
     print_claims,
@@ -30,6 +29,7 @@ from stackbench.commands.claims import (
     suite_claims,
     suite_columns,
 )
+from stackbench.commands.decide import keep_deciding
 from stackbench.commands.live import LiveView, signal_number, stop_signals_as_interrupt
 from stackbench.commands.plantime import calibrate_before
 from stackbench.commands.preflight import print_preflight
@@ -47,11 +47,11 @@ from stackbench.config.plan import Plan, build_plan, settle_note
 from stackbench.config.status import StackEntry
 from stackbench.config.suite import Suite, parse_suite, resolve_hosts
 from stackbench.engine.outcome import RunOutcome, run_outcome
-from stackbench.engine.pastruns import past_runs, this_machine
+from stackbench.engine.pastruns import past_runs
 from stackbench.engine.preflight import Asked, ClaimsCheck, preflight
 from stackbench.engine.resume import Selection, check_resumable, check_same_request, resume_suite
 from stackbench.engine.runner import Runner, RunSetup
-from stackbench.engine.until_decided import MAX_LOOKS, UntilDecided, until_decided
+from stackbench.engine.until_decided import MAX_LOOKS
 from stackbench.errors import ExitCode, StackbenchError
 from stackbench.lab import external
 from stackbench.lab.cpufeatures import with_machine_deviations
@@ -60,7 +60,7 @@ from stackbench.lab.stack import PlannedParams
 from stackbench.report import write_all
 from stackbench.report.terminal import print_run
 from stackbench.report.termtable import print_wrapped
-from stackbench.store.store import RunData, Store
+from stackbench.store.store import Store
 
 
 @dataclass(frozen=True)
@@ -188,11 +188,9 @@ def _execute(
         try:
             runner.execute()
             if request.until_decided_s is not None:
-                left = request.until_decided_s
-                if request.budget_s is not None:  # what the plan left of it
-                    left = request.budget_s - (time.monotonic() - started)
-                judge = UntilDecided(left, _judge, this_machine())
-                until_decided(plan, setup, runner.run_id, judge)
+                elapsed = time.monotonic() - started
+                rounds, budget = request.until_decided_s, request.budget_s
+                keep_deciding(plan, setup, runner.run_id, rounds, budget, elapsed)
         except KeyboardInterrupt as exc:
             view.live.stop()
             stopped_by = signal_number(exc)
@@ -209,10 +207,6 @@ def _execute(
         return _finish(console, store, run_id, out, ask=request.capacity), run_id
     except KeyboardInterrupt as exc:  # stopped while writing the report: 'stackbench report'
         return 128 + signal_number(exc), run_id
-
-
-def _judge(data: RunData) -> Undecided:
-    return undecided(analyse(data))
 
 
 def _interrupted(

@@ -25,11 +25,14 @@ from stackbench.analysis.claims import (
     level_problem,
     requirements_unmet,
     scatter,
+    undecided_claims,
 )
 from stackbench.analysis.claims.kinds import jitter_ratio_interval
 from stackbench.config.claims import Claim, claims_from_data, parse_claims
 from stackbench.config.measured import RoleUsage, Second
+from stackbench.config.plan import LevelKey
 from stackbench.config.suite import parse_suite
+from stackbench.config.todecide import ToDecide, UndecidedClaim
 from stackbench.errors import InputError
 from stackbench.store.records import (
     CalibrationRow,
@@ -1553,3 +1556,40 @@ def test_one_point_of_many_refutes_only_family_wise():
     assert "not at the 98.75% level that 4 points of one claim need" in close.why
     assert close.ours[-1].high is not None and close.ours[-1].high < 100.0  # fails at 95%
     assert judged(90.0).status is ClaimStatus.REFUTED
+
+
+def test_an_undecided_claim_says_which_levels_need_how_many_repetitions():
+    """What run --until-decided chases: the undecided point's two levels and the repetitions
+    a side its words name; a decided claim names none."""
+    run = RunBuilder(calibrated=None)
+    run.curve("a", "w", {25: 165.0})
+    run.curve("b", "w", {25: 100.0})
+    result = one(make_claim(ratio_test("near", article=1.36, tolerance=0.25)), run)
+    assert result.status is ClaimStatus.UNDECIDED
+    reps = int(result.why.split(" repetitions a side")[0].rsplit(" ", 1)[1])
+    assert result.to_decide == (
+        ToDecide(
+            (LevelKey("a", "w", 25.0), LevelKey("b", "w", 25.0)),
+            reps,
+            f"{reps} repetitions a side (repeat = {reps}) would decide it",
+        ),
+    )
+    assert undecided_claims([result]) == (UndecidedClaim(result.claim.id, result.to_decide),)
+    run = RunBuilder(calibrated=None)
+    run.curve("a", "w", {25: 140.0})
+    run.curve("b", "w", {25: 100.0})
+    decided = one(make_claim(ratio_test("near", article=1.36, tolerance=0.25)), run)
+    assert decided.status is ClaimStatus.CONFIRMED and decided.to_decide == ()
+    assert undecided_claims([decided]) == ()
+
+
+def test_a_point_at_the_claims_bound_is_not_chased_with_repetitions():
+    """1.00× against "≥ 1.00×" sits at the bound: no number of repetitions decides it."""
+    run = RunBuilder(calibrated=None)
+    run.curve("a", "w", {25: 100.0})
+    run.curve("b", "w", {25: 100.0})
+    result = one(make_claim(ratio_test("greater")), run)
+    assert result.status is ClaimStatus.UNDECIDED
+    (want,) = result.to_decide
+    assert want.repetitions is None and not want.repeatable
+    assert "no practical amount of measurement" in want.why

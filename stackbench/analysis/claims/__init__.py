@@ -35,6 +35,7 @@ from stackbench.analysis.claims.reading import _Run, level_metric, level_problem
 from stackbench.analysis.claims.results import ClaimResult, ClaimStatus, Measured
 from stackbench.analysis.claims.wording import expectation
 from stackbench.config.claims import Claim
+from stackbench.config.todecide import UndecidedClaim
 from stackbench.store.store import RunData
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "level_problem",
     "requirements_unmet",
     "scatter",
+    "undecided_claims",
 ]
 
 
@@ -98,3 +100,14 @@ def _join_reasons(reasons: Sequence[str]) -> str:
     first = reasons[0]
     more = len(reasons) - 1
     return first + (f" (and {more} more: {'; '.join(reasons[1:])})" if more else "")
+
+
+def undecided_claims(results: Iterable[ClaimResult]) -> tuple[UndecidedClaim, ...]:
+    """The claims that read "not enough evidence", each with what would decide its undecided
+    points (run --until-decided chases them). An untestable claim is not among them: a
+    missing, failed or invalid level is not mended by another repetition of it."""
+    return tuple(
+        UndecidedClaim(r.claim.id, r.to_decide)
+        for r in results
+        if r.status is ClaimStatus.UNDECIDED
+    )

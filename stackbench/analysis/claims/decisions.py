@@ -3,6 +3,7 @@ intervals, and the claim concluded (missing data never refutes it).
 """
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from stackbench.analysis.claims.bands import _Band, _Verdict
@@ -13,11 +14,13 @@ from stackbench.analysis.claims.wording import (
     NO_EVIDENCE,
     _band_text,
     _ratio_text,
-    _to_decide,
     expectation,
+    repetitions_for,
 )
 from stackbench.analysis.verdicts import ALPHA, LogRatio, interval_of, log_ratio
 from stackbench.config.claims import Claim
+from stackbench.config.plan import LevelKey
+from stackbench.config.todecide import ToDecide
 
 
 @dataclass
@@ -29,24 +32,50 @@ class _Tally:
     noise: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     ours: list[Measured] = field(default_factory=list)
-    # A failing point's ratio and band, to check it again family-wise (see _family_wise)
-    failing: dict[str, tuple[LogRatio, _Band]] = field(default_factory=dict)
+    # A failing point's ratio, band and points, to check it again family-wise (_family_wise)
+    failing: dict[str, tuple[LogRatio, _Band, tuple[_Point, ...]]] = field(default_factory=dict)
+    wants: list[ToDecide] = field(default_factory=list)  # what would decide each noise point
 
     def add(
-        self, verdict: _Verdict, detail: str, ratio: tuple[LogRatio, _Band] | None = None
+        self,
+        verdict: _Verdict,
+        detail: str,
+        ratio: tuple[LogRatio, _Band] | None = None,
+        points: Sequence[_Point] = (),
     ) -> None:
+        """A point's verdict; `points`: the figures it reads, so that what would decide an
+        undecided one names their levels."""
         if verdict is _Verdict.HOLDS:
             self.holds += 1
         elif verdict is _Verdict.FAILS:
             self.fails.append(detail)
             if ratio is not None:
-                self.failing[detail] = ratio
+                self.failing[detail] = (*ratio, tuple(points))
         else:
-            self.noise.append(detail)
+            reps, why = repetitions_for(*ratio) if ratio is not None else (None, detail)
+            self.undecided(detail, to_decide(points, reps, why))
+
+    def undecided(self, detail: str, want: ToDecide) -> None:
+        self.noise.append(detail)
+        self.wants.append(want)
 
     @property
     def total(self) -> int:
         return self.holds + len(self.fails) + len(self.noise) + len(self.missing)
+
+
+def to_decide(points: Sequence[_Point], repetitions: int | None, why: str) -> ToDecide:
+    """The levels an undecided point reads and the repetitions each needs in all: at least
+    one more than the fewest they have (the estimate assumes the figure stays; the look after
+    the next repetition asks again). A standalone timing runs once per stack, so more
+    repetitions of the suite's levels will not decide a point that reads one."""
+    if not points:
+        return ToDecide((), None, why)
+    if any(p.level is None for p in points):
+        return ToDecide((), None, f"{why} (a standalone timing, which is not repeated)")
+    levels = tuple(dict.fromkeys(LevelKey(p.stack, p.workload, p.level or 0.0) for p in points))
+    have = min(len(p.values) for p in points)
+    return ToDecide(levels, None if repetitions is None else max(repetitions, have + 1), why)
 
 
 @dataclass(frozen=True)
@@ -81,7 +110,14 @@ def _conclude(
     if tally.fails and possible < needed:
         extra = f" ({len(tally.fails)} of {tally.total} points)" if tally.total > 1 else ""
         return result(ClaimStatus.REFUTED, tally.fails[0] + extra)
-    return result(ClaimStatus.UNDECIDED, f"not enough evidence: {tally.noise[0]}")
+    return ClaimResult(
+        claim,
+        ClaimStatus.UNDECIDED,
+        exp,
+        ours,
+        f"not enough evidence: {tally.noise[0]}",
+        tuple(tally.wants),
+    )
 
 
 def _family_wise(tally: _Tally) -> None:
@@ -93,13 +129,15 @@ def _family_wise(tally: _Tally) -> None:
     m = tally.total
     if m <= 1 or not tally.failing:
         return
-    for detail, (ratio, band) in list(tally.failing.items()):
+    for detail, (ratio, band, points) in list(tally.failing.items()):
         low, high = interval_of(ratio, 1.0 - ALPHA / m)
         if band.judge(math.exp(ratio.d), low, high) is not _Verdict.FAILS:
             tally.fails.remove(detail)
-            tally.noise.append(
+            more = "more repetitions would decide it"
+            tally.undecided(
                 f"{detail}, but not at the {1.0 - ALPHA / m:.2%} level that {m} points "
-                "of one claim need (family-wise): more repetitions would decide it"
+                f"of one claim need (family-wise): {more}",
+                to_decide(points, 0, more),
             )
         del tally.failing[detail]
 
@@ -131,7 +169,10 @@ def _judge_ratio(
         value = math.prod(p.value for p in nums) / den
         if record:
             tally.ours.append(Measured(what, value, "×"))
-        tally.noise.append(f"{what} is {value:.2f}×, but {NO_EVIDENCE}")
+        tally.undecided(
+            f"{what} is {value:.2f}×, but {NO_EVIDENCE}",
+            to_decide([*nums, *dens], 0, "a repetition more gives it an interval"),
+        )
         return
     ratio = log_ratio(
         [p.evidence for p in nums if p.evidence is not None],
@@ -144,11 +185,8 @@ def _judge_ratio(
         tally.ours.append(Measured(what, value, "×", low, high))
     verdict = band.judge(value, low, high)
     detail = f"{what} is {_ratio_text(value, low, high)}, {_band_text(band, verdict)}"
-    tally.add(
-        verdict,
-        detail + (f"; {_to_decide(ratio, band)}" if verdict is _Verdict.NOISE else ""),
-        (ratio, band),
-    )
+    decide = repetitions_for(ratio, band)[1] if verdict is _Verdict.NOISE else ""
+    tally.add(verdict, detail + (f"; {decide}" if decide else ""), (ratio, band), [*nums, *dens])
 
 
 def _cancel(nums: list[_Point], dens: list[_Point]) -> tuple[list[_Point], list[_Point]]:

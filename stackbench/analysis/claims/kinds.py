@@ -17,6 +17,7 @@ from stackbench.analysis.claims.decisions import (
     _judge_ratio,
     _measured,
     _Tally,
+    to_decide,
 )
 from stackbench.analysis.claims.facts import Facts, _between, _levels_of
 from stackbench.analysis.claims.reading import (
@@ -232,7 +233,10 @@ def _threshold(claim: Claim, test: ThresholdTest, ctx: _Context) -> ClaimResult:
                 text = f"{point.label} is {_value_text(m.value, unit, m.low, m.high)}"
                 exact = test.metric in FAILURE_METRICS  # counted, not sampled: as counted
                 if m.low is None and not exact:
-                    tally.noise.append(f"{text}, but {NO_EVIDENCE}")
+                    tally.undecided(
+                        f"{text}, but {NO_EVIDENCE}",
+                        to_decide([point], 0, "a repetition more gives it an interval"),
+                    )
                     continue
                 verdict = band.judge(m.value, m.low, m.high)
                 decide = ""
@@ -247,6 +251,7 @@ def _threshold(claim: Claim, test: ThresholdTest, ctx: _Context) -> ClaimResult:
                     verdict,
                     f"{text}, {_value_band_text(band, unit, verdict)}{decide}",
                     None if figure is None else (figure, band),
+                    [point],
                 )
     count = f"{test.at_least} of {tally.total} points" if test.at_least else "every point"
     return _conclude(

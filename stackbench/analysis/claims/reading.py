@@ -42,6 +42,7 @@ class _Point:
     metric: str
     # What verdicts know of the figure, in the metric's unit (None: nothing to decide from)
     evidence: Evidence | None = None
+    level: float | None = None  # the level read (None: a standalone timing)
 
     @property
     def value(self) -> float:
@@ -160,6 +161,7 @@ class _Run:
             where,
             metric,
             level_evidence(rows, metric, values, self.spread),
+            level,
         )
 
     def failures(self, stack: str, workload: str, level: float) -> tuple[int, int]:

@@ -4,6 +4,7 @@ import enum
 from dataclasses import dataclass
 
 from stackbench.config.claims import Claim, Figure
+from stackbench.config.todecide import ToDecide
 
 
 class ClaimStatus(enum.Enum):
@@ -32,6 +33,8 @@ class ClaimResult:
     expectation: str  # what the test checks, e.g. "≥ 1.00× at every level"
     ours: tuple[Measured, ...]
     why: str
+    # Not enough evidence: what would decide each undecided point (run --until-decided)
+    to_decide: tuple[ToDecide, ...] = ()
 
     @property
     def article(self) -> tuple[Figure, ...]:

@@ -28,16 +28,23 @@ NO_EVIDENCE = (
 def _to_decide(ratio: LogRatio, band: _Band) -> str:
     """What would decide a ratio (or a figure) that straddles a bound of the claim's band:
     the repetitions a side whose interval would clear it, if the figure stayed the same."""
+    return repetitions_for(ratio, band)[1]
+
+
+def repetitions_for(ratio: LogRatio, band: _Band) -> tuple[int | None, str]:
+    """The repetitions a side (in all) that would decide a figure straddling a bound of the
+    band, if it stayed the same, and that in words; None when no practical amount of
+    measurement would (at the bound, or more than 50 repetitions a side)."""
     edges = [math.log(e) for e in (band.low, band.high) if 0 < e < math.inf]
     if not edges:
-        return "more repetitions would decide it"
+        return None, "more repetitions would decide it"
     needed = min(abs(ratio.d - e) for e in edges)
     if needed < 0.005:
-        return "it sits at the claim's bound: no practical amount of measurement decides it"
+        return None, "it sits at the claim's bound: no practical amount of measurement decides it"
     reps = repetitions_to_decide(needed, ratio.per_run, CONFIDENCE)
     if reps is None:
-        return "more than 50 repetitions a side would be needed to decide it"
-    return f"{reps} repetitions a side (repeat = {reps}) would decide it"
+        return None, "more than 50 repetitions a side would be needed to decide it"
+    return reps, f"{reps} repetitions a side (repeat = {reps}) would decide it"
 
 
 def _band_text(band: _Band, verdict: _Verdict) -> str:

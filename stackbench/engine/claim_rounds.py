@@ -1,0 +1,188 @@
+"""`run --until-decided` on an article suite: after the plan, rounds of one more repetition of
+the levels the still undecided testable claims read, until every claim is decided, the budget
+cannot pay for the next round, or more measurement cannot decide what is left.
+
+Each look asks the claims reading (passed in as `read`: the engine does not import the
+analysis) which claims read "not enough evidence" and what would decide each undecided point
+(config.todecide: its levels and the repetitions they need in all). `claims_round`, pure,
+picks the next round: the claims more repetitions can decide, cheapest first, each with every
+level it still needs, as many as the budget left pays for. A round repeats each chosen level
+once, every stack on a fresh start and in shuffled order (until_decided.extension_plan), as
+the plan's own repetitions are; the next look reads the run again.
+
+The budget is `--budget` less the run's time so far, or without it the suite's
+`load_budget_min` less the load the run has measured (then a level costs its load alone).
+Claims' intervals are 95% at every look: unlike the comparisons' verdicts they are not
+widened for the repeated looks (docs/methods.md says so).
+"""
+
+import functools
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from stackbench.config.estimate import PastLevel, level_time, rate_for, setup_key
+from stackbench.config.plan import LevelKey, Plan
+from stackbench.config.todecide import UndecidedClaim
+from stackbench.engine.progress import Phase, ProgressEvent
+from stackbench.engine.runner import Runner, RunSetup
+from stackbench.engine.until_decided import extension_plan
+from stackbench.store.store import RunData
+
+MAX_CLAIM_ROUNDS = 50  # repetitions_to_decide advises at most 50 a side: beyond, a bug
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """What the added rounds may spend: wall seconds (what --budget leaves after the plan),
+    or, `load_only`, the suite's load budget, of which the load the run has measured
+    (the plan's levels included) is already spent."""
+
+    seconds: float
+    load_only: bool = False
+
+    def text(self) -> str:
+        return f"{self.seconds / 60:.1f} min" + (" of load" if self.load_only else "")
+
+
+@dataclass(frozen=True)
+class ClaimRound:
+    """The next round: one more repetition of each level, for these claims."""
+
+    levels: tuple[LevelKey, ...]
+    claims: tuple[str, ...]
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why no round follows."""
+
+    why: str
+
+
+def claims_round(
+    undecided: Sequence[UndecidedClaim],
+    have: Mapping[LevelKey, int],
+    cost: Callable[[LevelKey], float],
+    left_s: float,
+) -> ClaimRound | Stop:
+    """The next round of repetitions for the undecided claims, within `left_s` seconds.
+    `have`: the repetitions each level has so far; `cost`: one repetition's seconds.
+    A claim is chased when every undecided point of it is one repetitions can decide (a
+    claim with a point that none can decide stays undecided whatever the others show); the
+    claims that need least are taken first, each with all the levels it still needs."""
+    if not undecided:
+        return Stop("every testable claim is decided")
+    needs: dict[str, tuple[LevelKey, ...]] = {}
+    hopeless: list[str] = []
+    for claim in undecided:
+        blocked = next((w for w in claim.wants if not w.repeatable), None)
+        if blocked is not None or not claim.wants:
+            why = blocked.why if blocked is not None else "no point says what would decide it"
+            hopeless.append(f"{claim.claim} ({why})")
+            continue
+        short = tuple(
+            dict.fromkeys(
+                k for w in claim.wants for k in w.levels if have.get(k, 0) < (w.repetitions or 0)
+            )
+        )
+        if short:
+            needs[claim.claim] = short
+        else:  # cannot happen from the reading (it asks one more): said, never looped on
+            hopeless.append(f"{claim.claim} (its levels have the repetitions it asked for)")
+    cannot = (
+        f"more measurement cannot decide {len(hopeless)} claim(s): {'; '.join(hopeless)}"
+        if hopeless
+        else ""
+    )
+    if not needs:
+        return Stop(cannot)
+    chosen: dict[LevelKey, None] = {}
+    claims: list[str] = []
+    used = 0.0
+    for name in sorted(needs, key=lambda n: (sum(map(cost, needs[n])), n)):
+        extra = [k for k in needs[name] if k not in chosen]
+        price = sum(map(cost, extra))
+        if used + price <= left_s:
+            chosen.update(dict.fromkeys(extra))
+            claims.append(name)
+            used += price
+    if not claims:
+        cheapest = min(needs, key=lambda n: (sum(map(cost, needs[n])), n))
+        price = sum(map(cost, needs[cheapest]))
+        return Stop(
+            f"the budget left ({left_s:.0f} s) cannot pay for the next round: the cheapest, "
+            f"for {cheapest}, would cost about {price:.0f} s ({len(needs[cheapest])} level(s)); "
+            f"{len(needs)} claim(s) still undecided" + (f"; {cannot}" if cannot else "")
+        )
+    return ClaimRound(tuple(chosen), tuple(claims), used)
+
+
+def repetitions_of(data: RunData) -> dict[LevelKey, int]:
+    """How many repetitions each level of the stored run has."""
+    cases = {c.id: (c.stack, c.label) for c in data.cases}
+    seen: dict[LevelKey, set[int]] = {}
+    for row in data.levels:
+        stack, label = cases[row.case_id]
+        seen.setdefault(LevelKey(stack, label, row.level_value), set()).add(row.repetition)
+    return {k: len(v) for k, v in seen.items()}
+
+
+def load_measured(data: RunData) -> float:
+    """Seconds of load the stored run has measured."""
+    return sum(row.duration_s for row in data.levels)
+
+
+@dataclass(frozen=True)
+class UntilClaimsDecided:
+    allowance: Allowance
+    read: Callable[[RunData], Sequence[UndecidedClaim]]  # the run's undecided claims
+    machine: str  # this machine as the store names it: its measured rates price the levels
+
+
+def until_claims_decided(
+    plan: Plan,
+    setup: RunSetup,
+    run_id: int,
+    how: UntilClaimsDecided,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Rounds of repetitions for the undecided claims until none is, the allowance cannot
+    pay for the next round, or more measurement cannot decide them; each step is told
+    through the run's progress events."""
+    started = clock()
+
+    def say(text: str) -> None:
+        setup.progress(ProgressEvent(Phase.LOOK, f"until decided (claims): {text}"))
+
+    for number in range(1, MAX_CLAIM_ROUNDS + 1):
+        data = setup.store.load_run(run_id)
+        spent = load_measured(data) if how.allowance.load_only else clock() - started
+        history = setup.store.past_levels(how.machine)
+        cost = functools.partial(_level_cost, plan, history, how.allowance.load_only)
+        step = claims_round(
+            how.read(data), repetitions_of(data), cost, how.allowance.seconds - spent
+        )
+        if isinstance(step, Stop):
+            say(f"{step.why} (after {number - 1} added round(s))")
+            return
+        for case in data.cases:
+            if any(k.stack == case.stack and k.label == case.label for k in step.levels):
+                setup.store.set_case_status(case.id, "pending", case.reason)
+        say(
+            f"round {number}: one more repetition of {len(step.levels)} level(s) for "
+            f"{', '.join(step.claims)} (about {step.seconds:.0f} s"
+            f"{' of load' if how.allowance.load_only else ''})"
+        )
+        Runner(extension_plan(plan, data, list(step.levels)), setup, resume=run_id).execute()
+    say(f"stopped after {MAX_CLAIM_ROUNDS} added rounds")
+
+
+def _level_cost(plan: Plan, history: Sequence[PastLevel], load_only: bool, key: LevelKey) -> float:
+    """One added repetition's estimated seconds (of load alone, or of wall time), from the
+    rates this machine measured."""
+    load = plan.suite.load_for(key.label)
+    rate = rate_for(history, key.stack, key.label, setup_key(load), key.level_value)
+    estimate = level_time(load, key.level_value, rate)
+    return estimate.load_s if load_only else estimate.seconds

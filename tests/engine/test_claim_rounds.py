@@ -1,0 +1,179 @@
+"""run --until-decided on an article suite: which levels the next round repeats for the
+undecided claims, within the budget, and why it stops (hand-made claim readings)."""
+
+from pathlib import Path
+
+import pytest
+from conftest import native_loader_built
+
+from stackbench.analysis.claims import evaluate, facts_from_run, undecided_claims
+from stackbench.config.claims import parse_claims
+from stackbench.config.plan import LevelKey, build_plan
+from stackbench.config.suite import parse_suite
+from stackbench.config.todecide import ToDecide, UndecidedClaim
+from stackbench.engine.claim_rounds import (
+    Allowance,
+    ClaimRound,
+    Stop,
+    UntilClaimsDecided,
+    claims_round,
+    until_claims_decided,
+)
+from stackbench.engine.progress import Phase, ProgressEvent
+from stackbench.engine.runner import Runner, RunSetup
+from stackbench.lab.inventory import load_inventory
+from stackbench.store.store import RunData, Store
+from tests.store.test_store import run_record
+
+A, B, C = (LevelKey(s, "hello", 50.0) for s in ("a", "b", "c"))
+COST = {"a": 10.0, "b": 20.0, "c": 40.0}
+
+
+def cost(key: LevelKey) -> float:
+    return COST[key.stack]
+
+
+def claim(name: str, *wants: tuple[tuple[LevelKey, ...], int | None]) -> UndecidedClaim:
+    return UndecidedClaim(name, tuple(ToDecide(lv, n, f"why {name}") for lv, n in wants))
+
+
+def test_nothing_undecided_stops_at_once() -> None:
+    assert claims_round([], {}, cost, 1000.0) == Stop("every testable claim is decided")
+
+
+def test_a_round_repeats_each_level_a_claim_still_needs_once() -> None:
+    """a/b needs 4 a side and has 1: both levels once more; b/c needs 2 and c has 2 already,
+    so only b, which the first claim already repeats (counted once)."""
+    undecided = [claim("ab", ((A, B), 4)), claim("bc", ((B, C), 2))]
+    step = claims_round(undecided, {A: 1, B: 1, C: 2}, cost, 1000.0)
+    assert step == ClaimRound((B, A), ("bc", "ab"), 30.0)
+
+
+def test_the_cheapest_claims_first_as_many_as_the_budget_pays_for() -> None:
+    undecided = [claim("c", ((C,), 3)), claim("a", ((A,), 3)), claim("b", ((B,), 3))]
+    assert claims_round(undecided, {}, cost, 35.0) == ClaimRound((A, B), ("a", "b"), 30.0)
+    stop = claims_round(undecided, {}, cost, 5.0)
+    assert stop == Stop(
+        "the budget left (5 s) cannot pay for the next round: the cheapest, for a, would "
+        "cost about 10 s (1 level(s)); 3 claim(s) still undecided"
+    )
+
+
+def test_a_claim_with_a_point_repetitions_cannot_decide_is_not_chased() -> None:
+    """At the bound (None), or a point without levels (a standalone timing): said, with why;
+    the other claim is still chased."""
+    undecided = [
+        claim("bound", ((A,), 3), ((B,), None)),
+        claim("script", ((), 2)),
+        claim("ok", ((C,), 2)),
+    ]
+    assert claims_round(undecided, {C: 1}, cost, 100.0) == ClaimRound((C,), ("ok",), 40.0)
+    stop = claims_round(undecided[:2], {}, cost, 100.0)
+    assert stop == Stop(
+        "more measurement cannot decide 2 claim(s): bound (why bound); script (why script)"
+    )
+
+
+def test_a_stop_for_the_budget_names_the_claims_no_measurement_decides() -> None:
+    stop = claims_round([claim("x", ((A,), 2)), claim("y", ((B,), None))], {}, cost, 1.0)
+    assert isinstance(stop, Stop)
+    assert stop.why.endswith(
+        "1 claim(s) still undecided; more measurement cannot decide 1 claim(s): y (why y)"
+    )
+
+
+def test_the_loop_says_why_it_adds_no_round(tmp_path: Path, fake_inventory) -> None:
+    """A stored run whose one undecided claim needs a level the allowance cannot pay for:
+    nothing runs, and the one look says what the round would cost."""
+    suite = tmp_path / "s.toml"
+    suite.write_text(
+        'name = "s"\nstacks = ["refserver"]\nworkloads = ["hello"]\n[load]\n'
+        "connections = [2]\nduration_s = 30\nwarmup_s = 1\npause_s = 1\n"
+    )
+    plan = build_plan(parse_suite(suite), fake_inventory, None, None)
+    store = Store(tmp_path / "s.sqlite")
+    run_id = store.start_run(run_record())
+    events: list[ProgressEvent] = []
+    setup = RunSetup({}, store, Path("/nonexistent"), events.append)
+    key = LevelKey("refserver", "hello", 2.0)
+    how = UntilClaimsDecided(
+        Allowance(20.0, load_only=True), lambda _d: [claim("k", ((key,), 2))], "m"
+    )
+    until_claims_decided(plan, setup, run_id, how)
+    assert [(e.phase, e.text) for e in events] == [
+        (
+            Phase.LOOK,
+            "until decided (claims): the budget left (20 s) cannot pay for the next round: the "
+            "cheapest, for k, would cost about 30 s (1 level(s)); 1 claim(s) still undecided "
+            "(after 0 added round(s))",
+        )
+    ]
+    assert store.load_run(run_id).levels == []
+
+
+CLAIMS = """
+article = "none.txt"
+title = "until-decided on claims, end to end"
+suites = ["claimrounds"]
+
+[[claim]]
+id = "go-beats-node"
+says = "Go answers hello faster than Node."
+[claim.test]
+kind = "ratio"
+metric = "requests_per_s"
+numerator = { stack = "go-nethttp" }
+denominator = { stack = "node" }
+expect = "greater"
+workloads = ["hello"]
+levels = [50]
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(600)
+@pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
+def test_rounds_for_an_undecided_claim_on_real_stacks(tmp_path: Path) -> None:
+    """go-nethttp and node on hello at 50 connections, one 3-s level each: too short for a
+    steady window, so the claim has no interval after the plan by design. The first look
+    adds a round of both levels (fresh starts); the loop then stops for a reason it says.
+    The machine is busy: no verdict is asserted, only the rounds and the stop."""
+    suite = tmp_path / "claimrounds.toml"
+    suite.write_text(
+        'name = "claimrounds"\nstacks = ["go-nethttp", "node"]\nworkloads = ["hello"]\n'
+        "[load]\nrepeat = 1\nconnections = [50]\nduration_s = 3\nwarmup_s = 0\npause_s = 0\n"
+        "jit_warmup = false\n"
+    )
+    claims_path = tmp_path / "claims.toml"
+    claims_path.write_text(CLAIMS)
+    claims = parse_claims(claims_path).claims
+    inventory = load_inventory()
+    plan = build_plan(parse_suite(suite), inventory, None, None)
+    store = Store(tmp_path / "s.sqlite")
+    events: list[ProgressEvent] = []
+    setup = RunSetup(inventory, store, tmp_path, events.append)
+    run_id = Runner(plan, setup).execute()
+    defaults = {name: e.manifest.param_defaults() for name, e in inventory.items()}
+
+    def read(data: RunData) -> tuple[UndecidedClaim, ...]:
+        return undecided_claims(evaluate(claims, data, facts_from_run(data, defaults)))
+
+    first = read(store.load_run(run_id))
+    assert [c.claim for c in first] == ["go-beats-node"]  # undecided by design
+    # about 6 s of load measured; 7 s more pays for one round of both levels, not two
+    how = UntilClaimsDecided(Allowance(13.0, load_only=True), read, "m")
+    until_claims_decided(plan, setup, run_id, how)
+    said = [e.text for e in events if e.phase is Phase.LOOK]
+    assert said[0].startswith(
+        "until decided (claims): round 1: one more repetition of 2 level(s) for go-beats-node"
+    )
+    assert len(said) == 2, said
+    assert said[1].endswith("(after 1 added round(s))")
+    assert any(
+        reason in said[1]
+        for reason in ("every testable claim is decided", "cannot pay", "cannot decide")
+    ), said[1]
+    data = store.load_run(run_id)
+    for case in data.cases:
+        assert sorted(lv.repetition for lv in data.levels_of(case.id)) == [0, 1], case.stack
+    assert data.run.status == "complete"
