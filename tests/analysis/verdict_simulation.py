@@ -18,6 +18,7 @@ import numpy as np
 from scipy import signal
 
 from stackbench.analysis.verdicts import (
+    Evidence,
     GateOutcome,
     Outcome,
     RunSpread,
@@ -27,6 +28,9 @@ from stackbench.analysis.verdicts import (
     series_evidence,
     whole_level_evidence,
 )
+from stackbench.config.measured import CoreAccount, CoreSetUse
+from stackbench.config.noise import THROUGHPUT_THRESHOLD
+from stackbench.engine.judge import disturbed_flag
 
 WINDOW_S = 10  # a 12-s level: the first 2 s are always dropped
 REAL_WINDOWS = Path(__file__).parent / "data" / "steady_windows.json"
@@ -141,4 +145,85 @@ def whole_level_named_rate(
             Outcome.FASTER,
             Outcome.SLOWER,
         )
+    return named / trials
+
+
+# --- a background burst during one side's level (issue 32) -----------------------------------
+# The judge's rule is the real one (engine/judge.py's disturbed_flag on a core account); the
+# monitor's measurement of the other processes' share is modelled: the truth plus Gaussian
+# noise of about a point of a core, never below zero (the account's `other_s` is clamped).
+
+
+@dataclass(frozen=True)
+class Burst:
+    share: float  # of one core, on the server's core, during side b's first measurement only
+    loss_per_share: float = 1.0  # the figure loses share * this (1: a CPU-bound server)
+    noise: float = 0.01  # the measured other-share's error, standard deviation
+    band: float = THROUGHPUT_THRESHOLD  # the judge's band (0.15: the old fixed rule)
+    remeasure: bool = True  # a disturbed level measured again once, after a quiet wait
+
+
+def server_account(other_share: float, seconds: float = 12.0) -> CoreAccount:
+    """One server core's account over a level whose other processes took `other_share`."""
+    other = max(0.0, other_share) * seconds
+    use = CoreSetUse(
+        cores=(0,),
+        roles=("server",),
+        busy_s=seconds,
+        interrupts_s=0.0,
+        roles_s=seconds - other,
+        stackbench_s=0.0,
+        kernel_threads_s=0.0,
+        named_other_s=other,
+        unseen_s=0.0,
+        other_s=other,
+        steal_s=0.0,
+        roles_per_s=(),
+        other_per_s=(),
+        steal_per_s=(),
+    )
+    return CoreAccount(
+        method="simulated", sampled="", irq_time_apart=True, elapsed_s=seconds, sets=(use,), top=()
+    )
+
+
+def judged_disturbed(measured_other: float, band: float) -> bool:
+    return disturbed_flag(server_account(measured_other), band) is not None
+
+
+def _level(
+    rng: np.random.Generator, s: Scenario, factor: float, burst: Burst, share: float
+) -> tuple[Evidence | None, bool]:
+    """One measurement on a server start landed at `factor`: its evidence and whether the
+    judge flags it (a burst of `share` lowers the figure and shows in the account)."""
+    lowered = factor * max(0.0, 1.0 - share * burst.loss_per_share)
+    window = lowered * 1000.0 * s.window(rng)
+    measured = share + rng.normal(0.0, burst.noise)
+    return series_evidence(window), judged_disturbed(measured, burst.band)
+
+
+def _judged_side(
+    rng: np.random.Generator, s: Scenario, mean: float, burst: Burst, share: float
+) -> Evidence | None:
+    """A side as the runner leaves it: a disturbed first measurement is measured again once
+    on the same start, the burst over by then; None when it is still disturbed (a disturbed
+    level decides nothing)."""
+    factor = mean * math.exp(rng.normal(0.0, s.sigma_true)) if s.sigma_true else mean
+    evidence, disturbed = _level(rng, s, factor, burst, share)
+    if disturbed and burst.remeasure:
+        evidence, disturbed = _level(rng, s, factor, burst, 0.0)
+    return None if disturbed else evidence
+
+
+def burst_named_rate(s: Scenario, burst: Burst, trials: int, seed: int) -> float:
+    """Share of trials that name a winner between a (true mean s.ratio) and b (1.0), a burst
+    of `burst.share` running during b's first measurement."""
+    rng = np.random.default_rng(seed)
+    named = 0
+    for _ in range(trials):
+        a = _judged_side(rng, s, s.ratio, burst, 0.0)
+        b = _judged_side(rng, s, 1.0, burst, burst.share)
+        if a is None or b is None:
+            continue
+        named += compare(a, b, spread=s.spread).outcome in (Outcome.FASTER, Outcome.SLOWER)
     return named / trials
