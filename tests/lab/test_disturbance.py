@@ -27,7 +27,7 @@ from stackbench.lab.monitor import Monitor
 from stackbench.lab.procs import child_setup
 
 pytestmark = pytest.mark.integration
-BURNER = Path(__file__).with_name("burner.py")
+BURNER = Path(__file__).resolve().parents[2] / "scripts" / "burner.py"
 SECONDS = 4.0
 TOLERANCE = 0.02  # two points of one core
 

@@ -1,6 +1,11 @@
-"""A bounded background load of known duty cycle, for the disturbance tests: `on_ms` of CPU
-time in every `period_ms` for `seconds`, pinned to one core; `--fork`: each burst in a new
-child process that exits after it (short commands, which no per-process sample ever sees).
+"""A bounded background load of known duty cycle: `on_ms` of CPU time in every `period_ms`
+for `seconds`, pinned to one core (`--cpu`; without it, wherever the scheduler puts it);
+`--fork`: each burst in a new child process that exits after it (short commands, which no
+per-process sample ever sees). Used by the disturbance tests (tests/lab/test_disturbance.py)
+and the A/A benchmark with a burst (benchmarks/aa_burst.py), each running it as a process.
+
+    python3 scripts/burner.py --cpu 0 --on-ms 13 --seconds 12          # 13% of core 0
+    python3 scripts/burner.py --on-ms 13 --seconds 12 --fork           # short commands
 
 A burst lasts until the process's own CPU clock has advanced `on_ms`, so that on a busy core
 it still takes about its share (it then spans more wall time). Its real CPU time, not the
@@ -20,13 +25,14 @@ def burst(on_s: float) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--cpu", type=int, required=True)
+    parser.add_argument("--cpu", type=int, default=None, help="pin to this core")
     parser.add_argument("--on-ms", type=float, required=True)
     parser.add_argument("--period-ms", type=float, default=100.0)
     parser.add_argument("--seconds", type=float, required=True)
     parser.add_argument("--fork", action="store_true")
     args = parser.parse_args()
-    os.sched_setaffinity(0, {args.cpu})
+    if args.cpu is not None:
+        os.sched_setaffinity(0, {args.cpu})
     start = time.monotonic()
     period, on = args.period_ms / 1000, args.on_ms / 1000
     n = 0
