@@ -84,6 +84,12 @@ timeout_s = 10
 pause_s = 1
 repeat = 1
 """
+LEGEND = """\
+What to expect on a quiet machine: go-b's first measurement is flagged disturbed (the judge
+names about the burst's share of go-b's server core), measured again once the burst is over,
+and kept clean; go-a/go-b is then 'equivalent' or 'not enough evidence', never 'faster' or
+'slower' (a FALSE WINNER); go-a and go-b are each faster than php-fpm-nginx. On a busy machine
+every level is flagged and nothing is decided: that is the disturbance rule working."""
 # The runner's note on a level measured twice, and the judge's words for a set of cores.
 MEASURED_TWICE = "measured twice: the first measurement was disturbed ("
 OTHER_SHARE = re.compile(r"other processes used ([0-9.]+)% of (cores? [0-9,]+) \(([^)]*)\)")
@@ -424,7 +430,8 @@ def _disturbed(data: RunData) -> tuple[str, ...]:
 
 
 def _print_run(r: RunResult, runs: int) -> None:
-    print(f"run {r.number} of {runs} (stackbench run exit {r.exit_code}):")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"run {r.number} of {runs} (stackbench run exit {r.exit_code}; load average after it {load}):")
     print(f"  burst during go-b's level: {r.injection.describe()}")
     print("  req/s: " + ", ".join(f"{stack} {rate:,.0f}" for stack, rate in r.rates))
     winner = "FALSE WINNER" if r.aa.named else "no winner"
@@ -504,6 +511,7 @@ def main() -> int:
     out = args.out or folder / "results"
     burst = "no burst" if args.no_burst else f"a {args.burst:g}% burst during go-b's level"
     print(f"A/A suite {suite}, results in {out}, run output in {folder / 'runs.log'}; {burst}")
+    print(LEGEND)
     results = []
     with (folder / "runs.log").open("w") as log:
         for number in range(1, args.runs + 1):
