@@ -430,8 +430,8 @@ def _disturbed(data: RunData) -> tuple[str, ...]:
 
 
 def _print_run(r: RunResult, runs: int) -> None:
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"run {r.number} of {runs} (stackbench run exit {r.exit_code}; load average after it {load}):")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())  # just after the run
+    print(f"run {r.number} of {runs} (stackbench run exit {r.exit_code}; load average {load}):")
     print(f"  burst during go-b's level: {r.injection.describe()}")
     print("  req/s: " + ", ".join(f"{stack} {rate:,.0f}" for stack, rate in r.rates))
     winner = "FALSE WINNER" if r.aa.named else "no winner"
