@@ -57,6 +57,7 @@ from stackbench.lab import external
 from stackbench.lab.cpufeatures import with_machine_deviations
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.stack import PlannedParams
+from stackbench.remote import stackfiles
 from stackbench.report import write_all
 from stackbench.report.terminal import print_run
 from stackbench.report.termtable import print_wrapped
@@ -106,6 +107,7 @@ def run_suite(
         suite, inventory, list(selection.stacks) or None, list(selection.workloads) or None
     )
     hosts = resolve_hosts(suite, request.hosts_file)
+    check_own_stacks_travel(plan)
     # Every input checked before the plan is printed: --out too (a dry run creates nothing).
     if request.dry_run:
         check_results_dir(request.out)
@@ -148,6 +150,18 @@ def check_external(plan: Plan) -> None:
     for st in plan.stacks:
         if st.external is not None:
             external.attach(st.external, f"{plan.suite.path}: [external.{st.name}]")
+
+
+def check_own_stacks_travel(plan: Plan) -> None:
+    """On a multi-host run, every stack of the user's own is copied to the server host when
+    it starts there: one that cannot be (a symlink leading out, a device, too large) refuses
+    the run before anything starts, naming the path."""
+    if plan.suite.placement.server_host is None:
+        return
+    for st in plan.stacks:
+        own = plan.suite.own_stacks.get(st.stack)
+        if own is not None and st.available:
+            stackfiles.pack(own.stack_dir)
 
 
 def _request_of(console: Console, request: RunRequest) -> tuple[Store | None, Suite, RunRequest]:

@@ -37,6 +37,8 @@ class Agent:
     info: AgentInfo
     clock: ClockSample
     run_dir: str  # everything the agent writes on that host (removed at the end unless kept)
+    # the user's own stacks copied to this host this run (RemoteHost.put_stack), by name
+    stacks_put: set[str] = field(default_factory=set)
 
     @property
     def name(self) -> str:

@@ -43,7 +43,7 @@ from stackbench.config.plan import Level, Plan, PlannedCase, PlannedStack, Round
 from stackbench.config.status import StackEntry
 from stackbench.config.workloads import BodyStability, WorkloadSpec
 from stackbench.engine import agreement
-from stackbench.engine.hosts import RemoteHosts, open_hosts
+from stackbench.engine.hosts import Agent, RemoteHosts, open_hosts
 from stackbench.engine.judge import Measurement, judge_level
 from stackbench.engine.measure import (
     Target,
@@ -612,6 +612,7 @@ class _StackRun:
         agent = spread.server
         workloads = [c.spec.name for c in self.planned.cases]
         service_env, service_roles = self._remote_services(spread, workloads)
+        self._put_own_stack(agent)
         self._message(f"building and starting on host {agent.name} ({agent.host.address})")
         got = agent.client.start_stack(
             self.planned.stack,
@@ -650,6 +651,22 @@ class _StackRun:
             None,
             lambda: agent.client.fetch_logs("stack", self.name),
         )
+
+    def _put_own_stack(self, agent: Agent) -> None:
+        """A stack of the user's own exists on this machine only: its folder is copied to
+        the server host (once a run), where the agent builds and starts it like a local one."""
+        own = self.runner.suite.own_stacks.get(self.planned.stack)
+        if own is None or self.planned.stack in agent.stacks_put:
+            return
+        self._message(f"copying {own.stack_dir} to host {agent.name}")
+        try:
+            size = agent.client.put_stack(self.planned.stack, own.stack_dir)
+        except HostLost:
+            raise
+        except StackbenchError as exc:  # changed since the run checked it: this stack fails
+            raise StackError(f"could not be copied to host {agent.name}: {exc}") from exc
+        agent.stacks_put.add(self.planned.stack)
+        log.info("%s: %d bytes copied to host %s", self.planned.stack, size, agent.name)
 
     def _remote_services(
         self, spread: Spread, workloads: list[str]

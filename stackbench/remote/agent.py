@@ -27,6 +27,8 @@ the *thread* that started it ends (lab/procs.py). While the worker waits for a l
 main thread still answers heartbeats, clock readings, the crash watch (exits) and stop-load.
 """
 
+import base64
+import binascii
 import contextlib
 import ctypes
 import ipaddress
@@ -52,6 +54,7 @@ import psutil
 
 from stackbench import __version__
 from stackbench.config.loadspec import LoadRequest
+from stackbench.config.manifest import Manifest, parse_manifest
 from stackbench.config.measured import RoleUsage
 from stackbench.config.names import check_name
 from stackbench.config.placement import Placement, allowed_cpus, format_cpus
@@ -64,6 +67,7 @@ from stackbench.lab.inventory import load_inventory
 from stackbench.lab.monitor import Monitor, process_counts
 from stackbench.lab.stack import StackInstance
 from stackbench.remote import protocol as p
+from stackbench.remote import stackfiles
 from stackbench.remote.readiness import local_readiness
 from stackbench.services import ServiceKind
 from stackbench.session.stacks import (
@@ -91,6 +95,7 @@ def wall_clock() -> float:
 RUN_DIR_MARKER = ".stackbench-agent"
 LOG_NAME = "agent.log"
 STACKS_DIR = "stacks"  # run_dir/stacks/<name>/: one stack's run directory
+OWN_DIR = "own"  # run_dir/own/<name>/<folder>/: a stack of the user's own, as put-stack sent it
 SERVICES_DIR = "services"
 LOG_TAIL_LINES = 20  # of a dead process's log, as the local crash watch keeps
 STOP_GRACE_S = 5.0  # between SIGTERM and SIGKILL for what the clean-up finds still alive
@@ -100,6 +105,7 @@ _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 # (readiness reads every stack's manifest and asks for runtimes' versions: seconds, during which
 # the main thread must go on answering heartbeats)
 _WORKER_REQUESTS = (
+    p.PutStack,
     p.StartStack,
     p.StartServices,
     p.StopStack,
@@ -236,6 +242,8 @@ class Agent:
         self._services_placement: tuple[frozenset[int], str, tuple[str, ...]] | None = None
         self._watched_services: frozenset[ServiceKind] = frozenset()  # start-services asked
         self._stack: _Stack | None = None
+        self._own: dict[str, Manifest] = {}  # the user's own stacks put here, by name
+        self._incoming: dict[str, bytearray] = {}  # a stack's parts received so far
         self._load: RunningLoad | None = None
         self._monitor: Monitor | None = None
         self._work: queue.SimpleQueue[p.AnyRequest | None] = queue.SimpleQueue()
@@ -348,6 +356,9 @@ class Agent:
             self.channel.reply(reply)
 
     def _perform(self, request: p.AnyRequest) -> p.Reply:
+        if isinstance(request, p.PutStack):
+            self._put_stack(request)
+            return p.Ok(id=request.id)
         if isinstance(request, p.StartStack):
             return self._start_stack(request)
         if isinstance(request, p.StartServices):
@@ -366,6 +377,36 @@ class Agent:
         return p.Ok(id=request.id)
 
     # --- the stack and its services -------------------------------------------------------------
+    def _put_stack(self, request: p.PutStack) -> None:
+        """One part of a stack of the user's own; the last one unpacks it (a fresh copy: a
+        stack put again replaces the one before) and reads its manifest."""
+        name = check_name(request.stack, "put-stack: stack")
+        received = self._incoming.pop(name, bytearray()) if request.part else bytearray()
+        if request.part != (len(received) + stackfiles.PART_BYTES - 1) // stackfiles.PART_BYTES:
+            raise InputError(f"put-stack {name}: part {request.part} came out of order")
+        try:
+            received += base64.b64decode(request.data, validate=True)
+        except binascii.Error as exc:
+            raise InputError(f"put-stack {name}: part {request.part} is not base64") from exc
+        if request.part + 1 < request.parts:
+            self._incoming[name] = received
+            return
+        if stackfiles.digest(bytes(received)) != request.sha256:
+            raise InputError(f"put-stack {name}: the archive's SHA-256 does not match")
+        base = self.run_dir / OWN_DIR
+        fs.safe_mkdir(base, self.run_dir, mode=0o711)
+        dest = base / name
+        if dest.exists():
+            fs.safe_rmtree(dest, base)
+        self._own.pop(name, None)
+        folder = stackfiles.unpack(bytes(received), dest)
+        # the suite's own endpoints run on one machine only: none is known here
+        manifest = parse_manifest(folder / "stack.toml", catalog=False, endpoints=frozenset())
+        if manifest.name != name:
+            raise InputError(f"put-stack {name}: its stack.toml names it {manifest.name!r}")
+        self._own[name] = manifest
+        log.info("stack %s put into %s", name, folder)
+
     def _start_stack(self, request: p.StartStack) -> p.StackStarted:
         check_name(request.stack, "start-stack: stack")
         check_name(request.name, "start-stack: name")
@@ -374,7 +415,7 @@ class Agent:
         self._check_cpus(request.services_cpus, "start-stack: services_cpus")
         self._check_workloads(request.workloads, "start-stack")
         self._stop_stack()
-        entry = load_inventory([request.stack])[request.stack]
+        entry = load_inventory([request.stack], own=self._own)[request.stack]
         if entry.manifest is None or not entry.status.available:
             raise StackError(
                 f"{request.stack} is unavailable on {self.hostname}: {unavailable_reason(entry)}"

@@ -12,6 +12,7 @@ and raise it too. A heartbeat thread keeps the agent's watchdog fed and notices 
 while the engine waits for a long level.
 """
 
+import base64
 import contextlib
 import logging
 import subprocess
@@ -20,7 +21,7 @@ import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import IO, Literal, NoReturn, TypeVar
 
 import msgspec
@@ -29,6 +30,7 @@ from stackbench.config.loadspec import LoadRequest, LoadResult
 from stackbench.config.measured import RoleUsage
 from stackbench.errors import ExitCode, HostLost
 from stackbench.remote import protocol as p
+from stackbench.remote import stackfiles
 from stackbench.remote.clock import ClockSample, best_sample, clock_sample
 from stackbench.verify.outcome import VerifyOutcome
 
@@ -36,6 +38,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 60.0  # a request answered at once (hello, exits, monitor, stop-load)
 START_TIMEOUT_S = 3600.0  # start-stack may build the stack first (builds time out at 1800 s)
+# put-stack: one part of a stack's folder over the SSH channel; the last one unpacks it too
+PUT_PART_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 120.0  # stop-stack: SIGTERM, a grace period, SIGKILL
 VERIFY_TIMEOUT_S = 600.0
 READINESS_TIMEOUT_S = 120.0  # every stack's manifest read, runtimes asked for their versions
@@ -163,6 +167,24 @@ class RemoteHost:
             service_env=None if service_env is None else dict(service_env),
         )
         return self._call(request, p.StackStarted, timeout_s)
+
+    def put_stack(self, stack: str, folder: Path, timeout_s: float = PUT_PART_TIMEOUT_S) -> int:
+        """Copy the folder of a stack of the user's own (named `stack`) to the agent, which
+        unpacks it into its run directory for `start_stack`; the archive's size in bytes."""
+        data = stackfiles.pack(folder)
+        pieces = stackfiles.parts(data)
+        sha = stackfiles.digest(data)
+        for number, piece in enumerate(pieces):
+            request = p.PutStack(
+                id=self._new_id(),
+                stack=stack,
+                part=number,
+                parts=len(pieces),
+                sha256=sha,
+                data=base64.b64encode(piece).decode("ascii"),
+            )
+            self._call(request, p.Ok, timeout_s)
+        return len(data)
 
     def start_services(
         self,

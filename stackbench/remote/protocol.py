@@ -39,6 +39,8 @@ MAX_REQUEST_BYTES = 1 << 20
 MAX_REPLY_BYTES = 256 << 20
 # A log sent back to the controller: its tail, so that a few logs stay far below a reply's limit.
 MAX_LOG_BYTES = 4 << 20
+# A stack of the user's own travels in parts (remote/stackfiles.py): at most this many.
+MAX_STACK_PARTS = 128
 # How far ahead a load may be scheduled: further is a controller bug, not a plan.
 MAX_START_DELAY_S = 300.0
 
@@ -72,6 +74,19 @@ class StartStack(Request, frozen=True, tag="start-stack"):
     params: dict[str, str] = {}  # overrides of the manifest's defaults
     host: str = "127.0.0.1"  # the address the stack listens on: this host's own address
     service_env: dict[str, str] | None = None
+
+
+class PutStack(Request, frozen=True, tag="put-stack"):
+    """One part of a stack of the user's own (remote/stackfiles.py), sent before it is
+    started: parts 0 .. parts-1 in order, each its bytes in base64; the last one unpacks the
+    whole (its SHA-256 checked) into the agent's run directory, where `start-stack` with that
+    name finds it. -> Ok."""
+
+    stack: str  # the stack's name
+    part: Annotated[int, Meta(ge=0)]
+    parts: Annotated[int, Meta(ge=1, le=MAX_STACK_PARTS)]
+    sha256: Annotated[str, Meta(pattern="^[0-9a-f]{64}$")]
+    data: str
 
 
 class StartServices(Request, frozen=True, tag="start-services"):
@@ -156,6 +171,7 @@ class Bye(Request, frozen=True, tag="bye"):
 AnyRequest = (
     Hello
     | Clock
+    | PutStack
     | StartStack
     | StartServices
     | Verify

@@ -389,3 +389,59 @@ def test_services_on_their_own_host_let_in_the_server_host_only(hosts):
         )
         assert from_h1.returncode == 0 and int(from_h1.stdout) > 0, from_h1.stderr
     assert wait_until_clean(15) == {}
+
+
+OWN_SUITE = """
+name = "own-multihost"
+stacks = ["./apps/mine"]
+workloads = ["hello"]
+hosts_file = "{hosts}"
+
+[load]
+driver = "native"
+connections = [4]
+duration_s = 2
+warmup_s = 0
+pause_s = 0
+
+[placement]
+server_host = "h1"
+loader_hosts = ["h2"]
+server_cpus = "0"
+loader_cpus = "{loader}"
+"""
+
+
+def test_a_stack_of_the_users_own_is_copied_to_the_server_host_and_run_there(hosts, tmp_path):
+    """The folder exists on this machine only (the namespaces share the filesystem, so the
+    test checks that h1 ran its agent's copy): copied over the agent's channel, built and
+    started on h1, loaded from h2."""
+    stack = tmp_path / "apps" / "mine"
+    stack.mkdir(parents=True)
+    (stack / "refserver.py").write_text((REPO_ROOT / "tests/fakes/refserver.py").read_text())
+    manifest = (REPO_ROOT / "tests/fakes/stacks/refserver/stack.toml").read_text()
+    (stack / "stack.toml").write_text(
+        manifest.replace('name = "refserver"', 'name = "mine"').replace(
+            "{{stack_dir}}/../../refserver.py", "{{stack_dir}}/refserver.py"
+        )
+    )
+    loader = "1" if len(os.sched_getaffinity(0)) > 1 else "0"
+    suite = tmp_path / "own.toml"
+    suite.write_text(OWN_SUITE.format(hosts=HOSTS_FILE, loader=loader))
+    out = tmp_path / "out"
+    done = stackbench("run", str(suite), "--out", str(out), "--no-calibrate")
+    said = " ".join(done.stdout.split())
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"copying {stack} to host h1" in said
+    data = Store(out / "stackbench.sqlite").load_run(1)
+    (case,) = data.cases
+    assert case.stack == "mine" and case.status == "ok"
+    (level,) = data.levels
+    assert level.status == "ok" and level.completed > 0 and not any(level.errors.values())
+    assert level.hosts["server"] == "h1" and level.hosts["loader@h2"] == "h2"
+    agent_log = (out / "run-1" / "logs" / "hosts" / "h1" / "agent.log").read_text()
+    copy = re.search(r"stack mine put into (\S+)", agent_log)
+    assert copy is not None  # into h1's agent's run directory, not from this machine's folder
+    assert Path(copy.group(1)).is_relative_to(data.run.environment.hosts["h1"].run_dir)
+    assert list((out / "run-1" / "logs" / "mine").glob("*.log"))  # the stack's, from h1
+    assert wait_until_clean(15) == {}

@@ -20,6 +20,7 @@ from conftest import FAKE_STACKS, native_loader_built
 from stackbench import __version__
 from stackbench.config.loadspec import LoadRequest, LoadSettings
 from stackbench.errors import DriverError, ExitCode, HostLost, InputError
+from stackbench.remote import protocol as p
 from stackbench.remote.agent import LOG_NAME, RUN_DIR_MARKER
 from stackbench.remote.client import RemoteHost, agent_argv
 
@@ -319,3 +320,47 @@ def test_sigterm_stops_everything_and_exits_143(start_agent):
     assert proc.wait(timeout=20) == 128 + signal.SIGTERM
     assert not survivors(procs)
     assert not run_dir.exists()
+
+
+def own_refserver(folder: Path) -> Path:
+    """A stack of the user's own: the reference server and its manifest in one folder."""
+    stack = folder / "mine"
+    stack.mkdir(parents=True)
+    (stack / "refserver.py").write_text((REPO / "tests" / "fakes" / "refserver.py").read_text())
+    manifest = (FAKE_STACKS / "refserver" / "stack.toml").read_text()
+    manifest = manifest.replace('name = "refserver"', 'name = "myref"')
+    manifest = manifest.replace("{{stack_dir}}/../../refserver.py", "{{stack_dir}}/refserver.py")
+    (stack / "stack.toml").write_text(manifest)
+    stack.chmod(0o755)
+    return stack
+
+
+def test_a_stack_of_the_users_own_is_put_built_and_started_from_the_agents_copy(
+    start_agent, tmp_path
+):
+    host, proc, run_dir = start_agent()
+    stack = own_refserver(tmp_path / "user")
+    with pytest.raises(InputError, match="unknown stack .myref."):  # not there before it is put
+        host.start_stack("myref", server_cpus=SERVER, services_cpus=SERVER, workloads=["hello"])
+    assert host.put_stack("myref", stack) > 0
+    started = host.start_stack(
+        "myref", server_cpus=SERVER, services_cpus=SERVER, workloads=["hello"], timeout_s=120
+    )
+    (outcome,) = host.verify(["hello"])
+    assert outcome.ok, outcome.failures
+    # it runs the agent's copy, not the folder on this machine
+    server = psutil.Process(started.server_roles["server"])
+    assert str(run_dir / "own" / "myref" / "mine" / "refserver.py") in server.cmdline()
+    host.stop_stack()
+    # a part out of order, or an archive whose digest is not the one announced, is refused
+    with pytest.raises(InputError, match="out of order"):
+        host._call(
+            p.PutStack(id=host._new_id(), stack="x", part=1, parts=2, sha256="0" * 64, data=""),
+            p.Ok,
+        )
+    with pytest.raises(InputError, match="SHA-256 does not match"):
+        host._call(
+            p.PutStack(id=host._new_id(), stack="x", part=0, parts=1, sha256="0" * 64, data=""),
+            p.Ok,
+        )
+    assert host.close(timeout_s=30) == 0
