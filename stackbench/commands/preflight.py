@@ -323,7 +323,8 @@ def claims_rounds_note(left_s: float, load_budget_s: float | None, timeline: Tim
         f"{left_s / 60:.1f} min"
         if load_budget_s is None
         else f"{max(0.0, load_budget_s - timeline.load_s) / 60:.1f} min of load (the suite's "
-        f"{round(load_budget_s / 60, 1):g} min less the plan's {timeline.load_s / 60:.1f})"
+        f"{round(load_budget_s / 60, 1):g} min less the plan's {timeline.load_s / 60:.1f}; "
+        "--budget gives them the time it leaves instead)"
     )
     return (
         f"until decided: will spend up to {spend} on claims: after the plan, each round "

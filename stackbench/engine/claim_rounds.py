@@ -161,9 +161,8 @@ def until_claims_decided(
         spent = load_measured(data) if how.allowance.load_only else clock() - started
         history = setup.store.past_levels(how.machine)
         cost = functools.partial(_level_cost, plan, history, how.allowance.load_only)
-        step = claims_round(
-            how.read(data), repetitions_of(data), cost, how.allowance.seconds - spent
-        )
+        left = max(0.0, how.allowance.seconds - spent)
+        step = claims_round(how.read(data), repetitions_of(data), cost, left)
         if isinstance(step, Stop):
             say(f"{step.why} (after {number - 1} added round(s))")
             return

@@ -36,5 +36,5 @@ def test_the_plan_says_what_the_rounds_may_spend() -> None:
     note = claims_rounds_note(0.0, 1200.0, Timeline(()))
     assert note.startswith(
         "until decided: will spend up to 20.0 min of load (the suite's 20 min less the "
-        "plan's 0.0) on claims: "
+        "plan's 0.0; --budget gives them the time it leaves instead) on claims: "
     )
