@@ -139,11 +139,12 @@ def print_plan(console: Console, checks: Preflight[Readiness], cores_note: str =
     if p.shared:
         cpus.append(" (server and loader share cores)", style="yellow")
     console.print(cpus)
+    print_core_counts(console, suite)
     if cores_note:
         print_wrapped(console, cores_note, indent=0, style="yellow")
     print_stacks(console, plan)
     print_external(console, plan)
-    print_params(console, suite.server_cores, checks.params)
+    print_params(console, 0 if suite.core_counts else suite.server_cores, checks.params)
     print_time(console, checks.timeline, list(checks.not_built), suite.load_budget_s)
     for check in checks.limits:
         print_wrapped(
@@ -154,6 +155,34 @@ def print_plan(console: Console, checks: Preflight[Readiness], cores_note: str =
             first_style="yellow",
         )
         print_check_commands(console, check)
+
+
+def print_core_counts(console: Console, suite: Suite) -> None:
+    """[placement] server_cores: where each count runs; a count that leaves the loader no
+    core of its own is a deviation the capacity report repeats."""
+    if not suite.core_counts:
+        return
+    console.print(
+        Text(
+            "server core counts: "
+            + ", ".join(str(c.cores) for c in suite.core_counts)
+            + " (each stack planned at each, named STACK.Nc; the capacity shows the scaling)"
+        )
+    )
+    for c in suite.core_counts:
+        p = c.placement
+        line = Text(
+            f"  {c.cores} core{'' if c.cores == 1 else 's'}: server {format_cpus(p.server)}, "
+            f"loader "
+            f"{format_cpus(p.loader)}, services {format_cpus(p.services)}"
+        )
+        if p.shared:
+            line.append(
+                " (server and loader share cores: the loader's CPU is taken from the "
+                "server at this count, so its rate and scaling are understated)",
+                style="yellow",
+            )
+        console.print(line)
 
 
 def print_stacks(console: Console, plan: Plan) -> None:
@@ -241,10 +270,15 @@ def print_external(console: Console, plan: Plan) -> None:
 
 def print_params(console: Console, server_cores: int, params: Sequence[PlannedParams]) -> None:
     """Each stack's parameters as it will start: defaults, the suite's values, and what it
-    derives from the server's cores (marked), e.g. php-fpm's workers=1 on one core."""
+    derives from the server's cores (marked), e.g. php-fpm's workers=1 on one core.
+    `server_cores` 0: each stack at its own core count (STACK.Nc)."""
     if not params:
         return
-    cores = f"{server_cores} server core" + ("" if server_cores == 1 else "s")
+    cores = (
+        "its core count's server cores"
+        if server_cores == 0
+        else f"{server_cores} server core" + ("" if server_cores == 1 else "s")
+    )
     console.print(Text(f"parameters each stack starts with on {cores} (* = from the cores):"))
     for p in params:
         text = (

@@ -164,3 +164,66 @@ def make_placement(
                 f"available here (allowed: {format_cpus(allowed)})"
             )
     return chosen
+
+
+# --- the server measured on several core counts ([placement] server_cores = [1, 2]) ----------
+MAX_CORE_COUNTS = 8
+
+
+@dataclass(frozen=True)
+class CoreCount:
+    """One of the suite's server core counts, and where everything runs at it."""
+
+    cores: int
+    placement: Placement
+
+
+def count_name(stack: str, cores: int) -> str:
+    """The name a stack is planned, stored and reported under at one core count."""
+    return f"{stack}.{cores}c"
+
+
+def core_counts(
+    counts: list[int], loader: str | None, where: str, allowed: frozenset[int] | None = None
+) -> tuple[CoreCount, ...]:
+    """The placement of each count, fewest cores first: the server on the first k cores, its
+    services on the fewest count's (they start once for the run), the loader on the cores
+    beyond the largest count when there are any (the same loader at every count), else on
+    those beyond k, else on the server's own (shared: the plan and the report say so)."""
+    allowed = allowed or allowed_cpus()
+    cpus = sorted(allowed)
+    key = f"{where} key 'server_cores'"
+    if len(set(counts)) != len(counts):
+        raise InputError(f"{key}: a core count is listed twice ({counts})")
+    too_many = [k for k in counts if k > len(cpus)]
+    if too_many:
+        raise InputError(
+            f"{key}: {too_many[0]} server cores asked, but this machine allows "
+            f"{len(cpus)} ({format_cpus(allowed)}); give counts of at most {len(cpus)}"
+        )
+    ordered = sorted(counts)
+    services = frozenset(cpus[: ordered[0]])
+    spare = frozenset(cpus[ordered[-1] :])
+    given = _given_loader(loader, where, allowed)
+    out = []
+    for k in ordered:
+        server = frozenset(cpus[:k])
+        if loader == LOADER_ON_SERVER:
+            chosen = server
+        else:
+            chosen = given or spare or frozenset(cpus[k:]) or server
+        out.append(CoreCount(k, Placement(server, chosen, services)))
+    return tuple(out)
+
+
+def _given_loader(loader: str | None, where: str, allowed: frozenset[int]) -> frozenset[int]:
+    """The suite's own loader_cpus (empty: none given, or "server")."""
+    if not loader or loader == LOADER_ON_SERVER:
+        return frozenset()
+    cpus = parse_cpu_list(loader, f"{where} loader_cpus")
+    if not cpus <= allowed:
+        raise InputError(
+            f"{where} loader_cpus: CPUs {format_cpus(cpus - allowed)} are not available "
+            f"here (allowed: {format_cpus(allowed)})"
+        )
+    return cpus

@@ -9,6 +9,8 @@ from dataclasses import dataclass, replace
 from stackbench.config.external import ExternalStack
 from stackbench.config.loadspec import Mode
 from stackbench.config.manifest import control_free
+from stackbench.config.names import check_name
+from stackbench.config.placement import CoreCount, Placement, count_name
 from stackbench.config.status import StackEntry, unavailable_reason
 from stackbench.config.suite import Suite
 from stackbench.config.workloads import WorkloadSpec
@@ -51,6 +53,9 @@ class PlannedStack:
     jit_warmup_s: float = 0.0
     # A server the user runs ([external.NAME]): never started, stopped or restarted by us.
     external: ExternalStack | None = None
+    # At one of the suite's core counts ([placement] server_cores): its own cores
+    # (None: the suite's placement)
+    placement: Placement | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,10 @@ class Plan:
     stacks: tuple[PlannedStack, ...]
     # An extension of a stored run (run --until-decided): its one round, the levels given
     fixed_rounds: tuple[Round, ...] | None = None
+
+    def placement_of(self, planned: PlannedStack) -> Placement:
+        """Where a planned stack's server, loader and services run."""
+        return planned.placement or self.suite.placement
 
     @property
     def interleaved(self) -> bool:
@@ -172,21 +181,37 @@ def build_plan(
         params = {**suite_params.get(stack, {}), **variant_params.get(name, {})}
         entry = inventory[stack]
         served = _served(suite, entry, stack, specs)
-        cases = tuple(PlannedCase(name, spec, _levels(suite, spec.label)) for spec in served)
-        short = _cores_short(suite, name)
-        planned.append(
-            PlannedStack(
-                name,
-                stack,
-                entry.status.available and not short,
-                unavailable_reason(entry) or short,
-                params,
-                cases,
-                _jit_warmup_s(entry, params),
+        for count in suite.core_counts or (None,):
+            at = name if count is None else _count_name(suite, name, count)
+            cases = tuple(PlannedCase(at, spec, _levels(suite, spec.label)) for spec in served)
+            short = _cores_short(suite, name, count)
+            planned.append(
+                PlannedStack(
+                    at,
+                    stack,
+                    entry.status.available and not short,
+                    unavailable_reason(entry) or short,
+                    params,
+                    cases,
+                    _jit_warmup_s(entry, params),
+                    placement=None if count is None else count.placement,
+                )
             )
-        )
     _check_served(suite, specs, planned)
     return Plan(suite, tuple(planned))
+
+
+def _count_name(suite: Suite, name: str, count: CoreCount) -> str:
+    """A stack's name at a core count ("node.2c"), a valid name unlike any other stack's."""
+    at = check_name(
+        count_name(name, count.cores), f"{suite.path}: [placement] server_cores: {name!r}"
+    )
+    if at in suite.stacks or at in suite.variants:
+        raise InputError(
+            f"{suite.path}: [placement] server_cores: {name!r} at {count.cores} cores would be "
+            f"named {at!r}, the name of another stack of the suite; rename that one"
+        )
+    return at
 
 
 def _served(
@@ -243,15 +268,14 @@ def _external_stack(
     return PlannedStack(external.name, external.name, True, "", {}, cases, external=external)
 
 
-def _cores_short(suite: Suite, name: str) -> str:
-    """Why the suite leaves a stack out on this placement ([min_server_cores]), or ''."""
+def _cores_short(suite: Suite, name: str, count: CoreCount | None = None) -> str:
+    """Why the suite leaves a stack out on this placement, or at this core count
+    ([min_server_cores]), or ''."""
     need = suite.min_server_cores.get(name, 0)
-    if suite.server_cores >= need:
+    cores = suite.server_cores if count is None else count.cores
+    if cores >= need:
         return ""
-    return (
-        f"left out below {need} server cores ([min_server_cores]); the server has "
-        f"{suite.server_cores}"
-    )
+    return f"left out below {need} server cores ([min_server_cores]); the server has {cores}"
 
 
 # run --settle: the most JIT warm-up a case may get in all, the declared pass and the one added

@@ -26,7 +26,13 @@ from stackbench.config.loadspec import MAX_SECONDS, DriverKind, LevelKind, LoadS
 from stackbench.config.manifest import Manifest, discover, param_text, parse_manifest
 from stackbench.config.names import NAME_RULE, check_name, is_name
 from stackbench.config.paths import STACKS_DIR
-from stackbench.config.placement import Placement, make_placement
+from stackbench.config.placement import (
+    MAX_CORE_COUNTS,
+    CoreCount,
+    Placement,
+    core_counts,
+    make_placement,
+)
 from stackbench.config.toml import Segment, convert, location, read_toml
 from stackbench.config.workloads import CATALOG, WorkloadSpec, own_workload, parse_spec
 from stackbench.errors import InputError
@@ -116,6 +122,15 @@ class _PlacementTable(Struct, frozen=True, forbid_unknown_fields=True):
     # Where the article's load tool ran (config/deviations.py): the plan states a deviation
     # when this placement differs.
     article_loader: ArticleLoader | None = None
+    # The server measured at each of these core counts, each its own planned stack
+    # ("node.2c"); the capacity output then shows the measured scaling. Not with server_cpus.
+    server_cores: (
+        Annotated[
+            list[Annotated[int, Meta(ge=1, le=MAX_ARTICLE_CORES)]],
+            Meta(min_length=1, max_length=MAX_CORE_COUNTS),
+        ]
+        | None
+    ) = None
 
 
 class _VariantTable(Struct, frozen=True, forbid_unknown_fields=True):
@@ -193,6 +208,9 @@ class Suite:
     # Stacks that measure nothing the suite is for below this many server cores (a cluster of
     # one worker is no cluster): the plan leaves them out there, as unavailable, with why.
     min_server_cores: dict[str, int] = dataclasses.field(default_factory=dict)
+    # [placement] server_cores with two or more counts: each stack planned at each (empty:
+    # every stack on `placement`, which is the fewest count's when there are counts)
+    core_counts: tuple[CoreCount, ...] = ()
 
     @property
     def stack_folders(self) -> dict[str, Path]:
@@ -551,18 +569,23 @@ def parse_suite(path: Path) -> Suite:
         path, suite.load, data.get("load", {}), searching=suite.search is not None
     )
     search = _search(path, suite.search, load_settings.mode, suite.slo)
-    placement = make_placement(
-        suite.placement.server_cpus,
-        suite.placement.loader_cpus,
-        suite.placement.services_cpus,
-        f"{path}: [placement]",
-        _host_name(path, suite.placement.server_host, "server_host"),
-        tuple(
-            check_name(h, f"{path}: [placement] key 'loader_hosts'")
-            for h in suite.placement.loader_hosts
-        ),
-        _host_name(path, suite.placement.services_host, "services_host"),
-        suite.placement.memcached_on_network,
+    counts = _core_counts(path, suite)
+    placement = (
+        counts[0].placement
+        if counts
+        else make_placement(
+            suite.placement.server_cpus,
+            suite.placement.loader_cpus,
+            suite.placement.services_cpus,
+            f"{path}: [placement]",
+            _host_name(path, suite.placement.server_host, "server_host"),
+            tuple(
+                check_name(h, f"{path}: [placement] key 'loader_hosts'")
+                for h in suite.placement.loader_hosts
+            ),
+            _host_name(path, suite.placement.services_host, "services_host"),
+            suite.placement.memcached_on_network,
+        )
     )
     if suite.hosts and suite.hosts_file is not None:
         raise InputError(
@@ -613,7 +636,38 @@ def parse_suite(path: Path) -> Suite:
         declared_deviations=tuple(suite.deviation),
         article_loader=suite.placement.article_loader,
         min_server_cores=_min_server_cores(path, suite.min_server_cores, stack_names),
+        core_counts=counts if len(counts) > 1 else (),
     )
+
+
+def _core_counts(path: Path, suite: _SuiteFile) -> tuple[CoreCount, ...]:
+    """[placement] server_cores: the placement at each count; () when not given."""
+    table = suite.placement
+    if table.server_cores is None:
+        return ()
+    where = _where(path, "placement", "server_cores")
+    clash = [
+        key
+        for key, given in (
+            ("server_cpus", table.server_cpus),
+            ("services_cpus", table.services_cpus),
+            ("server_host", table.server_host),
+            ("loader_hosts", table.loader_hosts),
+            ("services_host", table.services_host),
+        )
+        if given
+    ]
+    if clash:
+        raise InputError(
+            f"{where}: the core counts place the server on this machine's first cores "
+            f"themselves; remove {clash[0]}, or server_cores"
+        )
+    if suite.external:
+        raise InputError(
+            f"{where}: an [external] server runs on the cores you gave it; measure it at "
+            "other counts by restarting it there, in a suite without server_cores"
+        )
+    return core_counts(table.server_cores, table.loader_cpus, f"{path}: [placement]")
 
 
 def _check_memcached(path: Path, placement: Placement, specs: tuple[WorkloadSpec, ...]) -> None:

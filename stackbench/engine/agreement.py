@@ -94,7 +94,7 @@ def _ask(
 ) -> list[tuple[str, Answer]]:
     """(endpoint, answer) for each endpoint the stack answered."""
     env = access(planned).env
-    with running_stack(entry, plan.suite.placement, run_dir, planned.params, env) as instance:
+    with running_stack(entry, plan.placement_of(planned), run_dir, planned.params, env) as instance:
         return _ask_at(instance.base_url, planned.name, endpoints)
 
 

@@ -513,10 +513,11 @@ class _StackRun:
         except StackbenchError as exc:
             raise StackError(f"services could not start: {exc}") from exc
         started = ExitStack()
+        placement = runner.plan.placement_of(self.planned)
         instance = started.enter_context(
             running_stack(
                 runner.inventory[self.planned.stack],
-                runner.suite.placement,
+                placement,
                 self.run_dir,
                 self.planned.params,
                 access.env,
@@ -532,8 +533,8 @@ class _StackRun:
             instance.roles(),
             self.services.roles(),
             len(instance.cfg.server_cpus),
-            runner.suite.placement.loader,
-            frozenset(instance.cfg.server_cpus) | runner.suite.placement.services,
+            placement.loader,
+            frozenset(instance.cfg.server_cpus) | placement.services,
         )
         exits = stack_exits(instance, self.services, self.kinds)
         context = access.context
@@ -825,7 +826,7 @@ class _StackRun:
                 runner.inventory[self.planned.stack],
                 spec,
                 n,
-                runner.suite.placement,
+                runner.plan.placement_of(self.planned),
                 self.planned.params,
                 access.env,
             )

@@ -1,7 +1,9 @@
 """The settings a run records: the suite's load, limits, SLO and placement as a `RunSettings`."""
 
+from stackbench.config.placement import count_name
 from stackbench.config.suite import Suite
 from stackbench.store.records import (
+    CoreCountSettings,
     DeviationSettings,
     PlacementSettings,
     RunSettings,
@@ -64,8 +66,23 @@ def run_settings(suite: Suite, decision_looks: int = 1) -> RunSettings:
             memcached_on_network=placement.memcached_on_network,
         ),
         decision_looks=decision_looks,
+        core_counts=core_count_settings(suite),
         deviations=tuple(
             DeviationSettings(setting=d.setting, article=d.article, ours=d.ours, why=d.why)
             for d in suite.deviations
         ),
     )
+
+
+def core_count_settings(suite: Suite) -> dict[str, CoreCountSettings]:
+    """Each stack at each of the suite's core counts, by the name it is planned under."""
+    return {
+        count_name(stack, count.cores): CoreCountSettings(
+            stack=stack,
+            server=tuple(sorted(count.placement.server)),
+            loader=tuple(sorted(count.placement.loader)),
+            services=tuple(sorted(count.placement.services)),
+        )
+        for count in suite.core_counts
+        for stack in suite.stacks
+    }

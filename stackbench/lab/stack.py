@@ -91,9 +91,9 @@ def planned_params(plan: Plan, inventory: Mapping[str, StackEntry]) -> tuple[Pla
     """Every planned stack's parameters (manifest defaults, the suite's and variant's values,
     the cores the placement gives the server), resolved as its start will; stacks whose
     manifest does not parse are left out (the plan shows them unavailable, with the error)."""
-    cpus = plan.suite.placement.server
     out = []
     for ps in plan.stacks:
+        cpus = plan.placement_of(ps).server
         entry = inventory.get(ps.stack)
         if entry is None or entry.parsed is None:
             continue

@@ -107,6 +107,18 @@ def assert_refused(done: subprocess.CompletedProcess[str], *parts: str) -> None:
             ),
             ['[endpoints.items]: no stack of the suite serves it; add "items" to the'],
         ),
+        (
+            ("[load]", "[placement]\nserver_cores = [1, 1]\n\n[load]"),
+            ["[placement] key 'server_cores': a core count is listed twice"],
+        ),
+        (
+            ("[load]", "[placement]\nserver_cores = [1, 4097]\n\n[load]"),
+            ["[placement] key 'server_cores' (item 2): expected a whole number from 1 to 4096"],
+        ),
+        (
+            ("[load]", '[placement]\nserver_cores = [1]\nserver_cpus = "0"\n\n[load]'),
+            ["[placement] key 'server_cores': the core counts place the server", "server_cpus"],
+        ),
     ],
 )
 def test_bad_suites_exit_2_with_one_message(tmp_path, change, parts):
@@ -146,4 +158,15 @@ def test_a_param_from_the_command_line_goes_through_the_same_check():
     assert_refused(
         stackbench("verify", "refserver", "--param", "fault=x\ny"),
         "--param key 'fault': 'x\\ny' is not allowed for parameter 'fault'",
+    )
+
+
+def test_more_server_cores_than_the_machine_has_exit_2(tmp_path):
+    many = len(os.sched_getaffinity(0)) + 1
+    suite = tmp_path / "bad.toml"
+    suite.write_text(SUITE.replace("[load]", f"[placement]\nserver_cores = [1, {many}]\n\n[load]"))
+    assert_refused(
+        stackbench("run", str(suite), "--dry-run"),
+        str(suite),
+        f"[placement] key 'server_cores': {many} server cores asked, but this machine allows",
     )

@@ -1,11 +1,14 @@
+import os
 from pathlib import Path
 
 import pytest
 
 from stackbench.config.loadspec import DriverKind, KeepAlive, Mode
 from stackbench.config.paths import SUITES_DIR
+from stackbench.config.placement import Placement, core_counts
 from stackbench.config.plan import build_plan
 from stackbench.config.suite import Range, expand_sweep, parse_suite
+from stackbench.engine.settings import core_count_settings
 from stackbench.errors import InputError
 
 SUITE = """
@@ -444,3 +447,62 @@ def test_a_broken_manifest_only_makes_its_stack_unavailable(tmp_path):
     assert "unknown key" in plan.stacks[0].reason
     with pytest.raises(InputError, match="unknown stack 'nosuch'"):
         load_inventory(["nosuch"], stacks_dir=stacks)
+
+
+def test_core_counts_place_the_server_on_the_first_cores_and_the_loader_beside():
+    four = frozenset({0, 1, 2, 3})
+    one, two = core_counts([2, 1], None, "s.toml: [placement]", four)
+    # the loader on the cores beyond the largest count, the same at every count
+    assert (one.cores, one.placement) == (
+        1,
+        Placement(frozenset({0}), frozenset({2, 3}), frozenset({0})),
+    )
+    assert two.placement == Placement(frozenset({0, 1}), frozenset({2, 3}), frozenset({0}))
+    assert not one.placement.shared and not two.placement.shared
+    # on 2 cores, 2 server cores leave the loader none of its own: it shares them
+    one, two = core_counts([1, 2], None, "s.toml: [placement]", frozenset({0, 1}))
+    assert one.placement.loader == frozenset({1}) and not one.placement.shared
+    assert two.placement.loader == frozenset({0, 1}) and two.placement.shared
+    (only,) = core_counts([1], "server", "s.toml: [placement]", four)
+    assert only.placement.loader == frozenset({0})
+    with pytest.raises(
+        InputError,
+        match=r"key .server_cores.: 3 server cores asked, but this machine allows 2 \(0,1\)",
+    ):
+        core_counts([1, 3], None, "s.toml: [placement]", frozenset({0, 1}))
+    with pytest.raises(InputError, match="loader_cpus: CPUs 7 are not available"):
+        core_counts([1], "7", "s.toml: [placement]", four)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores")
+def test_each_stack_is_planned_at_each_core_count(tmp_path, fake_inventory):
+    text = SUITE.replace('server_cpus = "0"\nloader_cpus = "0"', "server_cores = [1, 2]")
+    text = text.replace('stacks = ["refserver"]', 'stacks = ["refserver", "ref-faulty"]')
+    text += """
+[min_server_cores]
+ref-faulty = 2
+
+[variants.ref-faulty]
+stack = "refserver"
+params = { fault = "constant" }
+"""
+    suite = parse_suite(write(tmp_path, text))
+    assert [c.cores for c in suite.core_counts] == [1, 2] and suite.server_cores == 1
+    plan = build_plan(suite, fake_inventory, None, None)
+    names = [(s.name, s.available) for s in plan.stacks]
+    assert names == [
+        ("refserver.1c", True),
+        ("refserver.2c", True),
+        ("ref-faulty.1c", False),  # [min_server_cores]: left out below 2, run at 2
+        ("ref-faulty.2c", True),
+    ]
+    assert [len(plan.placement_of(s).server) for s in plan.stacks] == [1, 2, 1, 2]
+    # the estimate counts every core count: each is its own planned stack
+    assert plan.level_count() == 3 * sum(len(c.levels) for c in plan.stacks[0].cases)
+    settings = core_count_settings(suite)
+    assert settings["refserver.2c"].stack == "refserver"
+    assert len(settings["refserver.2c"].server) == 2
+    one = parse_suite(write(tmp_path, text.replace("[1, 2]", "[2]")))
+    assert one.core_counts == () and one.server_cores == 2  # one count: a plain placement
+    with pytest.raises(InputError, match=r"\[placement\] key 'server_cores': expected a non-empty"):
+        parse_suite(write(tmp_path, text.replace("[1, 2]", "[]")))
