@@ -19,6 +19,7 @@ pub mod report;
 pub mod request;
 pub mod runner;
 pub mod schedule;
+pub mod source;
 pub mod sys;
 pub mod worker;
 

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
 
-pub const SCHEMA: &str = "stackbench-load/3";
+pub const SCHEMA: &str = "stackbench-load/4";
 pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 
 #[derive(Serialize)]
@@ -172,7 +172,9 @@ struct CpuJson {
 struct LimitsJson {
     nofile_soft: u64,
     nofile_hard: u64,
+    nofile_hard_before: u64,
     connections_opened: u64,
+    source_addresses: usize,
     warnings: Vec<String>,
 }
 
@@ -293,7 +295,7 @@ fn series_json(r: &RunResult) -> Vec<SeriesJson> {
         })
 }
 
-/// The JSON document (schema `stackbench-load/3`).
+/// The JSON document (schema `stackbench-load/4`).
 pub fn json(r: &RunResult) -> Value {
     let rec = &r.recorded;
     let secs = r.duration.as_secs_f64();
@@ -345,7 +347,9 @@ pub fn json(r: &RunResult) -> Value {
         limits: LimitsJson {
             nofile_soft: r.nofile.soft,
             nofile_hard: r.nofile.hard,
+            nofile_hard_before: r.nofile.hard_before,
             connections_opened: rec.counts.peak_open,
+            source_addresses: r.source_addresses,
             warnings: r.warnings.clone(),
         },
     };

@@ -9,9 +9,11 @@ use crate::errors::ErrorClass;
 use crate::recorder::Recorded;
 use crate::request::RenderedRequest;
 use crate::schedule::Schedule;
+use crate::source;
 use crate::sys::{raise_nofile_limit, CpuTime, NofileLimit};
 use crate::worker::{Budget, Plan, ThreadResult, Unanswered, Worker};
 use std::fmt;
+use std::net::IpAddr;
 use std::sync::{Arc, Barrier, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -43,6 +45,8 @@ pub struct RunResult {
     pub unanswered: Unanswered,
     pub cpu: CpuTime,
     pub nofile: NofileLimit,
+    /// Source addresses the connections were spread over (1: the kernel's choice).
+    pub source_addresses: usize,
     pub warnings: Vec<String>,
 }
 
@@ -71,6 +75,7 @@ fn plan_for(
     thread_index: usize,
     origin: Instant,
     budget: Option<Arc<Budget>>,
+    sources: Arc<[IpAddr]>,
 ) -> Plan {
     let record_start = origin + config.warmup;
     let end = config.duration.map(|d| record_start + d);
@@ -93,11 +98,23 @@ fn plan_for(
         end,
         budget,
         schedule,
+        sources,
     }
 }
 
+/// Descriptors the loader asks for when it may raise the hard limit: one socket per
+/// connection, twice over (a replaced socket's close can still be on its way while the new
+/// one opens), plus the reserve.
+pub fn nofile_wanted(connections: usize) -> u64 {
+    2 * connections as u64 + FD_RESERVE
+}
+
 fn check_nofile(config: &Config, warnings: &mut Vec<String>) -> NofileLimit {
-    let limit = raise_nofile_limit().unwrap_or(NofileLimit { soft: 0, hard: 0 });
+    let limit = raise_nofile_limit(nofile_wanted(config.connections)).unwrap_or(NofileLimit {
+        soft: 0,
+        hard: 0,
+        hard_before: 0,
+    });
     let needed = config.connections as u64 + FD_RESERVE;
     if limit.soft < needed {
         warnings.push(format!(
@@ -127,6 +144,8 @@ pub fn run(config: &Config) -> Result<RunResult, RunError> {
     let engine = engine::resolve(config.engine).map_err(RunError)?;
     let mut warnings = Vec::new();
     let nofile = check_nofile(config, &mut warnings);
+    let sources: Arc<[IpAddr]> =
+        source::choose(config.target.addr, config.connections, config.timeout).into();
     let cfg = Arc::new(config.clone());
     let request = Arc::new(RenderedRequest::new(config));
     let budget = config.requests.map(|n| Arc::new(Budget::new(n)));
@@ -136,6 +155,7 @@ pub fn run(config: &Config) -> Result<RunResult, RunError> {
     let handles: Vec<_> = (0..config.threads)
         .map(|index| {
             let (cfg, request, budget) = (cfg.clone(), request.clone(), budget.clone());
+            let sources = sources.clone();
             let (barrier, origin) = (barrier.clone(), origin.clone());
             thread::Builder::new()
                 .name(format!("load-{index}"))
@@ -143,7 +163,7 @@ pub fn run(config: &Config) -> Result<RunResult, RunError> {
                     // Every thread starts from the same origin once all are ready.
                     barrier.wait();
                     let origin = *origin.get_or_init(Instant::now);
-                    let plan = plan_for(&cfg, index, origin, budget);
+                    let plan = plan_for(&cfg, index, origin, budget, sources);
                     work(engine, cfg, request, plan)
                 })
                 .map_err(|e| RunError(format!("cannot start load thread: {e}")))
@@ -184,6 +204,7 @@ pub fn run(config: &Config) -> Result<RunResult, RunError> {
         unanswered,
         cpu,
         nofile,
+        source_addresses: sources.len().max(1),
         warnings,
     })
 }

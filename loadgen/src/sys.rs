@@ -11,10 +11,11 @@ use std::time::{Duration, Instant};
 pub struct NofileLimit {
     pub soft: u64,
     pub hard: u64,
+    /// The hard limit found at start: below `hard` when the loader raised it (privileged).
+    pub hard_before: u64,
 }
 
-/// Raises RLIMIT_NOFILE's soft limit to the hard limit (as far as we are allowed).
-pub fn raise_nofile_limit() -> io::Result<NofileLimit> {
+fn get_nofile() -> io::Result<libc::rlimit> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -23,19 +24,46 @@ pub fn raise_nofile_limit() -> io::Result<NofileLimit> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    if limit.rlim_cur < limit.rlim_max {
-        let raised = libc::rlimit {
-            rlim_cur: limit.rlim_max,
-            rlim_max: limit.rlim_max,
-        };
-        // SAFETY: setrlimit only reads the struct we pass.
-        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
-            limit = raised;
-        }
+    Ok(limit)
+}
+
+fn set_nofile(soft: u64, hard: u64) -> bool {
+    let limit = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: hard,
+    };
+    // SAFETY: setrlimit only reads the struct we pass.
+    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 }
+}
+
+/// The most descriptors a process may be allowed (`fs.nr_open`; 1,048,576 when unreadable,
+/// the kernel's default).
+fn nr_open() -> u64 {
+    std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1 << 20)
+}
+
+/// Raises RLIMIT_NOFILE's soft limit to the hard limit, and first the hard limit itself to
+/// `wanted` (capped by `fs.nr_open`) when it is lower and the process may (CAP_SYS_RESOURCE,
+/// e.g. root); an unprivileged process keeps its hard limit. Never lowers either limit.
+pub fn raise_nofile_limit(wanted: u64) -> io::Result<NofileLimit> {
+    let start = get_nofile()?;
+    let hard_before = start.rlim_max;
+    let mut hard = hard_before;
+    let target = wanted.min(nr_open());
+    if target > hard && set_nofile(target, target) {
+        hard = target;
+    }
+    let mut soft = get_nofile()?.rlim_cur;
+    if soft < hard && set_nofile(hard, hard) {
+        soft = hard;
     }
     Ok(NofileLimit {
-        soft: limit.rlim_cur,
-        hard: limit.rlim_max,
+        soft,
+        hard,
+        hard_before,
     })
 }
 

@@ -13,6 +13,7 @@ use crate::recorder::{Recorded, Recorder};
 use crate::request::RenderedRequest;
 use crate::schedule::Schedule;
 use std::io;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -51,6 +52,8 @@ pub struct Plan {
     pub end: Option<Instant>,
     pub budget: Option<Arc<Budget>>,
     pub schedule: Option<Schedule>,
+    /// Source addresses the connections spread over (`source::choose`), or none.
+    pub sources: Arc<[IpAddr]>,
 }
 
 pub struct ThreadResult {
@@ -149,6 +152,7 @@ impl<E: Io> Worker<E> {
             io: E::new(
                 plan.connections,
                 cfg.target.addr,
+                plan.sources,
                 req.clone(),
                 cfg.keepalive == KeepAlive::Off,
             )?,

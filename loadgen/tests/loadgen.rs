@@ -522,7 +522,7 @@ fn json_document_has_the_contract_fields(e: &str) {
         ],
     );
     let doc = report::json(&r);
-    assert_eq!(doc["schema"], "stackbench-load/3");
+    assert_eq!(doc["schema"], "stackbench-load/4");
     assert_eq!(doc["tool"]["engine"], e);
     assert_eq!(doc["config"]["mode"], "closed");
     assert_eq!(doc["config"]["keepalive"], "on");

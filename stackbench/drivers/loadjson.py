@@ -112,6 +112,10 @@ class Limits(Doc, frozen=True):
     nofile_hard: int
     connections_opened: int
     warnings: tuple[str, ...]
+    # stackbench-load/4: the hard limit found at start (the loader raises it where it may)
+    # and the source addresses its connections spread over (0: not reported, before /4)
+    nofile_hard_before: int = 0
+    source_addresses: int = 0
 
 
 class LoadDocument(Doc, frozen=True):

@@ -27,6 +27,14 @@ from stackbench.store.records import (
 # A request still waiting at the end is "starved" only past this age, and only if it waited
 # longer than every answered request (a slow server alone is not starvation).
 STARVED_MIN_US = 1e6
+# The native loader's error classes that mean the loader ran out, not the server: of file
+# descriptors (EMFILE/ENFILE) or of local ports toward the server (EADDRNOTAVAIL).
+LOADER_LIMIT_ERRORS = ("too_many_files", "address_exhausted")
+LOADER_LIMIT_ADVICE = (
+    "raise the loader's descriptor limit (ulimit -Hn; stackbench raises it itself where it "
+    "may: root with CAP_SYS_RESOURCE), widen net.ipv4.ip_local_port_range, or give the "
+    "loader a host of its own ([placement] loader_hosts)"
+)
 
 
 @dataclass(frozen=True)
@@ -102,9 +110,11 @@ def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
         flags.append(disturbed)
     if m.result.error_rate > max_error_rate:
         status = "invalid"
+        limit = loader_limit(m.result)
+        own = f", {limit} of them the loader's own: {LOADER_LIMIT_ADVICE}" if limit else ""
         flags.append(
             LevelFlag.INVALID.detail(
-                f"{ERROR_RATE} {m.result.error_rate:.1%} > {max_error_rate:.1%}"
+                f"{ERROR_RATE} {m.result.error_rate:.1%} > {max_error_rate:.1%}{own}"
             )
         )
     return Verdict(status, tuple(flags))
@@ -171,10 +181,22 @@ def unsteady_flag(m: Measurement) -> Flag | None:
         or m.result.completed >= m.connections
     ):
         return None
-    return LevelFlag.UNSTEADY.detail(
-        f"{m.result.completed} responses for {m.connections} "
-        f"connections in {m.duration_s:g} s; raise duration_s"
-    )
+    said = f"{m.result.completed} responses for {m.connections} connections in {m.duration_s:g} s"
+    limit = loader_limit(m.result)
+    if limit:
+        # A longer level would not help: the connections never were all there.
+        return LevelFlag.UNSTEADY.detail(
+            f"{said}: the loader could not hold its connections ({limit}); {LOADER_LIMIT_ADVICE}"
+        )
+    return LevelFlag.UNSTEADY.detail(f"{said}; raise duration_s")
+
+
+def loader_limit(result: LoadResult) -> str | None:
+    """The loader's own failures to open connections, as `too_many_files 304692,
+    address_exhausted 4335`, or None when it had none."""
+    counts = [(c, result.errors.get(c, 0)) for c in LOADER_LIMIT_ERRORS]
+    found = [f"{c} {n}" for c, n in counts if n]
+    return ", ".join(found) or None
 
 
 def starvation_flag(result: LoadResult) -> Flag | None:

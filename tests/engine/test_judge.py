@@ -136,6 +136,28 @@ def test_fewer_answers_than_connections_in_a_timed_closed_level_is_unsteady():
     assert judge_level(measured(result(completed=10), mode=Mode.OPEN), 0.01).status == "ok"
 
 
+def test_a_loader_out_of_descriptors_or_ports_is_named_not_a_short_level():
+    # the figures of concurrency-sweep's php-apache level at 8,500 connections (run 2)
+    errors = {"timeout": 26615, "too_many_files": 304692, "address_exhausted": 4335}
+    level = measured(result(completed=3307, errors=errors), connections=8500, duration_s=20.0)
+    verdict = judge_level(level, 0.01)
+    assert verdict.status == "invalid"
+    unsteady, invalid = texts(verdict.flags)
+    assert unsteady.startswith(
+        "unsteady: 3307 responses for 8500 connections in 20 s: the loader could not hold "
+        "its connections (too_many_files 304692, address_exhausted 4335); raise the loader's "
+        "descriptor limit"
+    )
+    assert "raise duration_s" not in unsteady
+    assert invalid.startswith(
+        "invalid: error rate 99.0% > 1.0%, too_many_files 304692, address_exhausted 4335 of "
+        "them the loader's own: raise the loader's descriptor limit"
+    )
+    # errors of the server alone say nothing of the loader
+    plain = judge_level(measured(result(errors={"timeout": 20})), 0.01)
+    assert "loader" not in " ".join(texts(plain.flags))
+
+
 def test_starvation_is_flagged_only_beyond_the_longest_answered_request():
     flag = starvation_flag(result(unanswered=(292, 5.9e6), max_us=3000.0))
     assert flag is not None

@@ -2,16 +2,17 @@
 //! socket), a timerfd for microsecond wake-ups, and one read buffer per thread: a connection
 //! is read only when ready and its bytes are parsed in that buffer.
 
-use super::Io;
+use super::{source_of, Io};
 use crate::conn::{Conn, Phase, MAX_HEAD};
 use crate::errors::{classify_connect, classify_read, classify_write, ErrorClass};
 use crate::request::RenderedRequest;
+use crate::source::open_socket;
 use crate::sys::Timer;
 use crate::worker::Worker;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 use std::io::{self, ErrorKind, Read, Write};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,7 @@ pub struct Epoll {
     timer: Timer,
     events: Events,
     target: SocketAddr,
+    sources: Arc<[IpAddr]>,
     /// The thread's read buffer: holds at least one response head; bodies stream through it.
     buf: Vec<u8>,
 }
@@ -47,6 +49,7 @@ impl Io for Epoll {
     fn new(
         _connections: usize,
         target: SocketAddr,
+        sources: Arc<[IpAddr]>,
         _req: Arc<RenderedRequest>,
         _one_response: bool,
     ) -> io::Result<Self> {
@@ -59,12 +62,24 @@ impl Io for Epoll {
             timer,
             events: Events::with_capacity(EVENTS),
             target,
+            sources,
             buf: vec![0; MAX_HEAD],
         })
     }
 
     fn connect(&mut self, conn: &mut Conn, index: usize) -> io::Result<()> {
-        let mut stream = TcpStream::connect(self.target)?;
+        let mut stream = match source_of(&self.sources, index) {
+            None => TcpStream::connect(self.target)?,
+            Some(source) => {
+                let socket = open_socket(self.target, Some(source), true)?;
+                match socket.connect(&self.target.into()) {
+                    Ok(()) => {}
+                    Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+                    Err(e) => return Err(e),
+                }
+                TcpStream::from_std(socket.into())
+            }
+        };
         let interest = Interest::READABLE | Interest::WRITABLE;
         self.poll
             .registry()

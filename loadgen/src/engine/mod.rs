@@ -11,7 +11,7 @@ use crate::errors::ErrorClass;
 use crate::request::RenderedRequest;
 use crate::worker::Worker;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -55,9 +55,12 @@ fn resolve_with(
 /// reports back through the worker's `connected`, `ingest`, `on_eof`, `flush` and `fail`.
 pub trait Io: Sized {
     /// `one_response`: every connection closes after one response (no keep-alive).
+    /// `sources`: the source addresses slot `i` connects from (`sources[i % len]`), or none
+    /// (the kernel chooses; `source::choose`).
     fn new(
         connections: usize,
         target: SocketAddr,
+        sources: Arc<[IpAddr]>,
         req: Arc<RenderedRequest>,
         one_response: bool,
     ) -> io::Result<Self>;
@@ -75,6 +78,11 @@ pub trait Io: Sized {
     /// One loop turn: waits for events until `wake` (not at all when `busy`) and hands them
     /// to the worker.
     fn turn(worker: &mut Worker<Self>, wake: Instant, busy: bool) -> io::Result<()>;
+}
+
+/// The source address of slot `index`, if the run spreads its connections over several.
+fn source_of(sources: &[IpAddr], index: usize) -> Option<IpAddr> {
+    (!sources.is_empty()).then(|| sources[index % sources.len()])
 }
 
 #[cfg(test)]

@@ -8,17 +8,18 @@
 //! pre-rendered request bytes (no copy).
 
 use super::bufring::BufRing;
-use super::Io;
+use super::{source_of, Io};
 use crate::conn::{Conn, Phase};
 use crate::errors::{classify_connect, classify_read, classify_write, ErrorClass};
 use crate::request::RenderedRequest;
+use crate::source::open_socket;
 use crate::worker::Worker;
 use io_uring::types::{CancelBuilder, Fd, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, EnterFlags, IoUring, Probe};
 use mio::net::TcpStream;
-use socket2::{Domain, SockAddr, Socket, Type};
+use socket2::SockAddr;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsRawFd, IntoRawFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -67,6 +68,9 @@ pub struct Uring {
     ring: IoUring,
     buffers: BufRing,
     target: SockAddr,
+    sources: Arc<[IpAddr]>,
+    /// Closes queued since the last submit: their descriptors are still open.
+    closes_queued: bool,
     /// Sends point into the request bytes: they must outlive every operation in the ring.
     _request: Arc<RenderedRequest>,
     /// Operations whose last completion has not arrived (drained before the memory goes).
@@ -94,7 +98,6 @@ pub fn probe() -> io::Result<()> {
         opcode::Send::CODE,
         opcode::RecvMulti::CODE,
         opcode::Close::CODE,
-        opcode::Shutdown::CODE,
         opcode::AsyncCancel::CODE,
     ];
     if !needed.iter().all(|code| probe.is_supported(*code)) {
@@ -149,6 +152,7 @@ impl Io for Uring {
     fn new(
         connections: usize,
         target: SocketAddr,
+        sources: Arc<[IpAddr]>,
         request: Arc<RenderedRequest>,
         one_response: bool,
     ) -> io::Result<Self> {
@@ -161,6 +165,8 @@ impl Io for Uring {
             ring,
             buffers,
             target: SockAddr::from(target),
+            sources,
+            closes_queued: false,
             _request: request,
             in_flight: 0,
             completions: Vec::new(),
@@ -169,12 +175,16 @@ impl Io for Uring {
     }
 
     fn connect(&mut self, conn: &mut Conn, index: usize) -> io::Result<()> {
+        // The closes queued so far go first: until they are submitted their descriptors stay
+        // open, and a wave of timeouts would otherwise hold twice the connections' descriptors
+        // (each replaced socket's beside its replacement's).
+        if self.closes_queued {
+            let _ = self.ring.submit();
+            self.closes_queued = false;
+        }
+        let target = self.target.as_socket().expect("an IP target");
         // A blocking socket: io_uring waits for it itself and never blocks the thread.
-        let socket = Socket::new(
-            Domain::for_address(self.target.as_socket().expect("an IP target")),
-            Type::STREAM.cloexec(),
-            None,
-        )?;
+        let socket = open_socket(target, source_of(&self.sources, index), false)?;
         socket.set_tcp_nodelay(true)?;
         let entry = opcode::Connect::new(
             Fd(socket.as_raw_fd()),
@@ -217,22 +227,30 @@ impl Io for Uring {
             return;
         };
         let fd = stream.into_raw_fd();
-        let close = quiet(opcode::Close::new(Fd(fd)).build());
-        // Operations in flight hold the socket open, so they must end before the close
-        // releases it. With none (the usual case without keep-alive: the response's recv has
-        // completed), the close alone does it. An open socket with a receive or send armed is
-        // shut down first: that completes them (EOF) — but the kernel always hands a shutdown
-        // to an io-wq worker thread, which cost about a fifth of the loader's CPU when it
-        // ended every connection. Cancelling instead would scan every armed request of the
-        // ring (the kernel keeps them in a list): quadratic when thousands of connections
-        // close. A connect in progress is cancelled (shutdown does not end it). The hard link
-        // runs the close whatever the first step returns.
-        let first = match conn.phase {
-            Phase::Open if !conn.receiving && !conn.sending => return self.push(&close),
-            Phase::Open => opcode::Shutdown::new(Fd(fd), libc::SHUT_RDWR).build(),
-            _ => opcode::AsyncCancel::new(user_data(CONNECT, index, conn.generation)).build(),
-        };
-        self.push_chain(&[quiet(first).flags(squeue::Flags::IO_HARDLINK), close]);
+        // Operations in flight hold the socket, so they must end for the socket to go; the
+        // descriptor goes with the close, whatever still holds the socket. Nothing is linked:
+        // on a deferred-task-run ring the second step of a chain waits for a task-work pass,
+        // and under a wave of timeouts thousands of such closes waited seconds, each holding
+        // its descriptor (a run of 8,000 connections held 15,000 and failed with EMFILE).
+        // - A receive or send armed on an open socket: a direct shutdown ends it at once
+        //   (EOF). Not the ring's shutdown, which the kernel always hands to an io-wq worker
+        //   thread (a fifth of the loader's CPU when it ended every connection).
+        // - A connect in progress: cancelled by its user_data (a hash lookup; a shutdown does
+        //   not end it). The cancel names no descriptor, and the close after it in the same
+        //   submission runs once the cancel has.
+        // Without keep-alive the response's receive has usually completed: a plain close.
+        match conn.phase {
+            Phase::Open if !conn.receiving && !conn.sending => {}
+            Phase::Open => {
+                // SAFETY: `fd` is our open socket until the close below is submitted.
+                unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+            }
+            _ => self.push(&quiet(
+                opcode::AsyncCancel::new(user_data(CONNECT, index, conn.generation)).build(),
+            )),
+        }
+        self.push(&quiet(opcode::Close::new(Fd(fd)).build()));
+        self.closes_queued = true;
     }
 
     fn turn(w: &mut Worker<Self>, wake: Instant, busy: bool) -> io::Result<()> {
@@ -510,7 +528,7 @@ mod tests {
         let target = listener.local_addr().unwrap();
         let config = config_from_args(["stackbench-load", &format!("http://{target}/")]).unwrap();
         let request = Arc::new(RenderedRequest::new(&config));
-        let mut io = Uring::new(CONNECTIONS, target, request, false).unwrap();
+        let mut io = Uring::new(CONNECTIONS, target, Arc::from([]), request, false).unwrap();
         let mut pairs = Vec::new();
         for index in 0..CONNECTIONS {
             let client = StdStream::connect(target).unwrap();
