@@ -173,6 +173,13 @@ def script(
 @click.option("--stacks", "stack_list", help="Only these stacks (comma-separated).")
 @click.option("--workloads", "workload_list", help="Only these workloads (comma-separated).")
 @click.option("--dry-run", is_flag=True, help="Print the plan and exit.")
+@click.option(
+    "--probe",
+    is_flag=True,
+    help="First load each level counted in requests whose rate this machine never measured "
+    "for a few seconds (a throw-away probe), so that the plan's time is estimated, not "
+    "guessed (a run with --budget or a suite's load_budget_min always does).",
+)
 @_out()
 @click.option(
     "--resume",
@@ -236,6 +243,7 @@ def run(
     stack_list: str | None,
     workload_list: str | None,
     dry_run: bool,
+    probe: bool,
     out: Path | None,
     resume: int | None,
     hosts_file: Path | None,
@@ -268,6 +276,7 @@ def run(
                 capacity=CapacityAsk(target_rps, price_per_core_hour),
                 label=_label(label),
                 settle=settle,
+                probe=probe,
             ),
             lambda: calibrate_command(console, None, out),
         )

@@ -33,6 +33,7 @@ from stackbench.commands.decide import keep_deciding
 from stackbench.commands.live import LiveView, signal_number, stop_signals_as_interrupt
 from stackbench.commands.plantime import calibrate_before
 from stackbench.commands.preflight import print_preflight
+from stackbench.commands.probe import probe_wanted, probed
 from stackbench.commands.resultsdir import (
     STORE_NAME,
     check_results_dir,
@@ -82,6 +83,7 @@ class RunRequest:
     capacity: CapacityAsk = CapacityAsk()  # --target-rps, --price-per-core-hour
     label: str = ""  # --label: a name for the run (compare and history take it)
     settle: bool = False  # --settle: a JIT warm-up lengthened after an unsteady first level
+    probe: bool = False  # --probe: the rates the plan would guess are measured first
 
     @property
     def selection(self) -> Selection:
@@ -107,13 +109,16 @@ def run_suite(
         suite, inventory, list(selection.stacks) or None, list(selection.workloads) or None
     )
     hosts = resolve_hosts(suite, request.hosts_file)
-    check_own_stacks_travel(plan)
+    stackfiles.check_own_stacks_travel(plan)
     # Every input checked before the plan is printed: --out too (a dry run creates nothing).
     if request.dry_run:
         check_results_dir(request.out)
     else:
         store = store or open_store(request.out, console)
     past = past_runs(results_dir(request.out) / STORE_NAME)
+    if request.resume is None:  # a resumed run's rates are its own
+        go = probe_wanted(request.probe, request.dry_run, request.budget_s, suite)
+        past = probed(console, plan, past, inventory, (selection, hosts), go)
     asked = Asked(request.no_calibrate or calibrate is None, request.resume is not None)
     checks = preflight(plan, inventory, hosts, _claims_check(inventory), past, asked)
     choice = checks.calibration
@@ -123,7 +128,7 @@ def run_suite(
     if request.dry_run:
         return 0, None
     assert store is not None  # opened above
-    check_external(plan)
+    external.attach_all(plan)
     if choice.run_first and calibrate is not None:
         calibrate_before(console, calibrate)
     started = time.monotonic()  # the budget is the run's, the calibration aside
@@ -142,26 +147,6 @@ def run_suite(
         settle=settle_advice if request.settle else None,
     )
     return _execute(console, plan, setup, request, started)
-
-
-def check_external(plan: Plan) -> None:
-    """Every external server answers and its processes are there, before any load: one
-    that does not refuses the run (nothing is started or stored), naming its table."""
-    for st in plan.stacks:
-        if st.external is not None:
-            external.attach(st.external, f"{plan.suite.path}: [external.{st.name}]")
-
-
-def check_own_stacks_travel(plan: Plan) -> None:
-    """On a multi-host run, every stack of the user's own is copied to the server host when
-    it starts there: one that cannot be (a symlink leading out, a device, too large) refuses
-    the run before anything starts, naming the path."""
-    if plan.suite.placement.server_host is None:
-        return
-    for st in plan.stacks:
-        own = plan.suite.own_stacks.get(st.stack)
-        if own is not None and st.available:
-            stackfiles.pack(own.stack_dir)
 
 
 def _request_of(console: Console, request: RunRequest) -> tuple[Store | None, Suite, RunRequest]:

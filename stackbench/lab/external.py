@@ -25,6 +25,7 @@ from pathlib import Path
 import psutil
 
 from stackbench.config.external import ExternalStack
+from stackbench.config.plan import Plan
 from stackbench.errors import EnvironmentProblem, InputError, StackError
 
 CONNECT_TIMEOUT_S = 3.0
@@ -57,6 +58,14 @@ class ExternalProcesses:
     def gone(self) -> list[int]:
         """The watched pids that are no longer the server's processes."""
         return [w.pid for w in self.watched if not w.alive()]
+
+
+def attach_all(plan: Plan) -> None:
+    """Every external server of the plan answers and its processes are there, before any
+    load: one that does not refuses the run (nothing is started or stored), naming its table."""
+    for st in plan.stacks:
+        if st.external is not None:
+            attach(st.external, f"{plan.suite.path}: [external.{st.name}]")
 
 
 def attach(ext: ExternalStack, where: str) -> ExternalProcesses:

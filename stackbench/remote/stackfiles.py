@@ -15,6 +15,7 @@ import stat
 import tarfile
 from pathlib import Path
 
+from stackbench.config.plan import Plan
 from stackbench.errors import InputError
 
 # What one part of the archive carries: base64 makes it 4/3 larger, under the agent's 1 MiB
@@ -98,3 +99,15 @@ def unpack(data: bytes, dest: Path) -> Path:
     if not stat.S_ISDIR(os.lstat(folder).st_mode):
         raise InputError("a stack archive holds one folder, not a file")
     return folder
+
+
+def check_own_stacks_travel(plan: Plan) -> None:
+    """On a multi-host run, every stack of the user's own is copied to the server host when
+    it starts there: one that cannot be (a symlink leading out, a device, too large) refuses
+    the run before anything starts, naming the path."""
+    if plan.suite.placement.server_host is None:
+        return
+    for st in plan.stacks:
+        own = plan.suite.own_stacks.get(st.stack)
+        if own is not None and st.available:
+            pack(own.stack_dir)
