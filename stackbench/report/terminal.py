@@ -31,7 +31,7 @@ from stackbench.analysis.tiers import LEGEND
 from stackbench.analysis.wording import FIGURES_NOTE, RULE
 from stackbench.errors import InputError
 from stackbench.report import tables
-from stackbench.report.capacityview import BRACKET, CAVEATS, capacity_view
+from stackbench.report.capacityview import BRACKET, CAVEATS, SERVER_CORES, capacity_view
 from stackbench.report.colors import stack_color
 from stackbench.report.glance import (
     PAIR_HEADER,
@@ -330,6 +330,15 @@ NO_CAPACITY = (
 )
 
 
+def _capacity_row_name(t: tables.TextTable, row: list[str]) -> str:
+    """'go hello', and its server cores when the run measured several counts."""
+    name = f"{row[1]} {row[0]}"
+    if SERVER_CORES in t.header:
+        cores = row[t.header.index(SERVER_CORES)]
+        name += f" on {cores} core{'' if cores == '1' else 's'}"
+    return name
+
+
 def print_capacity(console: Console, a: Analysis, ask: CapacityAsk | None) -> None:
     """The capacity at the SLO (open loop with an SLO only), with what it rests on."""
     view = capacity_view(a, ask)
@@ -351,7 +360,7 @@ def print_capacity(console: Console, a: Analysis, ask: CapacityAsk | None) -> No
         at = t.header.index(CAVEATS)
         for row in t.rows:
             if row[at]:
-                print_wrapped(console, f"{row[1]} {row[0]}: {row[at]}", "- ", indent=2)
+                print_wrapped(console, f"{_capacity_row_name(t, row)}: {row[at]}", "- ", indent=2)
     if view.scaling is not None:
         s = view.scaling
         scols = [Col(h, "left" if i < 2 else "right") for i, h in enumerate(s.header)]

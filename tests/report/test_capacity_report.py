@@ -131,7 +131,7 @@ CORE_COUNTS = {
 }
 
 
-def _counted_run(store):
+def _counted_run(store, flags=None):
     settings = {**_settings({**SLO, "gate": False}), "mode": "open", "level_kind": "rate"}
     settings["search"] = {"lo": 1000, "hi": 8000, "probes": 8, "tolerance": 0.05}
     settings["core_counts"] = CORE_COUNTS
@@ -139,7 +139,9 @@ def _counted_run(store):
     for stack, probes in COUNTED.items():
         case = _add_case(store, run, stack, "hello", "hello", "/hello", {}, "ok")
         for i, (rate, p99) in enumerate(probes):
-            _add_level(store, case, _level(i, rate, 0, rate, {"p50": 100, "p99": p99}, ["server"]))
+            flagged = (flags or {}).get((stack, rate), [])
+            level = _level(i, rate, 0, rate, {"p50": 100, "p99": p99}, ["server"], flagged)
+            _add_level(store, case, level)
     return store.load_run(run)
 
 
@@ -179,7 +181,8 @@ def test_core_counts_show_the_measured_scaling_in_every_export(store, tmp_path):
 
 def test_terminal_shows_the_scaling_table(store):
     console = Console(width=80, record=True, color_system=None)
-    print_run(console, _counted_run(store), ask=ASK)
+    print_run(console, _counted_run(store, {("go.2c", 2000): ["loader-bound"]}), ask=ASK)
     text = console.export_text()
     assert "scaling over server cores" in text and "1.44x–2.00x" in text
+    assert "- go hello on 2 cores: the loader could not offer 2,000 req/s" in text
     assert all(len(line) <= 80 for line in text.splitlines())
