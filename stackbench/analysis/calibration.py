@@ -22,8 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as scipy_stats
 
+# scipy and ruptures are imported in the functions that use them: together 0.7 s of CPU at
+# start-up, which every command that analyses nothing (stacks, doctor, --version) would pay.
 from stackbench.analysis.levelsteady import SOURCE_WINDOW, level_steady
 from stackbench.analysis.verdicts import RunSpread, assumed_spread
 from stackbench.errors import InputError
@@ -45,6 +46,8 @@ class SpreadEstimate:
 
 def estimate_spread(figures: Sequence[float], within: Sequence[float]) -> SpreadEstimate:
     """figures: each start's headline; within: each window's variance of its log mean."""
+    from scipy import stats as scipy_stats
+
     if len(figures) < MIN_STARTS:
         raise ValueError(f"a calibration needs at least {MIN_STARTS} starts, got {len(figures)}")
     logs = np.log(np.asarray(figures, dtype=np.float64))
@@ -60,6 +63,8 @@ def estimate_spread(figures: Sequence[float], within: Sequence[float]) -> Spread
 def drift_warning(figures: Sequence[float]) -> str | None:
     """The starts trend one way (Kendall's tau, p < 0.05): the machine changed during the
     calibration (another job, throttling), so its spread is the change, not the noise."""
+    from scipy import stats as scipy_stats
+
     if len(figures) < MIN_STARTS + 1:
         return None
     tau, p = scipy_stats.kendalltau(range(len(figures)), figures)

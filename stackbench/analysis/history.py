@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import ruptures
 
+# scipy and ruptures are imported in the functions that use them: together 0.7 s of CPU at
+# start-up, which every command that analyses nothing (stacks, doctor, --version) would pay.
 from stackbench.analysis.analysis import Analysis, compare_figures
 from stackbench.analysis.stats import Estimate
 from stackbench.analysis.verdicts import RunSpread, Verdict
@@ -81,6 +82,8 @@ def change_points(values: Sequence[float], sigma: float) -> list[int]:
     signal = logs.reshape(-1, 1)
     sigma = max(sigma, series_sigma(logs))
     penalty = PENALTY_FACTOR * sigma * sigma * math.log(n)
+    import ruptures
+
     ends = ruptures.Pelt(model="l2", min_size=2, jump=1).fit(signal).predict(pen=penalty)
     return [int(end) for end in ends[:-1]]  # the last "end" is the series' length
 

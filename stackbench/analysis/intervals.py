@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
+# scipy and ruptures are imported in the functions that use them: together 0.7 s of CPU at
+# start-up, which every command that analyses nothing (stacks, doctor, --version) would pay.
 from stackbench.analysis.verdicts import Evidence, series_evidence
 
 DEFAULT_CONFIDENCE = 0.95
@@ -62,6 +63,8 @@ def evidence_interval(
 ) -> FigureInterval:
     """value * e^(+-t se) from the evidence's log-scale variance and degrees of freedom: the
     same arithmetic as a verdict's, so a figure's interval and its comparisons agree."""
+    from scipy import special
+
     _check_confidence(confidence)
     if evidence is None:
         return FigureInterval(value, None, None, 0, confidence, None)

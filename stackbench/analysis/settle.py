@@ -34,8 +34,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as scipy_stats
 
+# scipy and ruptures are imported in the functions that use them: together 0.7 s of CPU at
+# start-up, which every command that analyses nothing (stacks, doctor, --version) would pay.
 from stackbench.analysis.intervals import FloatArray, Values, finite_array
 from stackbench.analysis.steady import (
     STEADY_TOLERANCE,
@@ -148,6 +149,8 @@ def _another_level(values: FloatArray, floor: int, start: int) -> bool:
 def _within_noise(window: FloatArray, change: float) -> bool:
     """The fitted relative change is within the one-sided 95% margin of white noise as large
     as the window's second-to-second noise (see the module's doc, item 3)."""
+    from scipy import stats as scipy_stats
+
     w = len(window)
     center = float(np.mean(window))
     if w < 4 or center == 0.0:

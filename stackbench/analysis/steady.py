@@ -56,9 +56,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import ruptures
-from scipy import stats as scipy_stats
 
+# scipy and ruptures are imported in the functions that use them: together 0.7 s of CPU at
+# start-up, which every command that analyses nothing (stacks, doctor, --version) would pay.
 from stackbench.analysis.intervals import FloatArray, Values, finite_array
 
 FLOOR_MIN_S = 2
@@ -251,13 +251,17 @@ def _segment(values: FloatArray, floor: int, penalty_per_log_n: float) -> list[S
 def _pelt_ends(analysed: FloatArray, penalty_per_log_n: float) -> list[int]:
     """Segment ends (exclusive, the last is len(analysed)) by PELT with the normal cost."""
     # jump=1: changepoints at any second (the default, 5, would round the warm-up length).
+    import ruptures
+
+    # NormalCost is a BaseCost by registration, so that this module imports without ruptures.
+    ruptures.base.BaseCost.register(NormalCost)
     pelt = ruptures.Pelt(custom_cost=NormalCost(), min_size=MIN_SEGMENT_S, jump=1)
     penalty = penalty_per_log_n * math.log(len(analysed))
     ends: list[int] = pelt.fit(analysed).predict(pen=penalty)
     return [int(e) for e in ends]
 
 
-class NormalCost(ruptures.base.BaseCost):  # type: ignore[misc]  # ruptures is untyped
+class NormalCost:
     """ruptures' "normal" cost for one dimension, n * log(variance + 1e-6), from prefix sums.
 
     ruptures.costs.CostNormal computes each segment's variance afresh (and slogdet of a 1x1
@@ -279,7 +283,9 @@ class NormalCost(ruptures.base.BaseCost):  # type: ignore[misc]  # ruptures is u
     def error(self, start: int, end: int) -> float:
         n = end - start
         if n < self.min_size:
-            raise ruptures.exceptions.NotEnoughPoints
+            from ruptures.exceptions import NotEnoughPoints
+
+            raise NotEnoughPoints
         mean = (self._sums[end] - self._sums[start]) / n
         variance = max((self._squares[end] - self._squares[start]) / n - mean * mean, 0.0)
         return float(n * math.log(variance + 1e-6))
@@ -356,6 +362,8 @@ class Steadiness:
 
 def steadiness(window: FloatArray, tolerance: float = STEADY_TOLERANCE) -> Steadiness:
     """The window's fitted change, shown within `tolerance` or not (one-sided 95% bound)."""
+    from scipy import stats as scipy_stats
+
     drift = _drift(window)
     if drift.se is None:
         return Steadiness(False, drift.change, None, len(window), tolerance)
@@ -369,6 +377,8 @@ def _drift(window: FloatArray) -> Drift:
     n (1 - r1) / (1 + r1), r1 the lag-1 autocorrelation of the residuals (Santer et al.
     2000): per-second throughput is autocorrelated, and an unadjusted test would see trends
     in plain noise."""
+    from scipy import stats as scipy_stats
+
     n = len(window)
     center = float(np.mean(window))
     if center != 0.0 and n >= 4 and float(np.ptp(window)) == 0.0:

@@ -46,10 +46,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import special
-from scipy import stats as scipy_stats
 
 # The bands are defined in config (the judge of a level uses them too); named here as well.
+# scipy and ruptures are imported in the functions that use them: together 0.7 s of CPU at
+# start-up, which every command that analyses nothing (stacks, doctor, --version) would pay.
 from stackbench.config.noise import PERCENTILE_THRESHOLD as PERCENTILE_THRESHOLD
 from stackbench.config.noise import THROUGHPUT_THRESHOLD as THROUGHPUT_THRESHOLD
 
@@ -268,6 +268,8 @@ def clopper_pearson(
     Beta(k, n - k + 1) and Beta(k + 1, n - k) quantiles; 0 and 1 at the ends. A level's
     failures are a count, not a sampled figure: one failed request of 35,000 gives a rate
     whose interval reaches 0.0001, not a rate shown above zero with certainty."""
+    from scipy import stats as scipy_stats
+
     if attempts <= 0 or not 0 <= failed <= attempts:
         raise ValueError(f"a rate needs 0 <= failed <= attempts > 0, got {failed}/{attempts}")
     tail = (1.0 - confidence) / 2.0
@@ -614,11 +616,15 @@ def _gate_ps(v: Verdict, limit: float) -> tuple[float, float]:
 
 def _t_quantile(q: float, df: float) -> float:
     """Student t quantile (scipy.special's ufunc: a report computes thousands of these)."""
+    from scipy import special
+
     return float(special.stdtrit(df, q))
 
 
 def _t_sf(x: float, df: float) -> float:
     """P(T > x) for Student's t with df degrees of freedom."""
+    from scipy import special
+
     return float(special.stdtr(df, -x))
 
 

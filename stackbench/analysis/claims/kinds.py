@@ -7,8 +7,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy import stats as scipy_stats
-
+# scipy and ruptures are imported in the functions that use them: together 0.7 s of CPU at
+# start-up, which every command that analyses nothing (stacks, doctor, --version) would pay.
 from stackbench.analysis import stats
 from stackbench.analysis.claims.bands import _Band, _ratio_band, _Verdict
 from stackbench.analysis.claims.decisions import (
@@ -344,6 +344,8 @@ def jitter_ratio_interval(
     n_num and n_den levels): the squared ratio is a ratio of mean squares, F-distributed with
     n - 2 degrees of freedom a side (the trend takes about two), so the true ratio lies in
     ratio / sqrt(F quantiles) with the given confidence."""
+    from scipy import stats as scipy_stats
+
     d1, d2 = max(1, n_num - 2), max(1, n_den - 2)
     tail = (1.0 - confidence) / 2.0
     upper_f = float(scipy_stats.f.ppf(1.0 - tail, d1, d2))
