@@ -42,27 +42,50 @@ def version_tuple(text: str) -> tuple[int, ...] | None:
     return tuple(int(g) for g in match.groups() if g is not None)
 
 
-def command_version(path: str, args: tuple[str, ...]) -> str:
+def _probe(argv: tuple[str, ...]) -> subprocess.CompletedProcess[str] | Exception:
+    """A version or check command's result, or why it could not run."""
     try:
-        out = subprocess.run([path, *args], capture_output=True, text=True, timeout=20, check=False)
+        return subprocess.run(
+            argv, capture_output=True, text=True, errors="replace", timeout=20, check=False
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"unknown ({exc})"
-    text = _ANSI.sub("", out.stdout + out.stderr).strip()
+        return exc
+
+
+class Probes:
+    """The version and check commands of one look at the stacks, each run once: stacks share
+    their tools (three run Node, three PHP, two Java and Maven), and `mvn -v` alone starts a
+    JVM. A new look (a new Probes) runs them again, so a tool installed since is seen."""
+
+    def __init__(self) -> None:
+        self._done: dict[tuple[str, ...], subprocess.CompletedProcess[str] | Exception] = {}
+
+    def run(self, argv: tuple[str, ...]) -> subprocess.CompletedProcess[str] | Exception:
+        if argv not in self._done:
+            self._done[argv] = _probe(argv)
+        return self._done[argv]
+
+
+def _version_text(done: subprocess.CompletedProcess[str] | Exception) -> str:
+    if isinstance(done, Exception):
+        return f"unknown ({done})"
+    text = _ANSI.sub("", done.stdout + done.stderr).strip()
     return text.splitlines()[0] if text else "unknown"
 
 
-def _check_requirement(req: Requirement) -> tuple[str | None, str | None, str]:
+def command_version(path: str, args: tuple[str, ...]) -> str:
+    return _version_text(_probe((path, *args)))
+
+
+def _check_requirement(req: Requirement, probes: Probes) -> tuple[str | None, str | None, str]:
     """(path, version, problem) — problem is empty when the requirement holds."""
     if req.check:
         exe = find_command(req.check[0])
         if exe is None:
             return None, None, f"'{req.check[0]}' (needed to check {req.name}) not found"
-        try:
-            done = subprocess.run(
-                [exe, *req.check[1:]], capture_output=True, timeout=20, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return None, None, f"check for {req.name} could not run: {exc}"
+        done = probes.run((exe, *req.check[1:]))
+        if isinstance(done, Exception):
+            return None, None, f"check for {req.name} could not run: {done}"
         if done.returncode != 0:
             return None, None, f"{req.name} not present (check '{' '.join(req.check)}' failed)"
         if not req.commands:
@@ -70,7 +93,7 @@ def _check_requirement(req: Requirement) -> tuple[str | None, str | None, str]:
     path = next((p for p in map(find_command, req.commands) if p), None)
     if path is None:
         return None, None, f"{req.name} not found (looked for {', '.join(req.commands)})"
-    version = command_version(path, req.version_args) if req.version_args else None
+    version = _version_text(probes.run((path, *req.version_args))) if req.version_args else None
     if req.min_version:
         have = version_tuple(version or "")
         need = version_tuple(req.min_version)
@@ -79,11 +102,14 @@ def _check_requirement(req: Requirement) -> tuple[str | None, str | None, str]:
     return path, version, ""
 
 
-def check_stack(manifest: Manifest) -> StackStatus:
+def check_stack(manifest: Manifest, probes: Probes | None = None) -> StackStatus:
+    """Whether the stack runs here; `probes` shares the tools' answers between the stacks of
+    one look (a new one by default)."""
+    probes = probes or Probes()
     commands: dict[str, str] = {}
     versions: dict[str, str] = {}
     for req in manifest.requires:
-        path, version, problem = _check_requirement(req)
+        path, version, problem = _check_requirement(req, probes)
         if problem:
             return StackStatus(
                 manifest.name, Availability.UNAVAILABLE, problem, req.hint, commands, versions

@@ -11,7 +11,7 @@ from stackbench.config.manifest import Manifest, discover, parse_manifest
 from stackbench.config.paths import STACKS_DIR
 from stackbench.config.status import Availability, StackEntry, StackStatus
 from stackbench.errors import InputError
-from stackbench.lab.availability import check_stack
+from stackbench.lab.availability import Probes, check_stack
 
 
 def load_manifests(stacks_dir: Path = STACKS_DIR) -> dict[str, Manifest | InputError]:
@@ -25,10 +25,10 @@ def load_manifests(stacks_dir: Path = STACKS_DIR) -> dict[str, Manifest | InputE
     return out
 
 
-def _entry(name: str, manifest: Manifest | InputError) -> StackEntry:
+def _entry(name: str, manifest: Manifest | InputError, probes: Probes) -> StackEntry:
     if isinstance(manifest, InputError):
         return StackEntry(None, StackStatus(name, Availability.INVALID, str(manifest)))
-    return StackEntry(manifest, check_stack(manifest))
+    return StackEntry(manifest, check_stack(manifest, probes))
 
 
 def load_inventory(
@@ -43,4 +43,5 @@ def load_inventory(
         if unknown:
             raise InputError(f"unknown stack {unknown[0]!r} (stacks: {', '.join(manifests)})")
         manifests = {n: manifests[n] for n in names}
-    return {n: _entry(n, m) for n, m in manifests.items()}
+    probes = Probes()  # each tool's version asked once, not once per stack that uses it
+    return {n: _entry(n, m, probes) for n, m in manifests.items()}
