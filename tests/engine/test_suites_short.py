@@ -27,36 +27,57 @@ def test_every_article_has_a_short_variant():
             assert (SUITES_DIR / f"{name}-short.toml").exists(), name
 
 
-# What this test shows (every stack x workload x level of the suite runs, is stored and
-# reported) does not need the suites' own level lengths: 2-s levels without a warm-up, a pause
-# between them or the JIT stacks' warm-up pass before each case show it too, in far less time
-# (pool-and-cluster-short 6.3 -> 1.7 min of plan, php-node-micro-short 2.7 -> 0.9 min; the
-# warm-up pass alone is 3 s per Node case and 15 s per Java case, and it has a test of its own:
-# tests/engine/test_runner.py). Request-bounded suites (requests, requests_per_connection) run
-# as they are.
+# What this test shows (every stack x workload of the suite runs, is stored and reported)
+# does not need the suites' own level lengths or all their levels: 2-s levels without a
+# warm-up, a pause between them or the JIT stacks' warm-up pass before each case show it too,
+# at the suite's highest level only (the one that needs the most connections and file
+# descriptors), in far less time (pool-and-cluster-short 6.3 -> 1.7 min of plan with both
+# levels, php-node-micro-short 2.7 -> 0.9 min; the warm-up pass alone is 3 s per Node case and
+# 15 s per Java case). A sweep over several levels and the warm-up pass have tests of their own
+# (tests/engine/test_runner.py). Request-bounded levels (requests, requests_per_connection)
+# keep their request counts.
 LEVEL_TIMES = {"duration_s": "2", "warmup_s": "0", "pause_s": "0"}
 
 
+def _highest_level(match: re.Match[str]) -> str:
+    levels = [float(v) for v in match[2].split(",")]
+    return f"{match[1]}[{max(levels):g}]"
+
+
 def with_short_levels(text: str) -> str:
-    """The suite with each timed level 2 s long, no warm-up, no pause and no JIT warm-up pass
-    (its comments kept)."""
+    """The suite with one level, its highest, 2 s long, no warm-up, no pause and no JIT
+    warm-up pass (its comments kept)."""
     timed = re.sub(
         r"^(duration_s|warmup_s|pause_s)(\s*=\s*)[0-9.]+",
         lambda m: m[1] + m[2] + LEVEL_TIMES[m[1]],
         text,
         flags=re.MULTILINE,
     )
-    return re.sub(r"^\[load\]$", "[load]\njit_warmup = false", timed, count=1, flags=re.MULTILINE)
+    one_level = re.sub(
+        r"^((?:connections|rates)\s*=\s*)\[([0-9., ]+)\]", _highest_level, timed, flags=re.MULTILINE
+    )
+    return re.sub(
+        r"^\[load\]$", "[load]\njit_warmup = false", one_level, count=1, flags=re.MULTILINE
+    )
 
 
-def test_short_levels_change_only_the_level_times():
+def test_short_levels_change_only_the_level_times_and_keep_the_highest_level():
     text = (
-        "[load]\nduration_s = 5\nwarmup_s = 1     # no warm-up: 1\npause_s = 1.5\nrequests = 5000\n"
+        "[load]\nconnections = [300, 1000, 700]  # clients\nduration_s = 5\n"
+        "warmup_s = 1     # no warm-up: 1\npause_s = 1.5\nrequests = 5000\n"
     )
     assert with_short_levels(text) == (
-        "[load]\njit_warmup = false\nduration_s = 2\nwarmup_s = 0     # no warm-up: 1\n"
-        "pause_s = 0\nrequests = 5000\n"
+        "[load]\njit_warmup = false\nconnections = [1000]  # clients\nduration_s = 2\n"
+        "warmup_s = 0     # no warm-up: 1\npause_s = 0\nrequests = 5000\n"
     )
+    assert "rates = [2.5]\n" in with_short_levels("[load]\nrates = [0.5, 2.5]\n")
+
+
+def test_every_short_suite_keeps_one_level():
+    assert SHORT_SUITES, "no short suite found"
+    for suite in SHORT_SUITES:
+        text = with_short_levels((SUITES_DIR / suite).read_text())
+        assert re.search(r"^(connections|rates)\s*=\s*\[[0-9.]+\]", text, re.MULTILINE), suite
 
 
 @pytest.mark.parametrize("suite", SHORT_SUITES)
