@@ -39,7 +39,8 @@ def capacity_chart(a: Analysis, w: WorkloadView, sid: str) -> Chart | None:
     ax = fig.add_subplot()
     for y, cap in enumerate(caps):
         _bar(ax, a, y, cap)
-    ax.set_yticks(range(len(caps)), [c.stack for c in caps])
+    counted = len({c.server_cores for c in caps}) > 1  # [placement] server_cores
+    ax.set_yticks(range(len(caps)), [_name(c, counted) for c in caps])
     ax.xaxis.set_major_locator(MaxNLocator(5))  # rate labels of 5 digits must not touch
     ax.xaxis.set_major_formatter(rate_formatter())
     ax.set_xlabel("req/s per server core")
@@ -56,7 +57,7 @@ def capacity_chart(a: Analysis, w: WorkloadView, sid: str) -> Chart | None:
     )
     data = TextTable(
         ["stack", "req/s per core at the SLO", "server cores"],
-        [[c.stack, per_core_words(c), str(c.server_cores)] for c in reversed(caps)],
+        [[_name(c, counted), per_core_words(c), str(c.server_cores)] for c in reversed(caps)],
     )
     caption = (
         "Solid: the highest offered rate every repetition held, per server core; hatched: up "
@@ -64,6 +65,20 @@ def capacity_chart(a: Analysis, w: WorkloadView, sid: str) -> Chart | None:
         "no rate above failed, a lower bound only."
     )
     return render(f"{sid}-capacity", title, caption, fig, data)
+
+
+def _name(cap: Capacity, counted: bool) -> str:
+    """The stack, with its server cores when the run measured several counts."""
+    if not counted:
+        return cap.stack
+    return f"{cap.stack} ({cap.server_cores} core{'' if cap.server_cores == 1 else 's'})"
+
+
+def _colour_key(a: Analysis, stack: str) -> str:
+    """The case a stack's colour is keyed by: itself, or at several core counts its first
+    count's ("node.1c"), so that one stack keeps one colour at every count."""
+    counted = (name for name, cc in a.settings.core_counts.items() if cc.stack == stack)
+    return next(counted, stack)
 
 
 def _reach(cap: Capacity) -> float:
@@ -74,7 +89,7 @@ def _reach(cap: Capacity) -> float:
 
 
 def _bar(ax: Axes, a: Analysis, y: int, cap: Capacity) -> None:
-    color = style(a, cap.stack).color
+    color = style(a, _colour_key(a, cap.stack)).color
     span = cap.per_core
     held = span.low or 0.0
     if held:

@@ -177,6 +177,8 @@ def test_core_counts_show_the_measured_scaling_in_every_export(store, tmp_path):
     assert "rarely" not in md
     html = (out / "report.html").read_text()
     assert 'data-table="capacity-scaling"' in html and "<td>1.44x–2.00x</td>" in html
+    # the chart's text alternative names each bar's core count
+    assert "<td>go (2 cores)</td>" in html and "<td>go (1 core)</td>" in html
 
 
 def test_terminal_shows_the_scaling_table(store):
