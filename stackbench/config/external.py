@@ -83,11 +83,16 @@ class ExternalStack:
 
 
 def parse_external(
-    path: Path, data: dict[str, Any], taken: dict[str, str], endpoints: frozenset[str]
+    path: Path,
+    data: dict[str, Any],
+    taken: dict[str, str],
+    endpoints: frozenset[str],
+    remote: bool = False,
 ) -> dict[str, "ExternalStack"]:
     """Every [external.NAME] table; `taken`: the names already in use, each with what it is
     (a catalog stack, the suite's own stack ...), which an external stack must not reuse;
-    `endpoints`: the suite's own workloads, which its `workloads` may list too."""
+    `endpoints`: the suite's own workloads, which its `workloads` may list too; `remote`: a
+    multi-host run, whose external servers run on its server host."""
     out = {}
     for name, table in data.items():
         where = f"{path}: [external] {location((name,))}"
@@ -98,23 +103,44 @@ def parse_external(
                 "name the external stack otherwise"
             )
         raw = convert(table, _ExternalTable, path, ("external", name))
-        out[name] = _external(path, name, raw, endpoints)
+        out[name] = _external(path, name, raw, endpoints, remote)
     return out
 
 
 def _external(
-    path: Path, name: str, raw: _ExternalTable, endpoints: frozenset[str]
+    path: Path, name: str, raw: _ExternalTable, endpoints: frozenset[str], remote: bool
 ) -> ExternalStack:
     at = f"{path}: [external.{name}]"
-    address, port = _url(raw.url, f"{at} key 'url'")
-    if raw.pids and raw.unit is not None:
+    workloads = _workloads(f"{at} key 'workloads'", raw.workloads, endpoints)
+    return checked_external(
+        name, raw.url, tuple(raw.pids), raw.unit, at, remote, workloads, raw.description
+    )
+
+
+def checked_external(
+    name: str,
+    url: str,
+    pids: tuple[int, ...],
+    unit: str | None,
+    at: str,
+    remote: bool,
+    workloads: tuple[str, ...] = (),
+    description: str = "",
+) -> ExternalStack:
+    """An external server's url and processes checked (`at` names where they come from: the
+    suite's table, or the agent's request); `remote`: on the server host of a multi-host
+    run, whose address the url has, rather than on this machine's loopback."""
+    address, port = _url(url, f"{at} key 'url'", remote)
+    if pids and unit is not None:
         raise InputError(f"{at}: give pids or unit, not both (the unit's processes are its own)")
-    twice = sorted({p for p in raw.pids if raw.pids.count(p) > 1})
+    if len(pids) > MAX_PIDS or any(not 2 <= pid <= PID_MAX for pid in pids):
+        raise InputError(f"{at} key 'pids': at most {MAX_PIDS} pids, each from 2 to {PID_MAX}")
+    twice = sorted({p for p in pids if pids.count(p) > 1})
     if twice:
         raise InputError(f"{at} key 'pids': {twice[0]} is listed twice")
-    if raw.unit is not None and not _UNIT.fullmatch(raw.unit):
+    if unit is not None and not _UNIT.fullmatch(unit):
         raise InputError(
-            f"{at} key 'unit': {raw.unit[:60]!r} is not a service unit name; expected "
+            f"{at} key 'unit': {unit[:60]!r} is not a service unit name; expected "
             'letters, digits and : _ . @ - ending in .service (e.g. "myapp.service")'
         )
     return ExternalStack(
@@ -122,15 +148,17 @@ def _external(
         url=f"http://{address}:{port}",
         address=address,
         port=port,
-        workloads=_workloads(f"{at} key 'workloads'", raw.workloads, endpoints),
-        pids=tuple(raw.pids),
-        unit=raw.unit,
-        description=raw.description,
+        workloads=workloads,
+        pids=pids,
+        unit=unit,
+        description=description,
     )
 
 
-def _url(url: str, where: str) -> tuple[str, int]:
-    """The url's address and port: http, an IPv4 loopback address and a port, nothing else."""
+def _url(url: str, where: str, remote: bool) -> tuple[str, int]:
+    """The url's address and port: http, an IPv4 address and a port, nothing else; a
+    loopback address, or on a multi-host run (`remote`) another one (the server host's,
+    checked against the hosts file when the run starts: config/suite.py resolve_hosts)."""
     match = _URL.fullmatch(url)
     if match is None:
         raise InputError(
@@ -144,10 +172,18 @@ def _url(url: str, where: str) -> tuple[str, int]:
     port = int(match.group("port"))
     if not 1 <= port <= 65535:
         raise InputError(f"{where}: port {port} is not between 1 and 65535")
-    if not address.is_loopback:
+    if remote and address.is_loopback:
+        raise InputError(
+            f"{where}: {address} is a loopback address, which the loaders on other hosts "
+            "cannot reach: on a multi-host run, give the address of [placement] server_host, "
+            "where the server runs"
+        )
+    if not remote and not address.is_loopback:
         raise InputError(
             f"{where}: {address} is not a loopback address: an external server must run on "
-            "this machine, where stackbench can see its processes; give its 127.0.0.1 address"
+            "this machine, where stackbench can see its processes; give its 127.0.0.1 "
+            "address (or run it on the server host of a multi-host run: [placement] "
+            "server_host, with its address in the url)"
         )
     return str(address), port
 

@@ -498,17 +498,13 @@ def _external(
                 "[external.NAME] table for a server you run)"
             )
         return {}
-    if placement.remote:
-        raise InputError(
-            f"{path}: [external]: an external server is reached on this machine's loopback, "
-            "and a multi-host run ([placement] server_host, loader_hosts) loads from other "
-            "hosts; run the external stacks in a suite of their own on this machine"
-        )
     taken = {name: "a stack in the suite's `stacks`" for name in listed}
     taken |= {name: "a catalog stack" for name in discover(STACKS_DIR)}
     taken |= {name: f"the suite's own stack in {m.stack_dir}" for name, m in own.items()}
     taken |= {name: "a variant ([variants])" for name in variants}
-    return parse_external(path, tables, taken, endpoints)
+    # On a multi-host run (the placement's rules require a server host for every other host),
+    # an external server runs on the server host, where its agent samples its processes.
+    return parse_external(path, tables, taken, endpoints, placement.server_host is not None)
 
 
 def _workloads(
@@ -719,8 +715,25 @@ def resolve_hosts(suite: Suite, hosts_file: Path | None) -> HostsFile | None:
             raise InputError(
                 f"{where}: host '{name}' is not in {hosts.source} (hosts: {', '.join(hosts.hosts)})"
             )
+    _check_external_hosts(suite, hosts)
     _check_spread(suite)
     return hosts
+
+
+def _check_external_hosts(suite: Suite, hosts: HostsFile) -> None:
+    """An external server of a multi-host run is on its server host: its url has that
+    host's address as the hosts file gives it, where that host's agent finds its processes."""
+    server = suite.placement.server_host
+    if server is None:
+        return
+    address = hosts.hosts[server].address
+    for ext in suite.external.values():
+        if ext.address != address:
+            raise InputError(
+                f"{suite.path}: [external.{ext.name}] key 'url': {ext.address} is not the "
+                f"address of server_host {server} ({address} in {hosts.source}): an external "
+                "server runs on the server host, where its agent samples its processes"
+            )
 
 
 def _check_spread(suite: Suite) -> None:

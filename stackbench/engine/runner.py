@@ -497,10 +497,13 @@ class _StackRun:
 
     # --- starting and stopping -----------------------------------------------------------
     def start(self) -> None:
+        spread = self.runner.spread()
+        if self.planned.external is not None and spread is not None:
+            self._live = self._start_external_remote(self.planned.external, spread)
+            return
         if self.planned.external is not None:
             self._live = self._start_external(self.planned.external)
             return
-        spread = self.runner.spread()
         if spread is not None:
             try:
                 self._live = self._start_remote(spread)
@@ -556,6 +559,43 @@ class _StackRun:
             lambda req: measure(target, req, exits),
             instance.jit_warmup(),
             access,
+        )
+
+    def _start_external_remote(self, ext: ExternalStack, spread: Spread) -> _Live:
+        """A server the user runs on the server host of a multi-host run: its processes
+        found, sampled and watched by that host's agent; loaded from the loader hosts."""
+        agent = spread.server
+        try:
+            found = agent.client.attach_external(ext.name, ext.url, ext.pids, ext.unit)
+        except HostLost:
+            raise
+        except StackbenchError as exc:  # e.g. gone since an earlier round: its cases fail
+            raise StackError(f"[external.{ext.name}] on host {agent.name}: {exc}") from exc
+        started = ExitStack()
+        started.callback(_stop_remote_stack, agent.client.stop_stack, self.name)
+        self.runner.store.set_effective_params(
+            (c.case_id for c in self.cases.values()), {"external": ext.url}
+        )
+        sampled = f"pids {', '.join(map(str, found.roles.values()))}" if found.roles else ""
+        self._message(
+            f"external at {ext.url} on host {agent.name}, not started by stackbench: "
+            + (f"{process_counts(found.roles)} ({sampled})" if sampled else "not sampled")
+        )
+        cpus = found.cpus or frozenset(agent.info.cores)
+        target = Target(ext.url, found.roles, {}, len(cpus), self.runner.suite.placement.loader)
+        watch = HostWatch(spread.stack_hosts)
+
+        def verify(workload: str) -> VerifyOutcome:
+            return verify_workload(workload, ext.url, None)  # from here, as the loaders ask
+
+        return _Live(
+            started,
+            target,
+            watch,
+            verify,
+            lambda req: measure_spread(target, req, spread, watch),
+            None,
+            None,
         )
 
     def _start_external(self, ext: ExternalStack) -> _Live:

@@ -62,10 +62,18 @@ class ExternalProcesses:
 
 def attach_all(plan: Plan) -> None:
     """Every external server of the plan answers and its processes are there, before any
-    load: one that does not refuses the run (nothing is started or stored), naming its table."""
+    load: one that does not refuses the run (nothing is started or stored), naming its table.
+    On a multi-host run only its url is checked here; the server host's agent finds its
+    processes when it starts (remote/agent.py attach-external)."""
+    remote = plan.suite.placement.server_host is not None
     for st in plan.stacks:
-        if st.external is not None:
-            attach(st.external, f"{plan.suite.path}: [external.{st.name}]")
+        if st.external is None:
+            continue
+        where = f"{plan.suite.path}: [external.{st.name}]"
+        if remote:
+            check_reachable(st.external, where)
+        else:
+            attach(st.external, where)
 
 
 def attach(ext: ExternalStack, where: str) -> ExternalProcesses:

@@ -53,6 +53,7 @@ import msgspec
 import psutil
 
 from stackbench import __version__
+from stackbench.config.external import checked_external
 from stackbench.config.loadspec import LoadRequest
 from stackbench.config.manifest import Manifest, parse_manifest
 from stackbench.config.measured import RoleUsage
@@ -62,7 +63,8 @@ from stackbench.config.status import unavailable_reason
 from stackbench.config.workloads import CATALOG
 from stackbench.drivers import RunningLoad, get_driver, start_load, warm_up
 from stackbench.errors import DriverError, EnvironmentProblem, ExitCode, InputError, StackError
-from stackbench.lab import fs
+from stackbench.lab import external, fs
+from stackbench.lab.external import ExternalProcesses
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.monitor import Monitor, process_counts
 from stackbench.lab.stack import StackInstance
@@ -106,6 +108,7 @@ _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 # the main thread must go on answering heartbeats)
 _WORKER_REQUESTS = (
     p.PutStack,
+    p.AttachExternal,
     p.StartStack,
     p.StartServices,
     p.StopStack,
@@ -242,6 +245,7 @@ class Agent:
         self._services_placement: tuple[frozenset[int], str, tuple[str, ...]] | None = None
         self._watched_services: frozenset[ServiceKind] = frozenset()  # start-services asked
         self._stack: _Stack | None = None
+        self._external: tuple[str, ExternalProcesses] | None = None  # attach-external's
         self._own: dict[str, Manifest] = {}  # the user's own stacks put here, by name
         self._incoming: dict[str, bytearray] = {}  # a stack's parts received so far
         self._load: RunningLoad | None = None
@@ -361,6 +365,8 @@ class Agent:
             return p.Ok(id=request.id)
         if isinstance(request, p.StartStack):
             return self._start_stack(request)
+        if isinstance(request, p.AttachExternal):
+            return self._attach_external(request)
         if isinstance(request, p.StartServices):
             return self._start_services(request)
         if isinstance(request, p.Verify):
@@ -377,6 +383,18 @@ class Agent:
         return p.Ok(id=request.id)
 
     # --- the stack and its services -------------------------------------------------------------
+    def _attach_external(self, request: p.AttachExternal) -> p.ExternalAttached:
+        """A server the user runs here, found (never started nor signalled): its processes
+        sampled and watched until stop-stack, as a started stack's are."""
+        name = check_name(request.name, "attach-external: name")
+        where = f"attach-external {name}"
+        ext = checked_external(name, request.url, request.pids, request.unit, where, True)
+        self._stop_stack()
+        found = external.attach(ext, f"{where} (on {self.hostname})")
+        with self._lock:
+            self._external = (name, found)
+        return p.ExternalAttached(id=request.id, roles=found.roles, cpus=found.cpus)
+
     def _put_stack(self, request: p.PutStack) -> None:
         """One part of a stack of the user's own; the last one unpacks it (a fresh copy: a
         stack put again replaces the one before) and reads its manifest."""
@@ -496,8 +514,10 @@ class Agent:
         return env
 
     def _stop_stack(self) -> None:
+        """The running stack stopped; an attached external server only forgotten."""
         with self._lock:
             stack, self._stack = self._stack, None
+            self._external = None
         if stack is not None:
             stack.started.close()  # running_stack stops it; a failure there is only logged
 
@@ -520,12 +540,20 @@ class Agent:
         and those of the services start-services asked for (a services host's only duty)."""
         with self._lock:
             stack, services, watched = self._stack, self._services, self._watched_services
+            attached = self._external
         running = services.running() if services is not None else []
         if stack is not None:
             found = exited_processes(stack.instance, running, stack.service_kinds | watched)
         else:
             found = exited_services(running, watched)
-        return tuple(
+        gone: tuple[p.ExitInfo, ...] = ()
+        if attached is not None:
+            name, processes = attached
+            gone = tuple(
+                p.ExitInfo(f"external stack {name}'s process {pid}", None, "")
+                for pid in processes.gone()
+            )
+        return gone + tuple(
             p.ExitInfo(e.name, e.status, fs.log_tail(e.log_path, LOG_TAIL_LINES)) for e in found
         )
 
@@ -557,6 +585,8 @@ class Agent:
             roles: dict[str, int] = {}
             if self._stack is not None:
                 roles.update(self._stack.instance.roles())
+            if self._external is not None:
+                roles.update(self._external[1].roles)
             if self._services is not None:
                 roles.update(self._services.roles())
             monitor = Monitor(roles, interval_s)

@@ -168,6 +168,21 @@ class RemoteHost:
         )
         return self._call(request, p.StackStarted, timeout_s)
 
+    def attach_external(
+        self,
+        name: str,
+        url: str,
+        pids: Sequence[int] = (),
+        unit: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> p.ExternalAttached:
+        """Find a server the user runs on the agent's host: its url answers there and its
+        processes are sampled and watched (never signalled) until stop_stack."""
+        request = p.AttachExternal(
+            id=self._new_id(), name=name, url=url, pids=tuple(pids), unit=unit
+        )
+        return self._call(request, p.ExternalAttached, timeout_s)
+
     def put_stack(self, stack: str, folder: Path, timeout_s: float = PUT_PART_TIMEOUT_S) -> int:
         """Copy the folder of a stack of the user's own (named `stack`) to the agent, which
         unpacks it into its run directory for `start_stack`; the archive's size in bytes."""

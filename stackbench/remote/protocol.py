@@ -89,6 +89,18 @@ class PutStack(Request, frozen=True, tag="put-stack"):
     data: str
 
 
+class AttachExternal(Request, frozen=True, tag="attach-external"):
+    """A server the user runs on this host ([external.NAME] of a multi-host run): its url
+    answers here and its processes (`pids`, or a systemd `unit`'s main process) are there;
+    monitor-start samples them and exits watches them until stop-stack. Nothing is started,
+    stopped or signalled. -> ExternalAttached."""
+
+    name: str
+    url: str
+    pids: tuple[int, ...] = ()
+    unit: str | None = None
+
+
 class StartServices(Request, frozen=True, tag="start-services"):
     """Start the data services `workloads` need on this host (if not running yet; the seed
     data of those running is restored), listening on `host`, this host's own address, and
@@ -173,6 +185,7 @@ AnyRequest = (
     | Clock
     | PutStack
     | StartStack
+    | AttachExternal
     | StartServices
     | Verify
     | Exits
@@ -215,6 +228,11 @@ class StackStarted(Reply, frozen=True, tag="stack-started"):
     service_roles: dict[str, int]  # the data services: name -> root pid
     params: dict[str, str]  # every parameter as the stack resolved it (StackInstance)
     processes: str = ""  # what each role runs once started (lab.monitor.process_counts)
+
+
+class ExternalAttached(Reply, frozen=True, tag="external-attached"):
+    roles: dict[str, int]  # role -> pid, as the monitor samples them (empty: none given)
+    cpus: frozenset[int]  # the cores its processes may run on (empty: none given)
 
 
 class ServicesStarted(Reply, frozen=True, tag="services-started"):
@@ -261,7 +279,7 @@ class ExitInfo(Struct, frozen=True, forbid_unknown_fields=True):
     """A stack or service process that exited, as the crash watch reports it."""
 
     name: str
-    status: int  # negative: the signal that killed it
+    status: int | None  # negative: the signal that killed it; None: not ours to know (external)
     log_tail: str
 
 
@@ -289,6 +307,7 @@ AnyReply = (
     | AgentInfo
     | ClockReading
     | StackStarted
+    | ExternalAttached
     | ServicesStarted
     | Verified
     | Exited

@@ -8,7 +8,7 @@ import pytest
 
 from stackbench.config.external import ExternalStack
 from stackbench.config.plan import build_plan
-from stackbench.config.suite import parse_suite
+from stackbench.config.suite import parse_suite, resolve_hosts
 from stackbench.errors import InputError
 from stackbench.lab.inventory import load_inventory
 
@@ -53,7 +53,10 @@ def test_what_an_external_stack_cannot_measure_is_said_once_per_reason() -> None
 @pytest.mark.parametrize(
     ("table", "message"),
     [
-        ('url = "http://10.0.0.5:8080"\nworkloads = ["hello"]', "is not a loopback address"),
+        (
+            'url = "http://10.0.0.5:8080"\nworkloads = ["hello"]',
+            "is not a loopback address.*server_host",
+        ),
         ('url = "https://127.0.0.1:8080"\nworkloads = ["hello"]', "not a base URL of the form"),
         ('url = "http://127.0.0.1:8080/api"\nworkloads = ["hello"]', "no path"),
         ('url = "http://localhost:8080"\nworkloads = ["hello"]', "an IPv4 address"),
@@ -114,13 +117,43 @@ def test_params_for_an_external_stack_are_refused(tmp_path) -> None:
         build_plan(parse_suite(path), load_inventory(["node"]), None, None)
 
 
-def test_a_multi_host_suite_refuses_external_stacks(tmp_path) -> None:
+HOSTS = '[hosts.h1]\naddress = "10.0.0.1"\n[hosts.h2]\naddress = "10.0.0.2"'
+
+
+def test_on_a_multi_host_run_an_external_server_is_on_the_server_host(tmp_path) -> None:
     path = suite_file(
         tmp_path,
-        'url = "http://127.0.0.1:8080"\nworkloads = ["hello"]',
-        extra='[placement]\nserver_host = "h1"\n[hosts.h1]\naddress = "10.0.0.1"',
+        'url = "http://10.0.0.1:8080"\nworkloads = ["hello"]\npids = [42]',
+        extra=f'{HOSTS}\n[placement]\nserver_host = "h1"\nloader_hosts = ["h2"]',
     )
-    with pytest.raises(InputError, match="multi-host run"):
+    suite = parse_suite(path)
+    assert suite.external["mine"].address == "10.0.0.1"
+    assert resolve_hosts(suite, None) is not None
+
+
+@pytest.mark.parametrize(
+    ("url", "placement", "message", "when"),
+    [
+        # the loaders on other hosts cannot reach this machine's loopback
+        ("127.0.0.1", 'server_host = "h1"', "is a loopback address, which the loaders", "parse"),
+        # loaders elsewhere need a server host (the placement's own rule)
+        ("10.0.0.1", 'loader_hosts = ["h2"]', "set server_host too", "parse"),
+        # another address than the server host's: no agent there finds its processes
+        ("10.0.0.2", 'server_host = "h1"', "10.0.0.2 is not the address of server_host h1", "run"),
+    ],
+)
+def test_a_multi_host_external_server_elsewhere_is_refused(
+    tmp_path, url, placement, message, when
+) -> None:
+    path = suite_file(
+        tmp_path,
+        f'url = "http://{url}:8080"\nworkloads = ["hello"]',
+        extra=f"{HOSTS}\n[placement]\n{placement}",
+    )
+    with pytest.raises(InputError, match=message) as refused:
+        resolve_hosts(parse_suite(path), None)
+    assert refused.value.exit_code == 2 and str(path) in str(refused.value)
+    if when == "run":  # the hosts file is read when the run starts
         parse_suite(path)
 
 

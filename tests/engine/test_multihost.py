@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -445,3 +446,76 @@ def test_a_stack_of_the_users_own_is_copied_to_the_server_host_and_run_there(hos
     assert Path(copy.group(1)).is_relative_to(data.run.environment.hosts["h1"].run_dir)
     assert list((out / "run-1" / "logs" / "mine").glob("*.log"))  # the stack's, from h1
     assert wait_until_clean(15) == {}
+
+
+EXTERNAL_SUITE = """
+name = "external-multihost"
+stacks = []
+workloads = ["hello"]
+hosts_file = "{hosts}"
+
+[load]
+driver = "native"
+connections = [4]
+duration_s = 2
+warmup_s = 0
+pause_s = 0
+
+[placement]
+server_host = "h1"
+loader_hosts = ["h2"]
+loader_cpus = "{loader}"
+
+[external.byhand]
+url = "http://10.231.0.11:{port}"
+workloads = ["hello"]
+pids = [{pid}]
+"""
+
+
+@pytest.fixture
+def server_on_h1() -> Iterator[tuple[int, int]]:
+    """The hello server run by hand in h1's namespace, on h1's address, as the unprivileged
+    user (a root process is refused) from a folder it can read: `ip netns exec` and
+    `setpriv` exec, so the pid is the server's own."""
+    folder = Path(tempfile.mkdtemp(prefix="stackbench-byhand-"))
+    folder.chmod(0o755)
+    script = folder / "hello.py"
+    shutil.copy(REPO_ROOT / "tests" / "fakes" / "external_hello.py", script)
+    script.chmod(0o644)
+    port = 18080
+    command = ["ip", "netns", "exec", "sbh1", "setpriv", "--reuid=stackbench"]
+    command += ["--regid=stackbench", "--init-groups", "/usr/bin/python3", str(script)]
+    proc = subprocess.Popen(
+        [*command, str(port), "10.231.0.11"], stdout=subprocess.PIPE, text=True, cwd=folder
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        yield proc.pid, port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        shutil.rmtree(folder)
+
+
+def test_a_server_run_by_hand_on_the_server_host_is_sampled_by_its_agent(
+    hosts, tmp_path, server_on_h1
+):
+    pid, port = server_on_h1
+    loader = "1" if len(os.sched_getaffinity(0)) > 1 else "0"
+    suite = tmp_path / "external.toml"
+    suite.write_text(EXTERNAL_SUITE.format(hosts=HOSTS_FILE, loader=loader, port=port, pid=pid))
+    out = tmp_path / "out"
+    done = stackbench("run", str(suite), "--out", str(out), "--no-calibrate")
+    said = " ".join(done.stdout.split())
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"external at http://10.231.0.11:{port} on host h1" in said
+    data = Store(out / "stackbench.sqlite").load_run(1)
+    (case,) = data.cases
+    assert case.stack == "byhand" and case.status == "ok"
+    (level,) = data.levels
+    assert level.status == "ok" and level.completed > 0 and not any(level.errors.values())
+    assert level.hosts["server"] == "h1" and level.hosts["loader@h2"] == "h2"
+    server = level.usage["server"]  # sampled by h1's agent
+    assert server.rss_max_bytes > 0 and server.cpu_user_s + server.cpu_sys_s > 0
+    assert psutil.pid_exists(pid)  # never signalled

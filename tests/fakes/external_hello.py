@@ -1,6 +1,7 @@
 """A server run by hand, for the [external.NAME] tests: the catalog's `hello` workload exactly
 as the verifier expects it (200, text/plain, "Hello World"), HTTP/1.1 with keep-alive, on the
-port given as its one argument. Started and stopped by the test, never by stackbench."""
+port given as its first argument, on 127.0.0.1 or the address given as its second (a test
+host's, for a multi-host run). Started and stopped by the test, never by stackbench."""
 
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -28,7 +29,8 @@ class Hello(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
-    server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Hello)
+    address = sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1"
+    server = ThreadingHTTPServer((address, int(sys.argv[1])), Hello)
     server.daemon_threads = True
     print("ready", flush=True)
     server.serve_forever()
