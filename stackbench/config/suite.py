@@ -234,7 +234,23 @@ class Suite:
         """Every departure from the article: the declared ones, the loader's placement, then
         the machine's."""
         loader = loader_deviation(self.article_loader, self.placement)
-        return self.declared_deviations + ((loader,) if loader else ()) + self.machine_deviations
+        return (
+            self.declared_deviations
+            + ((loader,) if loader else ())
+            + self._count_deviations(loader)
+            + self.machine_deviations
+        )
+
+    def _count_deviations(self, first: Deviation | None) -> tuple[Deviation, ...]:
+        """A core count whose loader sits elsewhere, against the article, than at the fewest
+        count (2 server cores on 2 cores: the loader shares them)."""
+        out = []
+        for count in self.core_counts[1:]:
+            d = loader_deviation(self.article_loader, count.placement)
+            if d is not None and d != first:
+                setting = f"loader placement at {count.cores} server cores"
+                out.append(msgspec.structs.replace(d, setting=setting))
+        return tuple(out)
 
     @property
     def server_cores(self) -> int:

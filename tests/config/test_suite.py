@@ -502,6 +502,14 @@ params = { fault = "constant" }
     settings = core_count_settings(suite)
     assert settings["refserver.2c"].stack == "refserver"
     assert len(settings["refserver.2c"].server) == 2
+    # an article whose loader had cores of its own: the count that shares them departs from it
+    if len(os.sched_getaffinity(0)) == 2:
+        article = parse_suite(
+            write(tmp_path, text.replace("[1, 2]", '[1, 2]\narticle_loader = "other-cores"'))
+        )
+        (shared,) = article.deviations
+        assert shared.setting == "loader placement at 2 server cores"
+        assert shared.ours == "the loader shares the server's cores"
     one = parse_suite(write(tmp_path, text.replace("[1, 2]", "[2]")))
     assert one.core_counts == () and one.server_cores == 2  # one count: a plain placement
     with pytest.raises(InputError, match=r"\[placement\] key 'server_cores': expected a non-empty"):
