@@ -34,6 +34,8 @@ from stackbench.commands.views import (
 from stackbench.config.names import check_name
 from stackbench.config.plan import SETTLE_FACTOR, SETTLE_MAX_S
 from stackbench.errors import ExitCode, InputError, StackbenchError
+from stackbench.lab.environment import read_text
+from stackbench.lab.machine import may_raise_hard_limits
 from stackbench.report import FORMATS
 from stackbench.report.terminal import RunFilter
 from stackbench.report.termtable import make_console
@@ -557,9 +559,24 @@ def agent(run_dir: Path, heartbeat_s: float, keep: bool) -> None:
     sys.exit(agent_command(run_dir, heartbeat_s, keep))
 
 
+# The hard limit stackbench raises RLIMIT_NOFILE to where it may: the largest suite level,
+# 10,000 connections, needs that many in the loader and in a server that holds them all.
+NOFILE_WANTED = 65536
+
+
 def raise_open_files_limit() -> None:
-    """Servers and loaders inherit this process's limit: thousands of connections need it."""
+    """Servers and loaders inherit this process's limit: thousands of connections need it.
+    Where the process may (CAP_SYS_RESOURCE, which root usually holds), the hard limit too:
+    the stacks run as an unprivileged user and cannot raise it themselves."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < NOFILE_WANTED and may_raise_hard_limits():
+        nr_open = int(read_text("/proc/sys/fs/nr_open") or NOFILE_WANTED)
+        wanted = min(NOFILE_WANTED, nr_open)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, wanted))
+            soft = hard = wanted
+        except (ValueError, OSError):
+            pass  # refused after all: the plan's limits check says what it means
     if soft < hard:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 

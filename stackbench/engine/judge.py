@@ -102,6 +102,10 @@ def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
     if unsteady:
         status = "invalid"
         flags.append(unsteady)
+    held = loader_limit_flag(m)
+    if held:
+        status = "invalid"
+        flags.append(held)
     starved = starvation_flag(m.result)
     if starved:
         flags.append(starved)
@@ -110,11 +114,9 @@ def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
         flags.append(disturbed)
     if m.result.error_rate > max_error_rate:
         status = "invalid"
-        limit = loader_limit(m.result)
-        own = f", {limit} of them the loader's own: {LOADER_LIMIT_ADVICE}" if limit else ""
         flags.append(
             LevelFlag.INVALID.detail(
-                f"{ERROR_RATE} {m.result.error_rate:.1%} > {max_error_rate:.1%}{own}"
+                f"{ERROR_RATE} {m.result.error_rate:.1%} > {max_error_rate:.1%}"
             )
         )
     return Verdict(status, tuple(flags))
@@ -169,17 +171,22 @@ def _named(account: CoreAccount) -> str:
 
 
 def unsteady_flag(m: Measurement) -> Flag | None:
-    """Closed loop, timed level: each connection did not get even one answer.
+    """Closed loop, timed level: fewer requests ended than there are connections, so some
+    connection never had one request answered or failed (a timeout ends one).
 
     Requests in flight at the end are dropped, so the level saw start-up, not a steady state;
-    a processor-sharing server (every request progressing at once) then shows 0 req/s.
+    a processor-sharing server (every request progressing at once) then shows 0 req/s. With a
+    timeout shorter than the level every connection's requests end, answered or timed out:
+    a server that answers none within it is steadily failing, which its error rate shows. The
+    loader's own failures to connect (out of descriptors or ports) end nothing of the
+    server's: `loader_limit_flag` judges them.
     """
-    if (
-        m.result is None
-        or m.mode is not Mode.CLOSED
-        or not m.duration_s
-        or m.result.completed >= m.connections
-    ):
+    if m.result is None or m.mode is not Mode.CLOSED or not m.duration_s:
+        return None
+    # Answered with a wrong status or body: already among the completed responses.
+    not_ended = (*LOADER_LIMIT_ERRORS, "status", "body_mismatch")
+    ended = sum(n for c, n in m.result.errors.items() if c not in not_ended)
+    if m.result.completed + ended >= m.connections:
         return None
     said = f"{m.result.completed} responses for {m.connections} connections in {m.duration_s:g} s"
     limit = loader_limit(m.result)
@@ -197,6 +204,20 @@ def loader_limit(result: LoadResult) -> str | None:
     counts = [(c, result.errors.get(c, 0)) for c in LOADER_LIMIT_ERRORS]
     found = [f"{c} {n}" for c, n in counts if n]
     return ", ".join(found) or None
+
+
+def loader_limit_flag(m: Measurement) -> Flag | None:
+    """The loader ran out of descriptors or local ports: the level did not hold the
+    connections it names, whatever the server did (invalid; the unsteady flag says it
+    instead when it is raised)."""
+    assert m.result is not None
+    limit = loader_limit(m.result)
+    if limit is None or unsteady_flag(m) is not None:
+        return None
+    return LevelFlag.INVALID.detail(
+        f"the loader could not hold the {m.connections} connections ({limit}); "
+        f"{LOADER_LIMIT_ADVICE}"
+    )
 
 
 def starvation_flag(result: LoadResult) -> Flag | None:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackbench.config.loadspec import KeepAlive, Mode
+from stackbench.config.loadspec import DriverKind, KeepAlive, Mode
 from stackbench.config.paths import REPO_ROOT, loadgen_binary
 from stackbench.config.placement import allowed_cpus, default_placement, format_cpus
 from stackbench.config.plan import Plan
@@ -214,22 +214,88 @@ def check_loadgen() -> Check:
     return Check("stackbench-load", Verdict.OK, str(binary))
 
 
+# Descriptors besides the loader's sockets: the server's own files and logs.
+FD_RESERVE = 512
+# Linux's CAP_SYS_RESOURCE (capability bit 24): may raise a hard resource limit.
+CAP_SYS_RESOURCE = 24
+# The native loader spreads a loopback target's connections over at most this many source
+# addresses of 127.0.0.0/8 (loadgen/src/source.rs MAX_SOURCES), each with the whole port range.
+LOADER_SOURCES = 64
+
+
+def may_raise_hard_limits(status: str | None = None) -> bool:
+    """Does this process hold CAP_SYS_RESOURCE (root usually does; a container may drop it)?"""
+    text = status if status is not None else read_text("/proc/self/status")
+    for line in (text or "").splitlines():
+        if line.startswith("CapEff:"):
+            return bool(int(line.split()[1], 16) >> CAP_SYS_RESOURCE & 1)
+    return False
+
+
+def nofile_ceiling() -> int:
+    """The highest RLIMIT_NOFILE this process (and the loader it starts) can reach: fs.nr_open
+    with CAP_SYS_RESOURCE, else the hard limit."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    nr_open = read_text("/proc/sys/fs/nr_open")
+    if may_raise_hard_limits() and nr_open:
+        return max(hard, int(nr_open))
+    return hard
+
+
+@dataclass(frozen=True)
+class PortSettings:
+    """The kernel settings that decide how many local ports a run holds (source.rs reads
+    the same)."""
+
+    ports: int  # ip_local_port_range, per source address and target
+    fin_timeout_s: float  # tcp_fin_timeout: an orphan waits this long in FIN_WAIT2
+    max_orphans: int  # tcp_max_orphans: beyond it the kernel resets orphans, freeing ports
+
+    @classmethod
+    def read(cls) -> "PortSettings | None":
+        rng = read_text("/proc/sys/net/ipv4/ip_local_port_range")
+        if rng is None:
+            return None
+        lo, hi = (int(x) for x in rng.split())
+        fin = read_text("/proc/sys/net/ipv4/tcp_fin_timeout")
+        orphans = read_text("/proc/sys/net/ipv4/tcp_max_orphans")
+        return cls(hi - lo + 1, float(fin or 60), int(orphans or 65536))
+
+
+def ports_needed(connections: int, timeout_s: float, ports: PortSettings) -> int:
+    """Local ports `connections` may hold at once in the worst case (loadgen/src/source.rs
+    `ports_needed`): every connection open, plus one orphan per connection and timeout whose
+    server never closed its side, for tcp_fin_timeout, as many as the kernel keeps."""
+    per_connection = int(ports.fin_timeout_s // timeout_s) if timeout_s > 0 else 0
+    return connections + min(connections * per_connection, ports.max_orphans)
+
+
 def suite_limits(
-    max_connections: int, keepalive_off: bool, total_requests: int | None
+    max_connections: int,
+    keepalive_off: bool,
+    timeout_s: float = 3.0,
+    sources: int = 1,
+    ports: PortSettings | None = None,
 ) -> list[Check]:
-    """What a suite needs from this machine: descriptors, accept queue, ephemeral ports."""
+    """What a suite's largest level needs from this machine: descriptors (one a connection in
+    the loader, which raises its limit as far as it may), accept queue, local ports (`sources`:
+    the source addresses the loader spreads its connections over)."""
     checks = []
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    needed = max_connections + 512  # loader sockets, plus the server's own files and logs
-    if needed > hard:
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    ceiling = nofile_ceiling()
+    needed = max_connections + FD_RESERVE
+    if needed > ceiling:
         checks.append(
             Check(
                 "open files for this suite",
                 Verdict.FAIL,
-                f"{max_connections} connections need ~{needed}, hard limit {hard}",
-                f"raise it in this shell before the run (or LimitNOFILE="
-                f"{needed * 2} / nofile in /etc/security/limits.conf to keep it); "
-                "levels above the limit will show too-many-files errors",
+                f"{max_connections} connections need ~{needed}, hard limit {hard}"
+                + ("" if ceiling == hard else f", can be raised to {ceiling}"),
+                f"the largest level, {max_connections:,} connections, needs about {needed:,} "
+                f"descriptors, more than RLIMIT_NOFILE can be raised to here ({ceiling:,}; "
+                "raising the hard limit needs CAP_SYS_RESOURCE): raise it in this shell before "
+                f"the run (or LimitNOFILE={needed * 2} / nofile in /etc/security/limits.conf to "
+                "keep it); levels above the limit will show too-many-files errors",
                 (f"ulimit -Hn {needed * 2}",),
             )
         )
@@ -244,21 +310,24 @@ def suite_limits(
                 ("sysctl -w net.core.somaxconn=65535",),
             )
         )
-    rng = read_text("/proc/sys/net/ipv4/ip_local_port_range")
-    if keepalive_off and rng:
-        lo, hi = (int(x) for x in rng.split())
-        ports = hi - lo + 1
-        if total_requests is None or total_requests > ports:
+    ports = ports or PortSettings.read()
+    if keepalive_off and ports:
+        held = ports_needed(max_connections, timeout_s, ports)
+        offered = ports.ports * sources
+        if held > offered:
+            across = f" from {sources} source addresses" if sources > 1 else ""
             checks.append(
                 Check(
                     "ephemeral ports for this suite",
                     Verdict.WARN,
-                    f"{ports} local ports; without keep-alive every request uses "
-                    "one, held ~60 s in TIME_WAIT",
-                    "widen the port range and reuse TIME_WAIT sockets, or expect "
-                    "address-exhausted errors at high rates; "
-                    f"{SYSCTL_KEEP}",
-                    PORT_COMMANDS,
+                    f"up to {held:,} ports held, {offered:,} offered{across}",
+                    f"the largest level, {max_connections:,} connections without keep-alive "
+                    f"and a {timeout_s:g}-s timeout, can hold up to {held:,} local ports (each "
+                    f"timed-out connection keeps its port up to tcp_fin_timeout, "
+                    f"{ports.fin_timeout_s:g} s), more than the {offered:,} this machine "
+                    f"offers{across}, so connects may fail with address-exhausted errors: "
+                    f"widen the port range; {SYSCTL_KEEP}",
+                    PORT_COMMANDS[:1],
                 )
             )
     return checks
@@ -283,7 +352,13 @@ def plan_limits(plan: Plan) -> list[Check]:
     levels = [lv.value for s in plan.stacks for c in s.cases for lv in c.levels]
     if suite.load.mode is Mode.OPEN or not levels:
         return []
-    biggest = int(max(levels))
-    per_conn = suite.load.requests_per_connection
-    total = per_conn * biggest if per_conn else suite.load.requests
-    return suite_limits(biggest, suite.load.keepalive is KeepAlive.OFF, total)
+    # The native loader spreads its connections over source addresses only toward loopback:
+    # a server of this machine, never one on another host or one the user runs.
+    local = suite.placement.server_host is None and not suite.placement.loader_hosts
+    loopback = local and not suite.external and suite.load.driver is DriverKind.NATIVE
+    return suite_limits(
+        int(max(levels)),
+        suite.load.keepalive is KeepAlive.OFF,
+        suite.load.timeout_s,
+        LOADER_SOURCES if loopback else 1,
+    )
