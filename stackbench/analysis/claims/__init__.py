@@ -7,14 +7,16 @@ what `--dry-run` prints); `evaluate` reads a stored run. Each claim gets one sta
   it reads failed or was unavailable, or a level it reads is invalid for a measurement reason.
   Missing data never refutes a claim.
 - not enough evidence: the interval of our figure or ratio straddles the claim's bound (or a
-  figure has no evidence at all: one repetition of a driver without a per-second series); the
+  figure has no evidence at all: one repetition of a driver without a per-second series, or it
+  rests on a level flagged disturbed, which decides nothing as in the comparisons); the
   reason says what would decide it.
 - refuted / confirmed: the whole interval lies outside / inside the claim's band.
 
 Intervals come from the verdicts procedure (analysis.verdicts): each figure's evidence (the
 steady window's seconds with one repetition, the repetitions with several), the run-to-run
 spread added for every single repetition, logs added and subtracted for ratios and ratios of
-ratios, Student t at 95%. The tolerance of each test kind is documented in
+ratios, Student t at the run's confidence: 95%, or alpha / looks for a run --until-decided
+(analysis.decision_confidence, as the comparisons). The tolerance of each test kind is documented in
 suites/claims/README.md.
 
 The package, by concern: facts (what the plan or run gives a claim), readiness (its

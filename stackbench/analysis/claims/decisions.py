@@ -17,7 +17,7 @@ from stackbench.analysis.claims.wording import (
     expectation,
     repetitions_for,
 )
-from stackbench.analysis.verdicts import ALPHA, LogRatio, interval_of, log_ratio
+from stackbench.analysis.verdicts import CONFIDENCE, LogRatio, interval_of, log_ratio
 from stackbench.config.claims import Claim
 from stackbench.config.plan import LevelKey
 from stackbench.config.todecide import ToDecide
@@ -25,8 +25,10 @@ from stackbench.config.todecide import ToDecide
 
 @dataclass
 class _Tally:
-    """Per-point verdicts of one claim, with the first reason of each kind."""
+    """Per-point verdicts of one claim, with the first reason of each kind; `confidence`:
+    the run's (95%, or alpha spent over the looks of run --until-decided)."""
 
+    confidence: float = CONFIDENCE
     holds: int = 0
     fails: list[str] = field(default_factory=list)
     noise: list[str] = field(default_factory=list)
@@ -52,7 +54,9 @@ class _Tally:
             if ratio is not None:
                 self.failing[detail] = (*ratio, tuple(points))
         else:
-            reps, why = repetitions_for(*ratio) if ratio is not None else (None, detail)
+            reps, why = (
+                repetitions_for(*ratio, self.confidence) if ratio is not None else (None, detail)
+            )
             self.undecided(detail, to_decide(points, reps, why))
 
     def undecided(self, detail: str, want: ToDecide) -> None:
@@ -129,13 +133,14 @@ def _family_wise(tally: _Tally) -> None:
     m = tally.total
     if m <= 1 or not tally.failing:
         return
+    level = 1.0 - (1.0 - tally.confidence) / m
     for detail, (ratio, band, points) in list(tally.failing.items()):
-        low, high = interval_of(ratio, 1.0 - ALPHA / m)
+        low, high = interval_of(ratio, level)
         if band.judge(math.exp(ratio.d), low, high) is not _Verdict.FAILS:
             tally.fails.remove(detail)
             more = "more repetitions would decide it"
             tally.undecided(
-                f"{detail}, but not at the {1.0 - ALPHA / m:.2%} level that {m} points "
+                f"{detail}, but not at the {level:.2%} level that {m} points "
                 f"of one claim need (family-wise): {more}",
                 to_decide(points, 0, more),
             )
@@ -165,8 +170,12 @@ def _judge_ratio(
         verdict = band.judge(1.0, 1.0, 1.0)
         tally.add(verdict, f"{what} is 1.00× (the same level), {_band_text(band, verdict)}")
         return
+    caveat = next((p.caveat for p in (*nums, *dens) if p.caveat), None)
     if any(e is None for e in sides):
         value = math.prod(p.value for p in nums) / den
+        if caveat:
+            _set_aside(tally, f"{what} is {value:.2f}×", caveat, [*nums, *dens])
+            return
         if record:
             tally.ours.append(Measured(what, value, "×"))
         tally.undecided(
@@ -180,13 +189,22 @@ def _judge_ratio(
         ctx.run.spread,
     )
     value = math.exp(ratio.d)
-    low, high = interval_of(ratio)
+    low, high = interval_of(ratio, tally.confidence)
     if record:
         tally.ours.append(Measured(what, value, "×", low, high))
+    if caveat:
+        _set_aside(tally, f"{what} is {_ratio_text(value, low, high)}", caveat, [*nums, *dens])
+        return
     verdict = band.judge(value, low, high)
     detail = f"{what} is {_ratio_text(value, low, high)}, {_band_text(band, verdict)}"
-    decide = repetitions_for(ratio, band)[1] if verdict is _Verdict.NOISE else ""
+    decide = repetitions_for(ratio, band, tally.confidence)[1] if verdict is _Verdict.NOISE else ""
     tally.add(verdict, detail + (f"; {decide}" if decide else ""), (ratio, band), [*nums, *dens])
+
+
+def _set_aside(tally: _Tally, shown: str, caveat: str, points: Sequence[_Point]) -> None:
+    """A point resting on a disturbed level: its figure is shown, nothing is decided on it,
+    and more repetitions of its levels will not mend it (run --until-decided passes it by)."""
+    tally.undecided(f"{shown}, but {caveat}", to_decide(points, None, caveat))
 
 
 def _cancel(nums: list[_Point], dens: list[_Point]) -> tuple[list[_Point], list[_Point]]:
@@ -215,5 +233,5 @@ def _measured(point: _Point, ctx: _Context) -> Measured:
     single repetition); without evidence, the median alone."""
     if point.evidence is None:
         return Measured(point.label, point.value, point.unit)
-    low, high = interval_of(log_ratio([point.evidence], [], ctx.run.spread))
+    low, high = interval_of(log_ratio([point.evidence], [], ctx.run.spread), ctx.run.confidence)
     return Measured(point.label, point.evidence.value, point.unit, low, high)

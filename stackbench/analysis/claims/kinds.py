@@ -78,7 +78,7 @@ def _evaluate_test(claim: Claim, ctx: _Context) -> ClaimResult:
 
 
 def _order(claim: Claim, test: OrderTest, ctx: _Context) -> ClaimResult:
-    tally = _Tally()
+    tally = _Tally(ctx.run.confidence)
     band = _Band(test.min_ratio, math.inf)
     for workload in test.workloads or ():
         for level in _levels_of(test.levels, workload, ctx.facts):
@@ -162,7 +162,7 @@ def _combos(
 
 
 def _ratio(claim: Claim, test: RatioTest | RatioChangeTest, ctx: _Context) -> ClaimResult:
-    tally = _Tally()
+    tally = _Tally(ctx.run.confidence)
     band = _ratio_band(test.expect, test.threshold, test.article, test.tolerance, test.upper)
     for w, lv in _combos(test, ctx.facts):
         points: list[_Point] = []
@@ -213,7 +213,7 @@ def _ours_ratio_text(tally: _Tally) -> str:
 
 
 def _threshold(claim: Claim, test: ThresholdTest, ctx: _Context) -> ClaimResult:
-    tally = _Tally()
+    tally = _Tally(ctx.run.confidence)
     band = _Band(
         -math.inf if test.min is None else test.min, math.inf if test.max is None else test.max
     )
@@ -227,11 +227,18 @@ def _threshold(claim: Claim, test: ThresholdTest, ctx: _Context) -> ClaimResult:
                     continue
                 m = _measured(point, ctx)
                 if test.metric == "error_rate" and level is not None:
-                    m = _rate_measured(point, ctx.run.failures(stack, workload, level))
+                    m = _rate_measured(
+                        point, ctx.run.failures(stack, workload, level), ctx.run.confidence
+                    )
                 tally.ours.append(m)
                 assert m.value is not None
                 text = f"{point.label} is {_value_text(m.value, unit, m.low, m.high)}"
                 exact = test.metric in FAILURE_METRICS  # counted, not sampled: as counted
+                if point.caveat:  # a disturbed level: shown, nothing decided on it
+                    tally.undecided(
+                        f"{text}, but {point.caveat}", to_decide([point], None, point.caveat)
+                    )
+                    continue
                 if m.low is None and not exact:
                     tally.undecided(
                         f"{text}, but {NO_EVIDENCE}",
@@ -246,7 +253,7 @@ def _threshold(claim: Claim, test: ThresholdTest, ctx: _Context) -> ClaimResult:
                     else log_ratio([point.evidence], [], ctx.run.spread)
                 )
                 if verdict is _Verdict.NOISE and figure is not None:
-                    decide = "; " + _to_decide(figure, band)
+                    decide = "; " + _to_decide(figure, band, ctx.run.confidence)
                 tally.add(
                     verdict,
                     f"{text}, {_value_band_text(band, unit, verdict)}{decide}",
@@ -262,20 +269,20 @@ def _threshold(claim: Claim, test: ThresholdTest, ctx: _Context) -> ClaimResult:
     )
 
 
-def _rate_measured(point: _Point, counts: tuple[int, int]) -> Measured:
+def _rate_measured(point: _Point, counts: tuple[int, int], confidence: float) -> Measured:
     """A failure rate over the level's repetitions with its exact binomial interval: the
     failures are counted, so their uncertainty is the binomial's, not a run-to-run spread."""
     failed, attempts = counts
     if attempts <= 0:
         return Measured(point.label, point.value, point.unit)
-    low, high = clopper_pearson(failed, attempts)
+    low, high = clopper_pearson(failed, attempts, confidence)
     return Measured(point.label, failed / attempts, point.unit, low, high)
 
 
 def _shape(claim: Claim, test: ShapeTest, ctx: _Context) -> ClaimResult:
     """Judged on medians (no interval): the spread is largest / smallest over the span's
     levels, of the median itself (flat) or of the median per connection (proportional)."""
-    tally = _Tally()
+    tally = _Tally(ctx.run.confidence)
     limit = 1.0 + test.tolerance
     per_level = test.expect == "proportional"
     for stack in test.stacks:
@@ -354,20 +361,30 @@ def jitter_ratio_interval(
 
 
 def _scatter(claim: Claim, test: ScatterTest, ctx: _Context) -> ClaimResult:
-    tally = _Tally()
+    tally = _Tally(ctx.run.confidence)
     values: list[float] = []
     counts: list[int] = []
     for span in (test.numerator, test.denominator):
         what = f"{span.stack} {test.workload} {span.from_level:,.0f}–{span.to_level:,.0f}"
-        curve = _curve(ctx.run, span.stack, test.workload, test.metric)
-        if isinstance(curve, _Missing):
-            tally.missing.append(curve.reason)
+        read = _curve(ctx.run, span.stack, test.workload, test.metric)
+        if isinstance(read, _Missing):
+            tally.missing.append(read.reason)
             continue
+        curve = [(x, p.value) for x, p in read]
         s = scatter(curve, (span.from_level, span.to_level))
+        caveat = next(
+            (p.caveat for x, p in read if p.caveat and span.from_level <= x <= span.to_level),
+            None,
+        )
         if s is None:
             tally.missing.append(f"{what}: fewer than three levels or no trend to compare with")
             continue
         tally.ours.append(Measured(f"{what} jitter", 100.0 * s, "%"))
+        if caveat:  # a disturbed level's median moves the trend's residuals: nothing decided
+            tally.undecided(
+                f"{what} jitter is {100.0 * s:.3g}%, but {caveat}", to_decide([], None, caveat)
+            )
+            continue
         values.append(s)
         counts.append(sum(span.from_level <= x <= span.to_level for x, _ in curve))
     if len(values) == 2:
@@ -376,7 +393,7 @@ def _scatter(claim: Claim, test: ScatterTest, ctx: _Context) -> ClaimResult:
             tally.missing.append("the second span has no jitter at all: no ratio")
         else:
             ratio = values[0] / values[1]
-            low, high = jitter_ratio_interval(ratio, counts[0], counts[1])
+            low, high = jitter_ratio_interval(ratio, counts[0], counts[1], ctx.run.confidence)
             tally.ours.append(Measured("jitter ratio", ratio, "×", low, high))
             verdict = band.judge(ratio, low, high)
             detail = f"the jitter ratio is {_ratio_text(ratio, low, high)}, "
@@ -398,7 +415,8 @@ def _scatter(claim: Claim, test: ScatterTest, ctx: _Context) -> ClaimResult:
 
 def _curve(
     run: _Run, stack: str, workload: str, metric: str
-) -> list[tuple[float, float]] | _Missing:
+) -> list[tuple[float, _Point]] | _Missing:
+    """Every level of a case with its figure, in order."""
     case = run.case(stack, workload)
     if isinstance(case, _Missing):
         return case
@@ -407,7 +425,7 @@ def _curve(
         point = run.point(stack, workload, level, metric)
         if isinstance(point, _Missing):
             return point
-        curve.append((level, point.value))
+        curve.append((level, point))
     return curve
 
 
@@ -440,7 +458,7 @@ class _Break:
 
 
 def _breakpoint(claim: Claim, test: BreakpointTest, ctx: _Context) -> ClaimResult:
-    tally = _Tally()
+    tally = _Tally(ctx.run.confidence)
     mine = _first_break(ctx.run, test.stack, test.workload, test)
     other = _first_break(ctx.run, test.other, test.workload, test) if test.other else None
     for found in (mine, other):

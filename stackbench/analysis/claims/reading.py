@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from stackbench.analysis import stats
+from stackbench.analysis.analysis import decision_confidence, disturbed_caveat
 from stackbench.analysis.calibration import spread_of
 from stackbench.analysis.claims.wording import _levels_text
 from stackbench.analysis.figures import BY_CLAIM_METRIC
@@ -43,6 +44,8 @@ class _Point:
     # What verdicts know of the figure, in the metric's unit (None: nothing to decide from)
     evidence: Evidence | None = None
     level: float | None = None  # the level read (None: a standalone timing)
+    # Why no verdict may rest on the figure although it has evidence (a disturbed level)
+    caveat: str | None = None
 
     @property
     def value(self) -> float:
@@ -103,6 +106,8 @@ class _Run:
         # The current claim's least measurement per level: (requests, seconds)
         self.minimum: tuple[int, float] = (0, 0.0)
         self.spread = spread_of(data.calibration)
+        # The comparisons' confidence: 95%, or alpha spent over the looks of run --until-decided
+        self.confidence = decision_confidence(data.run.settings.decision_looks)
 
     def case(self, stack: str, workload: str) -> CaseRow | _Missing:
         case = self.cases.get((stack, workload))
@@ -162,6 +167,7 @@ class _Run:
             metric,
             level_evidence(rows, metric, values, self.spread),
             level,
+            disturbed_reason(label, rows),
         )
 
     def failures(self, stack: str, workload: str, level: float) -> tuple[int, int]:
@@ -267,6 +273,26 @@ def level_problem(rows: Sequence[LevelRow], failures_are_data: bool) -> str | No
             if not failures_are_data:
                 return f"level invalid: {faults[0].detail}"
     return None
+
+
+# The flag's own closing advice, replaced by the claim's (a fresh run, not a repetition)
+_FLAG_ADVICE = "; repeat it on a quiet machine (stackbench doctor names what runs)"
+
+
+def disturbed_reason(label: str, rows: Sequence[LevelRow]) -> str | None:
+    """Why no verdict may rest on this level, by the comparisons' rule (a level whose
+    repetitions' flags say disturbed decides nothing: analysis.disturbed_caveat), naming the
+    disturbance; None when it may. Another repetition would join the disturbed one in the
+    level, not replace it, so only a run on a quiet machine mends it."""
+    if disturbed_caveat([f for r in rows for f in r.flags]) is None:
+        return None
+    hit = [f for r in rows for f in r.flags if f.kind is LevelFlag.DISTURBED]
+    what = hit[0].detail.removesuffix(_FLAG_ADVICE) or "other processes used its cores"
+    count = sum(has_flag(r.flags, LevelFlag.DISTURBED) for r in rows)
+    return (
+        f"{label}: {count} of {len(rows)} repetitions disturbed ({what}); no verdict rests on "
+        "it: run again on a quiet machine"
+    )
 
 
 def too_little(rows: Sequence[LevelRow], min_requests: int, min_seconds: float) -> str | None:

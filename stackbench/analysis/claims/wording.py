@@ -25,23 +25,25 @@ NO_EVIDENCE = (
 )
 
 
-def _to_decide(ratio: LogRatio, band: _Band) -> str:
+def _to_decide(ratio: LogRatio, band: _Band, confidence: float = CONFIDENCE) -> str:
     """What would decide a ratio (or a figure) that straddles a bound of the claim's band:
     the repetitions a side whose interval would clear it, if the figure stayed the same."""
-    return repetitions_for(ratio, band)[1]
+    return repetitions_for(ratio, band, confidence)[1]
 
 
-def repetitions_for(ratio: LogRatio, band: _Band) -> tuple[int | None, str]:
+def repetitions_for(
+    ratio: LogRatio, band: _Band, confidence: float = CONFIDENCE
+) -> tuple[int | None, str]:
     """The repetitions a side (in all) that would decide a figure straddling a bound of the
-    band, if it stayed the same, and that in words; None when no practical amount of
-    measurement would (at the bound, or more than 50 repetitions a side)."""
+    band at `confidence` (the run's), if it stayed the same, and that in words; None when no
+    practical amount of measurement would (at the bound, or more than 50 repetitions a side)."""
     edges = [math.log(e) for e in (band.low, band.high) if 0 < e < math.inf]
     if not edges:
         return None, "more repetitions would decide it"
     needed = min(abs(ratio.d - e) for e in edges)
     if needed < 0.005:
         return None, "it sits at the claim's bound: no practical amount of measurement decides it"
-    reps = repetitions_to_decide(needed, ratio.per_run, CONFIDENCE)
+    reps = repetitions_to_decide(needed, ratio.per_run, confidence)
     if reps is None:
         return None, "more than 50 repetitions a side would be needed to decide it"
     return reps, f"{reps} repetitions a side (repeat = {reps}) would decide it"

@@ -1,0 +1,152 @@
+"""The claims reading honours the lab's rule for disturbed levels (issue 32) as the
+comparisons do, and spends alpha over the looks of a run --until-decided as they do."""
+
+import dataclasses
+
+import msgspec
+import pytest
+
+from stackbench.analysis.analysis import analyse, decision_confidence
+from stackbench.analysis.claims import ClaimResult, ClaimStatus, evaluate, undecided_claims
+from stackbench.config.plan import LevelKey
+from stackbench.engine.until_decided import MAX_LOOKS
+from stackbench.store.store import RunData
+from tests.analysis.test_claims import (
+    ORDER,
+    RESAMPLES,
+    RunBuilder,
+    level,
+    make_claim,
+    one,
+    ratio_test,
+)
+
+DISTURBED = (
+    "disturbed: other processes used 13.3% of core 0 (server), more than the 2% noise band "
+    "allows; repeat it on a quiet machine (stackbench doctor names what runs)"
+)
+
+
+def _disturbed_b(reps: list[float], disturbed: set[int]) -> RunBuilder:
+    """a at 200 req/s, b at `reps`, the repetitions of b numbered in `disturbed` flagged."""
+    run = RunBuilder()
+    run.curve("a", "w", {25: [200.0] * len(reps)})
+    cid = run.case("b", "w")
+
+    for rep, rps in enumerate(reps):
+        flags = (DISTURBED,) if rep in disturbed else ()
+        run.levels.append(level(cid, 25, rps, rep, flags=flags))
+    return run
+
+
+def test_a_claim_resting_on_a_disturbed_repetition_is_not_enough_evidence() -> None:
+    """2x apart would confirm "a > b"; with b's repetition disturbed, nothing rests on it,
+    and the reason names the disturbance and what to do."""
+    quiet = one(make_claim(ratio_test("greater")), _disturbed_b([100.0], set()))
+    assert quiet.status is ClaimStatus.CONFIRMED
+    result = one(make_claim(ratio_test("greater")), _disturbed_b([100.0], {0}))
+    assert result.status is ClaimStatus.UNDECIDED, result.why
+    assert result.why.startswith("not enough evidence: a / b on w @25 is 2.00×")
+    assert "b w @25: 1 of 1 repetitions disturbed (other processes used 13.3% of core 0" in (
+        result.why
+    )
+    assert result.why.endswith("run again on a quiet machine")
+    # The figure is still shown, with its interval, as the comparisons show it.
+    assert result.ours[0].value == pytest.approx(2.0) and result.ours[0].low is not None
+
+
+def test_one_disturbed_repetition_of_several_taints_the_level_as_in_the_comparisons() -> None:
+    """The comparisons read a level's repetitions together (their flags united): one
+    disturbed repetition of three leaves the level deciding nothing, so does the claim."""
+    result = one(make_claim(ratio_test("greater")), _disturbed_b([100.0, 101.0, 99.0], {1}))
+    assert result.status is ClaimStatus.UNDECIDED
+    assert "1 of 3 repetitions disturbed" in result.why
+
+
+def test_a_disturbed_point_is_not_chased_by_repetitions() -> None:
+    """Another repetition joins the disturbed one in the level rather than replacing it, so
+    run --until-decided cannot decide the point; it names the levels and says why."""
+    result = one(make_claim(ratio_test("greater")), _disturbed_b([100.0], {0}))
+    (want,) = result.to_decide
+    assert want.levels == (LevelKey("a", "w", 25.0), LevelKey("b", "w", 25.0))
+    assert want.repetitions is None and not want.repeatable
+    assert "run again on a quiet machine" in want.why
+    (claim,) = undecided_claims([result])
+    assert claim.wants == (want,)
+
+
+def test_an_order_and_a_threshold_on_a_disturbed_level_decide_nothing() -> None:
+    run = RunBuilder()
+    run.curve("a", "hello", {25: 300.0})
+    run.curve("b", "hello", {25: 200.0}, flags=(DISTURBED,))
+    run.curve("c", "hello", {25: 100.0})
+    order = one(make_claim(ORDER), run)
+    assert order.status is ClaimStatus.UNDECIDED
+    assert "b hello @25: 1 of 1 repetitions disturbed" in order.why
+    threshold = {
+        "kind": "threshold",
+        "metric": "requests_per_s",
+        "stacks": ["b"],
+        "workloads": ["hello"],
+        "levels": [25],
+        "min": 50.0,
+    }
+    result = one(make_claim(threshold), run)
+    assert result.status is ClaimStatus.UNDECIDED
+    assert "b hello @25: 1 of 1 repetitions disturbed" in result.why
+
+
+def test_an_invalid_level_still_makes_the_claim_untestable() -> None:
+    run = RunBuilder()
+    run.curve("a", "w", {25: 200.0})
+    run.curve("b", "w", {25: 100.0}, status="invalid", flags=("unsteady: 3 responses",))
+    assert one(make_claim(ratio_test("greater")), run).status is ClaimStatus.UNTESTABLE
+
+
+def _looks(run: RunBuilder, looks: int) -> RunData:
+    data = run.data()
+    settings = msgspec.structs.replace(data.run.settings, decision_looks=looks)
+    return dataclasses.replace(data, run=msgspec.structs.replace(data.run, settings=settings))
+
+
+def _a_over_b(a: list[float], b: list[float], looks: int) -> ClaimResult:
+    run = RunBuilder(calibrated=None)  # the assumed 5% run-to-run spread: wide enough to see
+    run.curve("a", "w", {25: a})
+    run.curve("b", "w", {25: b})
+    claim = make_claim(ratio_test("greater", threshold=1.27))
+    (result,) = evaluate([claim], _looks(run, looks), run.facts(), resamples=RESAMPLES)
+    return result
+
+
+def test_a_claims_interval_spends_alpha_over_the_looks_as_the_comparisons_do() -> None:
+    """Each look of run --until-decided spends alpha / looks: with MAX_LOOKS (6) looks, the
+    claim's interval is the comparisons' 99.17% interval of the same two levels, wider than
+    the 95% one of a plain run (looks 1: nothing changes)."""
+    a, b = [140.0, 143.0, 137.0], [100.0, 101.0, 99.0]
+    plain, chased = _a_over_b(a, b, 1), _a_over_b(a, b, MAX_LOOKS)
+    (p,), (c,) = plain.ours, chased.ours
+    assert p.value == pytest.approx(1.4, rel=1e-3) and c.value == p.value
+    assert c.low is not None and c.high is not None and p.low is not None and p.high is not None
+    assert c.low < p.low and c.high > p.high
+    # The comparisons' verdict on the same data at the same looks, interval for interval.
+    run = RunBuilder(calibrated=None)
+    run.curve("a", "w", {25: a})
+    run.curve("b", "w", {25: b})
+    for looks, shown in ((1, p), (MAX_LOOKS, c)):
+        analysis = analyse(_looks(run, looks), resamples=RESAMPLES)
+        assert analysis.confidence == decision_confidence(looks)
+        verdict = analysis.workloads[0].rankings[0].entries[1].vs_best
+        assert verdict is not None and verdict.confidence == decision_confidence(looks)
+        assert (shown.low, shown.high) == pytest.approx((verdict.low, verdict.high))
+    assert decision_confidence(MAX_LOOKS) == pytest.approx(1 - 0.05 / 6)
+
+
+def test_a_claim_confirmed_at_one_look_may_need_more_at_six() -> None:
+    """1.4x against "≥ 1.27x": its 95% interval (1.29–1.52) clears 1.27, its 99.17% one
+    (1.26–1.56) does not, and what would decide it counts the repetitions at that level."""
+    a, b = [140.0, 143.0, 137.0], [100.0, 101.0, 99.0]
+    assert _a_over_b(a, b, 1).status is ClaimStatus.CONFIRMED
+    chased = _a_over_b(a, b, MAX_LOOKS)
+    assert chased.status is ClaimStatus.UNDECIDED, chased.why
+    (want,) = chased.to_decide
+    assert want.repetitions is not None and want.repetitions > 3
