@@ -38,6 +38,9 @@ const BUFFER_SIZE: u32 = 4096;
 /// deferred completions or more): bounds a turn under a flood, as epoll's 1,024 events a wait
 /// do, so the schedule and the timeouts still get their turn.
 const MAX_BATCHES: usize = 64;
+/// Closes queued before the next socket is opened submits them: at most this many
+/// descriptors per thread wait for their close.
+const CLOSE_BATCH: usize = 64;
 /// How long dropping the engine waits for the ring to let go of its memory.
 const DRAIN_LIMIT: Duration = Duration::from_secs(1);
 
@@ -70,7 +73,7 @@ pub struct Uring {
     target: SockAddr,
     sources: Arc<[IpAddr]>,
     /// Closes queued since the last submit: their descriptors are still open.
-    closes_queued: bool,
+    closes_queued: usize,
     /// Sends point into the request bytes: they must outlive every operation in the ring.
     _request: Arc<RenderedRequest>,
     /// Operations whose last completion has not arrived (drained before the memory goes).
@@ -166,7 +169,7 @@ impl Io for Uring {
             buffers,
             target: SockAddr::from(target),
             sources,
-            closes_queued: false,
+            closes_queued: 0,
             _request: request,
             in_flight: 0,
             completions: Vec::new(),
@@ -175,12 +178,13 @@ impl Io for Uring {
     }
 
     fn connect(&mut self, conn: &mut Conn, index: usize) -> io::Result<()> {
-        // The closes queued so far go first: until they are submitted their descriptors stay
-        // open, and a wave of timeouts would otherwise hold twice the connections' descriptors
-        // (each replaced socket's beside its replacement's).
-        if self.closes_queued {
-            let _ = self.ring.submit();
-            self.closes_queued = false;
+        // Closes queued go first once there are a batch of them: until they are submitted
+        // their descriptors stay open, and a wave of timeouts would otherwise hold twice the
+        // connections' descriptors (each replaced socket's beside its replacement's). A batch,
+        // not each one: without keep-alive every response's close precedes a connect, and a
+        // submit each time would be one more system call per request.
+        if self.closes_queued >= CLOSE_BATCH {
+            self.submit_queued();
         }
         let target = self.target.as_socket().expect("an IP target");
         // A blocking socket: io_uring waits for it itself and never blocks the thread.
@@ -250,7 +254,7 @@ impl Io for Uring {
             )),
         }
         self.push(&quiet(opcode::Close::new(Fd(fd)).build()));
-        self.closes_queued = true;
+        self.closes_queued += 1;
     }
 
     fn turn(w: &mut Worker<Self>, wake: Instant, busy: bool) -> io::Result<()> {
@@ -285,6 +289,12 @@ impl Io for Uring {
 }
 
 impl Uring {
+    /// Submits what is queued without waiting (the closes among it release their descriptors).
+    fn submit_queued(&mut self) {
+        let _ = self.ring.submit();
+        self.closes_queued = 0;
+    }
+
     /// Queues an operation, submitting first when the queue is full.
     fn push(&mut self, entry: &squeue::Entry) {
         self.push_chain(std::slice::from_ref(entry));
@@ -297,7 +307,7 @@ impl Uring {
         // stays valid until the ring is drained in `drop`.
         let pushed = unsafe { self.ring.submission().push_multiple(entries) };
         if pushed.is_err() {
-            let _ = self.ring.submit();
+            self.submit_queued();
             // SAFETY: as above.
             unsafe { self.ring.submission().push_multiple(entries) }
                 .expect("the submission queue has room after a submit");
@@ -335,6 +345,7 @@ impl Uring {
     /// would sleep on an expired timer (about 30 µs) whenever nothing is left.
     fn run_deferred(&mut self) -> io::Result<()> {
         let to_submit = self.ring.submission().len() as u32;
+        self.closes_queued = 0; // submitted by this call
         let getevents = EnterFlags::GETEVENTS.bits();
         // SAFETY: no argument pointer is passed; the call only submits queued entries (whose
         // pointers stay valid, see `push_chain`) and reaps.
@@ -355,6 +366,7 @@ impl Uring {
     fn enter(&mut self, wait: Duration) -> io::Result<()> {
         let timeout = Timespec::from(wait);
         let args = SubmitArgs::new().timespec(&timeout);
+        self.closes_queued = 0; // submitted by this call
         match self.ring.submitter().submit_with_args(1, &args) {
             Ok(_) => Ok(()),
             Err(e)
