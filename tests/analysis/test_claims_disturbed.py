@@ -10,8 +10,10 @@ from stackbench.analysis.analysis import analyse, decision_confidence
 from stackbench.analysis.claims import ClaimResult, ClaimStatus, evaluate, undecided_claims
 from stackbench.config.plan import LevelKey
 from stackbench.engine.until_decided import MAX_LOOKS
+from stackbench.store.records import Flag
 from stackbench.store.store import RunData
 from tests.analysis.test_claims import (
+    BREAK,
     ORDER,
     RESAMPLES,
     RunBuilder,
@@ -19,6 +21,7 @@ from tests.analysis.test_claims import (
     make_claim,
     one,
     ratio_test,
+    sweep,
 )
 
 DISTURBED = (
@@ -150,3 +153,43 @@ def test_a_claim_confirmed_at_one_look_may_need_more_at_six() -> None:
     assert chased.status is ClaimStatus.UNDECIDED, chased.why
     (want,) = chased.to_decide
     assert want.repetitions is not None and want.repetitions > 3
+
+
+def _flag(run: RunBuilder, at: float) -> None:
+    """Flag the level at `at` disturbed, in every repetition."""
+    run.levels = [
+        msgspec.structs.replace(r, flags=(Flag.parse(DISTURBED),)) if r.level_value == at else r
+        for r in run.levels
+    ]
+
+
+WITHIN = {**BREAK, "expect": "within", "range": [6000, 10000]}
+CURVE = {100: 50, 4000: 900, 8000: 2500, 8500: 3100, 9000: 3500}
+
+
+def test_a_breakpoint_placed_on_a_disturbed_level_decides_nothing() -> None:
+    """(8,000, 8,500], confirmed by 9,000, rests on those three levels: one of them disturbed
+    and the claim is not enough evidence, naming it; a disturbed level far below is not read."""
+    run = RunBuilder()
+    sweep(run, "apache", CURVE)
+    _flag(run, 8500)
+    result = one(make_claim(WITHIN), run)
+    assert result.status is ClaimStatus.UNDECIDED
+    assert "but apache w @8,500: 1 of 1 repetitions disturbed" in result.why
+    (want,) = result.to_decide
+    assert want.levels == (LevelKey("apache", "w", 8500.0),) and not want.repeatable
+    run = RunBuilder()
+    sweep(run, "apache", CURVE)
+    _flag(run, 4000)
+    assert one(make_claim(WITHIN), run).status is ClaimStatus.CONFIRMED
+
+
+def test_never_failing_rests_on_every_level_of_the_sweep() -> None:
+    none = {**BREAK, "expect": "none", "up_to": 5000}
+    run = RunBuilder()
+    sweep(run, "apache", {100: 50, 4000: 900, 8000: 900})
+    assert one(make_claim(none), run).status is ClaimStatus.CONFIRMED
+    _flag(run, 4000)
+    result = one(make_claim(none), run)
+    assert result.status is ClaimStatus.UNDECIDED
+    assert "apache w @4,000: 1 of 1 repetitions disturbed" in result.why

@@ -28,6 +28,7 @@ from stackbench.analysis.claims.reading import (
     _Point,
     _Run,
     change_label,
+    disturbed_reason,
     level_metric,
     level_problem,
     pair_label,
@@ -59,7 +60,9 @@ from stackbench.config.claims import (
     metric_unit,
     order_groups,
 )
-from stackbench.store.store import LevelRow
+from stackbench.config.plan import LevelKey
+from stackbench.config.todecide import ToDecide
+from stackbench.store.store import CaseRow, LevelRow
 
 
 def _evaluate_test(claim: Claim, ctx: _Context) -> ClaimResult:
@@ -434,6 +437,9 @@ class _Break:
     crossing: stats.Crossing  # where the crossing holds: in (low, high]
     why: str  # what fails at the held crossing's first level ('' when none held)
     repeated: bool = False  # that level's repetitions all failed (else: so did the next level)
+    # A level the placement rests on was disturbed: why no verdict rests on it, and where
+    caveat: str | None = None
+    disturbed: tuple[LevelKey, ...] = ()
 
     def at(self, name: str) -> str:
         """'apache first fails at 8,500 (p99 ...) and at the next level, above 8,000'."""
@@ -477,8 +483,12 @@ def _breakpoint(claim: Claim, test: BreakpointTest, ctx: _Context) -> ClaimResul
                 Measured(f"{name} first failing level", first, "connections", low, first)
             )
     verdict, detail = _judge_break(test, mine, other)
+    caveat = next((b.caveat for b in (mine, other) if b is not None and b.caveat), None)
     if verdict is None:
         tally.missing.append(detail)
+    elif caveat:  # placed on a disturbed level: shown, nothing decided on it, not chased
+        where = tuple(k for b in (mine, other) if b is not None for k in b.disturbed)
+        tally.undecided(f"{detail}, but {caveat}", ToDecide(where, None, caveat))
     else:
         tally.add(verdict, detail)
     return _conclude(claim, tally, detail)
@@ -501,9 +511,30 @@ def _first_break(run: _Run, stack: str, workload: str, test: BreakpointTest) -> 
         reasons[level] = _level_breaks(rows, test)
     crossing = stats.held_crossing(judged)
     if not crossing.held:
-        return _Break(crossing, "")
+        return _disturbed_break(run, case, _Break(crossing, ""), [lv for lv, _ in judged])
     repeated = len(run.rows_at(case, crossing.high)) >= 2
-    return _Break(crossing, reasons[crossing.high], repeated)
+    levels = sorted(lv for lv, _ in judged)
+    at = levels.index(crossing.high)
+    # from the last level that held (blips between) to the first that failed, and the next
+    # one when it confirmed the crossing
+    start = levels.index(crossing.low) if crossing.low in levels else 0
+    rests_on = levels[start : at + (1 if repeated else 2)]
+    return _disturbed_break(run, case, _Break(crossing, reasons[crossing.high], repeated), rests_on)
+
+
+def _disturbed_break(run: _Run, case: CaseRow, found: _Break, rests_on: list[float]) -> _Break:
+    """The break with the disturbed levels its placement rests on (a crossing: the levels
+    around it; none: every level, each of which held), by the comparisons' rule."""
+    where = f"{case.stack} {case.label}"
+    hits = [
+        (lv, why)
+        for lv in rests_on
+        if (why := disturbed_reason(f"{where} @{lv:,.0f}", run.rows_at(case, lv)))
+    ]
+    if not hits:
+        return found
+    keys = tuple(LevelKey(case.stack, case.label, lv) for lv, _ in hits)
+    return dataclasses.replace(found, caveat=hits[0][1], disturbed=keys)
 
 
 def _level_breaks(rows: Sequence[LevelRow], test: BreakpointTest) -> str:
