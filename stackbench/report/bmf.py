@@ -10,7 +10,7 @@ without a figure) are left out, as `compare` leaves them out.
 
 import json
 
-from stackbench.analysis.analysis import Analysis
+from stackbench.analysis.analysis import Analysis, disturbed_caveat
 from stackbench.analysis.stats import Estimate, LevelAggregate
 
 THROUGHPUT = "throughput"  # Bencher's built-in measure slugs for these two
@@ -45,7 +45,8 @@ def bmf_document(a: Analysis) -> dict[str, object]:
     return {
         benchmark_name(view.stack, w.label, agg.level_value, a.level_kind): _measures(agg)
         for w, view, agg in a.valid_levels()
-        if agg.throughput.value > 0
+        # a disturbed level keeps status ok (the comparisons show it, undecided): left out here
+        if agg.throughput.value > 0 and disturbed_caveat(agg.flags) is None
     }
 
 

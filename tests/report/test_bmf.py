@@ -11,6 +11,7 @@ from synthetic_run import fill
 from stackbench.analysis.analysis import analyse
 from stackbench.report import DEFAULT_FORMATS, FORMATS, write_all
 from stackbench.report.bmf import benchmark_name, bmf_document
+from stackbench.store.records import LevelFlag
 from stackbench.store.store import Store
 
 
@@ -66,6 +67,26 @@ def test_a_level_flagged_invalid_is_left_out(analysis) -> None:
         analysis, workloads=[dataclasses.replace(w, cases=cases), *analysis.workloads[1:]]
     )
     name = benchmark_name(case.stack, w.label, agg.level_value, "connections")
+    assert name in bmf_document(analysis) and name not in bmf_document(changed)
+
+
+def test_a_level_flagged_disturbed_is_left_out(analysis) -> None:
+    """A disturbed level keeps its status (the comparisons show it, deciding nothing on it),
+    but a dashboard would show its figure without the flag: left out, as an invalid one."""
+    import dataclasses
+
+    w = analysis.workloads[0]
+    case = w.cases[0]
+    agg = case.aggregates[0]
+    flagged = dataclasses.replace(
+        agg, flags=(*agg.flags, LevelFlag.DISTURBED.detail("other processes used 20% of core 0"))
+    )
+    cases = [dataclasses.replace(case, aggregates=[flagged, *case.aggregates[1:]]), *w.cases[1:]]
+    changed = dataclasses.replace(
+        analysis, workloads=[dataclasses.replace(w, cases=cases), *analysis.workloads[1:]]
+    )
+    name = benchmark_name(case.stack, w.label, agg.level_value, "connections")
+    assert flagged.status == "ok"
     assert name in bmf_document(analysis) and name not in bmf_document(changed)
 
 
