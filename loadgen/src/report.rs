@@ -495,6 +495,20 @@ pub fn human(r: &RunResult) -> String {
         r.cpu.user.as_secs_f64(),
         r.cpu.sys.as_secs_f64()
     );
+    if r.source_addresses > 1 {
+        let _ = writeln!(
+            out,
+            "Connections from {} source addresses (loopback ports)",
+            r.source_addresses
+        );
+    }
+    if r.nofile.hard > r.nofile.hard_before {
+        let _ = writeln!(
+            out,
+            "RLIMIT_NOFILE hard limit raised from {} to {}",
+            r.nofile.hard_before, r.nofile.hard
+        );
+    }
     for warning in &r.warnings {
         let _ = writeln!(out, "Warning: {warning}");
     }
