@@ -18,7 +18,7 @@ Each figure carries the evidence its verdicts use, computed here once.
 """
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -157,7 +157,25 @@ def merged_percentiles(encoded: Sequence[str]) -> dict[str, float]:
             merged.add(histogram)
     if merged is None or merged.get_total_count() == 0:
         return {}
-    return {key: float(merged.get_value_at_percentile(p)) for key, p in STEADY_PERCENTILES.items()}
+    values = percentile_values(merged, STEADY_PERCENTILES.values())
+    return dict(zip(STEADY_PERCENTILES, values, strict=True))
+
+
+def percentile_values(histogram: HdrHistogram, wanted: Iterable[float]) -> list[float]:
+    """hdrh's get_value_at_percentile of each of `wanted` (each in (0, 100]), looked up in one
+    cumulative sum of the counts: hdrh walks its buckets in Python, a call per bucket, which
+    took a third of the claims overview's time (each synthetic level is three walks)."""
+    counts = np.ctypeslib.as_array(histogram.counts)[: histogram.counts_len]
+    cumulative = np.cumsum(counts, dtype=np.int64)
+    values = []
+    for p in wanted:
+        index = int(np.searchsorted(cumulative, histogram.get_target_count_at_percentile(p)))
+        if index >= len(cumulative):  # a total above the counts' sum: hdrh answers 0 too
+            values.append(0.0)
+            continue
+        value = histogram.get_highest_equivalent_value(histogram.get_value_from_index(index))
+        values.append(float(value))
+    return values
 
 
 def _window_latency(

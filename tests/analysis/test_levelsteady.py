@@ -5,6 +5,8 @@ import math
 import numpy as np
 import pytest
 from hdrh.histogram import HdrHistogram
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
 from stackbench.analysis import verdicts
@@ -18,6 +20,7 @@ from stackbench.analysis.levelsteady import (
     aggregate_steady,
     level_steady,
     merged_percentiles,
+    percentile_values,
 )
 from stackbench.analysis.steady import SteadyClass
 from stackbench.analysis.verdicts import RunSpread, Unit
@@ -90,6 +93,20 @@ def row(
         duration_s=float(len(rps or [])) or 5.0,
     )
     return LevelRow(**{**{f: getattr(record, f) for f in record.__struct_fields__}, "id": 1})
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(st.integers(1, 50_000_000), min_size=1, max_size=300),
+    st.lists(st.floats(0.001, 100.0), min_size=1, max_size=5),
+)
+def test_percentile_values_are_hdrhs_own(latencies: list[int], wanted: list[float]) -> None:
+    histogram = HdrHistogram(1, 60_000_000, 3)
+    for value in latencies:
+        histogram.record_value(value)
+    assert percentile_values(histogram, wanted) == [
+        float(histogram.get_value_at_percentile(p)) for p in wanted
+    ]
 
 
 def test_merged_percentiles_are_those_of_all_seconds_together() -> None:
