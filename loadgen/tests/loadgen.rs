@@ -507,6 +507,46 @@ fn a_known_fixed_delay_is_measured_as_it_is(e: &str) {
     assert!(stats.p50 <= 25_000, "p50 {} us", stats.p50);
 }
 
+/// Without keep-alive a request's latency holds its connect, its write, the server's answer
+/// and the read: over loopback that is tens of microseconds, never one. A fast server and
+/// a loader-bound closed loop: the loader submits the next request while it takes the
+/// completions of a turn, and the answer can arrive before the turn ends. A turn stamped
+/// with one instant measured such requests at 0 µs (most of a loader-bound level's, p50 1 µs).
+fn a_request_is_never_faster_than_a_loopback_round_trip(e: &str) {
+    let server = hello();
+    let r = load(
+        e,
+        &[
+            "-d",
+            "1s",
+            "-c",
+            "64",
+            "-t",
+            "1",
+            "--no-keepalive",
+            &server.url("/hello"),
+        ],
+    );
+    assert!(r.recorded.counts.completed > 100, "{:?}", r.recorded.counts);
+    let latency = Stats::of(&r.recorded.latency);
+    let connect = Stats::of(&r.recorded.connect);
+    eprintln!("{e}: latency {latency:?}, connect {connect:?}");
+    assert!(
+        latency.p50 >= 5,
+        "latency p50 {} us: {latency:?}",
+        latency.p50
+    );
+    assert!(
+        connect.p50 >= 2,
+        "connect p50 {} us: {connect:?}",
+        connect.p50
+    );
+    assert!(
+        latency.p50 >= connect.p50,
+        "{latency:?} vs connect {connect:?}"
+    );
+}
+
 fn json_document_has_the_contract_fields(e: &str) {
     let server = hello();
     let r = load(
@@ -640,6 +680,7 @@ on_both_engines!(
     open_loop_sees_the_stall_that_closed_loop_hides,
     open_loop_matches_the_stall_ground_truth,
     a_known_fixed_delay_is_measured_as_it_is,
+    a_request_is_never_faster_than_a_loopback_round_trip,
     json_document_has_the_contract_fields,
     timeseries_has_per_second_latency_and_marks_the_partial_last_second,
     requests_left_unanswered_at_the_end_are_reported_with_their_age,
