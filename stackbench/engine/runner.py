@@ -573,14 +573,7 @@ class _StackRun:
             raise StackError(f"[external.{ext.name}] on host {agent.name}: {exc}") from exc
         started = ExitStack()
         started.callback(_stop_remote_stack, agent.client.stop_stack, self.name)
-        self.runner.store.set_effective_params(
-            (c.case_id for c in self.cases.values()), {"external": ext.url}
-        )
-        sampled = f"pids {', '.join(map(str, found.roles.values()))}" if found.roles else ""
-        self._message(
-            f"external at {ext.url} on host {agent.name}, not started by stackbench: "
-            + (f"{process_counts(found.roles)} ({sampled})" if sampled else "not sampled")
-        )
+        self._announce_external(ext.url, found.roles, f" on host {agent.name}")
         cpus = found.cpus or frozenset(agent.info.cores)
         target = Target(ext.url, found.roles, {}, len(cpus), self.runner.suite.placement.loader)
         watch = HostWatch(spread.stack_hosts)
@@ -598,6 +591,18 @@ class _StackRun:
             None,
         )
 
+    def _announce_external(self, url: str, roles: Mapping[str, int], where: str = "") -> None:
+        """A server the user runs, as the reports' "parameters in force" give it (where it
+        ran, run by the user) and as the progress tells it: the processes sampled, if any."""
+        self.runner.store.set_effective_params(
+            (c.case_id for c in self.cases.values()), {"external": url}
+        )
+        sampled = f"pids {', '.join(map(str, roles.values()))}" if roles else ""
+        self._message(
+            f"external at {url}{where}, not started by stackbench: "
+            + (f"{process_counts(roles)} ({sampled})" if sampled else "not sampled")
+        )
+
     def _start_external(self, ext: ExternalStack) -> _Live:
         """A server the user runs: nothing started (and nothing to stop), its url checked
         and its processes (pids or unit) found for the monitor and the crash watch."""
@@ -607,15 +612,7 @@ class _StackRun:
         except StackbenchError as exc:  # e.g. gone since an earlier round: its cases fail
             raise StackError(str(exc)) from exc
         placement = self.runner.suite.placement
-        # What the reports' "parameters in force" say of it: where it ran, run by the user.
-        self.runner.store.set_effective_params(
-            (c.case_id for c in self.cases.values()), {"external": ext.url}
-        )
-        sampled = f"pids {', '.join(map(str, found.roles.values()))}" if found.roles else ""
-        self._message(
-            f"external at {ext.url}, not started by stackbench: "
-            + (f"{process_counts(found.roles)} ({sampled})" if sampled else "not sampled")
-        )
+        self._announce_external(ext.url, found.roles)
         cpus = found.cpus or allowed_cpus()
         # Its cores are accounted only when its processes are known: an unknown server's
         # CPU would be other work on them, and every level would look disturbed.
