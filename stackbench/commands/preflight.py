@@ -1,6 +1,7 @@
 """The pre-run checks as `run` prints them, before anything starts (a dry run stops after
-them): the plan, the parameters each stack starts with, the machine's limits, the article's
-deviations and the claims this plan can test, the hosts, --until-decided, a busy machine."""
+them): the rate probes as they run (or what the estimate guesses without them), the plan, the
+parameters each stack starts with, the machine's limits, the article's deviations and the
+claims this plan can test, the hosts, --until-decided, a busy machine."""
 
 import math
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from rich.text import Text
 from stackbench.analysis.analysis import decision_confidence
 from stackbench.analysis.claims import Readiness
 from stackbench.commands.claims import print_readiness, suite_cores_note
+from stackbench.commands.live import stop_signals_as_interrupt
 from stackbench.commands.plantime import print_time
 from stackbench.commands.suitefile import shown
 from stackbench.config.deviations import Deviation
@@ -22,6 +24,7 @@ from stackbench.config.plan import Plan
 from stackbench.config.suite import Suite
 from stackbench.engine.agreement import compared_note
 from stackbench.engine.preflight import Preflight
+from stackbench.engine.progress import Phase, ProgressEvent, ProgressSink
 from stackbench.engine.runner import QUIET_WAIT_S
 from stackbench.engine.until_decided import MAX_LOOKS
 from stackbench.errors import InputError
@@ -39,6 +42,9 @@ def print_preflight(
     """The checks, in the order people read them; a plan longer than `budget_s` (run
     --budget) is refused once its plan is shown (InputError, with what would fit)."""
     suite, timeline = checks.suite, checks.timeline
+    guess = checks.probes.guess_note
+    if guess:
+        print_wrapped(console, guess, "estimate: ", indent=2)
     print_plan(console, checks, suite_cores_note(suite, checks.claims))
     compared = compared_note(checks.plan)
     if compared:
@@ -64,6 +70,28 @@ def print_preflight(
         )
         print_wrapped(console, note, indent=2)
     print_machine_checks(console, checks.busy)
+
+
+def probe_lines(console: Console) -> ProgressSink:
+    """The rate probes as `run` tells them (engine/preflight.py `probe_rates`): the line that
+    announces them, then each probe's rate, or its stack's failure."""
+
+    def tell(event: ProgressEvent) -> None:
+        if event.phase is Phase.PROBE:
+            stop_signals_as_interrupt()  # a stop mid-probe stops its stack, as mid-run
+            console.print(event.text)
+        elif event.phase is Phase.LEVEL and event.row is not None and event.level is not None:
+            rate = event.row.requests_per_s
+            console.print(
+                f"  probe {event.stack} {event.case} @{event.level.value:g}: {rate:,.0f} req/s"
+                if rate
+                else f"  probe {event.stack} {event.case} @{event.level.value:g}: no rate "
+                f"({event.row.status}); the estimate keeps its guess"
+            )
+        elif event.phase is Phase.FAILED:
+            console.print(f"  probe {event.describe()}")
+
+    return tell
 
 
 def check_budget(timeline: Timeline, budget_s: float) -> None:

@@ -32,8 +32,7 @@ from stackbench.commands.claims import (
 from stackbench.commands.decide import keep_deciding
 from stackbench.commands.live import LiveView, signal_number, stop_signals_as_interrupt
 from stackbench.commands.plantime import calibrate_before
-from stackbench.commands.preflight import print_preflight
-from stackbench.commands.probe import probe_wanted, probed
+from stackbench.commands.preflight import print_preflight, probe_lines
 from stackbench.commands.resultsdir import (
     STORE_NAME,
     check_results_dir,
@@ -116,11 +115,16 @@ def run_suite(
     else:
         store = store or open_store(request.out, console)
     past = past_runs(results_dir(request.out) / STORE_NAME)
-    if request.resume is None:  # a resumed run's rates are its own
-        go = probe_wanted(request.probe, request.dry_run, request.budget_s, suite)
-        past = probed(console, plan, past, inventory, (selection, hosts), go)
-    asked = Asked(request.no_calibrate or calibrate is None, request.resume is not None)
-    checks = preflight(plan, inventory, hosts, _claims_check(inventory), past, asked)
+    asked = Asked(
+        request.no_calibrate or calibrate is None,
+        request.resume is not None,
+        request.probe,
+        request.dry_run,
+        request.budget_s,
+        selection,
+    )
+    claims = _claims_check(inventory)
+    checks = preflight(plan, inventory, hosts, claims, past, asked, probe_lines(console))
     choice = checks.calibration
     print_preflight(console, checks, request.until_decided_s, request.budget_s)
     if request.settle:
@@ -137,7 +141,9 @@ def run_suite(
         inventory,
         store,
         results_dir(request.out),
-        LiveView(console, suite.level_kind, history=past.levels, scripts=past.scripts),
+        LiveView(
+            console, suite.level_kind, history=checks.past.levels, scripts=checks.past.scripts
+        ),
         selection=selection,
         hosts=hosts,
         keep_remote=request.keep_remote,

@@ -1,15 +1,18 @@
 """What a run checks before anything starts, in one record built from the plan: the parameters
 each stack will start with, the machine's limits the plan would exceed, a busy machine's
 warnings, which of an article's claims the plan can test, the suite's deviations from its
-article, how long it will take and whether the machine calibrates first. `run` builds it
-once and prints it; a dry run stops there.
+article, how long it will take and whether the machine calibrates first. The time estimate
+needs the rates of levels counted in requests: the ones this machine never measured are probed
+first (engine/probe.py) when asked (`--probe`) or when a budget will judge the plan; else the
+record says what the estimate guesses. `run` builds it once and prints it; a dry run stops
+there.
 
 The claims' readiness is the analysis's business (the engine does not import it): the caller
 passes the function that works it out, and the record keeps its answers as they are.
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from stackbench.config.calibrate_first import CalibrationChoice, calibrate_first
@@ -23,6 +26,9 @@ from stackbench.config.plan import Plan, build_plan
 from stackbench.config.status import StackEntry
 from stackbench.config.suite import Suite, parse_suite
 from stackbench.engine.pastruns import PastRuns
+from stackbench.engine.probe import Probed, ProbeNeed, probe_need, run_probes
+from stackbench.engine.progress import Phase, ProgressEvent, ProgressSink, ignore_progress
+from stackbench.engine.resume import Selection
 from stackbench.lab.build import build_dir_for
 from stackbench.lab.busy import quiet_machine_checks
 from stackbench.lab.machine import Check, Verdict, plan_limits
@@ -45,6 +51,8 @@ class Preflight(Generic[Claim]):
     timeline: Timeline  # how long each step takes (config/estimate.py)
     not_built: tuple[str, ...]  # stacks whose first build comes on top of the estimate
     calibration: CalibrationChoice  # whether `calibrate` runs first, and why
+    probes: Probed  # the rates the probes measured, or what the estimate guesses
+    past: PastRuns  # what this machine measured before, the probes' rates added
 
     @property
     def suite(self) -> Suite:
@@ -63,7 +71,11 @@ class Asked:
     """What the run was asked that the checks depend on."""
 
     no_calibrate: bool = False  # --no-calibrate (or no way to calibrate)
-    resumed: bool = False  # run --resume: the run continues a stored one
+    resumed: bool = False  # run --resume: the run continues a stored one (its rates its own)
+    probe: bool = False  # --probe: the rates the plan would guess are measured first
+    dry_run: bool = False  # run --dry-run: it probes only when asked
+    budget_s: float | None = None  # --budget: the most the whole run may take
+    selection: Selection = Selection()  # --stacks, --workloads: what the probes may start
 
 
 def preflight(
@@ -73,9 +85,13 @@ def preflight(
     claims: ClaimsCheck[Claim],
     past: PastRuns,
     asked: Asked = Asked(),
+    progress: ProgressSink = ignore_progress,
 ) -> Preflight[Claim]:
     """`past`: what this machine measured before (the time estimate's rates, whether it is
-    calibrated: an uncalibrated machine calibrates first, config/calibrate_first.py)."""
+    calibrated: an uncalibrated machine calibrates first, config/calibrate_first.py).
+    `progress`: the probes' events, when they run (`probe_rates`)."""
+    probes = probe_rates(plan, inventory, hosts, past, asked, progress)
+    past = replace(past, levels=past.levels + list(probes.rates or ()))
     suite = plan.suite
     calibration = calibrate_first(
         claims_path_for(CLAIMS_DIR, suite.name) is not None,
@@ -101,7 +117,38 @@ def preflight(
         timeline,
         tuple(unbuilt(plan, inventory)),
         calibration,
+        probes,
+        past,
     )
+
+
+def probe_wanted(asked: Asked, suite: Suite) -> bool:
+    """--probe, or a real run whose plan a budget judges (--budget, load_budget_min): there a
+    guessed rate could refuse a plan that fits or pass one that does not. Elsewhere the ETA
+    corrects a guess as levels finish."""
+    budgeted = asked.budget_s is not None or suite.load_budget_s is not None
+    return asked.probe or (budgeted and not asked.dry_run)
+
+
+def probe_rates(
+    plan: Plan,
+    inventory: Mapping[str, StackEntry],
+    hosts: HostsFile | None,
+    past: PastRuns,
+    asked: Asked,
+    progress: ProgressSink,
+) -> Probed:
+    """The rates the plan would guess, probed when wanted (`probe_wanted`): a `PROBE` event
+    announces them on `progress`, then their runner's events follow. A resumed run's rates
+    are its own: nothing is probed, nothing said."""
+    if asked.resumed:
+        return Probed(ProbeNeed(0, None))
+    need = probe_need(plan, past.levels)
+    if need.plan is None or not probe_wanted(asked, plan.suite):
+        return Probed(need)
+    progress(ProgressEvent(Phase.PROBE, need.announcement()))
+    rates = run_probes(need.plan, inventory, progress, asked.selection, hosts)
+    return Probed(need, tuple(rates))
 
 
 def calibration_seconds(inventory: Mapping[str, StackEntry], history: Sequence[PastLevel]) -> float:

@@ -3,9 +3,10 @@
 A level counted in requests lasts as long as the stack takes to serve them, so the plan's time
 estimate needs the stack's rate at that level (config/estimate.py `rate_for`). This machine's
 earlier runs give it; when they do not, the estimate falls back on a guess that can be wrong
-tenfold either way. Before a real run (or `run --dry-run --probe`), each such case is loaded
-for `PROBE_S` seconds at its lowest and highest unmeasured level, into a throw-away store, and
-the plan is estimated again from what the probes measured. Nothing the probes measure reaches
+tenfold either way. When the pre-run checks want them (engine/preflight.py `probe_wanted`:
+`--probe`, or a real run whose plan a budget judges), each such case is loaded for `PROBE_S`
+seconds at its lowest and highest unmeasured level, into a throw-away store, and the plan is
+estimated from what the probes measured. Nothing the probes measure reaches
 the run's results: they are timed, not counted, levels, with no JIT warm-up pass, so they are
 no evidence for a verdict, only for how long the run will take.
 """
@@ -56,6 +57,35 @@ class ProbeNeed:
         settings = self.plan.suite.load
         per = (settings.duration_s or 0.0) + settings.warmup_s + settings.pause_s + PROBE_EXTRA_S
         return self.probes * per + PROBE_STACK_S * len(self.plan.stacks)
+
+    def announcement(self) -> str:
+        """The line people read before the probes start."""
+        return (
+            f"probing {self.probes} rate(s) this machine never measured, for the plan's estimate "
+            f"(about {self.seconds:.0f} s; not part of the results)"
+        )
+
+
+@dataclass(frozen=True)
+class Probed:
+    """What the probes did for a plan's estimate: the rates they measured, or (not run) what
+    the estimate guesses instead and what probing would cost."""
+
+    need: ProbeNeed
+    rates: tuple[PastLevel, ...] | None = None  # None: the probes did not run
+
+    @property
+    def guess_note(self) -> str | None:
+        """Not probed though the plan guesses: how many levels, and what `--probe` costs."""
+        need = self.need
+        if need.plan is None or self.rates is not None:
+            return None
+        return (
+            f"{need.guessed} level(s) counted in requests have no rate measured here, so their "
+            f"time below is a guess (the ETA corrects it as levels finish); `--probe` first "
+            f"measures them: {need.probes} probe(s) of {PROBE_S:g} s, about {need.seconds:.0f} s "
+            f"in all"
+        )
 
 
 def probe_settings(settings: LoadSettings) -> LoadSettings:

@@ -30,6 +30,7 @@ class Phase(enum.Enum):
     FAILED = "failed"  # the stack failed: its unfinished cases fail
     LEVEL = "level"  # a level finished (or was kept from before a resume): `row`
     LOOK = "look"  # run --until-decided: another look at the data, what it repeats
+    PROBE = "probe"  # the rate probes start, before the plan is estimated (engine/probe.py)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,9 @@ from stackbench.config.paths import STACKS_DIR
 from stackbench.config.plan import build_plan
 from stackbench.config.status import Availability, StackEntry, StackStatus
 from stackbench.config.suite import parse_suite
+from stackbench.engine.pastruns import PastRuns
 from stackbench.engine.preflight import Preflight
+from stackbench.engine.probe import Probed, probe_need
 from stackbench.lab.stack import planned_params
 
 SUITE = """
@@ -50,8 +52,10 @@ def _printed(tmp_path: Path, cores: int) -> str:
     console = Console(record=True, width=80, file=io.StringIO(), color_system=None)
     timeline = plan_timeline(plan)
     no_calibration = CalibrationChoice(False, "")
+    params = planned_params(plan, inventory)
+    probes = Probed(probe_need(plan, []))
     checks = Preflight(
-        plan, planned_params(plan, inventory), (), (), (), None, None, timeline, (), no_calibration
+        plan, params, (), (), (), None, None, timeline, (), no_calibration, probes, PastRuns()
     )
     print_plan(console, checks, suite_cores_note(suite, ()))
     return console.export_text()
