@@ -1,4 +1,8 @@
-"""The command line as a user meets it: exit codes and messages that name the culprit."""
+"""The command line as a user meets it: exit codes and messages that name the culprit.
+
+The commands run in this process (tests/commands/cli_inprocess.py), through the entry point
+`python -m stackbench` calls; what only a process shows (that entry itself, the colour a new
+process picks from its environment) runs as a subprocess."""
 
 import os
 import re
@@ -14,18 +18,33 @@ from stackbench.lab.environment import tool_versions
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.machine import Verdict, all_checks
 from stackbench.store.store import Store
+from tests.commands.cli_inprocess import Ran, run_in_process
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))  # synthetic_run
 
 
-def stackbench(*args: str) -> subprocess.CompletedProcess[str]:
+def stackbench(*args: str) -> Ran:
+    return run_in_process(*args)
+
+
+def subprocess_stackbench(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`python -m stackbench ARGS` in a new process, colour asked for only through `env`."""
+    plain = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
     return subprocess.run(
         [sys.executable, "-m", "stackbench", *args],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        env={**plain, **env},
     )
+
+
+def test_python_m_stackbench_runs_the_command_line_and_exits_with_its_code():
+    version = subprocess_stackbench("--version")
+    assert version.returncode == 0 and "stackbench" in version.stdout, version.stderr
+    bogus = subprocess_stackbench("run", "--bogus")
+    assert bogus.returncode == 2 and "--bogus" in bogus.stderr
 
 
 def test_bad_suite_key_exits_2_naming_file_and_key(tmp_path):
@@ -132,17 +151,8 @@ def test_informational_commands_run():
 
 
 # --- an 80-column terminal, colour, results and report options --------------------------------
-def stackbench_env(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-    full.update({"COLUMNS": "80", **env})
-    return subprocess.run(
-        [sys.executable, "-m", "stackbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=full,
-    )
+def stackbench_env(*args: str, **env: str) -> Ran:
+    return run_in_process(*args, env={"COLUMNS": "80", **env}, unset=("NO_COLOR", "FORCE_COLOR"))
 
 
 def _longest(text: str) -> int:
@@ -213,6 +223,9 @@ COLOUR = re.compile(r"\x1b\[[0-9;]*3[0-9]")  # a foreground colour escape
 
 
 def test_colour_only_when_wanted():
+    # a new process picks its colours from its environment when it imports stackbench.cli
+    forced = subprocess_stackbench("stacks", COLUMNS="80", FORCE_COLOR="1")
+    assert COLOUR.search(forced.stdout), forced.stderr
     assert COLOUR.search(stackbench_env("stacks", FORCE_COLOR="1").stdout)
     assert not COLOUR.search(stackbench_env("--no-color", "stacks", FORCE_COLOR="1").stdout)
     assert not COLOUR.search(stackbench_env("stacks", FORCE_COLOR="1", NO_COLOR="1").stdout)
