@@ -20,7 +20,7 @@ from stackbench.config.estimate import Timeline, fitting_stacks
 from stackbench.config.hosts import HostsFile
 from stackbench.config.noise import THROUGHPUT_THRESHOLD
 from stackbench.config.placement import format_cpus
-from stackbench.config.plan import Plan
+from stackbench.config.plan import Plan, timings_due
 from stackbench.config.suite import Suite
 from stackbench.engine.agreement import compared_note
 from stackbench.engine.preflight import Preflight
@@ -155,6 +155,8 @@ def print_plan(console: Console, checks: Preflight[Readiness], cores_note: str =
             f"each {amount} (+{s.warmup_s:g} s warm-up, {s.pause_s:g} s pause), repeat={s.repeat}"
         )
     )
+    if suite.script_iterations:
+        print_wrapped(console, timings_line(suite), indent=2, first_style="")
     if plan.interleaved:
         print_wrapped(console, interleaving_note(plan), indent=2)
     if suite.placement.server_host is None:
@@ -183,6 +185,16 @@ def print_plan(console: Console, checks: Preflight[Readiness], cores_note: str =
             first_style="yellow",
         )
         print_check_commands(console, check)
+
+
+def timings_line(suite: Suite) -> str:
+    """The standalone timings the plan makes of each stack and workload, before its load."""
+    each = suite.script_timings
+    total = timings_due(None, suite.load.repeat, each)
+    return (
+        f"standalone timing: the code x {suite.script_iterations:,} without HTTP, "
+        f"{each} in each repetition ({total} a stack and workload), each a fresh process"
+    )
 
 
 def print_core_counts(console: Console, suite: Suite) -> None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from stackbench.config.loadspec import LoadSettings, Mode, level_budget_s
-from stackbench.config.plan import Plan, PlannedCase, PlannedStack
+from stackbench.config.plan import Plan, PlannedCase, PlannedStack, timings_in
 
 # A level counted in requests that this machine never measured for its stack, workload and
 # setup: planned at this rate, and labelled a guess. Low on purpose (a plan that ends early
@@ -260,23 +260,24 @@ def plan_timeline(
         steps.append(Step("calibration", calibration_s))
     suite = plan.suite
     scripts = script_iteration_s or {}
-    scripted: set[tuple[str, str]] = set()
     compared = {n for n, e in suite.endpoints.items() if e.same_across_stacks}
     for stack in plan.stacks:  # asked once before any load (engine/agreement.py)
         if stack.available and any(c.spec.name in compared for c in stack.cases):
             steps.append(Step("stack start", overheads.stack_start_s, stack.name))
     for round_ in plan.rounds():
+        # the standalone timings each case makes in this round, as the runner makes them
+        timings = (
+            timings_in(round_.repetition, suite.load.repeat, suite.script_timings)
+            if suite.script_iterations
+            else 0
+        )
         for stack in round_.order:
             if not stack.available:
                 continue
             steps.append(Step("stack start", overheads.stack_start_s, stack.name))
             for case in map(round_.levels, stack.cases):
-                key = (stack.name, case.spec.label)
-                script = 0.0
-                if suite.script_iterations and key not in scripted:
-                    scripted.add(key)  # once per case, in its first round
-                    per = scripts.get(key, overheads.script_iteration_s)
-                    script = suite.script_iterations * per
+                per = scripts.get((stack.name, case.spec.label), overheads.script_iteration_s)
+                script = timings * suite.script_iterations * per
                 jit = (
                     stack.jit_warmup_s + overheads.per_level_s
                     if stack.jit_warmup_s and suite.load_for(case.spec.label).jit_warmup

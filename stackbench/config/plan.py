@@ -74,6 +74,27 @@ class Round:
         )
 
 
+def timings_due(repetition: int | None, repeat: int, per_repetition: int = 1) -> int:
+    """Standalone timings a case should have stored by the end of a round: `per_repetition`
+    (the suite's script_timings) in each repetition, each a fresh process on its round's fresh
+    start of the stack; all of them in the single round of a run that does not interleave
+    (`repetition` None). Rounds that `run --until-decided` adds beyond `repeat` time nothing
+    more."""
+    rounds = repeat if repetition is None else min(repetition + 1, repeat)
+    return rounds * per_repetition
+
+
+def timings_in(repetition: int | None, repeat: int, per_repetition: int = 1) -> int:
+    """The standalone timings one round adds to each case: those due by its end less those
+    due by the end of the round before (what the plan's time counts)."""
+    before = (
+        0
+        if repetition is None or repetition <= 0
+        else timings_due(repetition - 1, repeat, per_repetition)
+    )
+    return timings_due(repetition, repeat, per_repetition) - before
+
+
 @dataclass(frozen=True)
 class Plan:
     suite: Suite

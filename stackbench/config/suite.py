@@ -6,8 +6,8 @@ A sweep list may mix plain values with ranges, e.g. `connections = [1, {start = 
 step = 100, stop = 10000}]` for "1, then 100 to 10,000 in steps of 100".
 
 Bounds (documented in the error messages too): at most MAX_LEVELS levels per sweep, each level
-at most MAX_LEVEL_VALUE connections or requests/s, `repeat` at most MAX_REPEAT, a suite file at
-most 1 MiB.
+at most MAX_LEVEL_VALUE connections or requests/s, `repeat` at most MAX_REPEAT, `script_timings`
+at most MAX_SCRIPT_TIMINGS, a suite file at most 1 MiB.
 """
 
 import dataclasses
@@ -40,6 +40,7 @@ from stackbench.errors import InputError
 MAX_LEVELS = 1000
 MAX_LEVEL_VALUE = 10_000_000.0  # connections or requests/s of one level
 MAX_SCRIPT_ITERATIONS = 10_000_000
+MAX_SCRIPT_TIMINGS = 20  # standalone timings per repetition
 MAX_LOAD_BUDGET_MIN = 1440.0  # a suite designed for at most a day of load
 DEFAULT_CONNECTIONS = (25.0,)  # closed loop without a `connections` list
 
@@ -150,6 +151,9 @@ class _SuiteFile(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     slo: Slo | None = None
     search: RateSearch | None = None
     script_iterations: Annotated[int, Meta(ge=0, le=MAX_SCRIPT_ITERATIONS)] = 0
+    # Standalone timings in each repetition, each a fresh process: a timing is one whole run,
+    # so several a repetition give the timing's interval without more rounds of load.
+    script_timings: Annotated[int, Meta(ge=1, le=MAX_SCRIPT_TIMINGS)] = 1
     # The minutes of load the suite is designed to fit (an article suite: to decide its claims
     # within them); the plan states it and refuses a plan estimated longer (run --budget wins).
     load_budget_min: Annotated[float, Meta(gt=0, le=MAX_LOAD_BUDGET_MIN)] | None = None
@@ -194,6 +198,7 @@ class Suite:
     workload_durations: dict[str, float]
     script_iterations: int  # >0: time each workload without HTTP before loading it
     raw_text: str
+    script_timings: int = 1  # standalone timings per repetition (with script_iterations)
     hosts: HostsFile | None = None  # the suite's own [hosts] tables
     hosts_file: Path | None = None  # or its hosts_file, read by `resolve_hosts`
     declared_deviations: tuple[Deviation, ...] = ()  # the suite file's [[deviation]]
@@ -641,6 +646,7 @@ def parse_suite(path: Path) -> Suite:
         workload_levels=_workload_levels(path, suite.levels, labels, load_settings.mode),
         workload_durations=_workload_durations(path, suite.durations, labels, load_settings),
         script_iterations=suite.script_iterations,
+        script_timings=_script_timings(path, suite, data),
         load_budget_s=None if suite.load_budget_min is None else suite.load_budget_min * 60,
         raw_text=text,
         hosts=hosts_from_table(data["hosts"], path) if suite.hosts else None,
@@ -650,6 +656,16 @@ def parse_suite(path: Path) -> Suite:
         min_server_cores=_min_server_cores(path, suite.min_server_cores, stack_names),
         core_counts=counts if len(counts) > 1 else (),
     )
+
+
+def _script_timings(path: Path, suite: _SuiteFile, data: dict[str, Any]) -> int:
+    """Timings per repetition: only where there is a standalone timing to repeat."""
+    if "script_timings" in data and suite.script_iterations == 0:
+        raise InputError(
+            f"{_where(path, 'script_timings')}: standalone timings need script_iterations "
+            "(the iterations each timing runs); add it, or remove script_timings"
+        )
+    return suite.script_timings
 
 
 def _core_counts(path: Path, suite: _SuiteFile) -> tuple[CoreCount, ...]:

@@ -39,7 +39,7 @@ from stackbench.config.loadspec import LoadRequest
 from stackbench.config.manifest import Warmup
 from stackbench.config.noise import THROUGHPUT_THRESHOLD
 from stackbench.config.placement import allowed_cpus
-from stackbench.config.plan import Level, Plan, PlannedCase, PlannedStack, Round
+from stackbench.config.plan import Level, Plan, PlannedCase, PlannedStack, Round, timings_due
 from stackbench.config.status import StackEntry
 from stackbench.config.workloads import BodyStability, WorkloadSpec
 from stackbench.engine import agreement
@@ -113,14 +113,6 @@ class RunSetup:
     settle: Advise | None = None  # run --settle: judges a first level's warm-up (engine/settle.py)
 
 
-def timings_due(repetition: int | None, repeat: int) -> int:
-    """Standalone timings a case should have stored by the end of this round: one per
-    repetition, each on its round's fresh start; every one in the single round of a run that
-    does not interleave (`repetition` None). Rounds that `run --until-decided` adds beyond
-    `repeat` time nothing more."""
-    return repeat if repetition is None else min(repetition + 1, repeat)
-
-
 @dataclass
 class _CaseState:
     """A case of the plan as stored: its row, its status, its levels measured so far."""
@@ -128,7 +120,7 @@ class _CaseState:
     case_id: int
     status: CaseStatus
     replay: Replay
-    scripted: int  # standalone timings stored already (resume), one per repetition
+    scripted: int  # standalone timings stored already (resume): script_timings a repetition
     notes: list[str] = field(default_factory=list)  # what its rounds noted (restarts...)
 
 
@@ -811,10 +803,11 @@ class _StackRun:
                 )
                 state.status = "failed"
                 continue
-            # One standalone timing per repetition, each on this round's fresh start (all of
-            # them in the one round of a run that does not interleave): a timing is a whole
-            # run whose uncertainty is the run-to-run spread, so repetitions give its interval.
-            wanted = timings_due(self.round.repetition, suite.load.repeat)
+            # script_timings standalone timings per repetition, each a fresh process on this
+            # round's fresh start (all of them in the one round of a run that does not
+            # interleave): a timing is a whole run whose uncertainty is the run-to-run spread,
+            # so the timings give its interval.
+            wanted = timings_due(self.round.repetition, suite.load.repeat, suite.script_timings)
             while suite.script_iterations and state.scripted < wanted:
                 self._script_timing(case.spec)
                 state.scripted += 1

@@ -50,6 +50,7 @@ def run_settings(suite: Suite, decision_looks: int = 1) -> RunSettings:
             lo=search.lo, hi=search.hi, probes=search.probes, tolerance=search.tolerance
         ),
         script_iterations=suite.script_iterations,
+        script_timings=suite.script_timings,
         variants={
             name: VariantSettings(stack=v.stack, params=dict(v.params))
             for name, v in suite.variants.items()

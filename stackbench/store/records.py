@@ -229,6 +229,9 @@ class RunSettings(Record, frozen=True, kw_only=True):
     # [placement] server_cores = [1, 2]: each planned stack name ("node.2c") at its count;
     # empty: every stack on `placement` (runs before core counts record none)
     core_counts: dict[str, CoreCountSettings] = {}
+    # Standalone timings in each repetition (the suite's script_timings; runs before it was a
+    # key made one)
+    script_timings: int = 1
 
 
 # --- the machine a run was made on -----------------------------------------------------------

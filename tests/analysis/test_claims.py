@@ -20,6 +20,7 @@ from stackbench.analysis.claims import (
     StackFacts,
     cores_note,
     evaluate,
+    facts_from_plan,
     facts_from_run,
     level_metric,
     level_problem,
@@ -30,7 +31,7 @@ from stackbench.analysis.claims import (
 from stackbench.analysis.claims.kinds import jitter_ratio_interval
 from stackbench.config.claims import Claim, claims_from_data, parse_claims
 from stackbench.config.measured import RoleUsage, Second
-from stackbench.config.plan import LevelKey
+from stackbench.config.plan import LevelKey, build_plan
 from stackbench.config.suite import parse_suite
 from stackbench.config.todecide import ToDecide, UndecidedClaim
 from stackbench.errors import InputError
@@ -1160,6 +1161,17 @@ def test_unmet_requirement_makes_evaluate_untestable_with_every_reason():
     assert result.ours == ()
 
 
+def test_facts_from_a_plan_carry_its_standalone_timings(tmp_path, fake_inventory):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        'stacks = ["refserver"]\nworkloads = ["hello"]\nscript_iterations = 10\n'
+        "script_timings = 4\n[load]\nrepeat = 3\n"
+    )
+    plan = build_plan(parse_suite(path), fake_inventory, None, None)
+    f = facts_from_plan(plan, fake_inventory)
+    assert (f.script_iterations, f.script_timings, f.repeat) == (10, 4, 3)
+
+
 # --- facts from a stored run -----------------------------------------------------------------
 def test_facts_from_a_stored_run_through_the_store():
     store = Store(":memory:")
@@ -1178,6 +1190,7 @@ def test_facts_from_a_stored_run_through_the_store():
                 levels=(20.0, 200.0),
                 workload_levels={"sha256?n=1": (300.0, 5000.0)},
                 script_iterations=100,
+                script_timings=3,
                 placement=PlacementSettings(server=(0, 1), loader=(2,), services=(0,)),
                 variants={
                     "node-cluster-pool": VariantSettings(
@@ -1216,6 +1229,7 @@ def test_facts_from_a_stored_run_through_the_store():
     )
     assert f.server_cores == 2 and f.keepalive == "off" and f.driver == "ab"
     assert f.request_count(200) == 20000 and f.script_iterations == 100
+    assert f.script_timings == 3
     assert f.workload_levels == {"db-report": (20.0, 200.0), "sha256?n=1": (300.0, 5000.0)}
     pool = f.stack("node-cluster-pool")
     assert pool is not None and pool.params == {"workers": "2", "db_strategy": "pool"}

@@ -88,6 +88,7 @@ def _facts(suite: Suite, claims: tuple[Claim, ...]) -> Facts:
         load.duration_s,
         dict(suite.workload_durations),
         load.repeat,
+        suite.script_timings,
     )
 
 
@@ -274,3 +275,31 @@ def test_a_close_article_figure_is_decidable_only_with_the_suite_repetitions() -
     (weaker,) = designs([claim], dataclasses.replace(facts, repeat=1), assumed_spread())
     assert not weaker.decidable
     assert "readfile" in weaker.why and "1.12×" in weaker.why
+
+
+def test_standalone_timings_a_repetition_are_counted_as_whole_runs() -> None:
+    """script-native-matches-php-time's band (±10% around 1.02) on standalone timings, each a
+    whole run at the assumed 10% whole-level spread: five repetitions of one timing cannot
+    confirm it; three timings in each (fifteen a side) can, and the synthetic run has them."""
+    claim = _claim(
+        {
+            "kind": "ratio",
+            "metric": "script_wall",
+            "numerator": {"stack": "a"},
+            "denominator": {"stack": "b"},
+            "expect": "near",
+            "article": 1.02,
+            "tolerance": 0.1,
+            "workloads": ["w"],
+        }
+    )
+    once = dataclasses.replace(_plan("native", 5), script_iterations=1000)
+    (five,) = designs([claim], once, assumed_spread())
+    assert five.testable and not five.decidable
+    assert "repetitions a side" in five.why, five.why
+    thrice = dataclasses.replace(once, script_timings=3)
+    (fifteen,) = designs([claim], thrice, assumed_spread())
+    assert fifteen.decidable, fifteen.why
+    at, _ = scenarios(claim, thrice)
+    scripts = synthetic_run(thrice, at, assumed_spread()).scripts
+    assert len([s for s in scripts if s.stack == "a"]) == 15

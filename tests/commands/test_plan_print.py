@@ -43,9 +43,9 @@ def _inventory() -> dict[str, StackEntry]:
     return out
 
 
-def _printed(tmp_path: Path, cores: int) -> str:
+def _printed(tmp_path: Path, cores: int, top: str = "", tail: str = "") -> str:
     path = tmp_path / "article.toml"
-    path.write_text(SUITE.format(cores=cores))
+    path.write_text(top + SUITE.format(cores=cores) + tail)
     suite = parse_suite(path)
     inventory = _inventory()
     plan = build_plan(suite, inventory, None, None)
@@ -84,3 +84,16 @@ def test_plan_says_up_front_when_the_server_has_fewer_cores_than_the_article(tmp
     )
     assert sentence in text
     assert text.index(sentence) < text.index("plan stack")  # before the stacks' table
+
+
+def test_plan_says_how_many_standalone_timings_it_makes(tmp_path):
+    """script_timings in each of the `repeat` rounds: the count each stack and workload gets."""
+    top = "script_iterations = 3000\nscript_timings = 2\n"
+    out = _printed(tmp_path, 1, top, "[load]\nrepeat = 3\n")
+    assert max(len(line) for line in out.splitlines()) <= 80
+    text = " ".join(out.split())
+    assert (
+        "standalone timing: the code x 3,000 without HTTP, 2 in each repetition (6 a stack "
+        "and workload), each a fresh process"
+    ) in text
+    assert "standalone timing:" not in " ".join(_printed(tmp_path, 1).split())

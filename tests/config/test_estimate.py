@@ -19,7 +19,7 @@ from stackbench.config.estimate import (
     warmup_pass_s,
 )
 from stackbench.config.loadspec import DriverKind, KeepAlive, LoadSettings, Mode
-from stackbench.config.plan import build_plan
+from stackbench.config.plan import Plan, Round, build_plan
 from stackbench.config.suite import parse_suite
 
 # Round figures, so that every total below is easy to add up by hand.
@@ -166,10 +166,11 @@ def test_a_plan_timeline_adds_up_by_hand(tmp_path: Path, fake_inventory) -> None
     # (nearby) 4 s; each + 0.25 overhead + 1 pause; 2 repetitions (rounds) of each
     levels = 2 * ((2 + 1.25) + (1 + 1.25) + (4 + 1.25) + (4 + 1.25))
     assert levels == 32.0 and timeline.seconds_of("level") == pytest.approx(levels)
-    # two rounds x two stacks start; each case start 0.5, once with its standalone timing:
-    # refserver 100 x 0.002 = 0.2 s, refjit 100 x 0.01 (assumed) = 1 s; refjit's JIT
-    # warm-up pass (1 s, fake stack, + 0.25 s its loader's start) before its case each round
-    starts = 4 * 2.0 + 4 * 0.5 + 0.2 + 1.0 + 2 * 1.25
+    # two rounds x two stacks start; each case start 0.5, with its standalone timing in each
+    # round (one a repetition, as the runner makes them): refserver 100 x 0.002 = 0.2 s,
+    # refjit 100 x 0.01 (assumed) = 1 s; refjit's JIT warm-up pass (1 s, fake stack, + 0.25 s
+    # its loader's start) before its case each round
+    starts = 4 * 2.0 + 4 * 0.5 + 2 * (0.2 + 1.0) + 2 * 1.25
     assert timeline.seconds_of("stack start", "case start") == pytest.approx(starts)
     assert timeline.seconds_of("report") == 10 + 2 * 1.0  # two cases' charts
     assert timeline.total_s == pytest.approx(3 + starts + levels + 12)
@@ -177,6 +178,30 @@ def test_a_plan_timeline_adds_up_by_hand(tmp_path: Path, fake_inventory) -> None
     assert timeline.sources() == {"measured": 6, "nearby": 2}
     with_calibration = plan_timeline(plan, history, OH, calibration_s=120)
     assert with_calibration.seconds_of("calibration") == 120
+
+
+def test_the_standalone_timings_are_counted_as_the_runner_makes_them(
+    tmp_path: Path, fake_inventory
+) -> None:
+    """script_timings a repetition, in each of the `repeat` rounds; a round that run
+    --until-decided adds past them times nothing more."""
+    per = {("refserver", "hello"): 0.002, ("refjit", "hello"): 0.004}
+
+    def plan_of(text: str) -> Plan:
+        path = tmp_path / "s.toml"
+        path.write_text(text)
+        return build_plan(parse_suite(path), fake_inventory, None, None)
+
+    def starts(plan: Plan) -> float:
+        return plan_timeline(plan, (), OH, per).seconds_of("case start")
+
+    three = plan_of(SUITE.replace("iterations = 100", "iterations = 100\nscript_timings = 3"))
+    untimed = plan_of(SUITE.replace("script_iterations = 100", ""))
+    # 2 rounds x 3 timings x 100 iterations x (0.002 + 0.004) s a round's two cases
+    assert starts(three) - starts(untimed) == pytest.approx(2 * 3 * 100 * 0.006)
+    extension = Plan(three.suite, three.stacks, (Round(2, three.stacks),))
+    bare = Plan(untimed.suite, untimed.stacks, (Round(2, untimed.stacks),))
+    assert starts(extension) == pytest.approx(starts(bare))
 
 
 def test_what_fits_a_budget(tmp_path: Path, fake_inventory) -> None:

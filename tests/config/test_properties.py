@@ -15,7 +15,13 @@ from hypothesis import strategies as st
 from stackbench.config.manifest import Manifest, parse_manifest
 from stackbench.config.names import is_name
 from stackbench.config.plan import build_plan
-from stackbench.config.suite import MAX_LEVEL_VALUE, MAX_LEVELS, Suite, parse_suite
+from stackbench.config.suite import (
+    MAX_LEVEL_VALUE,
+    MAX_LEVELS,
+    MAX_SCRIPT_TIMINGS,
+    Suite,
+    parse_suite,
+)
 from stackbench.config.workloads import CATALOG, WorkloadSpec, parse_spec
 from stackbench.errors import InputError
 from stackbench.lab.inventory import load_inventory
@@ -180,6 +186,7 @@ SUITE_EDITS: list[tuple[tuple[str, ...], st.SearchStrategy[Any]]] = [
     (("levels",), st.dictionaries(SPECS, maybe(SWEEPS), max_size=2)),
     (("durations",), st.dictionaries(SPECS, maybe(NUMBERS), max_size=2)),
     (("script_iterations",), NUMBERS),
+    (("script_timings",), NUMBERS),
     (("colour",), VALUES),
 ]
 
@@ -224,6 +231,7 @@ def check_suite(suite: Suite) -> None:
         assert len(levels) <= MAX_LEVELS
         assert all(0 < v <= MAX_LEVEL_VALUE for v in levels)
     assert 0 <= suite.max_error_rate <= 1
+    assert 1 <= suite.script_timings <= MAX_SCRIPT_TIMINGS
     try:
         plan = build_plan(suite, INVENTORY, None, None)
     except InputError:

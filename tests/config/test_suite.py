@@ -379,6 +379,26 @@ def test_suite_name_comes_from_a_valid_file_name(tmp_path):
         parse_suite(bad)
 
 
+def test_script_timings_per_repetition(tmp_path):
+    """script_timings: standalone timings in each repetition (default 1), bounded, and only
+    beside script_iterations; a bad value is one message naming the key and what it allows."""
+    timed = SUITE.replace('name = "t"', 'name = "t"\nscript_iterations = 100')
+    assert parse_suite(write(tmp_path, timed)).script_timings == 1
+    three = timed.replace("iterations = 100", "iterations = 100\nscript_timings = 3")
+    suite = parse_suite(write(tmp_path, three))
+    assert (suite.script_iterations, suite.script_timings) == (100, 3)
+    for bad in ("0", "21", "1.5", '"2"'):
+        path = write(tmp_path, three.replace("script_timings = 3", f"script_timings = {bad}"))
+        with pytest.raises(InputError) as err:
+            parse_suite(path)
+        message = str(err.value)
+        assert message.startswith(f"{path}: key 'script_timings': expected a whole number ")
+        assert "from 1 to 20" in message and message.count("'script_timings'") == 1
+    alone = write(tmp_path, SUITE.replace('name = "t"', 'name = "t"\nscript_timings = 2'))
+    with pytest.raises(InputError, match="key 'script_timings': standalone timings need "):
+        parse_suite(alone)
+
+
 def test_defaults_come_from_the_records(tmp_path):
     from stackbench.config.loadspec import LoadSettings
     from stackbench.config.suite import Slo

@@ -650,3 +650,22 @@ def test_a_version_9_store_gains_the_runs_label_and_runs_are_named_by_it(tmp_pat
         migrated.resolve_run("v3")
     migrated.close()
     Store(path).close()
+
+
+def test_a_run_stored_before_script_timings_reads_back_one_a_repetition(tmp_path):
+    """RunSettings gained script_timings inside the runs' settings JSON (no new column): a run
+    whose settings lack it reads back as one timing a repetition, as it ran."""
+    path = tmp_path / "s.sqlite"
+    store = Store(path)
+    old = store.start_run(run_record())
+    new = store.start_run(run_record(settings=settings(script_iterations=10, script_timings=3)))
+    store.close()
+    with sqlite3.connect(path) as db:  # the settings as a stackbench before the key wrote them
+        (text,) = db.execute("SELECT settings FROM runs WHERE id = ?", (old,)).fetchone()
+        written = json.loads(text)
+        del written["script_timings"]
+        db.execute("UPDATE runs SET settings = ? WHERE id = ?", (json.dumps(written), old))
+    again = Store(path, create=False)
+    assert again.run(old).settings.script_timings == 1
+    assert again.run(new).settings.script_timings == 3
+    again.close()

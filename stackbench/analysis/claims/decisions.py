@@ -71,8 +71,9 @@ class _Tally:
 def to_decide(points: Sequence[_Point], repetitions: int | None, why: str) -> ToDecide:
     """The levels an undecided point reads and the repetitions each needs in all: at least
     one more than the fewest they have (the estimate assumes the figure stays; the look after
-    the next repetition asks again). A standalone timing runs once per stack, so more
-    repetitions of the suite's levels will not decide a point that reads one."""
+    the next repetition asks again). A stack's standalone timings are those its plan makes
+    (`repeat` x `script_timings`): more repetitions of the suite's levels add none, so they
+    will not decide a point that reads one."""
     if not points:
         return ToDecide((), None, why)
     if any(p.level is None for p in points):

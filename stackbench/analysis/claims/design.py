@@ -6,7 +6,7 @@ check that, the decision code itself (`evaluate`) reads two synthetic runs made 
 
 - the plan's stacks, workloads and levels, its repetitions and driver (the native loader's
   per-second series, or whole levels without one: wrk, ab), each level's length (its seconds,
-  or its requests at the synthetic rate), the standalone timings' repetitions;
+  or its requests at the synthetic rate), the standalone timings (script_timings a repetition);
 - repetitions spread by the run-to-run spread the verdicts will use (whole levels: the
   whole-level spread), around figures placed by the claim: at the article's own figures (a
   ratio at each point as the article printed it there, else its headline ratio; its order; a
@@ -551,7 +551,7 @@ def _scripts(
             else 0.0,
             outcome="ok",
         )
-        for f in _factors(facts.repeat, sigma)
+        for f in _factors(facts.repeat * facts.script_timings, sigma)
     ]
 
 
@@ -578,6 +578,7 @@ def _run_row(facts: Facts) -> RunRow:
         slo=None,
         search=None,
         script_iterations=facts.script_iterations,
+        script_timings=facts.script_timings,
         variants={},
         workload_levels={k: tuple(v) for k, v in facts.workload_levels.items()},
         workload_durations=dict(facts.workload_durations),

@@ -39,6 +39,7 @@ class Facts:
     duration_s: float | None = None  # seconds per level (None: counted requests)
     workload_durations: Mapping[str, float] = field(default_factory=dict)
     repeat: int = 1  # repetitions of every level (and standalone timing)
+    script_timings: int = 1  # standalone timings in each repetition
 
     def level_seconds(self, workload: str) -> float | None:
         """Seconds of load a level of `workload` runs (None: it sends counted requests)."""
@@ -91,6 +92,7 @@ def facts_from_plan(
         load.duration_s,
         dict(suite.workload_durations),
         load.repeat,
+        suite.script_timings,
     )
 
 
@@ -136,6 +138,7 @@ def facts_from_run(
         settings.duration_s,
         dict(settings.workload_durations),
         settings.repeat,
+        settings.script_timings,
     )
 
 
