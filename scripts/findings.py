@@ -1,13 +1,15 @@
 """Regenerate the article sections of docs/findings.md from real runs.
 
     .venv/bin/python scripts/findings.py                 # run the five short suites, then write
-    .venv/bin/python scripts/findings.py --full          # the full suites (hours)
+    .venv/bin/python scripts/findings.py --full          # the full suites, --until-decided (hours)
     .venv/bin/python scripts/findings.py --from DIR      # write from runs already in DIR
     .venv/bin/python scripts/findings.py --full --suites io-vs-cpu,concurrency-sweep
                                                          # only these articles' sections
 
 Each article suite runs with `stackbench run suites/<suite>.toml --out DIR/<suite>`, one after
-the other (so they never share the machine), and the part of docs/findings.md between the
+the other (so they never share the machine); a full suite with `--until-decided` too, so that
+after its plan the rounds of repetitions for its undecided claims spend what its
+load_budget_min leaves of load (engine/claim_rounds.py). The part of docs/findings.md between the
 markers below is rewritten from the stored runs: per article, what the article had (server
 cores, where its load tool ran), what this run had, where it departed from the article, its
 claims table exactly as summary.md gives it, and what machine the untestable claims need.
@@ -31,6 +33,7 @@ from stackbench.config.claims import ClaimsFile
 from stackbench.config.paths import REPO_ROOT, SUITES_DIR
 from stackbench.config.suite import parse_suite
 from stackbench.lab.inventory import load_inventory
+from stackbench.store.records import RunSettings
 from stackbench.store.store import RunData, Store
 
 FINDINGS = REPO_ROOT / "docs" / "findings.md"
@@ -52,7 +55,11 @@ LOADER_SAID = {
 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--full", action="store_true", help="the full suites, not -short")
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="the full suites, not -short, each run with --until-decided",
+    )
     parser.add_argument(
         "--from",
         dest="source",
@@ -77,18 +84,7 @@ def main(argv: Sequence[str]) -> int:
     where = args.source or args.out
     if args.source is None:
         for suite in suites:
-            code = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "stackbench",
-                    "run",
-                    str(SUITES_DIR / f"{suite}.toml"),
-                    "--out",
-                    str(where / suite),
-                ],
-                check=False,
-            ).returncode
+            code = subprocess.run(run_command(suite, where, args.full), check=False).returncode
             if code not in (0, 3, 4):  # a failed stack or loader is a finding, not a stop
                 print(f"findings: stackbench run {suite} exited {code}; stopping", file=sys.stderr)
                 return code
@@ -100,6 +96,21 @@ def main(argv: Sequence[str]) -> int:
     )
     print(f"findings: wrote {FINDINGS.relative_to(REPO_ROOT)} from {where}")
     return 0
+
+
+def run_command(suite: str, where: Path, full: bool) -> list[str]:
+    """The run of one article suite: a full one with --until-decided and no --budget, so its
+    rounds spend what the suite's load budget leaves after the plan's measured load."""
+    return [
+        sys.executable,
+        "-m",
+        "stackbench",
+        "run",
+        str(SUITES_DIR / f"{suite}.toml"),
+        "--out",
+        str(where / suite),
+        *(["--until-decided"] if full else []),
+    ]
 
 
 def section(suite: str, out: Path) -> str:
@@ -151,7 +162,8 @@ def _setup(suite: str, data: RunData, claims: ClaimsFile) -> list[str]:
         )
         + ".",
         "",
-        f"This run: `stackbench run suites/{suite}.toml` on {started} ({minutes:.1f} min), "
+        f"This run: `stackbench run suites/{suite}.toml{_flags(settings)}` on {started} "
+        f"({minutes:.1f} min{_rounds_said(data)}), "
         f"stackbench {commit}; {cpu}; the server on core(s) "
         f"{', '.join(map(str, placement.server))}, the loader on "
         f"{', '.join(map(str, placement.loader))}; driver {settings.driver}, keep-alive "
@@ -169,6 +181,28 @@ def _setup(suite: str, data: RunData, claims: ClaimsFile) -> list[str]:
     else:
         lines += ["", "Departures from the article: none stated."]
     return lines
+
+
+def _flags(settings: RunSettings) -> str:
+    """The flags the stored run shows it had: --until-decided allows it more than one look."""
+    return " --until-decided" if settings.decision_looks > 1 else ""
+
+
+def _rounds_said(data: RunData) -> str:
+    """What --until-decided added after the plan, from the stored levels: the repetitions
+    beyond the suite's `repeat` and their load ("" for a run without it)."""
+    settings = data.run.settings
+    if settings.decision_looks <= 1:
+        return ""
+    added = [row for row in data.levels if row.repetition >= settings.repeat]
+    if not added:
+        return "; until-decided added no round after the plan"
+    load = sum(row.duration_s for row in data.levels)
+    extra = sum(row.duration_s for row in added)
+    return (
+        f"; until-decided rounds added {len(added)} level repetition(s) after the plan, "
+        f"{extra / 60:.1f} of its {load / 60:.1f} min of load"
+    )
 
 
 def _needs(data: RunData, results: Sequence[ClaimResult]) -> list[str]:

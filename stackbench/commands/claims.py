@@ -20,11 +20,15 @@ from stackbench.analysis.claims import (
 )
 from stackbench.analysis.claims.design import design_lines, readiness_by_design
 from stackbench.analysis.verdicts import assumed_spread
+from stackbench.commands.resultsdir import STORE_NAME, results_dir
 from stackbench.config.claims import ClaimsFile, load_claims_for, parse_claims
+from stackbench.config.estimate import Timeline, plan_timeline
 from stackbench.config.paths import CLAIMS_DIR, SUITES_DIR
 from stackbench.config.plan import Plan, build_plan
 from stackbench.config.status import StackEntry
 from stackbench.config.suite import Suite, parse_suite
+from stackbench.config.todecide import rounds_room
+from stackbench.engine.pastruns import past_runs
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.stack import PlannedParams, planned_params
 from stackbench.report.termtable import print_wrapped
@@ -51,16 +55,22 @@ def run_claims(data: RunData, inventory: Mapping[str, StackEntry]) -> tuple[Clai
 
 
 def plan_readiness(
-    plan: Plan, inventory: Mapping[str, StackEntry], params: Sequence[PlannedParams] = ()
+    plan: Plan,
+    inventory: Mapping[str, StackEntry],
+    params: Sequence[PlannedParams] = (),
+    timeline: Timeline | None = None,
 ) -> tuple[Readiness, ...]:
-    """Which claims the plan can test; `params`: the stacks' parameters as they will start
-    (lab.stack.planned_params), for the claims that require a parameter."""
+    """Which claims the plan can test and decide; `params`: the stacks' parameters as they
+    will start (lab.stack.planned_params), for the claims that require a parameter;
+    `timeline`: the plan's time estimate, whose load the suite's load budget less is what
+    until-decided rounds may spend (None: estimated without this machine's rates)."""
     claims = suite_claims(plan.suite.name)
     if claims is None:
         return ()
     resolved = {p.stack: p.values for p in params if not p.problem}
     facts = facts_from_plan(plan, inventory, resolved)
-    return readiness_by_design(claims.claims, facts, assumed_spread())
+    room = rounds_room(timeline or plan_timeline(plan), plan.suite.load_budget_s)
+    return readiness_by_design(claims.claims, facts, assumed_spread(), room)
 
 
 def print_claims(console: Console, results: Sequence[ClaimResult]) -> None:
@@ -112,19 +122,23 @@ def print_claims_overview(console: Console) -> None:
     article's full suite, and what machine (server cores, another stack, hosts) the rest
     need."""
     inventory = load_inventory()
+    history = past_runs(results_dir(None) / STORE_NAME).levels  # as a dry run estimates
     for path in sorted(CLAIMS_DIR.glob("*.toml")):
         claims = parse_claims(path)
         suite = parse_suite(SUITES_DIR / f"{path.stem}.toml")
         plan = build_plan(suite, inventory, None, None)
-        readiness = plan_readiness(plan, inventory, planned_params(plan, inventory))
+        timeline = plan_timeline(plan, history)
+        readiness = plan_readiness(plan, inventory, planned_params(plan, inventory), timeline)
         testable = sum(r.testable for r in readiness)
-        decidable = sum(bool(r.decidable) for r in readiness)
+        by_plan = sum(bool(r.decidable) and not r.rounds for r in readiness)
+        with_rounds = sum(bool(r.decidable) and bool(r.rounds) for r in readiness)
         console.print(
             Text.assemble(
                 (f"{path.stem}", "bold"),
                 f" ({claims.article}): {testable} of {len(readiness)} claims testable here, "
-                f"{decidable} decidable with this plan, {testable - decidable} testable but "
-                "not decidable",
+                f"{by_plan} decidable with this plan, {with_rounds} more with until-decided "
+                "rounds within its load budget, "
+                f"{testable - by_plan - with_rounds} testable but not decidable",
             )
         )
         for line in machine_needs(readiness, suite.server_cores):

@@ -42,6 +42,7 @@ from stackbench.commands.resultsdir import (
     results_dir,
 )
 from stackbench.commands.settle import settle_advice
+from stackbench.config.estimate import Timeline
 from stackbench.config.paths import DEFAULT_SUITE
 from stackbench.config.plan import Plan, build_plan, settle_note
 from stackbench.config.status import StackEntry
@@ -171,10 +172,12 @@ def _request_of(console: Console, request: RunRequest) -> tuple[Store | None, Su
 def _claims_check(inventory: dict[str, StackEntry]) -> ClaimsCheck[Readiness]:
     """The readiness of the suite's article claims for a plan (None: no article)."""
 
-    def check(plan: Plan, params: Sequence[PlannedParams]) -> tuple[Readiness, ...] | None:
+    def check(
+        plan: Plan, params: Sequence[PlannedParams], timeline: Timeline
+    ) -> tuple[Readiness, ...] | None:
         if suite_claims(plan.suite.name) is None:
             return None  # the suite reproduces no article
-        return plan_readiness(plan, inventory, params)
+        return plan_readiness(plan, inventory, params, timeline)
 
     return check
 

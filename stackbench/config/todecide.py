@@ -1,11 +1,23 @@
 """What would decide an article's undecided claim, as a record both sides read: the claims
 reading (analysis.claims) says which levels each undecided point reads and how many
-repetitions they need in all; `run --until-decided` (engine.claim_rounds) repeats them.
-It lives here, below both, because the engine does not import the analysis."""
+repetitions they need in all; `run --until-decided` (engine.claim_rounds) repeats them, and
+the design check (analysis.claims.design) asks whether those rounds fit the suite's budget.
+It lives here, below all three, because neither the engine nor the analysis imports the other.
 
+`claims_round`, pure, picks the next round: the claims more repetitions can decide, cheapest
+first, each with every level it still needs, as many as the budget left pays for.
+`rounds_room` prices rounds for a plan not yet run: the suite's load budget less the plan's
+estimated load, each added repetition at the plan's own estimate of its level's load.
+"""
+
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from stackbench.config.estimate import Timeline
 from stackbench.config.plan import LevelKey
+
+MAX_CLAIM_ROUNDS = 50  # repetitions_to_decide advises at most 50 a side: beyond, a bug
 
 
 @dataclass(frozen=True)
@@ -32,3 +44,110 @@ class UndecidedClaim:
 
     claim: str  # the claim's id
     wants: tuple[ToDecide, ...]
+
+
+@dataclass(frozen=True)
+class ClaimRound:
+    """The next round: one more repetition of each level, for these claims."""
+
+    levels: tuple[LevelKey, ...]
+    claims: tuple[str, ...]
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why no round follows."""
+
+    why: str
+
+
+def claims_round(
+    undecided: Sequence[UndecidedClaim],
+    have: Mapping[LevelKey, int],
+    cost: Callable[[LevelKey], float],
+    left_s: float,
+) -> ClaimRound | Stop:
+    """The next round of repetitions for the undecided claims, within `left_s` seconds.
+    `have`: the repetitions each level has so far; `cost`: one repetition's seconds.
+    A claim is chased when every undecided point of it is one repetitions can decide (a
+    claim with a point that none can decide stays undecided whatever the others show); the
+    claims that need least are taken first, each with all the levels it still needs."""
+    if not undecided:
+        return Stop("every testable claim is decided")
+    needs: dict[str, tuple[LevelKey, ...]] = {}
+    hopeless: list[str] = []
+    for claim in undecided:
+        blocked = next((w for w in claim.wants if not w.repeatable), None)
+        if blocked is not None or not claim.wants:
+            why = blocked.why if blocked is not None else "no point says what would decide it"
+            hopeless.append(f"{claim.claim} ({why})")
+            continue
+        short = tuple(
+            dict.fromkeys(
+                k for w in claim.wants for k in w.levels if have.get(k, 0) < (w.repetitions or 0)
+            )
+        )
+        if short:
+            needs[claim.claim] = short
+        else:  # cannot happen from the reading (it asks one more): said, never looped on
+            hopeless.append(f"{claim.claim} (its levels have the repetitions it asked for)")
+    cannot = (
+        f"more measurement cannot decide {len(hopeless)} claim(s): {'; '.join(hopeless)}"
+        if hopeless
+        else ""
+    )
+    if not needs:
+        return Stop(cannot)
+    chosen: dict[LevelKey, None] = {}
+    claims: list[str] = []
+    used = 0.0
+    for name in sorted(needs, key=lambda n: (sum(map(cost, needs[n])), n)):
+        extra = [k for k in needs[name] if k not in chosen]
+        price = sum(map(cost, extra))
+        if used + price <= left_s:
+            chosen.update(dict.fromkeys(extra))
+            claims.append(name)
+            used += price
+    if not claims:
+        cheapest = min(needs, key=lambda n: (sum(map(cost, needs[n])), n))
+        price = sum(map(cost, needs[cheapest]))
+        return Stop(
+            f"the budget left ({left_s:.0f} s) cannot pay for the next round: the cheapest, "
+            f"for {cheapest}, would cost about {price:.0f} s ({len(needs[cheapest])} level(s)); "
+            f"{len(needs)} claim(s) still undecided" + (f"; {cannot}" if cannot else "")
+        )
+    return ClaimRound(tuple(chosen), tuple(claims), used)
+
+
+@dataclass(frozen=True)
+class RoundsRoom:
+    """What until-decided rounds may spend after a plan, as the run will count it without
+    --budget: seconds of load, the suite's load budget less the plan's; one more repetition
+    of a level costs its load as the plan estimates it (a level the plan does not run: never
+    affordable)."""
+
+    budget_s: float  # the suite's load budget (load_budget_min)
+    planned_s: float  # the plan's estimated load
+    level_s: Mapping[LevelKey, float]  # one repetition's load, per level of the plan
+
+    @property
+    def left_s(self) -> float:
+        return max(0.0, self.budget_s - self.planned_s)
+
+    def cost(self, key: LevelKey) -> float:
+        return self.level_s.get(key, math.inf)
+
+
+def rounds_room(timeline: Timeline, load_budget_s: float | None) -> RoundsRoom | None:
+    """The room a plan leaves for until-decided rounds; None when its suite states no load
+    budget (the rounds then spend what --until-decided or --budget is given, unknown here)."""
+    if load_budget_s is None:
+        return None
+    level_s: dict[LevelKey, float] = {}
+    for step in timeline.levels():
+        if step.time is None or step.value is None:
+            continue  # a rate search's probe: no level of its own to repeat
+        key = LevelKey(step.stack, step.label, step.value)
+        level_s[key] = max(level_s.get(key, 0.0), step.time.load_s)
+    return RoundsRoom(load_budget_s, timeline.load_s, level_s)

@@ -4,9 +4,10 @@ cannot pay for the next round, or more measurement cannot decide what is left.
 
 Each look asks the claims reading (passed in as `read`: the engine does not import the
 analysis) which claims read "not enough evidence" and what would decide each undecided point
-(config.todecide: its levels and the repetitions they need in all). `claims_round`, pure,
-picks the next round: the claims more repetitions can decide, cheapest first, each with every
-level it still needs, as many as the budget left pays for. A round repeats each chosen level
+(config.todecide: its levels and the repetitions they need in all). `claims_round`, pure
+(config.todecide, where the dry run's design check prices the same rounds), picks the next
+round: the claims more repetitions can decide, cheapest first, each with every level it
+still needs, as many as the budget left pays for. A round repeats each chosen level
 once, every stack on a fresh start and in shuffled order (until_decided.extension_plan), as
 the plan's own repetitions are; the next look reads the run again.
 
@@ -18,18 +19,16 @@ widened for the repeated looks (docs/methods.md says so).
 
 import functools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from stackbench.config.estimate import PastLevel, level_time, rate_for, setup_key
 from stackbench.config.plan import LevelKey, Plan
-from stackbench.config.todecide import UndecidedClaim
+from stackbench.config.todecide import MAX_CLAIM_ROUNDS, Stop, UndecidedClaim, claims_round
 from stackbench.engine.progress import Phase, ProgressEvent
 from stackbench.engine.runner import Runner, RunSetup
 from stackbench.engine.until_decided import extension_plan
 from stackbench.store.store import RunData
-
-MAX_CLAIM_ROUNDS = 50  # repetitions_to_decide advises at most 50 a side: beyond, a bug
 
 
 @dataclass(frozen=True)
@@ -43,80 +42,6 @@ class Allowance:
 
     def text(self) -> str:
         return f"{self.seconds / 60:.1f} min" + (" of load" if self.load_only else "")
-
-
-@dataclass(frozen=True)
-class ClaimRound:
-    """The next round: one more repetition of each level, for these claims."""
-
-    levels: tuple[LevelKey, ...]
-    claims: tuple[str, ...]
-    seconds: float
-
-
-@dataclass(frozen=True)
-class Stop:
-    """Why no round follows."""
-
-    why: str
-
-
-def claims_round(
-    undecided: Sequence[UndecidedClaim],
-    have: Mapping[LevelKey, int],
-    cost: Callable[[LevelKey], float],
-    left_s: float,
-) -> ClaimRound | Stop:
-    """The next round of repetitions for the undecided claims, within `left_s` seconds.
-    `have`: the repetitions each level has so far; `cost`: one repetition's seconds.
-    A claim is chased when every undecided point of it is one repetitions can decide (a
-    claim with a point that none can decide stays undecided whatever the others show); the
-    claims that need least are taken first, each with all the levels it still needs."""
-    if not undecided:
-        return Stop("every testable claim is decided")
-    needs: dict[str, tuple[LevelKey, ...]] = {}
-    hopeless: list[str] = []
-    for claim in undecided:
-        blocked = next((w for w in claim.wants if not w.repeatable), None)
-        if blocked is not None or not claim.wants:
-            why = blocked.why if blocked is not None else "no point says what would decide it"
-            hopeless.append(f"{claim.claim} ({why})")
-            continue
-        short = tuple(
-            dict.fromkeys(
-                k for w in claim.wants for k in w.levels if have.get(k, 0) < (w.repetitions or 0)
-            )
-        )
-        if short:
-            needs[claim.claim] = short
-        else:  # cannot happen from the reading (it asks one more): said, never looped on
-            hopeless.append(f"{claim.claim} (its levels have the repetitions it asked for)")
-    cannot = (
-        f"more measurement cannot decide {len(hopeless)} claim(s): {'; '.join(hopeless)}"
-        if hopeless
-        else ""
-    )
-    if not needs:
-        return Stop(cannot)
-    chosen: dict[LevelKey, None] = {}
-    claims: list[str] = []
-    used = 0.0
-    for name in sorted(needs, key=lambda n: (sum(map(cost, needs[n])), n)):
-        extra = [k for k in needs[name] if k not in chosen]
-        price = sum(map(cost, extra))
-        if used + price <= left_s:
-            chosen.update(dict.fromkeys(extra))
-            claims.append(name)
-            used += price
-    if not claims:
-        cheapest = min(needs, key=lambda n: (sum(map(cost, needs[n])), n))
-        price = sum(map(cost, needs[cheapest]))
-        return Stop(
-            f"the budget left ({left_s:.0f} s) cannot pay for the next round: the cheapest, "
-            f"for {cheapest}, would cost about {price:.0f} s ({len(needs[cheapest])} level(s)); "
-            f"{len(needs)} claim(s) still undecided" + (f"; {cannot}" if cannot else "")
-        )
-    return ClaimRound(tuple(chosen), tuple(claims), used)
 
 
 def repetitions_of(data: RunData) -> dict[LevelKey, int]:

@@ -35,8 +35,9 @@ from stackbench.lab.machine import Check, Verdict, plan_limits
 from stackbench.lab.stack import PlannedParams, planned_params
 
 Claim = TypeVar("Claim")  # one claim's readiness, as the caller's function gives it
-# The plan, the stacks' parameters -> each claim's readiness; None: the suite tests no article.
-ClaimsCheck = Callable[[Plan, Sequence[PlannedParams]], Sequence[Claim] | None]
+# The plan, the stacks' parameters, its time estimate (what room it leaves for until-decided
+# rounds) -> each claim's readiness; None: the suite tests no article.
+ClaimsCheck = Callable[[Plan, Sequence[PlannedParams], Timeline], Sequence[Claim] | None]
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ def preflight(
         plan, past.levels, script_iteration_s=past.scripts, calibration_s=first_s
     )
     params = planned_params(plan, inventory)
-    readiness = claims(plan, params)
+    readiness = claims(plan, params, timeline)
     return Preflight(
         plan,
         params,

@@ -7,22 +7,28 @@ opposite.
 Every claim is checked as testable: the server given the cores the claims need, every stack
 available. Whether this machine can test a claim is readiness, not design.
 
-A few claims are decidable only once the machine is calibrated (their bands are narrower than
+A few claims are decidable only with the rounds `run --until-decided` adds within what the
+suite's load budget leaves after its plan (priced at the plan's own estimates on a 2-core
+machine): named here, and checked "decidable with this plan and N until-decided round(s)".
+A few are decidable only once the machine is calibrated (their bands are narrower than
 the assumed spread allows with the suite's repetitions): they are named here with that reason,
 and checked decidable under a calibrated 2% spread. A few are decidable by no plan of their
-suite as it stands: named with what they would need. Both lists must shrink, never grow: a
-claim that becomes decidable fails the test until it is taken off."""
+suite as it stands: named with what they would need. The last two lists must shrink, never
+grow: a claim that becomes decidable fails the test until it is taken off."""
 
 import dataclasses
 from pathlib import Path
 
 import pytest
 
-from stackbench.analysis.claims import Facts, StackFacts, evaluate
+from stackbench.analysis.claims import Facts, Readiness, StackFacts, evaluate
 from stackbench.analysis.claims.design import (
+    DECIDABLE,
     NOT_DECIDABLE,
+    WITH_ROUNDS,
     Key,
     Scenario,
+    design_lines,
     designs,
     scenarios,
     synthetic_run,
@@ -31,24 +37,31 @@ from stackbench.analysis.claims.design import counts as design_counts
 from stackbench.analysis.claims.results import ClaimStatus
 from stackbench.analysis.verdicts import RunSpread, assumed_spread
 from stackbench.config.claims import Claim, claims_from_data, parse_claims
+from stackbench.config.estimate import plan_timeline
+from stackbench.config.plan import LevelKey, build_plan
 from stackbench.config.suite import Suite, parse_suite
+from stackbench.config.todecide import RoundsRoom, rounds_room
+from stackbench.lab.inventory import load_inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIMS_DIR = ROOT / "suites" / "claims"
 CALIBRATED = RunSpread(0.02, False, "calibrated 2%", within=0.0001, level_s=15.0)
 # Decidable once calibrated: the band is narrower than the assumed 5% (10% for a whole run)
 # lets the suite's repetitions resolve.
+# Decidable with one until-decided round: pool-and-cluster's plan repeats 3 and leaves the
+# room of a fourth repetition of the levels these read within its 20 min of load.
+NEEDS_ROUNDS = {
+    "hello-php-flat": "the extremes of 3 levels against a 10% bound",
+    "redis-near-memcache-php": "1.06 at 5,000 clients against 0.90-1.18",
+}
 NEEDS_CALIBRATION = {
     "script-native-matches-php-time": "±10% around 1.02 on standalone timings",
     "single-client-response-time": "1.06 against a bound at 1.00",
-    # flat within 10% over 3 levels: 4 repetitions would decide it, but pool-and-cluster's 3
-    # (of 12 to 21 s) already fill its 20 min of load
-    "hello-php-flat": "the extremes of 3 levels against a 10% bound",
-    # pool-and-cluster repeats 3; with the assumed spread each needs 4 or 5
+    # pool-and-cluster repeats 3; with the assumed spread each needs 4 or 5, and the rounds
+    # that would add them read node-cluster, which the 2-core plan leaves out
     "pool-no-gain-redis": "0.96 at 3,000 clients against a ±10% band around 1.00",
     "hello-node-declines": "0.88 against a ±8% band",
     "mysql-node-beats-php": "2.23 at 5,000 clients against a bound at 2",
-    "redis-near-memcache-php": "1.06 at 5,000 clients against 0.90-1.18",
 }
 # Decidable by no plan of the suite as it is (not even calibrated): what each would need.
 NOT_DECIDABLE_YET = {
@@ -92,15 +105,31 @@ def _facts(suite: Suite, claims: tuple[Claim, ...]) -> Facts:
     )
 
 
+def _room(suite: Suite) -> RoundsRoom | None:
+    """What the suite's plan leaves of its load budget for until-decided rounds on the 2-core
+    machine its budget is for: every stack it runs there ([min_server_cores] ones left out,
+    so rounds of their levels are never affordable), levels counted in requests at the
+    plan's guessed rate."""
+    plan = build_plan(suite, load_inventory(), None, None)
+    every = [
+        dataclasses.replace(s, available=suite.min_server_cores.get(s.name, 0) <= 1)
+        for s in plan.stacks
+    ]
+    timeline = plan_timeline(dataclasses.replace(plan, stacks=tuple(every)))
+    return rounds_room(timeline, suite.load_budget_s)
+
+
 @pytest.mark.parametrize("path", sorted(CLAIMS_DIR.glob("*.toml")), ids=lambda p: p.stem)
 def test_every_testable_claim_of_the_full_suite_is_decidable(path: Path) -> None:
     claims = parse_claims(path).claims
     suite = parse_suite(ROOT / "suites" / f"{path.stem}.toml")
     facts = _facts(suite, claims)
-    found = designs(claims, facts, assumed_spread())
+    found = designs(claims, facts, assumed_spread(), _room(suite))
     assert all(d.testable for d in found), [d.why for d in found if not d.testable]
     undecided = {d.claim.id: d.why for d in found if not d.decidable}
     ids = {c.id for c in claims}
+    with_rounds = {d.claim.id: d.text for d in found if d.decidable and d.rounds}
+    assert set(with_rounds) == ids & NEEDS_ROUNDS.keys(), (with_rounds, undecided)
     named = ids & NEEDS_CALIBRATION.keys()
     stuck = ids & NOT_DECIDABLE_YET.keys()
     assert set(undecided) == named | stuck, undecided
@@ -147,7 +176,7 @@ def test_a_narrow_band_is_decidable_only_with_enough_evidence() -> None:
     assert wrk.text.startswith(f"{NOT_DECIDABLE}: data at the article's figures give not enough")
     (native,) = designs([claim], _plan("native", 5), assumed_spread())
     assert native.decidable, native.why
-    assert design_counts([wrk, native]) == (1, 1, 0)
+    assert design_counts([wrk, native]) == (1, 0, 1, 0)
 
 
 def test_scenarios_place_the_article_figures_and_the_opposite() -> None:
@@ -185,7 +214,7 @@ def test_an_untestable_claim_is_not_counted_as_undecidable() -> None:
     facts = dataclasses.replace(_plan("native", 5), stacks=(StackFacts("a", True),))
     (found,) = designs([claim], facts, assumed_spread())
     assert not found.testable and found.text == "untestable"
-    assert design_counts([found]) == (0, 0, 1)
+    assert design_counts([found]) == (0, 0, 0, 1)
 
 
 # Article 000's six tables (req/s, wrk's mean latency in ms), in the order php-swoole, node,
@@ -303,3 +332,90 @@ def test_standalone_timings_a_repetition_are_counted_as_whole_runs() -> None:
     at, _ = scenarios(claim, thrice)
     scripts = synthetic_run(thrice, at, assumed_spread()).scripts
     assert len([s for s in scripts if s.stack == "a"]) == 15
+
+
+def _room_of(left_s: float, stacks: str = "ab", cost: float = 20.0) -> RoundsRoom:
+    """A plan of 100 s of load under a budget that leaves `left_s`, each level of `stacks`
+    at workload w, 25 connections, costing `cost` s a repetition."""
+    return RoundsRoom(100.0 + left_s, 100.0, {LevelKey(s, "w", 25.0): cost for s in stacks})
+
+
+def test_a_claim_the_plan_decides_needs_no_round() -> None:
+    (found,) = designs([_claim(NEAR_8)], _plan("native", 5), assumed_spread(), _room_of(100.0))
+    assert found.decidable and found.rounds == 0 and found.text == DECIDABLE
+
+
+def test_one_until_decided_round_that_fits_the_budget_decides_the_claim() -> None:
+    """±8% around 0.88 with 4 native repetitions a side: not decidable by the plan (the
+    design asks a fifth), decided by one round of one more repetition of both levels (40 s
+    of load) where the budget leaves 40 s, not where it leaves 30 s."""
+    claim, facts = _claim(NEAR_8), _plan("native", 4)
+    (alone,) = designs([claim], facts, assumed_spread())
+    assert not alone.decidable and "5 repetitions a side (repeat = 5) would" in alone.why
+    (fits,) = designs([claim], facts, assumed_spread(), _room_of(40.0))
+    assert fits.decidable and (fits.rounds, fits.rounds_load_s) == (1, 40.0), fits.why
+    assert fits.text == (
+        f"{DECIDABLE} and 1 until-decided round (0.7 min of load within the budget)"
+    )
+    (short,) = designs([claim], facts, assumed_spread(), _room_of(30.0))
+    assert not short.decidable and short.rounds == 0
+    assert short.why.startswith(alone.why)  # what the plan's data said, then the rounds
+    assert "until-decided rounds would not decide it: the budget left (30 s) cannot pay" in (
+        short.why
+    )
+    assert design_counts([fits, short, alone]) == (0, 1, 2, 0)
+
+
+def _claims_on(*pairs: tuple[str, str, str]) -> tuple[Claim, ...]:
+    """NEAR_8's claim once per (id, numerator stack, denominator stack)."""
+    data = {
+        "article": "000_test.txt",
+        "title": "t",
+        "suites": ["s"],
+        "claim": [
+            {
+                "id": name,
+                "says": "a claim",
+                "figures": [],
+                "test": {**NEAR_8, "numerator": {"stack": a}, "denominator": {"stack": b}},
+            }
+            for name, a, b in pairs
+        ],
+    }
+    return claims_from_data(Path("t.toml"), data).claims
+
+
+def test_rounds_of_several_claims_share_the_budget_cheapest_first() -> None:
+    """Two claims each decided by one round of their own two levels (40 s each): 60 s left
+    pays for the first (by name, at equal cost), not for both; a level both claims read is
+    paid for once, so two claims sharing one fit in 60 s."""
+    facts = dataclasses.replace(
+        _plan("native", 4), stacks=tuple(StackFacts(s, True) for s in "abcd")
+    )
+    room = _room_of(60.0, "abcd")
+    x, y = designs(_claims_on(("x", "a", "b"), ("y", "c", "d")), facts, assumed_spread(), room)
+    assert x.decidable and x.rounds == 1, x.why
+    assert not y.decidable
+    assert y.why.endswith(
+        "1 until-decided round(s) would decide it (0.7 min of load), but the 1.0 min the "
+        "suite's load budget leaves after the plan go to the cheaper claims' rounds (0.7 min)"
+    )
+    shared = designs(_claims_on(("x", "a", "b"), ("y", "a", "c")), facts, assumed_spread(), room)
+    assert [(d.decidable, d.rounds) for d in shared] == [(True, 1), (True, 1)]
+
+
+def test_the_dry_run_counts_rounds_apart() -> None:
+    claim = _claim(NEAR_8)
+    lines = design_lines(
+        [
+            Readiness(claim, (), True),
+            Readiness(claim, (), True, "", 2, 90.0),
+            Readiness(claim, (), False, "5 repetitions a side would decide it"),
+        ]
+    )
+    assert lines == [
+        f"1 of 3 testable claims {DECIDABLE} (run-to-run spread assumed)",
+        f"1 of 3 {WITH_ROUNDS} within the suite's load budget (run --until-decided)",
+        f"c: {DECIDABLE} and 2 until-decided rounds (1.5 min of load within the budget)",
+        f"c: {NOT_DECIDABLE}: 5 repetitions a side would decide it",
+    ]

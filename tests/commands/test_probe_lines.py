@@ -61,7 +61,9 @@ def test_not_probed_the_estimates_guess_is_said_before_the_plan(
     path = tmp_path / "s.toml"
     path.write_text(SUITE)
     plan = build_plan(parse_suite(path), fake_inventory, None, None)
-    checks = preflight(plan, fake_inventory, None, lambda p, params: None, PastRuns(), Asked())
+    checks = preflight(
+        plan, fake_inventory, None, lambda p, params, timeline: None, PastRuns(), Asked()
+    )
     console = _console()
     print_preflight(console, checks)
     lines = console.export_text().splitlines()

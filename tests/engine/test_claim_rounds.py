@@ -10,15 +10,8 @@ from stackbench.analysis.claims import evaluate, facts_from_run, undecided_claim
 from stackbench.config.claims import parse_claims
 from stackbench.config.plan import LevelKey, build_plan
 from stackbench.config.suite import parse_suite
-from stackbench.config.todecide import ToDecide, UndecidedClaim
-from stackbench.engine.claim_rounds import (
-    Allowance,
-    ClaimRound,
-    Stop,
-    UntilClaimsDecided,
-    claims_round,
-    until_claims_decided,
-)
+from stackbench.config.todecide import ClaimRound, Stop, ToDecide, UndecidedClaim, claims_round
+from stackbench.engine.claim_rounds import Allowance, UntilClaimsDecided, until_claims_decided
 from stackbench.engine.progress import Phase, ProgressEvent
 from stackbench.engine.runner import Runner, RunSetup
 from stackbench.lab.inventory import load_inventory

@@ -122,7 +122,9 @@ def checked(tmp_path: Path, inventory: dict[str, StackEntry], asked: Asked, said
     def tell(event: ProgressEvent) -> None:
         said.append(f"{event.phase.value}: {event.text}")
 
-    return preflight(plan, inventory, None, lambda plan, params: None, PastRuns(), asked, tell)
+    return preflight(
+        plan, inventory, None, lambda plan, params, timeline: None, PastRuns(), asked, tell
+    )
 
 
 def test_asked_probes_are_announced_before_they_run_and_their_rates_make_the_estimate(

@@ -3,6 +3,8 @@
 import pytest
 
 from scripts import findings
+from stackbench.store.store import RunData, Store
+from tests.store.test_store import case, level, run_record, settings
 
 
 def test_each_article_section_is_found_by_its_claims_title():
@@ -36,3 +38,35 @@ def test_writing_one_article_keeps_the_others_in_order(tmp_path, monkeypatch):
 def test_an_unknown_article_is_refused_with_the_choices():
     with pytest.raises(SystemExit):
         findings.main(["--suites", "nope", "--from", "/nonexistent"])
+
+
+def test_a_full_suite_runs_until_decided_and_a_short_one_does_not(tmp_path):
+    full = findings.run_command("pool-and-cluster", tmp_path, full=True)
+    assert full[-3:] == ["--out", str(tmp_path / "pool-and-cluster"), "--until-decided"]
+    assert "--budget" not in full  # the rounds spend what the suite's load_budget_min leaves
+    short = findings.run_command("pool-and-cluster-short", tmp_path, full=False)
+    assert "--until-decided" not in short
+
+
+def _stored(looks: int, repetitions: int) -> RunData:
+    """A run of repeat = 3 with `repetitions` of one 12-s level, `looks` decision looks."""
+    store = Store(":memory:")
+    run = store.start_run(run_record(settings=settings(repeat=3, decision_looks=looks)))
+    case_id = store.add_case(case(run))
+    for rep in range(repetitions):
+        store.add_level(level(case_id, 0, repetition=rep, duration_s=12.0))
+    return store.load_run(run)
+
+
+def test_the_run_line_says_what_until_decided_added():
+    plain = _stored(1, 3)
+    assert findings._flags(plain.run.settings) == ""
+    assert findings._rounds_said(plain) == ""
+    none = _stored(6, 3)
+    assert findings._flags(none.run.settings) == " --until-decided"
+    assert findings._rounds_said(none) == "; until-decided added no round after the plan"
+    two = _stored(6, 5)
+    assert findings._rounds_said(two) == (
+        "; until-decided rounds added 2 level repetition(s) after the plan, 0.4 of its "
+        "1.0 min of load"
+    )

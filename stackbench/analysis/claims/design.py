@@ -14,25 +14,35 @@ check that, the decision code itself (`evaluate`) reads two synthetic runs made 
   ratio mirrored across its threshold, a "near" ratio well outside the band). A ratio the
   article printed nowhere is placed 1.5× inside its bound: the claim states no figure.
 
-"decidable with this plan" when the first gives confirmed and the second refuted; otherwise
-"testable but not decidable" with what the decision code said. A failed-request claim is
-judged on counts: it needs only the levels. A breakpoint's crossing is placed in the middle of
-its range. Nothing here measures: the figures are the claim's, the spread the verdicts'.
+"decidable with this plan" when the first gives confirmed and the second refuted. Where the
+plan's data leave either at "not enough evidence", `run --until-decided` may repeat the
+levels the claim reads within what the suite's load budget leaves after the plan
+(config.todecide: `rounds_room`, priced at the plan's own estimate of each level's load): the
+same rounds are played here on the synthetic runs (`claims_round` picks each from what the
+decision code says would decide the claim; the added repetitions made exactly as the plan's,
+the same spread and level lengths) until both read as they should, a round does not fit, or
+more measurement cannot decide. A claim both scenarios decide so is "decidable with this plan
+and N until-decided round(s)", if the rounds of all such claims, the cheapest first as the run
+takes them, fit the room together (a round repeats a level once for every claim reading it).
+Otherwise "testable but not decidable" with what the decision code said and why the rounds
+do not mend it. A failed-request claim is judged on counts: it needs only the levels. A
+breakpoint's crossing is placed in the middle of its range. Nothing here measures: the
+figures are the claim's, the spread the verdicts'.
 """
 
 import dataclasses
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hdrh.histogram import HdrHistogram
 
-from stackbench.analysis.claims import evaluate
+from stackbench.analysis.claims import evaluate, undecided_claims
 from stackbench.analysis.claims.facts import Facts, _between
 from stackbench.analysis.claims.kinds import _combos, _positions, _resolve
 from stackbench.analysis.claims.readiness import Readiness, requirements_unmet
-from stackbench.analysis.claims.results import ClaimStatus
+from stackbench.analysis.claims.results import ClaimResult, ClaimStatus
 from stackbench.analysis.verdicts import RunSpread, whole_level_sigma
 from stackbench.config.claims import (
     BreakpointTest,
@@ -46,6 +56,8 @@ from stackbench.config.claims import (
     order_groups,
 )
 from stackbench.config.measured import RoleUsage, Second
+from stackbench.config.plan import LevelKey
+from stackbench.config.todecide import MAX_CLAIM_ROUNDS, RoundsRoom, Stop, claims_round
 from stackbench.store.records import (
     CalibrationRow,
     PlacementSettings,
@@ -59,6 +71,7 @@ BASE_RPS = 1000.0
 MAX_SERIES_S = 30.0
 PER_SECOND_CV = 0.03  # the synthetic per-second noise of a native level (real: 1-12%)
 DECIDABLE = "decidable with this plan"
+WITH_ROUNDS = "decidable with this plan and until-decided rounds"
 NOT_DECIDABLE = "testable but not decidable"
 # A figure's key: (stack, workload, level or None for every level, metric)
 Key = tuple[str, str, float | None, str]
@@ -70,15 +83,29 @@ class Design:
 
     claim: Claim
     testable: bool
-    decidable: bool
+    decidable: bool  # by the plan, or with `rounds` until-decided rounds after it
     why: str
     reasons: tuple[str, ...] = ()  # untestable: every unmet requirement
+    rounds: int = 0  # until-decided rounds it needs after the plan (0: the plan decides it)
+    rounds_load_s: float = 0.0  # the load those rounds add
 
     @property
     def text(self) -> str:
         if not self.testable:
             return "untestable"
-        return DECIDABLE if self.decidable else f"{NOT_DECIDABLE}: {self.why}"
+        if not self.decidable:
+            return f"{NOT_DECIDABLE}: {self.why}"
+        return rounds_text(self.rounds, self.rounds_load_s)
+
+
+def rounds_text(rounds: int, load_s: float) -> str:
+    """A decidable claim's status: by the plan, or with until-decided rounds after it."""
+    if not rounds:
+        return DECIDABLE
+    return (
+        f"{DECIDABLE} and {rounds} until-decided round{'s' if rounds > 1 else ''} "
+        f"({load_s / 60:.1f} min of load within the budget)"
+    )
 
 
 @dataclass(frozen=True)
@@ -96,25 +123,155 @@ class Scenario:
         return None
 
 
-def designs(claims: Iterable[Claim], facts: Facts, spread: RunSpread) -> tuple[Design, ...]:
-    """Each claim's decidability under the plan's facts and the spread verdicts will use."""
-    out = []
+def designs(
+    claims: Iterable[Claim], facts: Facts, spread: RunSpread, room: RoundsRoom | None = None
+) -> tuple[Design, ...]:
+    """Each claim's decidability under the plan's facts and the spread verdicts will use;
+    `room`: what until-decided rounds may spend after the plan (None: no rounds counted)."""
+    out: list[Design] = []
+    chased: list[tuple[int, _Rounds]] = []  # claims the rounds would decide: out's index
     for ready in requirements_unmet(claims, facts):
         claim = ready.claim
         if not ready.testable:
             out.append(Design(claim, False, False, ready.reasons[0], ready.reasons))
             continue
-        confirm, refute = scenarios(claim, facts)
-        results = [
-            evaluate([claim], synthetic_run(facts, s, spread), facts)[0] for s in (confirm, refute)
-        ]
-        problems = []
-        if results[0].status is not ClaimStatus.CONFIRMED:
-            problems.append(f"data at the article's figures give {results[0].why}")
-        if results[1].status is not ClaimStatus.REFUTED:
-            problems.append(f"data at the opposite give {results[1].why}")
-        out.append(Design(claim, True, not problems, "; ".join(problems)))
-    return tuple(out)
+        pair = scenarios(claim, facts)
+        results = _judged(claim, facts, spread, pair)
+        problems = _problems(results)
+        if not problems:
+            out.append(Design(claim, True, True, ""))
+            continue
+        why = "; ".join(problems)
+        rounds = None if room is None else _rounds(claim, facts, spread, pair, results, room)
+        if isinstance(rounds, _Rounds):
+            chased.append((len(out), rounds))
+        elif rounds and room is not None:
+            why += (
+                f"; within the {room.left_s / 60:.1f} min of load the suite's budget leaves "
+                f"after the plan, until-decided rounds would not decide it: {rounds}"
+            )
+        out.append(Design(claim, True, False, why))
+    return tuple(_within_room(out, chased, room))
+
+
+def _judged(
+    claim: Claim, facts: Facts, spread: RunSpread, pair: tuple[Scenario, Scenario]
+) -> tuple[ClaimResult, ClaimResult]:
+    """The claim read on the plan's synthetic runs at the article's figures and at the
+    opposite."""
+    confirm, refute = (evaluate([claim], synthetic_run(facts, s, spread), facts)[0] for s in pair)
+    return confirm, refute
+
+
+def _problems(results: tuple[ClaimResult, ClaimResult]) -> list[str]:
+    problems = []
+    if results[0].status is not ClaimStatus.CONFIRMED:
+        problems.append(f"data at the article's figures give {results[0].why}")
+    if results[1].status is not ClaimStatus.REFUTED:
+        problems.append(f"data at the opposite give {results[1].why}")
+    return problems
+
+
+@dataclass(frozen=True)
+class _Rounds:
+    """The until-decided rounds that decide a claim both ways: the repetitions each level
+    gets beyond the plan's, how many rounds, and their load."""
+
+    extra: Mapping[LevelKey, int]
+    count: int
+    load_s: float
+
+
+def _rounds(
+    claim: Claim,
+    facts: Facts,
+    spread: RunSpread,
+    pair: tuple[Scenario, Scenario],
+    results: tuple[ClaimResult, ClaimResult],
+    room: RoundsRoom,
+) -> _Rounds | str:
+    """The rounds that decide the claim on both scenarios within the room, or why none do
+    ("" when the plan's data give a verdict the wrong way, which no repetition mends).
+    `results`: the plan's own reading of each scenario."""
+    wanted = (ClaimStatus.CONFIRMED, ClaimStatus.REFUTED)
+    extra: dict[LevelKey, int] = {}
+    count = 0
+    for scenario, first, status in zip(pair, results, wanted, strict=True):
+        played = _play(claim, facts, spread, (scenario, first), status, room)
+        if isinstance(played, str):
+            return played
+        levels, rounds = played
+        for key, n in levels.items():
+            extra[key] = max(extra.get(key, 0), n)
+        count = max(count, rounds)
+    return _Rounds(extra, count, _load(extra, room))
+
+
+def _play(
+    claim: Claim,
+    facts: Facts,
+    spread: RunSpread,
+    start: tuple[Scenario, ClaimResult],
+    wanted: ClaimStatus,
+    room: RoundsRoom,
+) -> tuple[dict[LevelKey, int], int] | str:
+    """until-decided's rounds on one scenario's synthetic run, from the plan's reading of it
+    (`start`), each picked by claims_round as the run picks it: (the added repetitions of
+    each level, the rounds) once the claim reads `wanted`, else why not."""
+    scenario, result = start
+    extra: dict[LevelKey, int] = {}
+    for count in range(MAX_CLAIM_ROUNDS + 1):
+        if result.status is wanted:
+            return extra, count
+        if result.status is not ClaimStatus.UNDECIDED:
+            return ""  # a verdict the wrong way: the plan's reading already says it
+        if count == MAX_CLAIM_ROUNDS:
+            break
+        undecided = undecided_claims([result])
+        have = {
+            k: facts.repeat + extra.get(k, 0) for u in undecided for w in u.wants for k in w.levels
+        }
+        step = claims_round(undecided, have, room.cost, room.left_s - _load(extra, room))
+        if isinstance(step, Stop):
+            return step.why
+        for key in step.levels:
+            extra[key] = extra.get(key, 0) + 1
+        result = evaluate([claim], synthetic_run(facts, scenario, spread, extra), facts)[0]
+    return f"still undecided after {MAX_CLAIM_ROUNDS} rounds"
+
+
+def _load(extra: Mapping[LevelKey, int], room: RoundsRoom) -> float:
+    return math.fsum(room.cost(key) * n for key, n in extra.items())
+
+
+def _within_room(
+    out: list[Design], chased: list[tuple[int, _Rounds]], room: RoundsRoom | None
+) -> list[Design]:
+    """The claims the rounds would decide, the cheapest first as the run takes them, while
+    their rounds fit the room together (a level repeated once serves every claim reading it);
+    a claim whose rounds do not fit beside the cheaper ones' stays not decidable, saying so."""
+    if room is None or not chased:
+        return out
+    taken: dict[LevelKey, int] = {}
+    for index, rounds in sorted(chased, key=lambda c: (c[1].load_s, out[c[0]].claim.id)):
+        both = dict(taken)
+        for key, n in rounds.extra.items():
+            both[key] = max(both.get(key, 0), n)
+        design = out[index]
+        if _load(both, room) <= room.left_s:
+            taken = both
+            out[index] = dataclasses.replace(
+                design, decidable=True, why="", rounds=rounds.count, rounds_load_s=rounds.load_s
+            )
+            continue
+        out[index] = dataclasses.replace(
+            design,
+            why=f"{design.why}; {rounds.count} until-decided round(s) would decide it "
+            f"({rounds.load_s / 60:.1f} min of load), but the {room.left_s / 60:.1f} min the "
+            "suite's load budget leaves after the plan go to the cheaper claims' rounds "
+            f"({_load(taken, room) / 60:.1f} min)",
+        )
+    return out
 
 
 # --- the claim's figures ---------------------------------------------------------------------
@@ -354,9 +511,16 @@ def _breakpoint(test: BreakpointTest, facts: Facts, confirm: bool) -> Scenario:
 
 
 # --- a synthetic run made to the plan --------------------------------------------------------
-def synthetic_run(facts: Facts, scenario: Scenario, spread: RunSpread) -> RunData:
+def synthetic_run(
+    facts: Facts,
+    scenario: Scenario,
+    spread: RunSpread,
+    extra: Mapping[LevelKey, int] | None = None,
+) -> RunData:
     """Every stack, workload and level of the plan, its repetitions and driver, with the
-    scenario's figures (defaults elsewhere) spread by the run-to-run spread."""
+    scenario's figures (defaults elsewhere) spread by the run-to-run spread; `extra`: the
+    repetitions until-decided rounds add to a level, made as the plan's own are."""
+    added = extra or {}
     cases: list[CaseRow] = []
     levels: list[LevelRow] = []
     scripts: list[ScriptRow] = []
@@ -378,7 +542,8 @@ def synthetic_run(facts: Facts, scenario: Scenario, spread: RunSpread) -> RunDat
                 )
             )
             for index, level in enumerate(values):
-                for rep in range(facts.repeat):
+                repetitions = facts.repeat + added.get(LevelKey(stack.name, workload, level), 0)
+                for rep in range(repetitions):
                     levels.append(
                         _level_row(
                             facts,
@@ -389,7 +554,7 @@ def synthetic_run(facts: Facts, scenario: Scenario, spread: RunSpread) -> RunDat
                             case_id,
                             index,
                             level,
-                            rep,
+                            (rep, repetitions),
                         )
                     )
             if facts.script_iterations > 0:
@@ -416,7 +581,7 @@ def _level_row(
     case_id: int,
     index: int,
     level: float,
-    rep: int,
+    repetition: tuple[int, int],  # (this one, of how many)
 ) -> LevelRow:
     def figure(metric: str, default: float) -> float:
         value = scenario.value(stack, workload, level, metric)
@@ -435,7 +600,8 @@ def _level_row(
     seconds = facts.level_seconds(workload) or (count / rps if count else 10.0)
     native = facts.driver == "native"
     sigma = spread.sigma if native else whole_level_sigma(spread, seconds)
-    factor = _factors(facts.repeat, sigma)[rep]
+    rep, repetitions = repetition
+    factor = _factors(repetitions, sigma)[rep]
     rps *= factor
     if count:  # a level counted in requests sends them all, faster or slower
         seconds = count / rps
@@ -619,38 +785,51 @@ def _calibration(spread: RunSpread) -> CalibrationRow | None:
 
 
 def readiness_by_design(
-    claims: Iterable[Claim], facts: Facts, spread: RunSpread
+    claims: Iterable[Claim], facts: Facts, spread: RunSpread, room: RoundsRoom | None = None
 ) -> tuple[Readiness, ...]:
     """What the dry run prints: each claim's readiness, and for a testable one whether the
-    plan decides it by design."""
+    plan decides it by design, alone or with until-decided rounds within `room`."""
     return tuple(
         Readiness(
             d.claim,
             d.reasons,
             d.decidable if d.testable else None,
             d.why if d.testable else "",
+            d.rounds,
+            d.rounds_load_s,
         )
-        for d in designs(claims, facts, spread)
+        for d in designs(claims, facts, spread, room)
     )
 
 
 def design_lines(readiness: Sequence[Readiness]) -> list[str]:
     """The dry run's lines on decidability: how many testable claims the plan decides (with
-    the assumed spread, as on a machine never calibrated), and why each other one is not."""
+    the assumed spread, as on a machine never calibrated), how many more until-decided rounds
+    decide within the suite's load budget (each with its rounds), and why each other one is
+    not decidable."""
     testable = [r for r in readiness if r.testable and r.decidable is not None]
     if not testable:
         return []
+    by_plan = [r for r in testable if r.decidable and not r.rounds]
+    with_rounds = [r for r in testable if r.decidable and r.rounds]
     undecidable = [r for r in testable if not r.decidable]
     lines = [
-        f"{len(testable) - len(undecidable)} of {len(testable)} testable claims "
-        f"{DECIDABLE} (run-to-run spread assumed)"
+        f"{len(by_plan)} of {len(testable)} testable claims {DECIDABLE} (run-to-run spread assumed)"
     ]
+    if with_rounds:
+        lines.append(
+            f"{len(with_rounds)} of {len(testable)} {WITH_ROUNDS} within the suite's load "
+            "budget (run --until-decided)"
+        )
+        lines += [f"{r.claim.id}: {rounds_text(r.rounds, r.rounds_load_s)}" for r in with_rounds]
     lines += [f"{r.claim.id}: {NOT_DECIDABLE}: {r.undecidable}" for r in undecidable]
     return lines
 
 
-def counts(items: Sequence[Design]) -> tuple[int, int, int]:
-    """(decidable, testable but not decidable, untestable)."""
-    decidable = sum(d.decidable for d in items)
+def counts(items: Sequence[Design]) -> tuple[int, int, int, int]:
+    """(decidable with the plan, decidable with until-decided rounds, testable but not
+    decidable, untestable)."""
+    by_plan = sum(d.decidable and not d.rounds for d in items)
+    with_rounds = sum(d.decidable and bool(d.rounds) for d in items)
     testable = sum(d.testable for d in items)
-    return decidable, testable - decidable, len(items) - testable
+    return by_plan, with_rounds, testable - by_plan - with_rounds, len(items) - testable

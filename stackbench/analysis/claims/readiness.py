@@ -31,6 +31,8 @@ class Readiness:
     # Decidable by design (design.py): None when not checked; `undecidable` says why not
     decidable: bool | None = None
     undecidable: str = ""
+    rounds: int = 0  # decidable only with this many until-decided rounds after the plan
+    rounds_load_s: float = 0.0  # ... adding this much load, within the suite's budget
 
     @property
     def testable(self) -> bool:
