@@ -55,8 +55,6 @@ NEEDS_ROUNDS = {
     "redis-near-memcache-php": "1.06 at 5,000 clients against 0.90-1.18",
 }
 NEEDS_CALIBRATION = {
-    "script-native-matches-php-time": "±10% around 1.02 on standalone timings",
-    "single-client-response-time": "1.06 against a bound at 1.00",
     # pool-and-cluster repeats 3; with the assumed spread each needs 4 or 5, and the rounds
     # that would add them read node-cluster, which the 2-core plan leaves out
     "pool-no-gain-redis": "0.96 at 3,000 clients against a ±10% band around 1.00",
