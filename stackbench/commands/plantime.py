@@ -57,6 +57,11 @@ def time_lines(
         parts.append(
             "levels counted in requests: " + "; ".join(f"{n} {said[k]}" for k, n in counted.items())
         )
+    if timeline.guessed_timings:
+        parts.append(
+            f"{timeline.guessed_timings} standalone timings at a GUESS of "
+            f"{timeline.overheads.script_iteration_s * 1000:g} ms an iteration (never timed here)"
+        )
     if not_built:
         parts.append(
             "not built yet (their first build comes on top, from seconds to minutes): "

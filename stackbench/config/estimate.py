@@ -204,6 +204,9 @@ class Step:
 class Timeline:
     steps: tuple[Step, ...]
     overheads: Overheads = OVERHEADS
+    # standalone timings planned at the guessed overheads.script_iteration_s (never timed
+    # here): their time may be far off, and the plan says so
+    guessed_timings: int = 0
 
     @property
     def total_s(self) -> float:
@@ -260,6 +263,7 @@ def plan_timeline(
         steps.append(Step("calibration", calibration_s))
     suite = plan.suite
     scripts = script_iteration_s or {}
+    guessed = 0
     compared = {n for n, e in suite.endpoints.items() if e.same_across_stacks}
     for stack in plan.stacks:  # asked once before any load (engine/agreement.py)
         if stack.available and any(c.spec.name in compared for c in stack.cases):
@@ -276,7 +280,9 @@ def plan_timeline(
                 continue
             steps.append(Step("stack start", overheads.stack_start_s, stack.name))
             for case in map(round_.levels, stack.cases):
-                per = scripts.get((stack.name, case.spec.label), overheads.script_iteration_s)
+                measured = scripts.get((stack.name, case.spec.label))
+                guessed += 0 if measured is not None else timings
+                per = overheads.script_iteration_s if measured is None else measured
                 script = timings * suite.script_iterations * per
                 jit = (
                     stack.jit_warmup_s + overheads.per_level_s
@@ -294,7 +300,7 @@ def plan_timeline(
                 steps += _level_steps(plan, stack, case, history, overheads)
     cases = sum(len(st.cases) for st in plan.stacks if st.available)
     steps.append(Step("report", overheads.report_s + overheads.report_per_case_s * cases))
-    return Timeline(tuple(steps), overheads)
+    return Timeline(tuple(steps), overheads, guessed)
 
 
 def _level_steps(

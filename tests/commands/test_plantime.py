@@ -36,3 +36,10 @@ def test_the_total_counts_every_step_and_names_each_rate_source():
 def test_levels_of_a_duration_say_nothing_of_rates():
     timeline = Timeline((_level(14.25, 12, "duration"),), OH)
     assert len(time_lines(timeline, [])) == 1
+
+
+def test_standalone_timings_never_timed_here_are_said_to_be_a_guess():
+    timeline = Timeline((Step("case start", 30.5, "s", "w"),), OH, guessed_timings=16)
+    assert time_lines(timeline, [])[1] == (
+        "16 standalone timings at a GUESS of 10 ms an iteration (never timed here)"
+    )

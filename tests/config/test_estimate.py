@@ -199,6 +199,13 @@ def test_the_standalone_timings_are_counted_as_the_runner_makes_them(
     untimed = plan_of(SUITE.replace("script_iterations = 100", ""))
     # 2 rounds x 3 timings x 100 iterations x (0.002 + 0.004) s a round's two cases
     assert starts(three) - starts(untimed) == pytest.approx(2 * 3 * 100 * 0.006)
+    assert plan_timeline(three, (), OH, per).guessed_timings == 0
+    # refjit never timed here: its 6 timings at the guessed 0.01 s an iteration, and said so
+    guessed = plan_timeline(three, (), OH, {("refserver", "hello"): 0.002})
+    assert guessed.guessed_timings == 6
+    assert guessed.seconds_of("case start") - starts(untimed) == pytest.approx(
+        2 * 3 * 100 * (0.002 + 0.01)
+    )
     extension = Plan(three.suite, three.stacks, (Round(2, three.stacks),))
     bare = Plan(untimed.suite, untimed.stacks, (Round(2, untimed.stacks),))
     assert starts(extension) == pytest.approx(starts(bare))
