@@ -1,5 +1,6 @@
 import os
 import shutil
+from collections.abc import Collection
 from pathlib import Path
 from typing import NoReturn
 
@@ -57,6 +58,26 @@ def _servers_start_only_in_integration_tests(
 
         for module in SERVER_SPAWNS:
             monkeypatch.setattr(module, "spawn", refuse)
+
+
+def misplaced_concurrent(markers: Collection[str]) -> str | None:
+    """Why a test's `concurrent` marker is wrong, or None. It means "an integration test that
+    may run beside another one" (scripts/test.sh runs those two at a time): on a test that is
+    not `integration` it selects nothing, and beside `serial` it contradicts it."""
+    if "concurrent" not in markers:
+        return None
+    if "integration" not in markers:
+        return "is marked `concurrent` without `integration`: only those run two at a time"
+    if "serial" in markers:
+        return "is marked both `concurrent` and `serial`: a serial test runs alone"
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _concurrent_only_on_integration_tests(request: pytest.FixtureRequest) -> None:
+    wrong = misplaced_concurrent({marker.name for marker in request.node.iter_markers()})
+    if wrong is not None:
+        pytest.fail(f"{request.node.nodeid} {wrong}", pytrace=False)
 
 
 def native_loader_built() -> bool:

@@ -122,6 +122,7 @@ def test_build_dir_outside_the_build_cache_is_refused(refserver: StackEntry, out
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_stack_runs_as_the_stack_user_in_a_run_dir_it_owns(
     refserver: StackEntry, scratch: Path
 ) -> None:

@@ -164,6 +164,7 @@ def test_node_nginx_configs_include_the_upstream_the_parameter_names(upstream, s
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_the_side_process_the_parameter_picks_starts_on_its_extra_port(fake_inventory, scratch):
     entry = with_side(fake_inventory["refserver"], SIDE_TCP, SIDE_UNIX)
     with StackInstance(config(entry, scratch / "tcp", "tcp")) as stack:
@@ -201,6 +202,7 @@ def test_parameters_that_select_no_process_are_an_error_naming_the_manifest(
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_a_side_process_that_never_listens_fails_naming_address_and_port(fake_inventory, scratch):
     silent = structs.replace(SIDE_TCP, command=(PYTHON, "-c", "import time; time.sleep(60)"))
     entry = with_side(fake_inventory["refserver"], silent, ready=Ready("/hello", 1.0))

@@ -16,7 +16,7 @@ from stackbench.errors import EnvironmentProblem
 from stackbench.remote.ssh import SshLink
 from tests.testhosts import HOSTS_FILE, NEEDS_TEST_HOSTS, STATE, run_testhosts
 
-pytestmark = NEEDS_TEST_HOSTS
+pytestmark = [*NEEDS_TEST_HOSTS, pytest.mark.concurrent]
 
 
 def stackbench(*args: str) -> subprocess.CompletedProcess[str]:

@@ -88,6 +88,7 @@ def mariadb(tmp_path_factory: pytest.TempPathFactory) -> RunningService:
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_mariadb_is_seeded_and_reachable_over_tcp_and_socket(mariadb: RunningService) -> None:
     assert mariadb.version().startswith("10.")
     assert _query(mariadb, "SELECT COUNT(*) FROM a") == [(300,)]
@@ -113,6 +114,7 @@ def test_mariadb_is_seeded_and_reachable_over_tcp_and_socket(mariadb: RunningSer
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_mariadb_listens_on_loopback_only(mariadb: RunningService) -> None:
     listening = {
         conn.laddr.ip
@@ -123,6 +125,7 @@ def test_mariadb_listens_on_loopback_only(mariadb: RunningService) -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_reset_data_restores_world(mariadb: RunningService) -> None:
     with _connect(mariadb) as db, db.cursor() as cursor:
         cursor.execute("UPDATE World SET randomNumber = 0 WHERE id <= 10")
@@ -133,6 +136,7 @@ def test_reset_data_restores_world(mariadb: RunningService) -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 @pytest.mark.parametrize("kind", [ServiceKind.REDIS, ServiceKind.MEMCACHED])
 def test_cache_service_starts_answers_and_stops_cleanly(kind: ServiceKind, tmp_path: Path) -> None:
     service = start_service(kind, tmp_path, cpus=frozenset({0}))
@@ -155,6 +159,7 @@ def test_cache_service_starts_answers_and_stops_cleanly(kind: ServiceKind, tmp_p
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_second_start_in_fresh_dir_reuses_nothing(tmp_path: Path) -> None:
     first = start_service(ServiceKind.MEMCACHED, tmp_path / "one")
     memcached_set(first.endpoint.host, first.endpoint.port, "leftover", "x")
@@ -169,6 +174,7 @@ def test_second_start_in_fresh_dir_reuses_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_restart_in_same_dir_starts_from_scratch(tmp_path: Path) -> None:
     first = start_service(ServiceKind.REDIS, tmp_path)
     (first.log_path.parent / "stale-file").write_text("old")
@@ -179,6 +185,7 @@ def test_restart_in_same_dir_starts_from_scratch(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_long_run_dir_gets_a_short_socket_path(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     service = start_service(ServiceKind.REDIS, deep)
@@ -211,6 +218,7 @@ def test_port_already_taken_gives_clear_error(kind: ServiceKind, tmp_path: Path)
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_bind_failure_detected_from_the_server_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -231,6 +239,7 @@ def test_bind_failure_detected_from_the_server_log(
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_service_set_stops_everything_even_on_error(tmp_path: Path) -> None:
     started: list[RunningService] = []
     with pytest.raises(KeyboardInterrupt), ServiceSet(tmp_path) as services:
@@ -261,6 +270,7 @@ def _refused_as_root(**where: object) -> pymysql.err.OperationalError:
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
 @pytest.mark.parametrize("password", [None, ""], ids=["no-password", "empty-password"])
 def test_mariadb_refuses_root_over_tcp(
@@ -273,12 +283,14 @@ def test_mariadb_refuses_root_over_tcp(
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_mariadb_root_is_locked_on_the_socket_too(mariadb: RunningService) -> None:
     error = _refused_as_root(unix_socket=mariadb.endpoint.env["DB_SOCKET"], password="")
     assert error.args[0] == 1045, error.args
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_mariadb_user_has_privileges_on_its_own_database_only(mariadb: RunningService) -> None:
     grants = [row[0] for row in _query(mariadb, "SHOW GRANTS")]
     assert len(grants) == 2, grants
@@ -295,6 +307,7 @@ def test_mariadb_user_has_privileges_on_its_own_database_only(mariadb: RunningSe
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_mariadb_password_is_random_per_start(mariadb: RunningService, tmp_path: Path) -> None:
     other = start_service(ServiceKind.MARIADB, tmp_path)
     try:
@@ -340,6 +353,7 @@ def test_the_account_exists_for_the_socket_and_the_hosts_let_in_only() -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_redis_requires_its_per_start_password(tmp_path: Path) -> None:
     service = start_service(ServiceKind.REDIS, tmp_path)
     host, port = service.endpoint.host, service.endpoint.port
@@ -359,6 +373,7 @@ def test_redis_requires_its_per_start_password(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_every_service_runs_as_the_stack_user_on_loopback_only(tmp_path: Path) -> None:
     uid = _server_uid()
     with ServiceSet(tmp_path) as services:
@@ -386,6 +401,7 @@ def test_every_service_runs_as_the_stack_user_on_loopback_only(tmp_path: Path) -
 
 
 @pytest.mark.integration
+@pytest.mark.concurrent
 def test_logs_of_a_failed_start_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from stackbench.services import lifecycle
 

@@ -22,7 +22,7 @@ from stackbench.services import ServiceKind, ServiceSet, reset_data
 from stackbench.services.resp import memcached_get, redis_command
 from stackbench.verify.data import DataVerifyContext, verify
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.concurrent]
 
 
 class Fault(enum.Enum):
