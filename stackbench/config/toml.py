@@ -234,7 +234,10 @@ def _describe(info: mi.Type | None) -> str:
     if isinstance(info, mi.FloatType):
         return "a number" + _range(info.ge, info.gt, info.le, info.lt)
     if isinstance(info, mi.StrType):
-        return "a non-empty string" if info.min_length else "a string"
+        text = "a non-empty string" if info.min_length else "a string"
+        # a text over its bound was told only "a non-empty string", which it is
+        longest = "" if info.max_length is None else f" of at most {info.max_length:,} characters"
+        return text + longest
     if isinstance(info, mi.BoolType):
         return "true or false"
     if isinstance(info, mi.EnumType | mi.LiteralType):

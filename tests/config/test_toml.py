@@ -20,6 +20,7 @@ class Inner(Struct, frozen=True, forbid_unknown_fields=True):
 class Outer(Struct, frozen=True, forbid_unknown_fields=True):
     items: Annotated[list[str], Meta(min_length=1)]
     inner: Inner = Inner()
+    label: Annotated[str, Meta(min_length=1, max_length=5)] = "x"
     rows: list[Inner] = []
 
 
@@ -60,6 +61,10 @@ def test_location(segments, text):
         ),
         ({"items": []}, "key 'items': expected a non-empty list of strings, got a list"),
         ({"items": ["a", 3]}, "key 'items' (item 2): expected a string, got 3"),
+        (
+            {"items": ["a"], "label": "longer"},
+            "key 'label': expected a non-empty string of at most 5 characters, got 'longer'",
+        ),
         ({}, "key 'items': missing (required: a non-empty list of strings)"),
         (
             {"items": ["a"], "rows": [{}, {"count": "x"}]},
