@@ -9,6 +9,8 @@ ground truth: on a busy machine it gets less than its duty cycle.
 - One that forks a new process for each burst (short commands, never seen by a sample) is
   counted in the remainder: the core's "other" share is never below the truth by more than 2
   points (it can be above: whatever else runs on a shared machine is counted too).
+- The level is flagged disturbed wherever the share, measured two points low at worst, would
+  still exceed the 2% noise band (5% and up).
 Each case prints what it measured (figures, not timed assertions).
 """
 
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from stackbench.config.noise import THROUGHPUT_THRESHOLD
 from stackbench.engine.judge import disturbed_flag
 from stackbench.lab import cgroups
 from stackbench.lab.coreaccount import task_deltas
@@ -98,6 +101,9 @@ def test_a_background_load_on_the_servers_core_is_measured(duty, fork):
     assert other >= truth - TOLERANCE
     if not fork:
         assert abs(named - truth) <= TOLERANCE
-    if truth > TOLERANCE + 0.005:
+    # The flag is owed only where the account, two points off at most, must exceed the band:
+    # a 2.6% burner measured at 2.0% is within the tolerance and under the 2% band (make test,
+    # 2026-11-26), so a 2% duty checks the measurement and not the flag.
+    if truth - TOLERANCE > THROUGHPUT_THRESHOLD:
         flag = disturbed_flag(account)
         assert flag is not None and "of core" in flag.detail
