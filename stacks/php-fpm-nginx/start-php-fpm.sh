@@ -1,10 +1,15 @@
 #!/bin/sh
 # Starts php-fpm in the foreground with pm.max_children = WORKERS x CHILDREN_PER_WORKER.
 # Manifest templates cannot multiply, so the product is computed here.
-# usage: start-php-fpm.sh PHP_FPM_BINARY RUN_DIR   (WORKERS, CHILDREN_PER_WORKER from the env)
+# usage: start-php-fpm.sh PHP_FPM_BINARY RUN_DIR LISTEN   (WORKERS, CHILDREN_PER_WORKER from
+# the env; LISTEN is RUN_DIR/php-fpm.sock or 127.0.0.1:PORT, by the manifest's fastcgi)
 set -eu
 fpm=$1
 run_dir=$2
+case $3 in
+    "$run_dir"/php-fpm.sock|127.0.0.1:[1-9]*) export FPM_LISTEN=$3 ;;
+    *) echo "start-php-fpm.sh: LISTEN must be $run_dir/php-fpm.sock or 127.0.0.1:PORT, got '$3'" >&2; exit 2 ;;
+esac
 
 for name in WORKERS CHILDREN_PER_WORKER; do
     eval "value=\${$name:-}"

@@ -346,3 +346,22 @@ def test_node_nginx_runs_node_on_a_socket_or_a_tcp_port_by_upstream():
             "node",
             "nginx",
         ]
+
+
+def test_php_fpm_nginx_listens_on_a_socket_or_a_tcp_port_by_fastcgi():
+    m = parse_manifest(STACKS_DIR / "php-fpm-nginx" / "stack.toml")
+    assert m.ports == ("fpm_port",)
+    assert m.param_defaults()["fastcgi"] == "unix"
+    for fastcgi in ("unix", "tcp"):
+        (fpm,) = [
+            p for p in m.processes if p.role == "php-fpm" and p.starts_with({"fastcgi": fastcgi})
+        ]
+        assert (fpm.ready_unix is not None) == (fastcgi == "unix")
+        assert (fpm.ready_tcp == "127.0.0.1:{{fpm_port}}") == (fastcgi == "tcp")
+        assert fpm.command[-1] == (
+            fpm.ready_unix or fpm.ready_tcp
+        )  # where start-php-fpm.sh listens
+        assert [p.role for p in m.processes if p.starts_with({"fastcgi": fastcgi})] == [
+            "php-fpm",
+            "nginx",
+        ]

@@ -163,6 +163,33 @@ def test_node_nginx_configs_include_the_upstream_the_parameter_names(upstream, s
     assert server in rendered[f"nginx-upstream-{upstream}.conf"]
 
 
+@pytest.mark.parametrize(
+    "fastcgi, server",
+    [
+        ("tcp", "server 127.0.0.1:9002;"),
+        ("unix", "server unix:/tmp/run-1/php-fpm-nginx/php-fpm.sock;"),
+    ],
+)
+def test_php_fpm_nginx_config_includes_the_fastcgi_server_the_parameter_names(fastcgi, server):
+    m = load_inventory()["php-fpm-nginx"].manifest
+    status = StackStatus(
+        "php-fpm-nginx",
+        Availability.AVAILABLE,
+        commands={r.name: f"/usr/bin/{r.name}" for r in m.requires},
+    )
+    run_dir = Path("/tmp/run-1/php-fpm-nginx")
+    cfg = StackConfig(m, status, run_dir, frozenset({0}), {"fastcgi": fastcgi}, {})
+    variables = variables_for(cfg, 8080, {"fpm_port": 9002})
+    rendered = {
+        t.dest: render((m.stack_dir / t.src).read_text(), variables, t.src, syntax_for(t.dest))
+        for t in m.templates
+    }
+    upstream = rendered["nginx.conf"].split("upstream php_fpm {")[1].split("}")[0]
+    assert f"include {run_dir}/nginx-fastcgi-{fastcgi}.conf;" in upstream
+    assert "server " not in upstream
+    assert server in rendered[f"nginx-fastcgi-{fastcgi}.conf"]
+
+
 @pytest.mark.integration
 @pytest.mark.concurrent
 def test_the_side_process_the_parameter_picks_starts_on_its_extra_port(fake_inventory, scratch):
