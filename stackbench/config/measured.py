@@ -59,8 +59,9 @@ class CpuUser(msgspec.Struct, frozen=True, kw_only=True):
 class CoreSetUse(msgspec.Struct, frozen=True, kw_only=True):
     """One set of a level's cores (those its server roles are pinned to, its loader's ...)
     accounted completely over the level, in CPU seconds (lab/coreaccount.py):
-    busy = roles + stackbench + kernel threads + named other processes + unseen (+ the
-    interrupts, where the kernel counts them apart from the tasks)."""
+    busy = roles + stackbench + kernel threads + named other processes + unseen + the
+    kernel's work in no task (+ the interrupts, where the kernel counts them apart from the
+    tasks)."""
 
     cores: tuple[int, ...]
     roles: tuple[str, ...]  # the roles pinned there (none: cores no role uses)
@@ -79,6 +80,10 @@ class CoreSetUse(msgspec.Struct, frozen=True, kw_only=True):
     roles_per_s: tuple[float, ...]
     other_per_s: tuple[float, ...]  # signed: a second's remainder is noisy both ways
     steal_per_s: tuple[float, ...]
+    # the remainder of the intervals that forked nothing unseen: the kernel's work in no
+    # task (interrupts and idle exits on the idle core, the level's own), not in unseen_s
+    # nor other_s (records stored before it was counted: 0)
+    no_task_s: float = 0.0
 
     def capacity_s(self, elapsed_s: float) -> float:
         return len(self.cores) * elapsed_s
@@ -93,6 +98,9 @@ class CoreAccount(msgspec.Struct, frozen=True, kw_only=True):
     elapsed_s: float
     sets: tuple[CoreSetUse, ...]
     top: tuple[CpuUser, ...]  # the other processes and kernel threads that used most
+    # processes and threads the machine forked over the level that were gone by the next
+    # snapshot (None: not counted; records stored before it was)
+    unexplained_forks: int | None = None
 
 
 class Second(msgspec.Struct, frozen=True, kw_only=True):

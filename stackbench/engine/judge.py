@@ -132,7 +132,8 @@ def disturbed_flag(account: CoreAccount | None, band: float = THROUGHPUT_THRESHO
     more of a set of the level's cores (the server's, the loader's) than the noise band
     allows: a CPU-bound server that loses that share of its cores loses about as much of its
     figure, so the level could have moved by more than a verdict's threshold. Kernel threads
-    are not counted: the level's own network work runs in them (ksoftirqd)."""
+    are not counted: the level's own network work runs in them (ksoftirqd); nor is the
+    kernel's work in no task (the remainder of seconds that forked nothing unseen)."""
     if account is None or account.elapsed_s <= 0:
         return None
     found = []
@@ -167,6 +168,10 @@ def _named(account: CoreAccount) -> str:
     unseen = sum(max(0.0, s.unseen_s) for s in account.sets if s.roles) / elapsed
     if unseen >= 0.005:
         parts.append(f"processes too short-lived to name {unseen:.0%}")
+    # not counted in the share: the seconds it comes from forked nothing unseen
+    no_task = sum(s.no_task_s for s in account.sets if s.roles) / elapsed
+    if no_task >= 0.005:
+        parts.append(f"kernel work in no task {no_task:.0%}, the level's own, not counted")
     return f" ({', '.join(parts)}, of a core)" if parts else ""
 
 

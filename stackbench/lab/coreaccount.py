@@ -23,6 +23,16 @@ busy: the columns add up to more than the time that passed (issue #32: the loade
 exact run time left 1.4 s "unseen"). The core cannot have been busy while it slept, so the
 busy time the remainder is taken from is at most the time less the clock's idle and steal.
 
+Kernel work in no task: what is left of the clock's awake time once every task's is taken
+away is either processes born and gone between two snapshots or the kernel's own work outside
+any task (a wake-up's interrupt and the idle loop's exit on an idle core: the level's own
+traffic, thousands of times a second at 7,000 new connections a second). A process cannot run
+without being forked, so an interval in which the machine forked nothing more than the
+processes and threads alive at its end cannot hold a short-lived one: its remainder is the
+kernel's work in no task, which the level itself causes, and is kept apart (`no_task_s`).
+Where there were such forks, or the fork counter was not read, the remainder stays unseen, a
+disturbance: nothing that forks can hide there.
+
 Readers of /proc are here; the arithmetic (`account`) is pure and tested on hand-made
 snapshots (tests/lab/test_coreaccount.py).
 """
@@ -91,6 +101,10 @@ class Snapshot:
     own: Mapping[int, float]  # stackbench's threads: tid -> CPU seconds ...
     own_cpu: Mapping[int, int]  # ... and the core each last ran on
     tasks: Mapping[int, Task] = field(default_factory=dict)  # every other process
+    # /proc/stat "processes": processes and threads forked since boot (None: not read) ...
+    forks: int | None = None
+    # ... and every process's and thread's id alive (roles' and ours included)
+    tids: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -114,6 +128,15 @@ def parse_proc_stat(text: str, ticks_per_s: float) -> dict[int, CoreTicks]:
         values += [0.0] * (8 - len(values))
         out[int(name[3:])] = CoreTicks(*values[:8])
     return out
+
+
+def parse_forks(text: str) -> int | None:
+    """/proc/stat's "processes" line: every process and thread forked since boot."""
+    for line in text.splitlines():
+        name, _, rest = line.partition(" ")
+        if name == "processes" and rest.strip().isdigit():
+            return int(rest)
+    return None
 
 
 def parse_pid_stat(text: str, ticks_per_s: float) -> Task | None:
@@ -156,6 +179,15 @@ class _SetTotals:
     steal_per_s: list[float] = field(default_factory=list)
 
 
+def unexplained_forks(before: Snapshot, after: Snapshot) -> int | None:
+    """Forks between two snapshots not alive at the second: processes or threads born and
+    gone in between (a short command, a thread of a seen process; the two cannot be told
+    apart, so both count). None where the fork counter was not read."""
+    if before.forks is None or after.forks is None:
+        return None
+    return max(0, after.forks - before.forks - len(after.tids - before.tids))
+
+
 def task_deltas(before: Snapshot, after: Snapshot) -> dict[int, tuple[Task, float]]:
     """Each process's CPU seconds between two snapshots. One born in between counts from
     zero; one seen before under the same pid but another start time is a new process;
@@ -187,6 +219,9 @@ def account(
     """The level's cores accounted over consecutive snapshots (the first is the level's
     start, the last its end), set by set and interval by interval."""
     totals = [_SetTotals() for _ in sets]
+    # the same, over the intervals that forked nothing unseen (their remainder: no task's)
+    still = [_SetTotals() for _ in sets]
+    forks: int | None = 0
     users: dict[tuple[int, str, bool], float] = {}
     role_set = {role: i for i, s in enumerate(sets) for role in s.roles}
     for before, after in zip(snapshots, snapshots[1:], strict=False):
@@ -218,16 +253,23 @@ def account(
                 step[where].named += spent
             key = (pid, task.name, task.kernel_thread)
             users[key] = users.get(key, 0.0) + spent
-        for total, one in zip(totals, step, strict=True):
-            _add(total, one, elapsed, irq_time_apart)
+        unexplained = unexplained_forks(before, after)
+        forks = None if unexplained is None or forks is None else forks + unexplained
+        for total, quiet, one in zip(totals, still, step, strict=True):
+            _add(total, one, elapsed, irq_time_apart, no_fork=unexplained == 0)
+            if unexplained == 0:
+                _add(quiet, one, elapsed, irq_time_apart, no_fork=True)
     elapsed_s = snapshots[-1].at - snapshots[0].at if len(snapshots) > 1 else 0.0
     return CoreAccount(
         method=method,
         sampled=sampled,
         irq_time_apart=irq_time_apart,
         elapsed_s=round(elapsed_s, 3),
-        sets=tuple(_set_use(s, t, irq_time_apart) for s, t in zip(sets, totals, strict=True)),
+        sets=tuple(
+            _set_use(s, t, q, irq_time_apart) for s, t, q in zip(sets, totals, still, strict=True)
+        ),
         top=_top(users, elapsed_s),
+        unexplained_forks=forks,
     )
 
 
@@ -237,7 +279,9 @@ def remainder(busy: float, interrupts: float, accounted: float, irq_time_apart: 
     return busy - (interrupts if irq_time_apart else 0.0) - accounted
 
 
-def _add(total: _SetTotals, one: _SetTotals, elapsed: float, irq_time_apart: bool) -> None:
+def _add(
+    total: _SetTotals, one: _SetTotals, elapsed: float, irq_time_apart: bool, no_fork: bool
+) -> None:
     total.busy += one.busy
     total.interrupts += one.interrupts
     total.idle += one.idle
@@ -251,8 +295,9 @@ def _add(total: _SetTotals, one: _SetTotals, elapsed: float, irq_time_apart: boo
         one.busy, one.interrupts, one.roles + one.own + one.kernel + one.named, irq_time_apart
     )
     total.roles_per_s.append(round(one.roles / elapsed, 4))
-    # a second's remainder is noisy both ways: kept signed here, clamped only over the level
-    total.other_per_s.append(round((one.named + unseen) / elapsed, 4))
+    # a second's remainder is noisy both ways: kept signed here, clamped only over the level;
+    # in a second that forked nothing unseen it is no task's (the module's docstring)
+    total.other_per_s.append(round((one.named + (0.0 if no_fork else unseen)) / elapsed, 4))
     total.steal_per_s.append(round(one.steal / elapsed, 4))
 
 
@@ -264,12 +309,28 @@ def awake(busy: float, idle: float, steal: float, capacity: float) -> float:
     return min(busy, max(0.0, capacity - idle - steal)) if capacity > 0 else busy
 
 
-def _set_use(s: CoreSet, t: _SetTotals, irq_time_apart: bool) -> CoreSetUse:
-    unseen = remainder(
+def _remainder(t: _SetTotals, irq_time_apart: bool) -> float:
+    return remainder(
         awake(t.busy, t.idle, t.steal, t.capacity),
         t.interrupts,
         t.roles + t.own + t.kernel + t.named,
         irq_time_apart,
+    )
+
+
+def split_remainder(whole: float, still: float) -> tuple[float, float]:
+    """The level's remainder (`whole`, over every interval) split into the unseen, a
+    disturbance, and the kernel's work in no task: the remainder over the intervals that
+    forked nothing unseen (`still`), never below zero nor above the whole's positive part
+    (each is taken from its own intervals' awake time, so the two need not add up: the
+    unseen is what the whole leaves, so a disturbance is never hidden by the split)."""
+    no_task = min(max(0.0, still), max(0.0, whole))
+    return whole - no_task, no_task
+
+
+def _set_use(s: CoreSet, t: _SetTotals, q: _SetTotals, irq_time_apart: bool) -> CoreSetUse:
+    unseen, no_task = split_remainder(
+        _remainder(t, irq_time_apart), _remainder(q, irq_time_apart) if q.capacity else 0.0
     )
     return CoreSetUse(
         cores=tuple(sorted(s.cores)),
@@ -281,6 +342,7 @@ def _set_use(s: CoreSet, t: _SetTotals, irq_time_apart: bool) -> CoreSetUse:
         kernel_threads_s=round(t.kernel, 4),
         named_other_s=round(t.named, 4),
         unseen_s=round(unseen, 4),
+        no_task_s=round(no_task, 4),
         # the named are attributed by the core they last ran on, which a process that moves
         # between cores makes approximate: the sum with the remainder is exact, so it is
         # what is clamped (never below zero), not the remainder alone
@@ -334,6 +396,17 @@ TICKS_PER_S = float(os.sysconf("SC_CLK_TCK"))
 
 def read_cores() -> dict[int, CoreTicks]:
     return parse_proc_stat(Path("/proc/stat").read_text(), TICKS_PER_S)
+
+
+def read_tids() -> frozenset[int]:
+    """Every process's and thread's id now alive (/proc/<pid>/task)."""
+    out: set[int] = set()
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    out.update(int(t) for t in os.listdir(f"/proc/{entry.name}/task"))
+    return frozenset(out)
 
 
 def read_uptime() -> float:
@@ -394,13 +467,19 @@ def snapshot(roles: Mapping[str, float], role_pids: Iterable[int]) -> Snapshot:
     `role_pids`: their processes (left out of the others, with their children)."""
     own, own_cpu = read_own_threads()
     pids = set(role_pids)
+    # the ids before the fork counter: a thread born between the two reads (microseconds)
+    # counts as unexplained in this interval, the doubt given to a disturbance
+    tids = read_tids()
     tasks = read_tasks(pids | {os.getpid()}, pids)
+    stat = Path("/proc/stat").read_text()
     return Snapshot(
         at=time.monotonic(),
         uptime_s=read_uptime(),
-        cores=read_cores(),
+        cores=parse_proc_stat(stat, TICKS_PER_S),
         roles=dict(roles),
         own=own,
         own_cpu=own_cpu,
         tasks=tasks,
+        forks=parse_forks(stat),
+        tids=tids,
     )

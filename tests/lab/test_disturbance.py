@@ -8,7 +8,9 @@ ground truth: on a busy machine it gets less than its duty cycle.
 - A burner seen across snapshots is named with its share within 2 points of the truth.
 - One that forks a new process for each burst (short commands, never seen by a sample) is
   counted in the remainder: the core's "other" share is never below the truth by more than 2
-  points (it can be above: whatever else runs on a shared machine is counted too).
+  points (it can be above: whatever else runs on a shared machine is counted too). Each
+  burst is a fork, so no second of the level can pass its remainder off as the kernel's work
+  in no task.
 - The level is flagged disturbed wherever the share, measured two points low at worst, would
   still exceed the 2% noise band (5% and up).
 Each case prints what it measured (figures, not timed assertions).
@@ -96,7 +98,9 @@ def test_a_background_load_on_the_servers_core_is_measured(duty, fork):
         f"\nburner {duty:.0%} duty ({'forking' if fork else 'one process'}) on CPU {cpu}: "
         f"truth {truth:.1%} of the core over {elapsed:.1f} s; measured other {other:.1%} "
         f"(named burner {named:.1%}, unseen {core.unseen_s / elapsed:.1%}, named others "
-        f"{core.named_other_s / elapsed - named:.1%}); server {core.roles_s / elapsed:.1%}"
+        f"{core.named_other_s / elapsed - named:.1%}); server {core.roles_s / elapsed:.1%}; "
+        f"kernel work in no task {core.no_task_s / elapsed:.1%} (not counted), unexplained "
+        f"forks {account.unexplained_forks}"
     )
     assert other >= truth - TOLERANCE
     if not fork:
