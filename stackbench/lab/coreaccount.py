@@ -88,6 +88,7 @@ class Task:
     cpu: int  # the core it last ran on
     started_s: float  # since boot
     ppid: int
+    threads: int = 1
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,9 @@ class Snapshot:
     forks: int | None = None
     # ... and every process's and thread's id alive (roles' and ours included)
     tids: frozenset[int] = frozenset()
+    # the threads of every other process that has more than one: pid -> tid -> the thread
+    # (each runs on its own core, the leader's is only one of them)
+    threads: Mapping[int, Mapping[int, Task]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -159,6 +163,7 @@ def parse_pid_stat(text: str, ticks_per_s: float) -> Task | None:
         cpu=int(fields[36]),
         started_s=int(fields[19]) / ticks_per_s,
         ppid=ppid,
+        threads=int(fields[17]),
     )
 
 
@@ -200,6 +205,27 @@ def task_deltas(before: Snapshot, after: Snapshot) -> dict[int, tuple[Task, floa
         elif task.started_s >= before.uptime_s - 0.02:  # born in between (start: tick-exact)
             out[pid] = (task, task.cpu_s)
     return out
+
+
+def by_core(before: Snapshot, after: Snapshot, pid: int, spent: float) -> list[tuple[int, float]]:
+    """A process's CPU seconds between two snapshots, by the core each part ran on: each
+    thread seen in both by the core it last ran on, the rest (the leader's alone, or threads
+    gone or born in between) by the process's. A process whose worker threads run on the
+    level's cores while its leader waits elsewhere is then counted where it ran."""
+    task = after.tasks[pid]
+    was, now = before.threads.get(pid, {}), after.threads.get(pid, {})
+    parts: dict[int, float] = {}
+    rest = spent
+    for tid, thread in now.items():
+        prev = was.get(tid)
+        if prev is None or abs(prev.started_s - thread.started_s) >= 1e-6:
+            continue
+        used = min(rest, max(0.0, thread.cpu_s - prev.cpu_s))
+        parts[thread.cpu] = parts.get(thread.cpu, 0.0) + used
+        rest -= used
+    if rest > 0:
+        parts[task.cpu] = parts.get(task.cpu, 0.0) + rest
+    return sorted(parts.items())
 
 
 def _set_of(cpu: int, sets: Sequence[CoreSet]) -> int | None:
@@ -244,15 +270,19 @@ def account(
             if where is not None:
                 step[where].own += spent - before.own.get(tid, 0.0)
         for pid, (task, spent) in task_deltas(before, after).items():
-            where = _set_of(task.cpu, sets)
-            if where is None or spent <= 0:
-                continue
-            if task.kernel_thread:
-                step[where].kernel += spent
-            else:
-                step[where].named += spent
-            key = (pid, task.name, task.kernel_thread)
-            users[key] = users.get(key, 0.0) + spent
+            here = 0.0
+            for cpu, part in by_core(before, after, pid, spent):
+                where = _set_of(cpu, sets)
+                if where is None or part <= 0:
+                    continue
+                here += part
+                if task.kernel_thread:
+                    step[where].kernel += part
+                else:
+                    step[where].named += part
+            if here > 0:
+                key = (pid, task.name, task.kernel_thread)
+                users[key] = users.get(key, 0.0) + here
         unexplained = unexplained_forks(before, after)
         forks = None if unexplained is None or forks is None else forks + unexplained
         for total, quiet, one in zip(totals, still, step, strict=True):
@@ -430,6 +460,24 @@ def read_tasks(exclude: Iterable[int], roles: Iterable[int] = ()) -> dict[int, T
     return out
 
 
+def read_threads(tasks: Mapping[int, Task]) -> dict[int, dict[int, Task]]:
+    """The threads of each process of `tasks` that has more than one."""
+    out: dict[int, dict[int, Task]] = {}
+    for pid, task in tasks.items():
+        if task.threads <= 1:
+            continue
+        threads = {}
+        with contextlib.suppress(OSError):
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with contextlib.suppress(OSError, ValueError):
+                    with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                        thread = parse_pid_stat(f.read().decode(errors="replace"), TICKS_PER_S)
+                    if thread is not None:
+                        threads[thread.pid] = thread
+        out[pid] = threads
+    return out
+
+
 def read_own_threads() -> tuple[dict[int, float], dict[int, int]]:
     """stackbench's threads: their CPU seconds and the core each last ran on."""
     spent, where = {}, {}
@@ -482,4 +530,5 @@ def snapshot(roles: Mapping[str, float], role_pids: Iterable[int]) -> Snapshot:
         tasks=tasks,
         forks=parse_forks(stat),
         tids=tids,
+        threads=read_threads(tasks),
     )

@@ -1,5 +1,7 @@
 """The level's cores accounted completely: the arithmetic on hand-made /proc snapshots."""
 
+from dataclasses import replace
+
 import pytest
 
 from stackbench.lab.coreaccount import (
@@ -9,6 +11,7 @@ from stackbench.lab.coreaccount import (
     Task,
     account,
     awake,
+    by_core,
     core_sets,
     parse_forks,
     parse_pid_stat,
@@ -349,3 +352,56 @@ def test_without_the_fork_counter_every_remainder_is_unseen():
     assert use.unseen_s == pytest.approx(0.03)
     assert use.no_task_s == 0.0
     assert acc.unexplained_forks is None
+
+
+def test_a_process_is_counted_on_the_cores_its_threads_ran_on():
+    """A multi-threaded process (the VM's agent, a browser) whose leader waits on core 1
+    while a worker thread runs on the server's core 0: 0.8 s of its 1.0 s were core 0's,
+    where a remainder of seconds that forked nothing would have called them no task's. A
+    thread gone in between (0.15 s) and the leader's own go with the process's core."""
+    sets = [CoreSet(frozenset({0}), ("nginx",)), CoreSet(frozenset({1}), ("loader",))]
+    leader = Task(40, "agent", False, 5.0, 1, 1.0, 1, threads=3)
+    worker = Task(41, "worker", False, 2.0, 0, 1.0, 40)
+    gone = Task(42, "worker", False, 1.0, 0, 1.0, 40)
+    before = Snapshot(
+        0.0,
+        100.0,
+        {0: ticks(), 1: ticks()},
+        {"nginx": 0.0, "loader": 0.0},
+        {},
+        {},
+        {40: leader},
+        forks=10,
+        tids=frozenset({40, 41, 42}),
+        threads={40: {40: replace(leader, cpu_s=2.0), 41: worker, 42: gone}},
+    )
+    after = Snapshot(
+        1.0,
+        101.0,
+        {0: ticks(user=0.95), 1: ticks(user=0.9)},
+        {"nginx": 0.15, "loader": 0.65},
+        {},
+        {},
+        {40: replace(leader, cpu_s=6.0, threads=2)},
+        forks=10,
+        tids=frozenset({40, 41}),
+        threads={40: {40: replace(leader, cpu_s=2.05), 41: replace(worker, cpu_s=2.8)}},
+    )
+    assert by_core(before, after, 40, 1.0) == [(0, pytest.approx(0.8)), (1, pytest.approx(0.2))]
+    server, loader = account([before, after], sets, False, "cgroup v2").sets
+    assert server.named_other_s == pytest.approx(0.8)
+    assert server.no_task_s == pytest.approx(0.0)
+    assert loader.named_other_s == pytest.approx(0.2)
+    assert loader.no_task_s == pytest.approx(0.05)  # 0.9 - 0.65 - 0.2
+
+
+def test_a_thread_never_counts_more_than_its_process():
+    before = forked(0.0, ticks(), {}, 1, {7, 8})
+    after = forked(1.0, ticks(), {}, 1, {7, 8})
+    t7 = Task(7, "p", False, 1.0, 1, 1.0, 1, threads=2)
+    t8 = Task(8, "w", False, 1.0, 0, 1.0, 7)
+    before = replace(before, tasks={7: t7}, threads={7: {8: t8}})
+    after = replace(
+        after, tasks={7: replace(t7, cpu_s=1.3)}, threads={7: {8: replace(t8, cpu_s=1.5)}}
+    )
+    assert by_core(before, after, 7, 0.3) == [(0, pytest.approx(0.3))]
