@@ -3,6 +3,7 @@ as the verifier expects it (200, text/plain, "Hello World"), HTTP/1.1 with keep-
 port given as its first argument, on 127.0.0.1 or the address given as its second (a test
 host's, for a multi-host run). Started and stopped by the test, never by stackbench."""
 
+import socketserver
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -28,9 +29,19 @@ class Hello(BaseHTTPRequestHandler):
         return  # one line per request would fill the test's output
 
 
+class QuickBindServer(ThreadingHTTPServer):
+    """HTTPServer names itself after binding by a reverse DNS lookup of its address
+    (socket.getfqdn), which in a test host's network namespace, with no DNS server reachable,
+    waits 10 s for the resolver to time out. Nothing here reads that name."""
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = str(self.server_address[0]), self.server_address[1]
+
+
 if __name__ == "__main__":
     address = sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1"
-    server = ThreadingHTTPServer((address, int(sys.argv[1])), Hello)
+    server = QuickBindServer((address, int(sys.argv[1])), Hello)
     server.daemon_threads = True
     print("ready", flush=True)
     server.serve_forever()

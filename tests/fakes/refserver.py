@@ -7,6 +7,7 @@ FAULT selects a deliberately wrong behaviour: constant, status500, wrongtype, no
 
 import hashlib
 import os
+import socketserver
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -96,13 +97,23 @@ class Handler(BaseHTTPRequestHandler):
         return self.reply(404, b"not found")
 
 
+class QuickBindServer(ThreadingHTTPServer):
+    """HTTPServer names itself after binding by a reverse DNS lookup of its address
+    (socket.getfqdn), which in a test host's network namespace, with no DNS server reachable,
+    waits 10 s for the resolver to time out. Nothing here reads that name."""
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = str(self.server_address[0]), self.server_address[1]
+
+
 def main() -> None:
     if FAULT == "slowstart":
         time.sleep(3600)
     if FAULT == "crash":
         print("refserver: crashing on purpose", file=sys.stderr)
         sys.exit(3)
-    server = ThreadingHTTPServer(
+    server = QuickBindServer(
         (os.environ.get("HOST", "127.0.0.1"), int(os.environ["PORT"])), Handler
     )
     server.daemon_threads = True
