@@ -65,7 +65,11 @@ def evaluate(
     facts: Facts,
     resamples: int = stats.DEFAULT_RESAMPLES,
     seed: int = stats.DEFAULT_SEED,
+    paired: bool = True,
 ) -> tuple[ClaimResult, ...]:
+    """Each claim on the run; `paired`: a ratio of figures measured in the same repetitions
+    is read from its pairs (False: as independent sides, as the design check reads its
+    synthetic runs)."""
     run = _Run(data)
     out = []
     for ready in requirements_unmet(claims, facts):
@@ -83,7 +87,7 @@ def evaluate(
             continue
         run.loader_bound.clear()
         run.minimum = (claim.requires.min_requests, claim.requires.min_seconds)
-        result = _evaluate_test(claim, _Context(run, facts, resamples, seed))
+        result = _evaluate_test(claim, _Context(run, facts, resamples, seed, paired))
         out.append(_with_caveat(result, sorted(run.loader_bound)))
     return tuple(out)
 

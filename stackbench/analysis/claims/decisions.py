@@ -17,6 +17,7 @@ from stackbench.analysis.claims.wording import (
     expectation,
     repetitions_for,
 )
+from stackbench.analysis.paired import paired_log_ratio
 from stackbench.analysis.verdicts import CONFIDENCE, LogRatio, interval_of, log_ratio
 from stackbench.config.claims import Claim
 from stackbench.config.plan import LevelKey
@@ -89,6 +90,10 @@ class _Context:
     facts: Facts
     resamples: int
     seed: int
+    # A ratio of two figures whose repetitions pair is read from the pairs (analysis.paired);
+    # False: as independent sides (the design check, whose synthetic repetitions share no
+    # drift it could know of before the run)
+    paired: bool = True
 
 
 def _conclude(
@@ -184,7 +189,7 @@ def _judge_ratio(
             to_decide([*nums, *dens], 0, "a repetition more gives it an interval"),
         )
         return
-    ratio = log_ratio(
+    ratio = (_paired(nums, dens) if ctx.paired else None) or log_ratio(
         [p.evidence for p in nums if p.evidence is not None],
         [p.evidence for p in dens if p.evidence is not None],
         ctx.run.spread,
@@ -200,6 +205,19 @@ def _judge_ratio(
     detail = f"{what} is {_ratio_text(value, low, high)}, {_band_text(band, verdict)}"
     decide = repetitions_for(ratio, band, tally.confidence)[1] if verdict is _Verdict.NOISE else ""
     tally.add(verdict, detail + (f"; {decide}" if decide else ""), (ratio, band), [*nums, *dens])
+
+
+def _paired(nums: Sequence[_Point], dens: Sequence[_Point]) -> LogRatio | None:
+    """One figure over another, both measured in the same repetitions (two levels of one
+    fresh start, two stacks of one round, standalone timings taken in turns): the ratio of
+    each repetition's pair, so the drift they share cancels (analysis.paired). None: they
+    do not pair (a ratio of ratios, a level against a timing, fewer than MIN_PAIRS)."""
+    if len(nums) != 1 or len(dens) != 1:
+        return None
+    a, b = nums[0], dens[0]
+    if not a.pairs or not b.pairs or (a.level is None) != (b.level is None):
+        return None
+    return paired_log_ratio(dict(a.pairs), dict(b.pairs))
 
 
 def _set_aside(tally: _Tally, shown: str, caveat: str, points: Sequence[_Point]) -> None:

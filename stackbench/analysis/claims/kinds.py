@@ -303,6 +303,7 @@ def _shape(claim: Claim, test: ShapeTest, ctx: _Context) -> ClaimResult:
                     point = dataclasses.replace(
                         point,
                         values=tuple(v / level for v in point.values),
+                        pairs=tuple((k, v / level) for k, v in point.pairs),
                         evidence=None
                         if point.evidence is None
                         else _as_figure(point.evidence, point.evidence.value / level),

@@ -12,7 +12,11 @@ from stackbench.analysis.analysis import decision_confidence, disturbed_caveat
 from stackbench.analysis.calibration import spread_of
 from stackbench.analysis.claims.wording import _levels_text
 from stackbench.analysis.figures import BY_CLAIM_METRIC
-from stackbench.analysis.levelsteady import aggregate_steady
+from stackbench.analysis.levelsteady import (
+    LevelSteadyAggregate,
+    aggregate_steady,
+    headline_throughput,
+)
 from stackbench.analysis.verdicts import (
     Evidence,
     RunSpread,
@@ -46,6 +50,9 @@ class _Point:
     level: float | None = None  # the level read (None: a standalone timing)
     # Why no verdict may rest on the figure although it has evidence (a disturbed level)
     caveat: str | None = None
+    # (repetition, figure) as its evidence has it (a level's steady window), to pair with
+    # another point's same repetition (analysis.paired); empty: nothing to pair by
+    pairs: tuple[tuple[int, float], ...] = ()
 
     @property
     def value(self) -> float:
@@ -159,15 +166,17 @@ class _Run:
             values.append(value)
         if any(has_flag(r.flags, LevelFlag.LOADER_BOUND) for r in rows):
             self.loader_bound.add(label)
+        steady = aggregate_steady(rows, self.spread) if metric in STEADY_READ else None
         return _Point(
             tuple(values),
             stack,
             workload,
             where,
             metric,
-            level_evidence(rows, metric, values, self.spread),
+            level_evidence(rows, metric, values, self.spread, steady),
             level,
             disturbed_reason(label, rows),
+            repetition_figures(rows, metric, values, steady),
         )
 
     def failures(self, stack: str, workload: str, level: float) -> tuple[int, int]:
@@ -214,17 +223,26 @@ class _Run:
             if len(values) == 1
             else repetition_evidence(values, [], self.spread, seconds)
         )
-        return _Point(tuple(values), stack, workload, "standalone", metric, evidence)
+        # The k-th timing of every stack pairs with the k-th of the others: the runner takes
+        # them in turns, one stack after another (engine/runner.py), so drift is shared.
+        pairs = tuple(enumerate(values))
+        return _Point(tuple(values), stack, workload, "standalone", metric, evidence, pairs=pairs)
 
 
 STEADY_LATENCY = ("p50", "p90", "p99")
 
 
 PER_REQUEST_TIMES = ("time_per_request", "time_per_request_all")
+# The metrics whose evidence reads the levels' steady windows
+STEADY_READ = ("requests_per_s", *STEADY_LATENCY, *PER_REQUEST_TIMES)
 
 
 def level_evidence(
-    rows: Sequence[LevelRow], metric: str, values: Sequence[float], spread: RunSpread
+    rows: Sequence[LevelRow],
+    metric: str,
+    values: Sequence[float],
+    spread: RunSpread,
+    steady: LevelSteadyAggregate | None = None,
 ) -> Evidence | None:
     """The evidence of a claim's figure, in its unit: req/s and p50/p90/p99 from the steady
     windows as every verdict has them (levelsteady); ab's times per request, which are
@@ -232,8 +250,8 @@ def level_evidence(
     figure (mean latency, p80, CPU, transfer) from its repetitions, and from one repetition as
     one whole level: the machine's run-to-run spread of whole levels (in a closed loop mean
     latency is connections / throughput, and CPU and bytes follow the requests served)."""
-    if metric == "requests_per_s" or metric in STEADY_LATENCY or metric in PER_REQUEST_TIMES:
-        steady = aggregate_steady(rows, spread)
+    if metric in STEADY_READ:
+        steady = steady or aggregate_steady(rows, spread)
         if metric == "requests_per_s":
             return steady.throughput.evidence
         if metric in STEADY_LATENCY:
@@ -247,6 +265,31 @@ def level_evidence(
     if len(values) == 1:
         return whole_level_evidence(values[0], seconds, spread)
     return repetition_evidence(values, [], spread, seconds)
+
+
+def repetition_figures(
+    rows: Sequence[LevelRow],
+    metric: str,
+    values: Sequence[float],
+    steady: LevelSteadyAggregate | None,
+) -> tuple[tuple[int, float], ...]:
+    """(repetition, figure) of each row, as the level's evidence reads it: req/s from its
+    steady window (the whole level without one), ab's times per request from the same
+    (1 / throughput scaled), any other figure as measured; a latency percentile is not
+    paired (its evidence merges the windows' histograms). Empty when a repetition number
+    repeats: nothing to pair by."""
+    if metric in STEADY_LATENCY or len({r.repetition for r in rows}) != len(rows):
+        return ()
+    out: list[tuple[int, float]] = []
+    for index, (row, value) in enumerate(zip(rows, values, strict=True)):
+        figure = value
+        if steady is not None:
+            rate = headline_throughput(row, steady.repetitions[index])
+            if rate <= 0 or row.requests_per_s <= 0:
+                return ()
+            figure = rate if metric == "requests_per_s" else value * row.requests_per_s / rate
+        out.append((row.repetition, figure))
+    return tuple(out)
 
 
 def _as_figure(e: Evidence, value: float) -> Evidence:
