@@ -76,8 +76,9 @@ class Round:
 
 def timings_due(repetition: int | None, repeat: int, per_repetition: int = 1) -> int:
     """Standalone timings a case should have stored by the end of a round: `per_repetition`
-    (the suite's script_timings) in each repetition, each a fresh process on its round's fresh
-    start of the stack; all of them in the single round of a run that does not interleave
+    (the suite's script_timings) in each repetition, each a fresh process, taken after the
+    round's levels in turns with the other stacks'; all of them in the single round of a run
+    that does not interleave
     (`repetition` None). Rounds that `run --until-decided` adds beyond `repeat` time nothing
     more."""
     rounds = repeat if repetition is None else min(repetition + 1, repeat)

@@ -182,6 +182,7 @@ class Runner:
                 for round_ in self.plan.rounds():
                     for planned in round_.order:
                         self._run_stack(planned, services, scratch, cases, round_)
+                    self._timings_in_turns(round_, services, cases)
             status, failing = "complete", False
         except KeyboardInterrupt:
             status = "interrupted"
@@ -328,6 +329,97 @@ class Runner:
             self.emit(ProgressEvent(Phase.FAILED, f"FAILED: {exc}", planned.name))
         finally:
             stack.close()
+
+    def _timings_in_turns(
+        self, round_: Round, services: Services, cases: dict[tuple[str, str], _CaseState]
+    ) -> None:
+        """The round's standalone timings (script_timings a case), after its stacks' levels,
+        taken in turns: one timing of every case whose stack ran and verified in the round,
+        then again in the reverse order (php, node, node, php...). A timing's figure drifts
+        with the machine by more than its own noise (db-html-report's timings minutes apart
+        spread 9-13%, those taken one after another 4-8%): the k-th timings of two stacks,
+        seconds apart, share their drift, which their ratio's pairs then cancel
+        (analysis.paired), and the turns' reversal cancels a steady drift within the round."""
+        suite = self.suite
+        if not suite.script_iterations:
+            return
+        wanted = timings_due(round_.repetition, suite.load.repeat, suite.script_timings)
+        timed = [
+            (planned, case.spec)
+            for planned in round_.order
+            for case in planned.cases
+            if cases[(planned.name, case.spec.label)].status in ("pending", "ok")
+        ]
+        if not timed:
+            return
+        access = self._script_access(timed, services)
+        for turn in range(wanted):
+            for planned, spec in timed if turn % 2 == 0 else reversed(timed):
+                state = cases[(planned.name, spec.label)]
+                if state.scripted < wanted:
+                    self._script_timing(planned, spec, access)
+                    state.scripted += 1
+
+    def _script_access(
+        self, timed: list[tuple[PlannedStack, WorkloadSpec]], services: Services
+    ) -> ServiceAccess | str:
+        """The services' access for the standalone timings (their seed data restored), or
+        why they cannot be timed: only a server on this machine runs its script here."""
+        if self.spread() is not None:
+            return (
+                "not timed: the standalone timing runs only when the server is on this "
+                "machine (the suite puts it on another host)"
+            )
+        try:
+            return services.prepare([spec.name for _, spec in timed])
+        except StackbenchError as exc:
+            return f"not timed: the services could not start: {exc}"
+
+    def _script_timing(
+        self, planned: PlannedStack, spec: WorkloadSpec, access: ServiceAccess | str
+    ) -> None:
+        """The articles' standalone timing: the workload's code N times in one process."""
+        n = self.suite.script_iterations
+
+        def say(text: str) -> None:
+            self.emit(ProgressEvent(Phase.SCRIPT, text, planned.name, spec.label))
+
+        say(f"timing {spec.label} x {n} without HTTP")
+        times: tuple[float | None, float | None, float | None] = (None, None, None)
+        try:
+            if planned.external is not None:
+                raise StackError("not timed: an external stack has no script stackbench could run")
+            if isinstance(access, str):
+                raise StackError(access)
+            t = run_script_with_env(
+                self.inventory[planned.stack],
+                spec,
+                n,
+                self.plan.placement_of(planned),
+                planned.params,
+                access.env,
+            )
+        except StackError as exc:
+            outcome = str(exc)
+        else:
+            times, outcome = (t.wall_s, t.user_s, t.sys_s), t.check
+            say(
+                f"{spec.label} x {n}: real {t.wall_s:.3f} s, user {t.user_s:.3f} s, "
+                f"sys {t.sys_s:.3f} s ({t.check})"
+            )
+        wall, user, sys = times
+        self.store.add_script(
+            ScriptRecord(
+                run_id=self.run_id,
+                stack=planned.name,
+                label=spec.label,
+                iterations=n,
+                wall_s=wall,
+                user_s=user,
+                sys_s=sys,
+                outcome=outcome,
+            )
+        )
 
     def _references(self, services: Services, scratch: Path) -> dict[str, Reference]:
         """The answers the stacks agree on, asked before any load (engine/agreement.py)."""
@@ -780,7 +872,7 @@ class _StackRun:
 
     # --- the cases -----------------------------------------------------------------------
     def run(self) -> None:
-        store, suite = self.runner.store, self.runner.suite
+        store = self.runner.store
         rounds = self.runner.plan.rounds()
         last_round = self.round.repetition in (None, rounds[-1].repetition)
         for planned_case in self.planned.cases:
@@ -803,14 +895,6 @@ class _StackRun:
                 )
                 state.status = "failed"
                 continue
-            # script_timings standalone timings per repetition, each a fresh process on this
-            # round's fresh start (all of them in the one round of a run that does not
-            # interleave): a timing is a whole run whose uncertainty is the run-to-run spread,
-            # so the timings give its interval.
-            wanted = timings_due(self.round.repetition, suite.load.repeat, suite.script_timings)
-            while suite.script_iterations and state.scripted < wanted:
-                self._script_timing(case.spec)
-                state.scripted += 1
             state.notes += filter(None, [self._load_case(case, state), *self.notes])
             if self.planned.external is not None:
                 state.notes += self.planned.external.not_measured()
@@ -836,53 +920,6 @@ class _StackRun:
                 )
             )
         return live.verified[workload]
-
-    def _script_timing(self, spec: WorkloadSpec) -> None:
-        """The articles' standalone timing: the workload's code N times in one process."""
-        runner = self.runner
-        n = runner.suite.script_iterations
-        self._message(f"timing {spec.label} x {n} without HTTP", Phase.SCRIPT, spec.label)
-        times: tuple[float | None, float | None, float | None] = (None, None, None)
-        access = self.live.access
-        try:
-            if self.planned.external is not None:
-                raise StackError("not timed: an external stack has no script stackbench could run")
-            if access is None:
-                raise StackError(
-                    "not timed: the standalone timing runs only when the server "
-                    "is on this machine (the suite puts it on another host)"
-                )
-            t = run_script_with_env(
-                runner.inventory[self.planned.stack],
-                spec,
-                n,
-                runner.plan.placement_of(self.planned),
-                self.planned.params,
-                access.env,
-            )
-        except StackError as exc:
-            outcome = str(exc)
-        else:
-            times, outcome = (t.wall_s, t.user_s, t.sys_s), t.check
-            self._message(
-                f"{spec.label} x {n}: real {t.wall_s:.3f} s, user {t.user_s:.3f} s, "
-                f"sys {t.sys_s:.3f} s ({t.check})",
-                Phase.SCRIPT,
-                spec.label,
-            )
-        wall, user, sys = times
-        runner.store.add_script(
-            ScriptRecord(
-                run_id=runner.run_id,
-                stack=self.name,
-                label=spec.label,
-                iterations=n,
-                wall_s=wall,
-                user_s=user,
-                sys_s=sys,
-                outcome=outcome,
-            )
-        )
 
     def _load_case(self, case: PlannedCase, state: _CaseState) -> str:
         """Run the case's levels by the suite's strategy; returns the case's note."""
