@@ -119,6 +119,7 @@ def test_a_server_run_by_hand_is_measured_beside_a_catalog_stack_and_left_runnin
     assert said in summary
 
 
+@pytest.mark.concurrent  # refused before any load: nothing measured
 def test_an_external_url_where_nothing_answers_is_refused_before_any_load(
     open_folder: Path,
 ) -> None:

@@ -96,6 +96,8 @@ def test_run_stores_levels_failures_and_unavailable(tmp_path, fake_inventory, dr
     assert set(refserver_pids()) == before, "a server process was left behind"
 
 
+# refused at its verification, before any load: nothing measured, so nothing to disturb
+@pytest.mark.concurrent
 def test_verification_failure_is_recorded_and_not_loaded(tmp_path, fake_inventory):
     text = SUITE.replace('stacks = ["refserver", "crashing", "missing"]', 'stacks = ["refserver"]')
     text += '\n[params.refserver]\nfault = "constant"\n'

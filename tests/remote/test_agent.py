@@ -24,6 +24,11 @@ from stackbench.remote import protocol as p
 from stackbench.remote.agent import LOG_NAME, RUN_DIR_MARKER
 from stackbench.remote.client import RemoteHost, agent_argv
 
+# Each test judges what the agent answers, refuses, reports and leaves behind, within bounds
+# that hold whatever the machine's load (the clock offset's error is bounded by the measured
+# round trip), so they run beside another test (`concurrent`). Two stay alone: the one that
+# times a level's start on the agent's clock, and the lost heartbeat's, whose stack must start
+# within the agent's 2-s heartbeat (a busy core could stretch the start past it).
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
@@ -121,6 +126,7 @@ def start_refserver(host: RemoteHost):  # -> StackStarted
     )
 
 
+@pytest.mark.concurrent
 def test_hello_names_the_agent_and_keep_leaves_its_run_dir(start_agent):
     host, proc, run_dir = start_agent(keep=True)
     info = host.hello()
@@ -132,6 +138,7 @@ def test_hello_names_the_agent_and_keep_leaves_its_run_dir(start_agent):
     assert "the controller said bye" in (run_dir / LOG_NAME).read_text()
 
 
+@pytest.mark.concurrent
 def test_readiness_comes_from_the_agents_host(start_agent):
     """`hosts check` asks the agent, in the worker thread: heartbeats go on meanwhile."""
     host, _, _ = start_agent()
@@ -145,6 +152,7 @@ def test_readiness_comes_from_the_agents_host(start_agent):
     assert host.lost is None
 
 
+@pytest.mark.concurrent
 def test_an_injected_clock_offset_is_measured(start_agent):
     host, _, _ = start_agent(clock_offset_s=2.5)  # its clock 2.5 s ahead of ours
     offset, delay = host.clock_offset()
@@ -154,6 +162,7 @@ def test_an_injected_clock_offset_is_measured(start_agent):
     assert host.offset_s == offset
 
 
+@pytest.mark.concurrent
 def test_requests_the_agent_must_refuse_leave_it_serving(start_agent):
     host, _, run_dir = start_agent()
     bad_url = LoadRequest("--config=/etc/shadow", LoadSettings(duration_s=1), 2, None, LOADER)
@@ -267,6 +276,7 @@ def test_a_stack_started_loaded_watched_and_stopped_through_the_agent(start_agen
     assert not run_dir.exists()
 
 
+@pytest.mark.concurrent
 @pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
 def test_stdin_closed_mid_level_leaves_no_process_and_no_run_dir(start_agent):
     host, proc, run_dir = start_agent()
@@ -310,6 +320,7 @@ def test_a_lost_heartbeat_stops_everything(start_agent):
         host.exits()
 
 
+@pytest.mark.concurrent
 def test_sigterm_stops_everything_and_exits_143(start_agent):
     host, proc, run_dir = start_agent()
     start_refserver(host)
@@ -335,6 +346,7 @@ def own_refserver(folder: Path) -> Path:
     return stack
 
 
+@pytest.mark.concurrent
 def test_a_stack_of_the_users_own_is_put_built_and_started_from_the_agents_copy(
     start_agent, tmp_path
 ):
