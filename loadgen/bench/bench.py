@@ -10,15 +10,21 @@ median: requests/s, the loader's CPU seconds and peak RSS (getrusage of the chil
 per loader CPU-second, p50/p99 as each tool reports them. Then the issue's goals as ratios
 (the performance targets live here, never in timed tests), and the open-loop stall check: a
 server that stops 1 s every 5 s (truth p90 ~ 500 ms, p99 ~ 950 ms) measured by both engines.
-Last, the open-loop agreement cell (issue #32): nginx's capacity measured with wrk, then open
-loop at 50% and 85% of it, c=100, both engines in every round, side by side (p50, p99, waited
-requests, achieved rate) with how far apart they are.
+Last, the open-loop agreement cell (issue #32): open loop at 50% and 85% of a server's
+capacity, c=100, both engines in every round, side by side (p50, p99, waited requests,
+achieved rate) with the A/B gap (uring vs epoll) beside the A/A floors (each engine vs itself,
+with --aa). The server is by default the queue server: one FIFO with seeded exponential service
+times, mean 2 ms, so its capacity is 500 req/s by construction and its latency is its queue,
+not CPU contention; `--target nginx` measures nginx's capacity with wrk instead (40,000-80,000
+req/s here, where epoll differed from itself by 36-70%).
 
     python3 loadgen/bench/bench.py [--seconds 5] [--rounds 3] [--server-core 0] [--loader-core 1]
     python3 loadgen/bench/bench.py --memory 8000,18000   # bytes per connection (see README)
     python3 loadgen/bench/bench.py --cells "no keep-alive" --tools ab,stackbench-load/uring \
         --variant uring@base=/path/to/other/stackbench-load --no-stall   # A/B of two builds
-    python3 loadgen/bench/bench.py --agreement only --rounds 5 --aa   # engines agree? (+ A/A)
+    python3 loadgen/bench/bench.py --agreement only --rounds 7 --aa   # engines agree? (+ A/A)
+    python3 loadgen/bench/bench.py --agreement only --aa --connections 2  # same, with waits
+    python3 loadgen/bench/bench.py --agreement only --aa --target nginx   # against nginx
     python3 loadgen/bench/bench.py --agreement only --together --aa  # same, run side by side
 
 Needs nginx, wrk, ab (apache2-utils), taskset and a release build of stackbench-load
@@ -26,12 +32,16 @@ Needs nginx, wrk, ab (apache2-utils), taskset and a release build of stackbench-
 """
 
 import argparse
+import collections
+import contextlib
 import http.client
 import json
 import math
 import os
+import random
 import re
 import resource
+import selectors
 import shutil
 import signal
 import socket
@@ -64,6 +74,14 @@ GOAL_STALL_AGREEMENT = 0.05
 AGREEMENT_LOADS = (0.5, 0.85)
 GOAL_ENGINE_AGREEMENT = 0.10
 CAPACITY_RUNS, CAPACITY_SECONDS = 3, 3
+# The agreement cell's default target: one FIFO server whose service times are drawn from a
+# seeded exponential distribution (mean 2 ms, so its capacity is 500 req/s by construction).
+# Against nginx at 40,000-70,000 req/s epoll differed from itself by 36-70% (README): loader
+# and server fought over 2 cores. Here latency is the server's queue, which the same seed makes
+# the same in every run, so what differs between runs is the loader's timing.
+QUEUE_MEAN_SERVICE_S = 0.002
+QUEUE_SEED = 32
+QUEUE_RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
 NGINX_CONF = """
 worker_processes 1;
@@ -439,6 +457,111 @@ def run_stall(args, loader: str) -> dict:
     }
 
 
+def serve_queue(stop: threading.Event, lateness: list[float]) -> None:
+    """A single FIFO server on loopback with a known service time: request i (in the order the
+    server read them) is answered at max(its arrival, the previous deadline) + s_i, with s_i
+    drawn from an exponential of mean QUEUE_MEAN_SERVICE_S by a Random seeded QUEUE_SEED. So
+    its capacity is 1 / mean by construction, and the same arrivals give the same latencies in
+    every run. Prints its URL, then serves until `stop`; select(2) for microsecond timeouts
+    (epoll's are 1 ms). `lateness` gets how long after its deadline each response went out:
+    the server's own jitter, printed so that a server which could not keep up is seen."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1024)
+    listener.setblocking(False)
+    print(f"http://127.0.0.1:{listener.getsockname()[1]}/", flush=True)
+    rng = random.Random(QUEUE_SEED)
+    sel = selectors.SelectSelector()
+    sel.register(listener, selectors.EVENT_READ, None)
+    carry: dict[socket.socket, bytes] = {}
+    due: collections.deque = collections.deque()  # (deadline, conn), deadlines rising
+    busy_until = 0.0
+    while not stop.is_set():
+        timeout = max(0.0, due[0][0] - time.monotonic()) if due else 0.2
+        for key, _ in sel.select(timeout):
+            if key.data is None:
+                accept_all(listener, sel, carry)
+                continue
+            conn = key.fileobj
+            try:
+                data = conn.recv(65536)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                sel.unregister(conn)
+                carry.pop(conn, None)
+                conn.close()
+                continue
+            now = time.monotonic()
+            heads = carry[conn] + data
+            while b"\r\n\r\n" in heads:
+                _, heads = heads.split(b"\r\n\r\n", 1)
+                busy_until = max(now, busy_until) + rng.expovariate(1 / QUEUE_MEAN_SERVICE_S)
+                due.append((busy_until, conn))
+            carry[conn] = heads
+        now = time.monotonic()
+        while due and due[0][0] <= now:
+            deadline, conn = due.popleft()
+            if conn.fileno() == -1:
+                continue
+            with contextlib.suppress(OSError):
+                conn.send(QUEUE_RESPONSE)  # 40 bytes into an emptied socket buffer
+            lateness.append(now - deadline)
+    for conn in carry:
+        conn.close()
+    listener.close()
+
+
+def accept_all(listener: socket.socket, sel: selectors.BaseSelector, carry: dict) -> None:
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except BlockingIOError:
+            return
+        conn.setblocking(False)
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        carry[conn] = b""
+        sel.register(conn, selectors.EVENT_READ, conn)
+
+
+def queue_server_main() -> int:
+    """`bench.py --serve-queue`: the queue server as its own process (no GIL shared with the
+    bench), until SIGTERM; then prints its p99 lateness in ms."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    lateness: list[float] = []
+    serve_queue(stop, lateness)
+    late = sorted(lateness)
+    p99 = late[min(len(late) - 1, int(0.99 * len(late)))] * 1000 if late else math.nan
+    print(f"{p99}", flush=True)
+    return 0
+
+
+@contextlib.contextmanager
+def agreement_target(url: str | None, args, late_ms: list[float]):
+    """The agreement cell's server for one run: nginx's url as it is, or a fresh queue server
+    process pinned to the server core (fresh so that its seeded service times start over),
+    whose p99 lateness is appended to `late_ms` when it ends."""
+    if url is not None:
+        yield url
+        return
+    cmd = ["taskset", "-c", str(args.server_core), sys.executable, __file__, "--serve-queue"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            out, _ = proc.communicate(timeout=10)
+            late_ms.append(float(out.strip() or "nan"))
+        except (subprocess.TimeoutExpired, ValueError):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            late_ms.append(math.nan)
+
+
 def measure_capacity(url: str, args) -> float:
     """nginx's capacity: the median requests/s of CAPACITY_RUNS short wrk runs (-t1 -c100)."""
     runs = []
@@ -457,11 +580,12 @@ def gap(a: float, b: float) -> float:
 
 
 def agreement_loaders(args, loader: str) -> list[tuple[str, str, str]]:
-    """(name, engine, binary) for the agreement cell: both engines, the A/A repeat of epoll
-    with --aa, and every --variant build."""
+    """(name, engine, binary) for the agreement cell: both engines, with --aa each engine a
+    second time (uring#2, epoll#2: their gaps to the first runs are the A/A floors), and every
+    --variant build."""
     loaders = [(e, e, loader) for e in ENGINES]
     if args.aa:
-        loaders.append(("epoll#2", "epoll", loader))
+        loaders += [(f"{e}#2", e, loader) for e in ENGINES]
     for tool, binary in args.variants.items():
         name = tool.split("/", 1)[1]
         loaders.append((name, name.split("@")[0], binary))
@@ -491,40 +615,47 @@ def run_together(cmds: list[list[str]], core: int, limit_s: float) -> list[dict]
     return rows
 
 
-def agreement_round(url: str, args, loaders: list, rate: int, round_: int) -> dict:
+def agreement_round(url: str | None, args, loaders: list, rate: int, round_: int) -> dict:
     """One round of the agreement cell at `rate`: {loader name: row}. In turn, each loader
-    alone at the whole rate with 100 connections (order alternating between rounds); with
+    alone at the whole rate with args.connections (order alternating between rounds); with
     --together, all at once, each at an equal share of the rate and of the connections, so
     every disturbance of the machine falls on all of them alike."""
     if args.together:
         share = len(loaders)
-        cell = ("open loop", 100 // share, True, round(rate / share))
-        cmds = [
-            commands(f"stackbench-load/{engine}", url, cell, args.seconds, binary)
-            for _, engine, binary in loaders
-        ]
-        # Started in turn, a few milliseconds apart: the order alternates between rounds.
-        order = list(range(share)) if round_ % 2 == 0 else list(range(share))[::-1]
-        started = run_together([cmds[i] for i in order], args.loader_core, args.seconds + 30)
+        cell = ("open loop", max(1, args.connections // share), True, round(rate / share))
+        late_ms: list[float] = []
+        with agreement_target(url, args, late_ms) as target:
+            cmds = [
+                commands(f"stackbench-load/{engine}", target, cell, args.seconds, binary)
+                for _, engine, binary in loaders
+            ]
+            # Started in turn, a few milliseconds apart: the order alternates between rounds.
+            order = list(range(share)) if round_ % 2 == 0 else list(range(share))[::-1]
+            started = run_together([cmds[i] for i in order], args.loader_core, args.seconds + 30)
         rows = [started[order.index(i)] for i in range(share)]
         for row in rows:
             row["rps"] *= share  # the offered rate is the sum of the loaders'
             row["late"] *= share
+            row["srv_p99"] = late_ms[0] if late_ms else math.nan
         return {name: row for (name, _, _), row in zip(loaders, rows, strict=True)}
     result = {}
     for name, engine, binary in loaders if round_ % 2 == 0 else loaders[::-1]:
-        cell = ("open loop", 100, True, rate)
-        cmd = commands(f"stackbench-load/{engine}", url, cell, args.seconds, binary)
-        row = measure(cmd, "stackbench-load", args.loader_core, args.seconds)
+        cell = ("open loop", args.connections, True, rate)
+        late_ms = []
+        with agreement_target(url, args, late_ms) as target:
+            cmd = commands(f"stackbench-load/{engine}", target, cell, args.seconds, binary)
+            row = measure(cmd, "stackbench-load", args.loader_core, args.seconds)
         row.setdefault("late", math.nan)  # an unreadable output leaves it out
+        row["srv_p99"] = late_ms[0] if late_ms else math.nan
         result[name] = row
     return result
 
 
-def run_agreement(url: str, args, loader: str) -> tuple[float, list, dict]:
-    """Open loop at AGREEMENT_LOADS of a measured capacity, c=100, every engine in each round:
-    (capacity, loaders, {(load, loader name): [row per round]}) for `print_agreement`."""
-    capacity = measure_capacity(url, args)
+def run_agreement(url: str | None, args, loader: str) -> tuple[float, list, dict]:
+    """Open loop at AGREEMENT_LOADS of the target's capacity (nginx's measured with wrk; the
+    queue server's by construction), every engine in each round: (capacity, loaders,
+    {(load, loader name): [row per round]}) for `print_agreement`."""
+    capacity = measure_capacity(url, args) if url is not None else 1 / QUEUE_MEAN_SERVICE_S
     loaders = agreement_loaders(args, loader)
     rows: dict = {}
     for round_ in range(args.rounds):
@@ -534,57 +665,119 @@ def run_agreement(url: str, args, loader: str) -> tuple[float, list, dict]:
                 rows.setdefault((share, name), []).append(row)
                 print(
                     f"  agreement round {round_ + 1} {share:.0%} ({rate}/s) {name}: "
-                    f"p50 {row['p50']:.2f} ms, p99 {row['p99']:.2f} ms, waited {row['late']:,.0f}",
+                    f"p50 {row['p50']:.2f} ms, p99 {row['p99']:.2f} ms, waited {row['late']:,.0f}"
+                    f", server late p99 {row['srv_p99']:.2f} ms",
                     file=sys.stderr,
                 )
     return capacity, loaders, rows
 
 
+FIGURES = (("p50", "p50 ms", "{:.2f}"), ("p99", "p99 ms", "{:.2f}"), ("late", "waited", "{:,.0f}"))
+
+
+def figure_gap(rows: dict, share: float, a: str, b: str, key: str) -> tuple[float, ...]:
+    """(gap of the medians, smallest and largest per-round gap, rounds in which a was higher)
+    between loaders a and b. A direction that holds round after round is an engine's; the
+    machine's noise has none."""
+    ra, rb = rows[(share, a)], rows[(share, b)]
+    whole = gap(statistics.median(r[key] for r in ra), statistics.median(r[key] for r in rb))
+    rounds = [gap(x[key], y[key]) for x, y in zip(ra, rb, strict=True)]
+    above = sum(x[key] > y[key] for x, y in zip(ra, rb, strict=True))
+    return whole, min(rounds), max(rounds), above
+
+
+def agreement_verdict(ab: float, floors: list[float], above: int, rounds: int) -> str:
+    """The A/B gap judged against the 10% goal and against the A/A floor (the larger of the
+    engines' gaps to themselves): agreement is shown only within both. A disagreement is named
+    only when the A/B gap is over both and has a direction, uring on the same side of epoll in
+    all rounds but at most one (a sign test: 7 of 7 or 6 of 7 happen by chance 1.6% and
+    12.5% of the time, both sides counted); a busy machine's bursts have none."""
+    goal = GOAL_ENGINE_AGREEMENT
+    if not floors:
+        return f"{'within' if ab <= goal else 'OUTSIDE'} 10% (no A/A floor: run with --aa)"
+    floor = max(floors)
+    if ab <= goal and floor <= goal:
+        return "agree: within 10% and the floor is under 10%"
+    if ab <= goal:
+        return f"within 10%, but the floor ({floor:.0%}) is wider: not shown"
+    if ab <= floor:
+        return f"not shown: over 10% but inside the floor ({floor:.0%})"
+    if min(above, rounds - above) > 1:
+        return f"not shown: over 10% and the floor, but uring higher in only {above}/{rounds}"
+    return "DISAGREE: over 10% and over the floor, in the same direction"
+
+
 def print_agreement(capacity: float, loaders: list, rows: dict, args) -> None:
-    """The engines side by side, and how far each is from epoll on p50, p99 and waited
-    requests, with the range of the per-round gaps."""
+    """The engines side by side per load: medians of p50, p99 and waited requests, the A/B gap
+    (uring against epoll) beside the A/A floors (each engine against itself), and a verdict;
+    then every other loader's gap to epoll."""
     how = (
         f"all at once, each at 1/{len(loaders)} of the rate and of the connections "
         "(rates and waited requests scaled back to the whole)"
         if args.together
         else "one after the other, order alternating"
     )
-    print(
-        f"\nOpen loop, c=100, both engines (issue #32): nginx's capacity {capacity:,.0f} req/s "
-        f"(median of {CAPACITY_RUNS} wrk -t1 -c100 runs of {CAPACITY_SECONDS} s); medians of "
-        f"{args.rounds} rounds of {args.seconds} s, engines {how}.\n"
+    target = (
+        f"nginx, capacity {capacity:,.0f} req/s (median of {CAPACITY_RUNS} wrk -t1 -c100 runs "
+        f"of {CAPACITY_SECONDS} s)"
+        if args.target == "nginx"
+        else f"the queue server (one FIFO, exponential service mean "
+        f"{QUEUE_MEAN_SERVICE_S * 1000:g} ms, seed {QUEUE_SEED}), capacity {capacity:,.0f} req/s "
+        "by construction"
     )
-    print("| load | engine | offered/s | achieved/s | p50 ms | p99 ms | waited requests |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    names = [name for name, _, _ in loaders]
+    print(
+        f"\nOpen loop, c={args.connections}, both engines (issue #32) against {target}; medians "
+        f"of {args.rounds} rounds of {args.seconds} s, engines {how}. Gap = |a - b| / larger, "
+        "of the medians (in brackets the per-round gaps, min-max, and in how many rounds the first "
+        "was higher); A/B is uring vs epoll, A/A each engine's second run vs its first; goal "
+        f"<= {GOAL_ENGINE_AGREEMENT:.0%}.\n"
+    )
+    print(
+        "| load | offered/s | achieved/s uring / epoll | server late p99 ms | figure | uring "
+        "| epoll | A/B gap | A/A uring | A/A epoll | verdict |"
+    )
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|")
     for share in AGREEMENT_LOADS:
-        for name, _, _ in loaders:
-            m = {
-                k: statistics.median(r[k] for r in rows[(share, name)])
-                for k in ("rps", "p50", "p99", "late")
-            }
+        med = {
+            (name, k): statistics.median(r[k] for r in rows[(share, name)])
+            for name in names
+            for k in ("rps", "p50", "p99", "late", "srv_p99")
+        }
+        late = max(med[(n, "srv_p99")] for n in names)  # NaN for nginx: not known
+        late_ms = "-" if math.isnan(late) else f"{late:.2f}"
+        lead = (
+            f"| {share:.0%} | {capacity * share:,.0f} "
+            f"| {med[('uring', 'rps')]:,.0f} / {med[('epoll', 'rps')]:,.0f} "
+            f"| {late_ms} "
+        )
+        for key, label, fmt in FIGURES:
+            cells, floors = [], []
+            for a, b in (("uring", "epoll"), ("uring#2", "uring"), ("epoll#2", "epoll")):
+                if a not in names:
+                    cells.append("")
+                    continue
+                whole, lo, hi, above = figure_gap(rows, share, a, b, key)
+                cells.append(f"{whole:.0%} ({lo:.0%}-{hi:.0%}; higher {above}/{args.rounds})")
+                if a != "uring":
+                    floors.append(whole)
+            ab, _, _, above = figure_gap(rows, share, "uring", "epoll", key)
+            judged = agreement_verdict(ab, floors, int(above), args.rounds)
+            if med[("uring", key)] == med[("epoll", key)] == 0:
+                judged = "none on either engine: nothing to compare"
             print(
-                f"| {share:.0%} | {name} | {capacity * share:,.0f} | {m['rps']:,.0f} "
-                f"| {m['p50']:.2f} | {m['p99']:.2f} | {m['late']:,.0f} |"
+                f"{lead}| {label} | {fmt.format(med[('uring', key)])} "
+                f"| {fmt.format(med[('epoll', key)])} | {' | '.join(cells)} "
+                f"| {judged} |"
             )
-    print(
-        f"\nEngines against epoll (gap = |a - b| / larger, of the medians; in brackets the "
-        f"per-round gaps, min-max; goal <= {GOAL_ENGINE_AGREEMENT:.0%}):"
-    )
+            lead = "| | | | "
+    others = [n for n in names if n not in ("uring", "epoll", "uring#2", "epoll#2")]
     for share in AGREEMENT_LOADS:
-        base = rows[(share, "epoll")]
-        for name, _, _ in loaders:
-            if name == "epoll":
-                continue
-            other = rows[(share, name)]
+        for name in others:
             parts = []
-            for key, label in (("p50", "p50"), ("p99", "p99"), ("late", "waited")):
-                whole = gap(
-                    statistics.median(r[key] for r in other),
-                    statistics.median(r[key] for r in base),
-                )
-                rounds = [gap(a[key], b[key]) for a, b in zip(other, base, strict=True)]
-                verdict = "within" if whole <= GOAL_ENGINE_AGREEMENT else "OUTSIDE"
-                parts.append(f"{label} {whole:.0%} ({min(rounds):.0%}-{max(rounds):.0%}) {verdict}")
+            for key, label, _ in FIGURES:
+                whole, lo, hi, above = figure_gap(rows, share, name, "epoll", key)
+                parts.append(f"{label} {whole:.0%} ({lo:.0%}-{hi:.0%}; higher {above})")
             print(f"- {share:.0%}, {name} vs epoll: " + "; ".join(parts))
 
 
@@ -624,6 +817,8 @@ def machine() -> str:
 
 
 def main() -> int:
+    if sys.argv[1:] == ["--serve-queue"]:
+        return queue_server_main()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=5, help="duration of each cell (default 5)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds per cell (default 3)")
@@ -642,6 +837,19 @@ def main() -> int:
         action="store_true",
         help="agreement cell: also run epoll a second time in each round (epoll#2), whose gap "
         "to epoll is the noise floor of the machine",
+    )
+    parser.add_argument(
+        "--target",
+        choices=("queue", "nginx"),
+        default="queue",
+        help="agreement cell's server: the queue server (capacity 500 req/s by construction, "
+        "the default) or nginx (capacity measured with wrk)",
+    )
+    parser.add_argument(
+        "--connections",
+        type=int,
+        default=100,
+        help="agreement cell: connections of each loader (default 100)",
     )
     parser.add_argument(
         "--together",
@@ -693,15 +901,18 @@ def main() -> int:
         port = free_port()
         nginx = start_nginx(Path(tmp), port, args.server_core)
         url = f"http://127.0.0.1:{port}/hello"
+        agreement_url = url if args.target == "nginx" else None
         try:
             if args.memory:
                 run_memory(url, [int(n) for n in args.memory.split(",")], args, loader)
                 return 0
             if args.agreement == "only":
-                print_agreement(*run_agreement(url, args, loader), args)
+                print_agreement(*run_agreement(agreement_url, args, loader), args)
                 return 0
             medians = run_cells(url, args, loader)
-            agreement = run_agreement(url, args, loader) if args.agreement == "on" else None
+            agreement = (
+                run_agreement(agreement_url, args, loader) if args.agreement == "on" else None
+            )
         finally:
             stop(nginx)
     stall = None if args.no_stall else run_stall(args, loader)
