@@ -349,8 +349,9 @@ class Runner:
             for planned in round_.order
             for case in planned.cases
             if cases[(planned.name, case.spec.label)].status in ("pending", "ok")
+            and cases[(planned.name, case.spec.label)].scripted < wanted
         ]
-        if not timed:
+        if not timed:  # none due: an until-decided round beyond `repeat` times nothing
             return
         access = self._script_access(timed, services)
         for turn in range(wanted):

@@ -83,3 +83,12 @@ def test_a_server_on_another_host_is_not_timed_here_and_says_why():
     assert services.prepared == []
     ((_, _, why),) = timed
     assert isinstance(why, str) and why.startswith("not timed: the standalone timing runs only")
+
+
+def test_a_round_with_no_timing_due_restores_no_seed_data():
+    timed: list[tuple[str, str, Any]] = []
+    cases = {("php", "db"): state("ok", 2)}
+    services = FakeServices()
+    round_ = SimpleNamespace(repetition=3, order=[planned("php", "db")])  # beyond repeat = 2
+    runner(2, 1, timed)._timings_in_turns(round_, services, cases)
+    assert timed == [] and services.prepared == []
