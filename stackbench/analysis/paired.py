@@ -40,4 +40,4 @@ def paired_log_ratio(
     d = np.log(a) - np.log(b)
     variance = float(np.var(d, ddof=1))
     n = len(keys)
-    return LogRatio(float(np.mean(d)), math.sqrt(variance / n), n - 1.0, 0.0, variance)
+    return LogRatio(float(np.mean(d)), math.sqrt(variance / n), n - 1.0, 0.0, variance, True)

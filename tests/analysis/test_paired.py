@@ -5,7 +5,12 @@ import math
 import pytest
 
 from stackbench.analysis.paired import MIN_PAIRS, paired_log_ratio
-from stackbench.analysis.verdicts import RunSpread, log_ratio, repetition_evidence
+from stackbench.analysis.verdicts import (
+    RunSpread,
+    log_ratio,
+    repetition_evidence,
+    repetitions_to_decide,
+)
 
 
 def test_paired_log_ratio_by_hand():
@@ -17,7 +22,7 @@ def test_paired_log_ratio_by_hand():
     assert ratio.se == pytest.approx(math.log(2.0) / math.sqrt(6.0))
     assert ratio.df == 3.0
     assert ratio.per_run == pytest.approx(2.0 * math.log(2.0) ** 2 / 3.0)
-    assert ratio.run_variance == 0.0
+    assert ratio.run_variance == 0.0 and ratio.paired
 
 
 def test_only_the_repetitions_both_sides_measured_pair():
@@ -51,3 +56,11 @@ def test_drift_both_sides_share_cancels():
     ea, eb = (repetition_evidence(list(x.values()), [], spread) for x in (a, b))
     assert ea is not None and eb is not None
     assert log_ratio([ea], [eb], spread).se > 20 * paired.se
+
+
+def test_pairs_to_decide_count_n_minus_one_degrees_of_freedom():
+    """per_run 0.01, half-width 0.1 needed: paired, t(r - 1) sqrt(0.01 / r) first fits at
+    r = 7 (t(6) 2.447 x 0.0378 = 0.0925; r = 6: t(5) 2.571 x 0.0408 = 0.105); two
+    independent sides, t(2r - 2), at r = 6 (t(10) 2.228 x 0.0408 = 0.091)."""
+    assert repetitions_to_decide(0.1, 0.01, paired=True) == 7
+    assert repetitions_to_decide(0.1, 0.01) == 6
