@@ -70,6 +70,8 @@ KNOWN_DF = 1e6
 MAX_AUTOCORRELATION = 0.9
 MIN_SECONDS = 3  # a lag-1 autocorrelation needs at least three seconds
 MAX_REPETITIONS_ADVISED = 50
+# Up to this many repetitions, their sample variance is floored at the run-to-run spread
+FLOORED_REPETITIONS = 3
 
 
 class Outcome(enum.Enum):
@@ -210,7 +212,7 @@ def repetition_evidence(
     one_within = float(np.mean(within)) if len(within) else 0.0
     sample = float(np.var(logs, ddof=1))
     df = len(x) - 1.0
-    if len(x) <= 3:
+    if len(x) <= FLOORED_REPETITIONS:
         floor = (
             spread.variance + one_within
             if whole_level_s is None

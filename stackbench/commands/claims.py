@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from stackbench.analysis import claimtable
+from stackbench.analysis.calibration import spread_of
 from stackbench.analysis.claims import (
     ClaimResult,
     Readiness,
@@ -19,16 +20,16 @@ from stackbench.analysis.claims import (
     facts_from_run,
 )
 from stackbench.analysis.claims.design import design_lines, readiness_by_design
-from stackbench.analysis.verdicts import assumed_spread
+from stackbench.analysis.pastspread import past_spreads
 from stackbench.commands.resultsdir import STORE_NAME, results_dir
 from stackbench.config.claims import ClaimsFile, load_claims_for, parse_claims
-from stackbench.config.estimate import Timeline, plan_timeline
+from stackbench.config.estimate import Timeline, plan_timeline, setup_key
 from stackbench.config.paths import CLAIMS_DIR, SUITES_DIR
 from stackbench.config.plan import Plan, build_plan
 from stackbench.config.status import StackEntry
 from stackbench.config.suite import Suite, parse_suite
 from stackbench.config.todecide import rounds_room
-from stackbench.engine.pastruns import past_runs
+from stackbench.engine.pastruns import PastRuns, past_runs
 from stackbench.lab.inventory import load_inventory
 from stackbench.lab.stack import PlannedParams, planned_params
 from stackbench.report.termtable import print_wrapped
@@ -59,18 +60,25 @@ def plan_readiness(
     inventory: Mapping[str, StackEntry],
     params: Sequence[PlannedParams] = (),
     timeline: Timeline | None = None,
+    past: PastRuns | None = None,
 ) -> tuple[Readiness, ...]:
     """Which claims the plan can test and decide; `params`: the stacks' parameters as they
     will start (lab.stack.planned_params), for the claims that require a parameter;
     `timeline`: the plan's time estimate, whose load the suite's load budget less is what
-    until-decided rounds may spend (None: estimated without this machine's rates)."""
+    until-decided rounds may spend (None: estimated without this machine's rates); `past`:
+    what this machine measured before: the design check's run-to-run spread is, at the
+    levels a claim reads, the one between the fresh starts of the suite's earlier runs where
+    they cover them, else the machine's calibrated one, else the assumed one (None: assumed)."""
     claims = suite_claims(plan.suite.name)
     if claims is None:
         return ()
     resolved = {p.stack: p.values for p in params if not p.problem}
     facts = facts_from_plan(plan, inventory, resolved)
     room = rounds_room(timeline or plan_timeline(plan), plan.suite.load_budget_s)
-    return readiness_by_design(claims.claims, facts, assumed_spread(), room)
+    past = past or PastRuns()
+    earlier = past_spreads(past.levels, plan.suite.name, setup_key(plan.suite.load))
+    machine = spread_of(past.calibration)
+    return readiness_by_design(claims.claims, facts, machine, room, earlier)
 
 
 def print_claims(console: Console, results: Sequence[ClaimResult]) -> None:
@@ -122,13 +130,13 @@ def print_claims_overview(console: Console) -> None:
     article's full suite, and what machine (server cores, another stack, hosts) the rest
     need."""
     inventory = load_inventory()
-    history = past_runs(results_dir(None) / STORE_NAME).levels  # as a dry run estimates
+    past = past_runs(results_dir(None) / STORE_NAME)  # as a dry run estimates and checks
     for path in sorted(CLAIMS_DIR.glob("*.toml")):
         claims = parse_claims(path)
         suite = parse_suite(SUITES_DIR / f"{path.stem}.toml")
         plan = build_plan(suite, inventory, None, None)
-        timeline = plan_timeline(plan, history)
-        readiness = plan_readiness(plan, inventory, planned_params(plan, inventory), timeline)
+        timeline = plan_timeline(plan, past.levels)
+        readiness = plan_readiness(plan, inventory, planned_params(plan, inventory), timeline, past)
         testable = sum(r.testable for r in readiness)
         by_plan = sum(bool(r.decidable) and not r.rounds for r in readiness)
         with_rounds = sum(bool(r.decidable) and bool(r.rounds) for r in readiness)

@@ -48,7 +48,7 @@ from stackbench.config.plan import Plan, build_plan, settle_note
 from stackbench.config.status import StackEntry
 from stackbench.config.suite import Suite, parse_suite, resolve_hosts
 from stackbench.engine.outcome import RunOutcome, run_outcome
-from stackbench.engine.pastruns import past_runs
+from stackbench.engine.pastruns import PastRuns, past_runs
 from stackbench.engine.preflight import Asked, ClaimsCheck, preflight
 from stackbench.engine.resume import Selection, check_resumable, check_same_request, resume_suite
 from stackbench.engine.runner import Runner, RunSetup
@@ -124,7 +124,7 @@ def run_suite(
         request.budget_s,
         selection,
     )
-    claims = _claims_check(inventory)
+    claims = _claims_check(inventory, past)
     checks = preflight(plan, inventory, hosts, claims, past, asked, probe_lines(console))
     choice = checks.calibration
     print_preflight(console, checks, request.until_decided_s, request.budget_s)
@@ -169,15 +169,16 @@ def _request_of(console: Console, request: RunRequest) -> tuple[Store | None, Su
     return store, resume_suite(run, parse_suite), resumed
 
 
-def _claims_check(inventory: dict[str, StackEntry]) -> ClaimsCheck[Readiness]:
-    """The readiness of the suite's article claims for a plan (None: no article)."""
+def _claims_check(inventory: dict[str, StackEntry], past: PastRuns) -> ClaimsCheck[Readiness]:
+    """The readiness of the suite's article claims for a plan (None: no article); `past`:
+    this machine's calibration and earlier runs, whose spreads the design check uses."""
 
     def check(
         plan: Plan, params: Sequence[PlannedParams], timeline: Timeline
     ) -> tuple[Readiness, ...] | None:
         if suite_claims(plan.suite.name) is None:
             return None  # the suite reproduces no article
-        return plan_readiness(plan, inventory, params, timeline)
+        return plan_readiness(plan, inventory, params, timeline, past)
 
     return check
 

@@ -87,6 +87,11 @@ class PastLevel:
     value: float  # connections (closed loop) or requests/s (open loop)
     requests_per_s: float
     at: float  # when it started (epoch seconds): the newest count first
+    # Which fresh start of its stack measured it (the store's: the run, its suite, the
+    # repetition; each is a fresh start): the design check's spread between starts reads it
+    suite: str = ""
+    run_id: int = 0
+    repetition: int = 0
 
 
 def setup_key(settings: LoadSettings) -> str:

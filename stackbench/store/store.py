@@ -450,10 +450,13 @@ class Store:
 
     def past_levels(self, machine: str) -> list[PastLevel]:
         """Every valid level measured on `machine` (records.machine_key), as the plan's time
-        estimate reads them: which stack, workload, setup and level gave which rate."""
+        estimate reads them: which stack, workload, setup and level gave which rate; and, for
+        the design check's spread between fresh starts, in which run of which suite, which
+        repetition."""
         rows = self.db.execute(
-            "SELECT r.environment, r.settings, c.stack, c.label, l.level_value, "
-            "l.requests_per_s, l.started_at FROM levels l JOIN cases c ON l.case_id = c.id "
+            "SELECT r.environment, r.settings, r.suite_name, r.id AS run_id, c.stack, c.label, "
+            "l.level_value, l.requests_per_s, l.started_at, l.repetition "
+            "FROM levels l JOIN cases c ON l.case_id = c.id "
             "JOIN runs r ON c.run_id = r.id WHERE l.status = 'ok' AND l.requests_per_s > 0 "
             "ORDER BY l.id"
         ).fetchall()
@@ -479,6 +482,9 @@ class Store:
                         row["level_value"],
                         row["requests_per_s"],
                         row["started_at"],
+                        row["suite_name"],
+                        row["run_id"],
+                        row["repetition"],
                     )
                 )
         return out

@@ -7,12 +7,17 @@ check that, the decision code itself (`evaluate`) reads two synthetic runs made 
 - the plan's stacks, workloads and levels, its repetitions and driver (the native loader's
   per-second series, or whole levels without one: wrk, ab), each level's length (its seconds,
   or its requests at the synthetic rate), the standalone timings (script_timings a repetition);
-- repetitions spread by the run-to-run spread the verdicts will use (whole levels: the
-  whole-level spread), around figures placed by the claim: at the article's own figures (a
+- repetitions spread by the run-to-run spread this machine showed: where the store's earlier
+  runs of the suite cover a level, the spread between their fresh starts at that level's
+  connection range (analysis/pastspread.py; the verdicts' own for a claim is the largest
+  among the points it reads with at most 3 repetitions: claim_spread), else the calibrated
+  one, else the assumed one (whole levels: the whole-level spread); around figures placed by
+  the claim: at the article's own figures (a
   ratio at each point as the article printed it there, else its headline ratio; its order; a
   threshold's or shape's band middle), and at the opposite (the order reversed, a direction's
   ratio mirrored across its threshold, a "near" ratio well outside the band). A ratio the
-  article printed nowhere is placed 1.5× inside its bound: the claim states no figure.
+  article printed nowhere is placed 1.5× inside its bound: the claim states no figure; a
+  level against its own stack's peak, which is at most 1, in the middle of the band below 1.
 
 "decidable with this plan" when the first gives confirmed and the second refuted. Where the
 plan's data leave either at "not enough evidence", `run --until-decided` may repeat the
@@ -45,7 +50,8 @@ from stackbench.analysis.claims.facts import Facts, _between
 from stackbench.analysis.claims.kinds import _combos, _positions, _resolve
 from stackbench.analysis.claims.readiness import Readiness, requirements_unmet
 from stackbench.analysis.claims.results import ClaimResult, ClaimStatus
-from stackbench.analysis.verdicts import RunSpread, whole_level_sigma
+from stackbench.analysis.pastspread import LevelSpread, PastSpreads
+from stackbench.analysis.verdicts import FLOORED_REPETITIONS, RunSpread, whole_level_sigma
 from stackbench.config.claims import (
     BreakpointTest,
     Claim,
@@ -72,11 +78,17 @@ BASE_RPS = 1000.0
 # run-to-run spread already dominates (and 100 levels of 100 s would take a minute to read).
 MAX_SERIES_S = 30.0
 PER_SECOND_CV = 0.03  # the synthetic per-second noise of a native level (real: 1-12%)
+# A "peak" side made to peak where the stack peaked before: its levels on an arch, this much
+# below the figure at the sweep's far end (the ratio reads the peak level's own figure; a
+# local linear trend over a flat line with one dip would peak at the sweep's other end)
+PEAK_ARCH = 0.1
 DECIDABLE = "decidable with this plan"
 WITH_ROUNDS = "decidable with this plan and until-decided rounds"
 NOT_DECIDABLE = "testable but not decidable"
 # A figure's key: (stack, workload, level or None for every level, metric)
 Key = tuple[str, str, float | None, str]
+# A point a claim reads: (stack, workload, level, "peak" or None for a standalone timing)
+Read = tuple[str, str, float | str | None]
 
 
 @dataclass(frozen=True)
@@ -90,6 +102,7 @@ class Design:
     reasons: tuple[str, ...] = ()  # untestable: every unmet requirement
     rounds: int = 0  # until-decided rounds it needs after the plan (0: the plan decides it)
     rounds_load_s: float = 0.0  # the load those rounds add
+    spread: str = ""  # the run-to-run spread its synthetic runs used, for people
 
     @property
     def text(self) -> str:
@@ -117,6 +130,18 @@ class Scenario:
     figures: dict[Key, float]
     errors: dict[tuple[str, str, float], int]  # failed requests of a level
     error_rates: dict[tuple[str, str, float], float] = dataclasses.field(default_factory=dict)
+    # The (stack, workload, level or "peak") the claim reads, where its figures are not
+    # exactly those (a peak side fills every level); None: every level it has figures at
+    read: frozenset["Read"] | None = None
+
+    def reads(self) -> frozenset["Read"]:
+        if self.read is not None:
+            return self.read
+        return frozenset(
+            {(s, w, level) for s, w, level, _ in self.figures if level is not None}
+            | set(self.errors)
+            | set(self.error_rates)
+        )
 
     def value(self, stack: str, workload: str, level: float | None, metric: str) -> float | None:
         for key in ((stack, workload, level, metric), (stack, workload, None, metric)):
@@ -126,10 +151,17 @@ class Scenario:
 
 
 def designs(
-    claims: Iterable[Claim], facts: Facts, spread: RunSpread, room: RoundsRoom | None = None
+    claims: Iterable[Claim],
+    facts: Facts,
+    spread: RunSpread,
+    room: RoundsRoom | None = None,
+    past: PastSpreads | None = None,
 ) -> tuple[Design, ...]:
-    """Each claim's decidability under the plan's facts and the spread verdicts will use;
-    `room`: what until-decided rounds may spend after the plan (None: no rounds counted)."""
+    """Each claim's decidability under the plan's facts and the spread verdicts will use
+    (`spread`: the machine's, calibrated or assumed; `past`: the spread between fresh starts
+    the store's earlier runs of the suite showed, which replaces it where it covers the levels
+    a claim reads: claim_spread); `room`: what until-decided rounds may spend after the plan
+    (None: no rounds counted)."""
     out: list[Design] = []
     chased: list[tuple[int, _Rounds]] = []  # claims the rounds would decide: out's index
     for ready in requirements_unmet(claims, facts):
@@ -137,14 +169,17 @@ def designs(
         if not ready.testable:
             out.append(Design(claim, False, False, ready.reasons[0], ready.reasons))
             continue
-        pair = scenarios(claim, facts)
-        results = _judged(claim, facts, spread, pair)
+        pair = scenarios(claim, facts, peak_levels(facts, past))
+        used = claim_spread(facts, pair[0], spread, past).text
+        results = _judged(claim, facts, spread, pair, past)
         problems = _problems(results)
         if not problems:
-            out.append(Design(claim, True, True, ""))
+            out.append(Design(claim, True, True, "", spread=used))
             continue
         why = "; ".join(problems)
-        rounds = None if room is None else _rounds(claim, facts, spread, pair, results, room)
+        rounds = (
+            None if room is None else _rounds(claim, facts, (spread, past), pair, results, room)
+        )
         if isinstance(rounds, _Rounds):
             chased.append((len(out), rounds))
         elif rounds and room is not None:
@@ -152,17 +187,34 @@ def designs(
                 f"; within the {room.left_s / 60:.1f} min of load the suite's budget leaves "
                 f"after the plan, until-decided rounds would not decide it: {rounds}"
             )
-        out.append(Design(claim, True, False, why))
+        out.append(Design(claim, True, False, why, spread=used))
     return tuple(_within_room(out, chased, room))
 
 
+def peak_levels(facts: Facts, past: PastSpreads | None) -> dict[tuple[str, str], float]:
+    """The plan's level nearest to where each stack's figures on each workload peaked in the
+    suite's earlier runs here (none without them)."""
+    out: dict[tuple[str, str], float] = {}
+    for stack in facts.stacks:
+        for workload, values in facts.workload_levels.items():
+            before = None if past is None else past.peak(stack.name, workload)
+            if before is not None and values:
+                out[(stack.name, workload)] = min(values, key=lambda v: (abs(v - before), v))
+    return out
+
+
 def _judged(
-    claim: Claim, facts: Facts, spread: RunSpread, pair: tuple[Scenario, Scenario]
+    claim: Claim,
+    facts: Facts,
+    spread: RunSpread,
+    pair: tuple[Scenario, Scenario],
+    past: PastSpreads | None = None,
 ) -> tuple[ClaimResult, ClaimResult]:
     """The claim read on the plan's synthetic runs at the article's figures and at the
     opposite."""
     confirm, refute = (
-        evaluate([claim], synthetic_run(facts, s, spread), facts, paired=False)[0] for s in pair
+        evaluate([claim], synthetic_run(facts, s, spread, past=past), facts, paired=False)[0]
+        for s in pair
     )
     return confirm, refute
 
@@ -189,7 +241,7 @@ class _Rounds:
 def _rounds(
     claim: Claim,
     facts: Facts,
-    spread: RunSpread,
+    spread: tuple[RunSpread, PastSpreads | None],
     pair: tuple[Scenario, Scenario],
     results: tuple[ClaimResult, ClaimResult],
     room: RoundsRoom,
@@ -214,7 +266,7 @@ def _rounds(
 def _play(
     claim: Claim,
     facts: Facts,
-    spread: RunSpread,
+    spread: tuple[RunSpread, PastSpreads | None],
     start: tuple[Scenario, ClaimResult],
     wanted: ClaimStatus,
     room: RoundsRoom,
@@ -240,9 +292,9 @@ def _play(
             return step.why
         for key in step.levels:
             extra[key] = extra.get(key, 0) + 1
-        result = evaluate(
-            [claim], synthetic_run(facts, scenario, spread, extra), facts, paired=False
-        )[0]
+        machine, past = spread
+        run = synthetic_run(facts, scenario, machine, extra, past)
+        result = evaluate([claim], run, facts, paired=False)[0]
     return f"still undecided after {MAX_CLAIM_ROUNDS} rounds"
 
 
@@ -281,13 +333,18 @@ def _within_room(
 
 
 # --- the claim's figures ---------------------------------------------------------------------
-def scenarios(claim: Claim, facts: Facts) -> tuple[Scenario, Scenario]:
-    """(at the article's figures, at the opposite) for the claim's test."""
+def scenarios(
+    claim: Claim, facts: Facts, peaks: Mapping[tuple[str, str], float] | None = None
+) -> tuple[Scenario, Scenario]:
+    """(at the article's figures, at the opposite) for the claim's test; `peaks`: the level
+    where a stack's figures on a workload peaked before (peak_levels), where a "peak" side
+    is made to peak too."""
     test = claim.test
     if isinstance(test, OrderTest):
         return _order(claim, test, facts, False), _order(claim, test, facts, True)
     if isinstance(test, RatioTest | RatioChangeTest):
-        return _ratio(claim, test, facts, True), _ratio(claim, test, facts, False)
+        at = peaks or {}
+        return _ratio(claim, test, facts, True, at), _ratio(claim, test, facts, False, at)
     if isinstance(test, ThresholdTest):
         return _threshold(test, facts, True), _threshold(test, facts, False)
     if isinstance(test, ShapeTest):
@@ -390,32 +447,65 @@ def _refuting_ratio(test: RatioTest | RatioChangeTest, article: float | None) ->
 
 
 def _ratio(
-    claim: Claim, test: RatioTest | RatioChangeTest, facts: Facts, confirm: bool
+    claim: Claim,
+    test: RatioTest | RatioChangeTest,
+    facts: Facts,
+    confirm: bool,
+    peaks: Mapping[tuple[str, str], float] | None = None,
 ) -> Scenario:
     """At each point, the numerator's figure(s) at the ratio (the article's there, or its
     opposite) times the denominator's. A side at "peak" is every level of its stack (so the
-    peak is that figure); a ratio of ratios puts the whole change on the `after` numerator."""
+    peak is that figure), or, where `peaks` names the level the stack peaked at before, on
+    an arch (PEAK_ARCH) whose top is that level at the figure, so that the trend peaks there
+    and its figure is read with that level's spread; a ratio of ratios puts the whole change
+    on the `after` numerator."""
     figures: dict[Key, float] = {}
+    read: set[Read] = set()
     for w, lv in _combos(test, facts):
         article = article_ratio(claim, test, w, lv)
         ratio = _confirming_ratio(test, article) if confirm else _refuting_ratio(test, article)
         resolved = [_resolve(p, test, w, lv) for p in _positions(test)]
+        read.update((stack, workload, level) for stack, workload, level, _ in resolved)
+        if _own_peak(resolved) and ratio >= 1.0 and test.threshold < 1.0:
+            # a level against its own stack's peak is at most 1 (at 1 it is the peak, read
+            # against itself: no evidence needed): the band's middle below 1 instead
+            ratio = math.sqrt(test.threshold)
         for i, (stack, workload, level, metric) in enumerate(resolved):
             numerator_after = i == 0
             # the ratio split over both sides, so neither runs far from the base rate (a
             # level counted in requests would otherwise be over too soon for a window)
             value = _base(metric) * math.sqrt(ratio) ** (1 if numerator_after else -1)
             if level == "peak":  # every level at the figure: the peak is that figure
-                for each in facts.workload_levels.get(workload, ()):
+                peak_at = (peaks or {}).get((stack, workload))
+                every = facts.workload_levels.get(workload, ())
+                for each in every:
+                    here = value * _arch(each, peak_at, every)
                     if numerator_after:
-                        figures[(stack, workload, each, metric)] = value
+                        figures[(stack, workload, each, metric)] = here
                     else:
-                        figures.setdefault((stack, workload, each, metric), value)
+                        figures.setdefault((stack, workload, each, metric), here)
                 continue
             at = None if level is None else float(level)
             if numerator_after or (stack, workload, at, metric) not in figures:
                 figures[(stack, workload, at, metric)] = value
-    return Scenario(figures, {})
+    return Scenario(figures, {}, read=frozenset(read))
+
+
+def _arch(level: float, top: float | None, levels: Sequence[float]) -> float:
+    """1 at `top` (and everywhere without one), falling quadratically to 1 - PEAK_ARCH at
+    the farther end of `levels`."""
+    if top is None or len(levels) < 2:
+        return 1.0
+    reach = max(abs(max(levels) - top), abs(top - min(levels))) or 1.0
+    return 1.0 - PEAK_ARCH * ((level - top) / reach) ** 2
+
+
+def _own_peak(resolved: Sequence[tuple[str, str, float | str | None, str]]) -> bool:
+    """A level of a stack against that stack's own peak (apache-near-peak-at-2000)."""
+    if len(resolved) != 2:
+        return False
+    (s1, w1, l1, m1), (s2, w2, l2, m2) = resolved
+    return (s1, w1, m1) == (s2, w2, m2) and l2 == "peak" and isinstance(l1, float | int)
 
 
 def _threshold(test: ThresholdTest, facts: Facts, confirm: bool) -> Scenario:
@@ -517,16 +607,88 @@ def _breakpoint(test: BreakpointTest, facts: Facts, confirm: bool) -> Scenario:
 
 
 # --- a synthetic run made to the plan --------------------------------------------------------
+@dataclass(frozen=True)
+class ClaimSpread:
+    """The run-to-run spread a claim's synthetic run is made and read with: `run`, what the
+    verdicts add for a level of at most FLOORED_REPETITIONS repetitions (the run's
+    calibration); `levels`, what each level's repetitions vary by where the store's earlier
+    runs show it (elsewhere `run`); `past`, the earlier runs' spread `run` is, if it is one."""
+
+    run: RunSpread
+    levels: Mapping[LevelKey, float]
+    past: LevelSpread | None = None
+
+    @property
+    def text(self) -> str:
+        return self.past.text if self.past is not None else self.run.source
+
+
+def claim_spread(
+    facts: Facts,
+    scenario: Scenario,
+    machine: RunSpread,
+    past: PastSpreads | None,
+    extra: Mapping[LevelKey, int] | None = None,
+) -> ClaimSpread:
+    """The spread a claim's synthetic run uses: where the store's earlier runs of the suite
+    cover a level the plan runs, its repetitions vary by the spread between those runs'
+    fresh starts at that level's range (pastspread); the verdicts add for a point read with
+    at most FLOORED_REPETITIONS repetitions the largest such spread among the points the claim
+    reads (a "peak" at the level where the earlier runs peaked), and the machine's own
+    (`machine`: calibrated, else assumed) where a read point has no earlier starts. More
+    repetitions than that are read by their own variance, so their spread decides their
+    interval through the repetitions alone."""
+    if past is None:
+        return ClaimSpread(machine, {})
+    added = extra or {}
+    levels: dict[LevelKey, float] = {}
+    for stack in facts.stacks:
+        for workload, values in facts.workload_levels.items():
+            for value in values:
+                found = past.at(stack.name, workload, value)
+                if found is not None:
+                    levels[LevelKey(stack.name, workload, value)] = found.sigma_used
+    floored: list[LevelSpread] = []
+    uncovered = False
+    for stack_name, workload, level in sorted(scenario.reads(), key=str):
+        at = past.peak(stack_name, workload) if level == "peak" else level
+        if not isinstance(at, float | int):  # a standalone timing, or no earlier peak
+            uncovered = True
+            continue
+        key = LevelKey(stack_name, workload, float(at))
+        if level != "peak" and facts.repeat + added.get(key, 0) > FLOORED_REPETITIONS:
+            continue
+        found = past.at(stack_name, workload, float(at))
+        if found is None:
+            uncovered = True
+        else:
+            floored.append(found)
+    if not floored:
+        return ClaimSpread(machine, levels)
+    worst = max(floored, key=lambda f: f.sigma_used)
+    if uncovered and machine.sigma > worst.sigma_used:
+        return ClaimSpread(machine, levels)
+    run = RunSpread(
+        worst.sigma_used, False, worst.text, within=machine.within, level_s=machine.level_s
+    )
+    return ClaimSpread(run, levels, worst)
+
+
 def synthetic_run(
     facts: Facts,
     scenario: Scenario,
     spread: RunSpread,
     extra: Mapping[LevelKey, int] | None = None,
+    past: PastSpreads | None = None,
 ) -> RunData:
     """Every stack, workload and level of the plan, its repetitions and driver, with the
-    scenario's figures (defaults elsewhere) spread by the run-to-run spread; `extra`: the
-    repetitions until-decided rounds add to a level, made as the plan's own are."""
+    scenario's figures (defaults elsewhere) spread by the run-to-run spread (`spread`, the
+    machine's, or where `past` covers the claim's levels the earlier runs': claim_spread);
+    `extra`: the repetitions until-decided rounds add to a level, made as the plan's own
+    are."""
     added = extra or {}
+    used = claim_spread(facts, scenario, spread, past, added)
+    spread = used.run
     cases: list[CaseRow] = []
     levels: list[LevelRow] = []
     scripts: list[ScriptRow] = []
@@ -561,6 +723,7 @@ def synthetic_run(
                             index,
                             level,
                             (rep, repetitions),
+                            used.levels.get(LevelKey(stack.name, workload, level)),
                         )
                     )
             if facts.script_iterations > 0:
@@ -588,6 +751,7 @@ def _level_row(
     index: int,
     level: float,
     repetition: tuple[int, int],  # (this one, of how many)
+    sigma_here: float | None = None,  # what its repetitions vary by (None: the spread's)
 ) -> LevelRow:
     def figure(metric: str, default: float) -> float:
         value = scenario.value(stack, workload, level, metric)
@@ -605,7 +769,11 @@ def _level_row(
     count = facts.request_count(level)
     seconds = facts.level_seconds(workload) or (count / rps if count else 10.0)
     native = facts.driver == "native"
-    sigma = spread.sigma if native else whole_level_sigma(spread, seconds)
+    sigma = (
+        sigma_here
+        if sigma_here is not None
+        else (spread.sigma if native else whole_level_sigma(spread, seconds))
+    )
     rep, repetitions = repetition
     factor = _factors(repetitions, sigma)[rep]
     rps *= factor
@@ -791,10 +959,15 @@ def _calibration(spread: RunSpread) -> CalibrationRow | None:
 
 
 def readiness_by_design(
-    claims: Iterable[Claim], facts: Facts, spread: RunSpread, room: RoundsRoom | None = None
+    claims: Iterable[Claim],
+    facts: Facts,
+    spread: RunSpread,
+    room: RoundsRoom | None = None,
+    past: PastSpreads | None = None,
 ) -> tuple[Readiness, ...]:
     """What the dry run prints: each claim's readiness, and for a testable one whether the
-    plan decides it by design, alone or with until-decided rounds within `room`."""
+    plan decides it by design, alone or with until-decided rounds within `room`, and with
+    which run-to-run spread (`past` where it covers the claim's levels, else `spread`)."""
     return tuple(
         Readiness(
             d.claim,
@@ -803,25 +976,36 @@ def readiness_by_design(
             d.why if d.testable else "",
             d.rounds,
             d.rounds_load_s,
+            d.spread if d.testable else "",
+            d.testable and d.spread != spread.source,
         )
-        for d in designs(claims, facts, spread, room)
+        for d in designs(claims, facts, spread, room, past)
     )
 
 
 def design_lines(readiness: Sequence[Readiness]) -> list[str]:
-    """The dry run's lines on decidability: how many testable claims the plan decides (with
-    the assumed spread, as on a machine never calibrated), how many more until-decided rounds
-    decide within the suite's load budget (each with its rounds), and why each other one is
-    not decidable."""
+    """The dry run's lines on decidability: how many testable claims the plan decides and with
+    which run-to-run spread (the machine's, calibrated or assumed; for each claim whose levels
+    the suite's earlier runs here cover, the spread between their fresh starts, named), how
+    many more until-decided rounds decide within the suite's load budget (each with its
+    rounds), and why each other one is not decidable."""
     testable = [r for r in readiness if r.testable and r.decidable is not None]
     if not testable:
         return []
     by_plan = [r for r in testable if r.decidable and not r.rounds]
     with_rounds = [r for r in testable if r.decidable and r.rounds]
     undecidable = [r for r in testable if not r.decidable]
-    lines = [
-        f"{len(by_plan)} of {len(testable)} testable claims {DECIDABLE} (run-to-run spread assumed)"
-    ]
+    earlier = [r for r in testable if r.spread_from_past]
+    machine = next((r.spread for r in testable if not r.spread_from_past), "")
+    if earlier:
+        used = (
+            f"for {len(earlier)} of them the spread between fresh starts in the suite's "
+            "earlier runs here, each named below"
+            + (f"; for the rest the {machine.removeprefix('run-to-run ')}" if machine else "")
+        )
+    else:
+        used = machine or "run-to-run spread assumed"
+    lines = [f"{len(by_plan)} of {len(testable)} testable claims {DECIDABLE} ({used})"]
     if with_rounds:
         lines.append(
             f"{len(with_rounds)} of {len(testable)} {WITH_ROUNDS} within the suite's load "
@@ -829,6 +1013,7 @@ def design_lines(readiness: Sequence[Readiness]) -> list[str]:
         )
         lines += [f"{r.claim.id}: {rounds_text(r.rounds, r.rounds_load_s)}" for r in with_rounds]
     lines += [f"{r.claim.id}: {NOT_DECIDABLE}: {r.undecidable}" for r in undecidable]
+    lines += [f"{r.claim.id}: spread {r.spread}" for r in earlier]
     return lines
 
 

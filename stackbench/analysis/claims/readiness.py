@@ -33,6 +33,8 @@ class Readiness:
     undecidable: str = ""
     rounds: int = 0  # decidable only with this many until-decided rounds after the plan
     rounds_load_s: float = 0.0  # ... adding this much load, within the suite's budget
+    spread: str = ""  # the run-to-run spread its design used, for people
+    spread_from_past: bool = False  # ... the store's earlier runs of the suite (pastspread)
 
     @property
     def testable(self) -> bool:
