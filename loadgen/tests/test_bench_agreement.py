@@ -51,3 +51,14 @@ def test_a_disagreement_needs_a_direction() -> None:
 def test_without_a_floor_only_the_goal_is_judged() -> None:
     assert bench.agreement_verdict(0.05, [], 0, 1).startswith("within 10% (no A/A floor")
     assert bench.agreement_verdict(0.5, [], 0, 1).startswith("OUTSIDE 10% (no A/A floor")
+
+
+def test_the_best_round_view_takes_each_loaders_lowest_round() -> None:
+    # lowest 1 and 2: 50%, whichever rounds they came from.
+    rows = rows_of([1.0, 4.0, 6.0], [5.0, 2.0, 5.0])
+    assert bench.figure_gap(rows, 0.5, "uring", "epoll", "p50", min)[0] == 0.5
+
+
+def test_the_best_round_needs_no_direction_to_disagree() -> None:
+    assert bench.agreement_verdict(0.5, [0.04, 0.2], None, 7).startswith("DISAGREE")
+    assert bench.agreement_verdict(0.05, [0.04, 0.08], None, 7).startswith("agree")
