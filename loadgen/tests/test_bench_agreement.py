@@ -42,10 +42,11 @@ def test_a_gap_inside_the_floor_is_not_shown() -> None:
 
 
 def test_a_disagreement_needs_a_direction() -> None:
-    # Over 10% and over the floor: named only when uring is on one side in 6 or 7 of 7.
+    # Over 10% and over the floor: named only when uring is on one side in every round.
     assert bench.agreement_verdict(0.5, [0.04, 0.49], 2, 7).startswith("not shown")
-    assert bench.agreement_verdict(0.5, [0.04, 0.2], 6, 7).startswith("DISAGREE")
-    assert bench.agreement_verdict(0.5, [0.04, 0.2], 1, 7).startswith("DISAGREE")
+    assert bench.agreement_verdict(0.5, [0.04, 0.2], 6, 7).startswith("not shown")
+    assert bench.agreement_verdict(0.5, [0.04, 0.2], 7, 7).startswith("DISAGREE")
+    assert bench.agreement_verdict(0.5, [0.04, 0.2], 0, 7).startswith("DISAGREE")
 
 
 def test_without_a_floor_only_the_goal_is_judged() -> None:
