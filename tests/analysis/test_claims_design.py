@@ -532,7 +532,8 @@ def test_the_dry_run_names_the_earlier_spread_a_claim_used() -> None:
     assert ready.spread_from_past and ready.spread.startswith("2.1% between fresh starts of a w")
     lines = design_lines([ready])
     assert "the spread between fresh starts in the suite's earlier runs here" in lines[0]
-    assert lines[-1] == f"c: spread {ready.spread}"
+    assert lines[-1] == f"spread {ready.spread}: c"
+    assert design_lines([ready, ready])[-1] == f"spread {ready.spread}: c, c"  # one a spread
     (plain,) = readiness_by_design([claim], _sweep(5), MACHINE)
     assert not plain.spread_from_past and plain.spread == MACHINE.source
     assert design_lines([plain])[0].endswith(f"({MACHINE.source})")

@@ -1000,7 +1000,7 @@ def design_lines(readiness: Sequence[Readiness]) -> list[str]:
     if earlier:
         used = (
             f"for {len(earlier)} of them the spread between fresh starts in the suite's "
-            "earlier runs here, each named below"
+            "earlier runs here, named below with the claims that used it"
             + (f"; for the rest the {machine.removeprefix('run-to-run ')}" if machine else "")
         )
     else:
@@ -1013,7 +1013,10 @@ def design_lines(readiness: Sequence[Readiness]) -> list[str]:
         )
         lines += [f"{r.claim.id}: {rounds_text(r.rounds, r.rounds_load_s)}" for r in with_rounds]
     lines += [f"{r.claim.id}: {NOT_DECIDABLE}: {r.undecidable}" for r in undecidable]
-    lines += [f"{r.claim.id}: spread {r.spread}" for r in earlier]
+    by_spread: dict[str, list[str]] = {}
+    for r in earlier:
+        by_spread.setdefault(r.spread, []).append(r.claim.id)
+    lines += [f"spread {spread}: {', '.join(ids)}" for spread, ids in by_spread.items()]
     return lines
 
 
