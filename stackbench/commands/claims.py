@@ -109,10 +109,12 @@ def print_readiness(console: Console, readiness: Sequence[Readiness]) -> None:
     if not readiness:
         return
     blocked = [r for r in readiness if not r.testable]
+    stood = [r for r in readiness if r.testable and r.stand_in]
     console.print(
         Text(
             f"article claims: {len(readiness) - len(blocked)} of {len(readiness)} "
             "testable with this plan on this machine"
+            + (f", {len(stood)} of them with a stand-in" if stood else "")
         )
     )
     by_reason: dict[str, list[str]] = {}
@@ -121,6 +123,12 @@ def print_readiness(console: Console, readiness: Sequence[Readiness]) -> None:
     for reason, ids in by_reason.items():
         print_wrapped(console, ", ".join(ids) + ":", first="  untestable ", indent=4)
         print_wrapped(console, reason, first="      ", indent=6)
+    by_words: dict[str, list[str]] = {}
+    for r in stood:
+        by_words.setdefault(r.stand_in, []).append(r.claim.id)
+    for words, ids in by_words.items():
+        print_wrapped(console, ", ".join(ids) + ":", first="  with a stand-in ", indent=4)
+        print_wrapped(console, words, first="      ", indent=6)
     for line in design_lines(readiness):
         print_wrapped(console, line, first="  ", indent=6)
 
@@ -138,12 +146,15 @@ def print_claims_overview(console: Console) -> None:
         timeline = plan_timeline(plan, past.levels)
         readiness = plan_readiness(plan, inventory, planned_params(plan, inventory), timeline, past)
         testable = sum(r.testable for r in readiness)
+        stood = sum(r.testable and bool(r.stand_in) for r in readiness)
         by_plan = sum(bool(r.decidable) and not r.rounds for r in readiness)
         with_rounds = sum(bool(r.decidable) and bool(r.rounds) for r in readiness)
         console.print(
             Text.assemble(
                 (f"{path.stem}", "bold"),
-                f" ({claims.article}): {testable} of {len(readiness)} claims testable here, "
+                f" ({claims.article}): {testable} of {len(readiness)} claims testable here"
+                + (f" ({stood} with a stand-in)" if stood else "")
+                + ", "
                 f"{by_plan} decidable with this plan, {with_rounds} more with until-decided "
                 "rounds within its load budget, "
                 f"{testable - by_plan - with_rounds} testable but not decidable",

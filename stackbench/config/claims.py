@@ -290,6 +290,21 @@ class Requirements(_Record, frozen=True):
     params: dict[Name, dict[Name, Name]] = {}
 
 
+class StandIn(_Record, frozen=True):
+    """A stack of the suite read in place of one the article ran, where the server has fewer
+    cores than a claim needs (`[[stand_in]]`; a claim opts in with `stand_in`): the claim is
+    then read per core, e.g. one Node process with the pool on 1 core for the article's 4
+    cluster workers with the pool on 4 cores, against PHP on the same 1 core."""
+
+    stack: Name  # the stack the claims name, as the article ran it (node-cluster-pool)
+    by: Name  # the suite's stack read in its place (node-pool)
+    article: Text  # what the article's stack was ("4 workers with the pool on 4 cores")
+    ours: Text  # what the stand-in is ("one Node process with the pool")
+    # Workloads where another stack of the suite stands in (hello: plain node), and why
+    on: dict[Name, Name] = {}
+    on_why: Text | None = None
+
+
 class Claim(_Record, frozen=True):
     id: Name
     says: Text
@@ -300,6 +315,10 @@ class Claim(_Record, frozen=True):
     # A premise the test needs that the article does not state (our reading, not its words):
     # shown with the claim wherever it is reported.
     assumes: Text | None = None
+    # The file's [[stand_in]] tables this claim may be read with below its server cores,
+    # where one process per core reads it faithfully (the file names them by `stack`; the
+    # parser puts the tables here).
+    stand_in: tuple[StandIn, ...] = ()
 
 
 class _File(_Record, frozen=True):
@@ -308,6 +327,7 @@ class _File(_Record, frozen=True):
     suites: tuple[Name, ...]
     claim: tuple[Claim, ...]
     columns: tuple[Column, ...] = ()
+    stand_in: tuple[StandIn, ...] = ()
 
 
 class ClaimsFile(msgspec.Struct, frozen=True):
@@ -333,6 +353,7 @@ def parse_claims(path: Path) -> ClaimsFile:
 
 def claims_from_data(path: Path, data: dict[str, Any]) -> ClaimsFile:
     """The checked records of one claims file's TOML data (split out for tests)."""
+    data = _with_stand_ins(path, data)
     try:
         raw = msgspec.convert(data, _File, strict=True)
     except msgspec.ValidationError as exc:
@@ -361,6 +382,8 @@ def claims_from_data(path: Path, data: dict[str, Any]) -> ClaimsFile:
         for key, value in _texts(claim):
             _check_text(where, key, value)
         _check_test(where, claim.test)
+        _check_claim_stand_ins(where, claim)
+    _check_stand_ins(path, raw.stand_in, claims)
     return ClaimsFile(path, raw.article, raw.title, raw.suites, claims, raw.columns)
 
 
@@ -407,6 +430,99 @@ def _ordinal(n: int) -> str:
 
 
 # --- semantic checks -------------------------------------------------------------------------
+def _with_stand_ins(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """The data with each claim's `stand_in` names replaced by the file's [[stand_in]] tables
+    they name (checked first, so that an error in a table is told at the table)."""
+    tables = data.get("stand_in", [])
+    try:
+        declared = msgspec.convert(tables, tuple[StandIn, ...], strict=True)
+    except msgspec.ValidationError as exc:
+        message = str(exc).replace(" - at `$", " - at `$.stand_in", 1)
+        raise InputError(_explain(path, data, message)) from None
+    by_stack: dict[str, Any] = {}
+    for index, (stand, table) in enumerate(zip(declared, tables, strict=True)):
+        if stand.stack in by_stack:
+            raise InputError(
+                f"{path}: [[stand_in]] '{stand.stack}' (the {_ordinal(index + 1)}): key "
+                "'stack': another [[stand_in]] has this stack"
+            )
+        by_stack[stand.stack] = table
+    claims = data.get("claim")
+    if not isinstance(claims, list):
+        return data
+    out = []
+    for index, claim in enumerate(claims):
+        names = claim.get("stand_in") if isinstance(claim, dict) else None
+        if names is None:
+            out.append(claim)
+            continue
+        where = _where(path, data, ["claim", index, "stand_in"])
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise InputError(f"{where}: a list of the stacks of the file's [[stand_in]] tables")
+        unknown = [n for n in names if n not in by_stack]
+        if unknown:
+            known = ", ".join(by_stack) or "none"
+            raise InputError(
+                f"{where}: '{unknown[0]}' is the stack of no [[stand_in]] of this file "
+                f"(declared: {known})"
+            )
+        if len(set(names)) != len(names):
+            raise InputError(f"{where}: a stack is named twice")
+        out.append({**claim, "stand_in": [by_stack[n] for n in names]})
+    return {**data, "claim": out}
+
+
+def _check_stand_ins(path: Path, declared: tuple[StandIn, ...], claims: tuple[Claim, ...]) -> None:
+    """Each [[stand_in]] (each declared once: _with_stand_ins): another stack than the one it
+    stands in for, its `on` stacks explained, and named by a claim (a table no claim reads is
+    a mistake)."""
+    for index, stand in enumerate(declared):
+        where = f"{path}: [[stand_in]] '{stand.stack}' (the {_ordinal(index + 1)})"
+        if stand.by == stand.stack or stand.stack in stand.on.values():
+            raise InputError(f"{where}: key 'by': a stack cannot stand in for itself")
+        if bool(stand.on) != (stand.on_why is not None):
+            raise InputError(
+                f"{where}: keys 'on'/'on_why': say why ('on_why') another stack stands in on "
+                "the workloads 'on' names, and give 'on_why' only with 'on'"
+            )
+        for key, value in (("article", stand.article), ("ours", stand.ours)):
+            _check_text(where, key, value)
+        _check_text(where, "on_why", stand.on_why or "")
+        if not any(stand in c.stand_in for c in claims):
+            raise InputError(f"{where}: no claim names it in 'stand_in'; remove it or use it")
+
+
+def _check_claim_stand_ins(where: str, claim: Claim) -> None:
+    """A claim's stand-ins replace stacks its test reads, below cores it requires, and never
+    by a stack the test reads besides (a ratio of node against itself decides nothing)."""
+    if not claim.stand_in:
+        return
+    w = f"{where}: key 'stand_in'"
+    if claim.requires.server_cores < 2:
+        raise InputError(
+            f"{w}: a stand-in is read where the server has fewer cores than the claim's "
+            "requires.server_cores; this claim requires 1, so it would never be read"
+        )
+    read = stacks_read(claim.test)
+    replaced = {s.stack for s in claim.stand_in}
+    for stand in claim.stand_in:
+        if stand.stack not in read:
+            raise InputError(f"{w}: the test does not read '{stand.stack}' ({', '.join(read)})")
+    workloads = set(workloads_read(claim.test))
+    kept = {n for n in read if n not in replaced}
+    taken: dict[str, str] = {}
+    for stand in claim.stand_in:
+        used = {stand.by} | {s for w_, s in stand.on.items() if not workloads or w_ in workloads}
+        for name in sorted(used):
+            other = taken.get(name) or (name if name in kept else None)
+            if other is not None:
+                raise InputError(
+                    f"{w}: '{name}' would stand in for '{stand.stack}', but the test reads "
+                    f"it for '{other}' too, so the two sides would be one stack"
+                )
+            taken[name] = stand.stack
+
+
 def _texts(claim: Claim) -> Iterator[tuple[str, str]]:
     yield "says", claim.says
     yield "source", claim.source or ""
@@ -559,6 +675,19 @@ def stacks_read(test: Test) -> tuple[str, ...]:
         names = [test.numerator.stack, test.denominator.stack]
     else:
         names = [test.stack] + ([test.other] if test.other else [])
+    return tuple(dict.fromkeys(names))
+
+
+def workloads_read(test: Test) -> tuple[str, ...]:
+    """Every workload a test names (its `workloads`, its sides' and conditions'), in order;
+    empty when it names none (it reads every workload of the suite)."""
+    names: list[str] = list(getattr(test, "workloads", None) or ())
+    if isinstance(test, RatioTest | RatioChangeTest):
+        names += [s.workload for s in (test.numerator, test.denominator) if s.workload]
+    if isinstance(test, RatioChangeTest):
+        names += [c.workload for c in (test.before, test.after) if c.workload]
+    if isinstance(test, ScatterTest | BreakpointTest):
+        names.append(test.workload)
     return tuple(dict.fromkeys(names))
 
 

@@ -203,6 +203,9 @@ def build_plan(
         params = {**suite_params.get(stack, {}), **variant_params.get(name, {})}
         entry = inventory[stack]
         served = _served(suite, entry, stack, specs)
+        only = suite.stack_workloads.get(name)
+        if only is not None:  # [stack_workloads]
+            served = [spec for spec in served if spec.label in only]
         for count in suite.core_counts or (None,):
             at = name if count is None else _count_name(suite, name, count)
             cases = tuple(PlannedCase(at, spec, _levels(suite, spec.label)) for spec in served)
@@ -292,12 +295,16 @@ def _external_stack(
 
 def _cores_short(suite: Suite, name: str, count: CoreCount | None = None) -> str:
     """Why the suite leaves a stack out on this placement, or at this core count
-    ([min_server_cores]), or ''."""
+    ([min_server_cores], [max_server_cores]), or ''."""
     need = suite.min_server_cores.get(name, 0)
+    most = suite.max_server_cores.get(name)
     cores = suite.server_cores if count is None else count.cores
-    if cores >= need:
-        return ""
-    return f"left out below {need} server cores ([min_server_cores]); the server has {cores}"
+    if cores < need:
+        return f"left out below {need} server cores ([min_server_cores]); the server has {cores}"
+    if most is not None and cores > most:
+        core = "core" if most == 1 else "cores"
+        return f"left out above {most} server {core} ([max_server_cores]); the server has {cores}"
+    return ""
 
 
 # run --settle: the most JIT warm-up a case may get in all, the declared pass and the one added

@@ -164,6 +164,8 @@ class _SuiteFile(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     levels: dict[str, Any] = {}
     durations: dict[str, Any] = {}
     min_server_cores: dict[str, Any] = {}
+    max_server_cores: dict[str, Any] = {}
+    stack_workloads: dict[str, Any] = {}
     # Other hosts for [placement] server_host / loader_hosts: [hosts.NAME] tables here, or a
     # hosts file (relative to the suite's folder), read when the run starts (--hosts wins).
     hosts: dict[str, Any] = {}
@@ -213,6 +215,12 @@ class Suite:
     # Stacks that measure nothing the suite is for below this many server cores (a cluster of
     # one worker is no cluster): the plan leaves them out there, as unavailable, with why.
     min_server_cores: dict[str, int] = dataclasses.field(default_factory=dict)
+    # Stacks that stand in for others where the server is too small for those (one Node
+    # process for a cluster): the plan leaves them out above this many server cores.
+    max_server_cores: dict[str, int] = dataclasses.field(default_factory=dict)
+    # The workload labels a stack runs when not every one of the suite's ([stack_workloads]):
+    # a stand-in where another stack's figures serve, or a workload no claim reads of it.
+    stack_workloads: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     # [placement] server_cores with two or more counts: each stack planned at each (empty:
     # every stack on `placement`, which is the fewest count's when there are counts)
     core_counts: tuple[CoreCount, ...] = ()
@@ -437,15 +445,60 @@ def _workload_durations(
     return out
 
 
-def _min_server_cores(path: Path, data: dict[str, Any], stacks: tuple[str, ...]) -> dict[str, int]:
+def _server_cores_bound(
+    path: Path, data: dict[str, Any], stacks: tuple[str, ...], key: str
+) -> dict[str, int]:
+    """[min_server_cores] or [max_server_cores]: a core count for some of the suite's stacks."""
     out = {}
     for name, cores in data.items():
-        where = _where(path, "min_server_cores", name)
+        where = _where(path, key, name)
         if name not in stacks:
             raise InputError(f"{where}: not one of the suite's stacks ({', '.join(stacks)})")
-        out[name] = convert(
-            cores, Annotated[int, Meta(ge=1, le=1024)], path, ("min_server_cores", name)
+        out[name] = convert(cores, Annotated[int, Meta(ge=1, le=1024)], path, (key, name))
+    return out
+
+
+def _min_server_cores(path: Path, data: dict[str, Any], stacks: tuple[str, ...]) -> dict[str, int]:
+    return _server_cores_bound(path, data, stacks, "min_server_cores")
+
+
+def _max_server_cores(
+    path: Path, data: dict[str, Any], stacks: tuple[str, ...], least: dict[str, int]
+) -> dict[str, int]:
+    out = _server_cores_bound(path, data, stacks, "max_server_cores")
+    for name, cores in out.items():
+        if least.get(name, 1) > cores:
+            raise InputError(
+                f"{_where(path, 'max_server_cores', name)}: {cores} is below its "
+                f"[min_server_cores] {least[name]}, so no server would run it"
+            )
+    return out
+
+
+def _stack_workloads(
+    path: Path, data: dict[str, Any], stacks: tuple[str, ...], labels: tuple[str, ...]
+) -> dict[str, tuple[str, ...]]:
+    """[stack_workloads]: for some of the suite's stacks, the workloads each runs (labels of
+    the suite's, each once, at least one)."""
+    out = {}
+    for name, items in data.items():
+        where = _where(path, "stack_workloads", name)
+        if name not in stacks:
+            raise InputError(f"{where}: not one of the suite's stacks ({', '.join(stacks)})")
+        chosen = convert(
+            items,
+            Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)],
+            path,
+            ("stack_workloads", name),
         )
+        unknown = [w for w in chosen if w not in labels]
+        if unknown:
+            raise InputError(
+                f"{where}: '{unknown[0]}' is not one of the suite's workloads ({', '.join(labels)})"
+            )
+        if len(set(chosen)) != len(chosen):
+            raise InputError(f"{where}: a workload is listed twice")
+        out[name] = tuple(chosen)
     return out
 
 
@@ -614,6 +667,7 @@ def parse_suite(path: Path) -> Suite:
     _check_endpoints(path, endpoints, load_settings, placement)
     labels = tuple(s.label for s in specs)
     stack_names, own_stacks = _stacks(path, suite.stacks, frozenset(endpoints))
+    least = _min_server_cores(path, suite.min_server_cores, stack_names)
     external = _external(
         path,
         suite.external,
@@ -653,7 +707,9 @@ def parse_suite(path: Path) -> Suite:
         hosts_file=None if suite.hosts_file is None else path.parent / suite.hosts_file,
         declared_deviations=tuple(suite.deviation),
         article_loader=suite.placement.article_loader,
-        min_server_cores=_min_server_cores(path, suite.min_server_cores, stack_names),
+        min_server_cores=least,
+        max_server_cores=_max_server_cores(path, suite.max_server_cores, stack_names, least),
+        stack_workloads=_stack_workloads(path, suite.stack_workloads, stack_names, labels),
         core_counts=counts if len(counts) > 1 else (),
     )
 

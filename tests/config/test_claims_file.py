@@ -163,12 +163,12 @@ def second_test(d: dict[str, Any]) -> dict[str, Any]:
         (
             lambda d: d.update(colour="red"),
             "bad.toml: Object contains unknown field `colour` (allowed: article, title, suites, "
-            "claim, columns)",
+            "claim, columns, stand_in)",
         ),
         (
             lambda d: d["claim"][0].update(colour="red"),
             "bad.toml: claim 'c5000-order' (the 1st [[claim]]): Object contains unknown field "
-            "`colour` (allowed: id, says, test, source, figures, requires, assumes)",
+            "`colour` (allowed: id, says, test, source, figures, requires, assumes, stand_in)",
         ),
         (
             lambda d: first_test(d).update(colour="red"),

@@ -240,6 +240,60 @@ params = { fault = "constant" }
         parse_suite(write(tmp_path, text.replace("ref-faulty = 2", "ref-faulty = 0")))
 
 
+def test_max_server_cores_and_stack_workloads_plan_a_stand_in(tmp_path, fake_inventory):
+    """A stand-in runs only where it is needed ([max_server_cores]: left out above, with why)
+    and only on the workloads it is read on ([stack_workloads]); bad entries are refused
+    naming the table and key."""
+    text = SUITE.replace('stacks = ["refserver"]', 'stacks = ["refserver", "ref-faulty"]')
+    text += """
+[max_server_cores]
+ref-faulty = 1
+
+[stack_workloads]
+ref-faulty = ["sha256?n=10"]
+
+[variants.ref-faulty]
+stack = "refserver"
+params = { fault = "constant" }
+"""
+    suite = parse_suite(write(tmp_path, text))
+    assert suite.max_server_cores == {"ref-faulty": 1}
+    assert suite.stack_workloads == {"ref-faulty": ("sha256?n=10",)}
+    kept, stand_in = build_plan(suite, fake_inventory, None, None).stacks
+    assert stand_in.available and not stand_in.reason
+    assert [c.spec.label for c in stand_in.cases] == ["sha256?n=10"]
+    assert [c.spec.label for c in kept.cases] == ["hello", "sha256?n=10"]
+    two = text.replace('server_cpus = "0"', 'server_cpus = "0-1"').replace(
+        'loader_cpus = "0"', 'loader_cpus = "0-1"'
+    )
+    wide = build_plan(parse_suite(write(tmp_path, two)), fake_inventory, None, None)
+    assert not wide.stacks[1].available
+    assert wide.stacks[1].reason == (
+        "left out above 1 server core ([max_server_cores]); the server has 2"
+    )
+    for old, new, message in [
+        ("ref-faulty = 1", "nosuch = 1", r"\[max_server_cores\] key 'nosuch': not one of"),
+        (
+            'ref-faulty = ["sha256?n=10"]',
+            'ref-faulty = ["sha256?n=11"]',
+            r"\[stack_workloads\] key 'ref-faulty': 'sha256\?n=11' is not one of the suite's",
+        ),
+        (
+            'ref-faulty = ["sha256?n=10"]',
+            'ref-faulty = ["hello", "hello"]',
+            r"\[stack_workloads\] key 'ref-faulty': a workload is listed twice",
+        ),
+        ('ref-faulty = ["sha256?n=10"]', "ref-faulty = []", r"stack_workloads"),
+        (
+            "[max_server_cores]\nref-faulty = 1",
+            "[max_server_cores]\nref-faulty = 1\n[min_server_cores]\nref-faulty = 2",
+            r"\[max_server_cores\] key 'ref-faulty': 1 is below its \[min_server_cores\] 2",
+        ),
+    ]:
+        with pytest.raises(InputError, match=message):
+            parse_suite(write(tmp_path, text.replace(old, new)))
+
+
 @pytest.mark.parametrize(
     "change, message",
     [

@@ -20,8 +20,9 @@ ratios, Student t at the run's confidence: 95%, or alpha / looks for a run --unt
 suites/claims/README.md.
 
 The package, by concern: facts (what the plan or run gives a claim), readiness (its
-requirements), reading (the run's figures with their evidence), bands, decisions (points to a
-status), kinds (each test kind's judgment), wording, results. This module evaluates the
+requirements), standin (the stacks read in place of those a claim names, per core), reading
+(the run's figures with their evidence), bands, decisions (points to a status), kinds (each
+test kind's judgment), wording, results. This module evaluates the
 claims and is the package's API.
 """
 
@@ -35,6 +36,7 @@ from stackbench.analysis.claims.kinds import _evaluate_test, scatter
 from stackbench.analysis.claims.readiness import Readiness, cores_note, requirements_unmet
 from stackbench.analysis.claims.reading import _Run, level_metric, level_problem
 from stackbench.analysis.claims.results import ClaimResult, ClaimStatus, Measured
+from stackbench.analysis.claims.standin import NONE, stand_ins
 from stackbench.analysis.claims.wording import expectation
 from stackbench.config.claims import Claim
 from stackbench.config.todecide import UndecidedClaim
@@ -75,21 +77,29 @@ def evaluate(
     for ready in requirements_unmet(claims, facts):
         claim = ready.claim
         if not ready.testable:
-            out.append(
-                ClaimResult(
-                    claim,
-                    ClaimStatus.UNTESTABLE,
-                    expectation(claim.test),
-                    (),
-                    _join_reasons(ready.reasons),
-                )
+            result = ClaimResult(
+                claim,
+                ClaimStatus.UNTESTABLE,
+                expectation(claim.test),
+                (),
+                _join_reasons(ready.reasons),
             )
+            out.append(_with_stand_in(result, ready.stand_in))
             continue
         run.loader_bound.clear()
         run.minimum = (claim.requires.min_requests, claim.requires.min_seconds)
+        run.stand_ins = stand_ins(claim, facts.server_cores) or NONE
         result = _evaluate_test(claim, _Context(run, facts, resamples, seed, paired))
-        out.append(_with_caveat(result, sorted(run.loader_bound)))
+        out.append(_with_stand_in(_with_caveat(result, sorted(run.loader_bound)), ready.stand_in))
     return tuple(out)
+
+
+def _with_stand_in(result: ClaimResult, words: str) -> ClaimResult:
+    """A claim read with stand-ins says so first, whatever its status: the reader must know
+    that one process per core stood in for what the article ran."""
+    if not words:
+        return result
+    return dataclasses.replace(result, why=f"{words}; {result.why}", stand_in=words)
 
 
 def _with_caveat(result: ClaimResult, loader_bound: list[str]) -> ClaimResult:

@@ -50,6 +50,7 @@ from stackbench.analysis.claims.facts import Facts, _between
 from stackbench.analysis.claims.kinds import _combos, _positions, _resolve
 from stackbench.analysis.claims.readiness import Readiness, requirements_unmet
 from stackbench.analysis.claims.results import ClaimResult, ClaimStatus
+from stackbench.analysis.claims.standin import StandIns, stand_ins
 from stackbench.analysis.pastspread import LevelSpread, PastSpreads
 from stackbench.analysis.verdicts import FLOORED_REPETITIONS, RunSpread, whole_level_sigma
 from stackbench.config.claims import (
@@ -103,6 +104,7 @@ class Design:
     rounds: int = 0  # until-decided rounds it needs after the plan (0: the plan decides it)
     rounds_load_s: float = 0.0  # the load those rounds add
     spread: str = ""  # the run-to-run spread its synthetic runs used, for people
+    stand_in: str = ""  # what stands in for what when it is read with stand-ins
 
     @property
     def text(self) -> str:
@@ -166,15 +168,16 @@ def designs(
     chased: list[tuple[int, _Rounds]] = []  # claims the rounds would decide: out's index
     for ready in requirements_unmet(claims, facts):
         claim = ready.claim
+        words = ready.stand_in
         if not ready.testable:
-            out.append(Design(claim, False, False, ready.reasons[0], ready.reasons))
+            out.append(Design(claim, False, False, ready.reasons[0], ready.reasons, stand_in=words))
             continue
         pair = scenarios(claim, facts, peak_levels(facts, past))
         used = claim_spread(facts, pair[0], spread, past).text
         results = _judged(claim, facts, spread, pair, past)
         problems = _problems(results)
         if not problems:
-            out.append(Design(claim, True, True, "", spread=used))
+            out.append(Design(claim, True, True, "", spread=used, stand_in=words))
             continue
         why = "; ".join(problems)
         rounds = (
@@ -187,7 +190,7 @@ def designs(
                 f"; within the {room.left_s / 60:.1f} min of load the suite's budget leaves "
                 f"after the plan, until-decided rounds would not decide it: {rounds}"
             )
-        out.append(Design(claim, True, False, why, spread=used))
+        out.append(Design(claim, True, False, why, spread=used, stand_in=words))
     return tuple(_within_room(out, chased, room))
 
 
@@ -222,10 +225,16 @@ def _judged(
 def _problems(results: tuple[ClaimResult, ClaimResult]) -> list[str]:
     problems = []
     if results[0].status is not ClaimStatus.CONFIRMED:
-        problems.append(f"data at the article's figures give {results[0].why}")
+        problems.append(f"data at the article's figures give {_reading(results[0])}")
     if results[1].status is not ClaimStatus.REFUTED:
-        problems.append(f"data at the opposite give {results[1].why}")
+        problems.append(f"data at the opposite give {_reading(results[1])}")
     return problems
+
+
+def _reading(result: ClaimResult) -> str:
+    """What the reading said, without the stand-in's words it begins with (the dry run
+    says those once, with the claims read with a stand-in)."""
+    return result.why.removeprefix(f"{result.stand_in}; ") if result.stand_in else result.why
 
 
 @dataclass(frozen=True)
@@ -338,7 +347,18 @@ def scenarios(
 ) -> tuple[Scenario, Scenario]:
     """(at the article's figures, at the opposite) for the claim's test; `peaks`: the level
     where a stack's figures on a workload peaked before (peak_levels), where a "peak" side
-    is made to peak too."""
+    is made to peak too. On a server with fewer cores than the claim needs, the figures are
+    those of the stacks that stand in for the ones it names."""
+    pair = _scenarios(claim, facts, peaks)
+    standing = stand_ins(claim, facts.server_cores)
+    if standing is None:
+        return pair
+    return _stood_in(pair[0], standing), _stood_in(pair[1], standing)
+
+
+def _scenarios(
+    claim: Claim, facts: Facts, peaks: Mapping[tuple[str, str], float] | None
+) -> tuple[Scenario, Scenario]:
     test = claim.test
     if isinstance(test, OrderTest):
         return _order(claim, test, facts, False), _order(claim, test, facts, True)
@@ -352,6 +372,17 @@ def scenarios(
     if isinstance(test, ScatterTest):
         return _scatter(test, facts, True), _scatter(test, facts, False)
     return _breakpoint(test, facts, True), _breakpoint(test, facts, False)
+
+
+def _stood_in(scenario: Scenario, standing: StandIns) -> Scenario:
+    """The scenario's figures on the stacks that stand in for those the claim names."""
+    read = scenario.read
+    return Scenario(
+        {(standing.stack(s, w), w, lv, m): v for (s, w, lv, m), v in scenario.figures.items()},
+        {(standing.stack(s, w), w, lv): n for (s, w, lv), n in scenario.errors.items()},
+        {(standing.stack(s, w), w, lv): r for (s, w, lv), r in scenario.error_rates.items()},
+        None if read is None else frozenset((standing.stack(s, w), w, lv) for s, w, lv in read),
+    )
 
 
 def _levels(facts: Facts, workload: str, levels: object) -> list[float]:
@@ -694,6 +725,8 @@ def synthetic_run(
     scripts: list[ScriptRow] = []
     for stack in facts.stacks:
         for workload, values in facts.workload_levels.items():
+            if not stack.runs(workload):  # [stack_workloads]: not planned
+                continue
             case_id = len(cases) + 1
             cases.append(
                 CaseRow(
@@ -978,6 +1011,7 @@ def readiness_by_design(
             d.rounds_load_s,
             d.spread if d.testable else "",
             d.testable and d.spread != spread.source,
+            d.stand_in,
         )
         for d in designs(claims, facts, spread, room, past)
     )

@@ -4,7 +4,7 @@ workloads and their levels, the load settings.
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from stackbench.config.plan import Plan, PlannedStack
 from stackbench.config.status import StackEntry
@@ -19,6 +19,11 @@ class StackFacts:
     available: bool
     reason: str = ""  # why it is unavailable
     params: Mapping[str, str] = field(default_factory=dict)  # in force (defaults + suite)
+    # The workload labels it runs, when fewer than the suite's (None: every one)
+    workloads: tuple[str, ...] | None = None
+
+    def runs(self, workload: str) -> bool:
+        return self.workloads is None or workload in self.workloads
 
 
 @dataclass(frozen=True)
@@ -74,8 +79,11 @@ def facts_from_plan(
             return {}
         return _with_defaults(inventory[ps.stack].manifest.param_defaults(), ps.params, cores)
 
-    stacks = tuple(StackFacts(ps.name, ps.available, ps.reason, in_force(ps)) for ps in plan.stacks)
     labels = dict.fromkeys(c.spec.label for ps in plan.stacks for c in ps.cases)
+    stacks = tuple(
+        StackFacts(ps.name, ps.available, ps.reason, in_force(ps), _runs(ps, tuple(labels)))
+        for ps in plan.stacks
+    )
     load = suite.load
     return Facts(
         cores,
@@ -119,6 +127,10 @@ def facts_from_run(
         )
         stacks[case.stack] = StackFacts(case.stack, available, reason, params)
     labels = dict.fromkeys(c.label for c in data.cases)
+    for name, stack in stacks.items():
+        ran = tuple(dict.fromkeys(c.label for c in data.cases if c.stack == name))
+        if len(ran) < len(labels):
+            stacks[name] = replace(stack, workloads=ran)
     levels = {
         label: tuple(float(v) for v in settings.workload_levels.get(label, settings.levels))
         for label in labels
@@ -140,6 +152,12 @@ def facts_from_run(
         settings.repeat,
         settings.script_timings,
     )
+
+
+def _runs(ps: PlannedStack, labels: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The workloads a planned stack runs when fewer than the plan's ([stack_workloads])."""
+    mine = tuple(c.spec.label for c in ps.cases)
+    return None if set(mine) >= set(labels) else mine
 
 
 def _with_defaults(

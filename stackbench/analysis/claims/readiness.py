@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from stackbench.analysis.claims.facts import Facts, _between, _has_level
 from stackbench.analysis.claims.kinds import _combos, _positions, _resolve
+from stackbench.analysis.claims.standin import NONE, StandIns, stand_ins
 from stackbench.analysis.claims.wording import _levels_text
 from stackbench.config.claims import (
     SCRIPT_METRICS,
-    BreakpointTest,
     Claim,
     OrderTest,
     RatioChangeTest,
@@ -21,6 +21,7 @@ from stackbench.config.claims import (
     Test,
     ThresholdTest,
     stacks_read,
+    workloads_read,
 )
 
 
@@ -35,6 +36,8 @@ class Readiness:
     rounds_load_s: float = 0.0  # ... adding this much load, within the suite's budget
     spread: str = ""  # the run-to-run spread its design used, for people
     spread_from_past: bool = False  # ... the store's earlier runs of the suite (pastspread)
+    # What stands in for what when the claim is read with stand-ins ("" when it is not)
+    stand_in: str = ""
 
     @property
     def testable(self) -> bool:
@@ -49,7 +52,7 @@ def cores_note(
     needing = [
         r.claim.requires.server_cores
         for r in readiness
-        if r.claim.requires.server_cores > server_cores
+        if r.claim.requires.server_cores > server_cores and not r.stand_in
     ]
     short = article_cores is not None and server_cores < article_cores
     if not short and not needing:
@@ -73,13 +76,20 @@ def cores_note(
 
 
 def requirements_unmet(claims: Iterable[Claim], facts: Facts) -> tuple[Readiness, ...]:
-    """For each claim, the reasons this plan cannot test it (empty when it can)."""
-    return tuple(Readiness(c, tuple(dict.fromkeys(_unmet(c, facts)))) for c in claims)
+    """For each claim, the reasons this plan cannot test it (empty when it can); a claim
+    with stand-ins on this server is read with them (`stand_in` says so)."""
+    out = []
+    for claim in claims:
+        standing = stand_ins(claim, facts.server_cores)
+        reasons = tuple(dict.fromkeys(_unmet(claim, facts, standing or NONE)))
+        out.append(Readiness(claim, reasons, stand_in=standing.words if standing else ""))
+    return tuple(out)
 
 
-def _unmet(claim: Claim, facts: Facts) -> Iterable[str]:
+def _unmet(claim: Claim, facts: Facts, standing: StandIns) -> Iterable[str]:
     req = claim.requires
-    if facts.server_cores < req.server_cores:
+    # One process per core stands in: it needs no more cores than the server has
+    if facts.server_cores < req.server_cores and not standing.words:
         yield (
             f"needs {req.server_cores} server cores; this run gives the server {facts.server_cores}"
         )
@@ -98,11 +108,39 @@ def _unmet(claim: Claim, facts: Facts) -> Iterable[str]:
             f"per level or the JIT warm-up pass; this run warms up {facts.warmup_s:g} s "
             "with [load] jit_warmup = false"
         )
-    for name in dict.fromkeys((*stacks_read(claim.test), *req.stacks)):
+    pairs = _pairs_read(claim.test, facts)
+    named = (*stacks_read(claim.test), *req.stacks)
+    read = [standing.stack(n) for n in named] + [standing.stack(n, w) for n, w in pairs]
+    for name in dict.fromkeys(read):
         yield from _stack_unmet(name, facts)
+    for name, workload in pairs:
+        yield from _workload_unmet(standing.stack(name, workload), workload, facts)
     for stack, params in req.params.items():
-        yield from _params_unmet(stack, params, facts)
+        yield from _params_unmet(standing.stack(stack), params, facts)
     yield from _test_unmet(claim.test, facts, req)
+
+
+def _pairs_read(test: Test, facts: Facts) -> list[tuple[str, str]]:
+    """The (stack, workload) pairs a test reads, as its test names them."""
+    if isinstance(test, RatioTest | RatioChangeTest):
+        pairs = [
+            _resolve(position, test, named, None)[:2]
+            for position in _positions(test)
+            for named in test.workloads or (None,)
+        ]
+        return list(dict.fromkeys((str(s), str(w)) for s, w in pairs))
+    workloads = workloads_read(test) or tuple(facts.workload_levels)
+    return [(s, w) for s in stacks_read(test) for w in workloads]
+
+
+def _workload_unmet(name: str, workload: str, facts: Facts) -> Iterable[str]:
+    """A stack of the plan that does not run a workload the claim reads of it."""
+    stack = facts.stack(name)
+    if stack is not None and workload in facts.workload_levels and not stack.runs(workload):
+        yield (
+            f"needs {name} on {workload}, which this suite does not run it on "
+            f"([stack_workloads]: {', '.join(stack.workloads or ())})"
+        )
 
 
 def _stack_unmet(name: str, facts: Facts) -> Iterable[str]:
@@ -181,14 +219,7 @@ def _test_unmet(test: Test, facts: Facts, requires: Requirements) -> Iterable[st
 
 
 def _test_workloads(test: Test) -> tuple[str, ...]:
-    names: list[str] = list(getattr(test, "workloads", None) or ())
-    if isinstance(test, RatioTest | RatioChangeTest):
-        names += [s.workload for s in (test.numerator, test.denominator) if s.workload]
-    if isinstance(test, RatioChangeTest):
-        names += [c.workload for c in (test.before, test.after) if c.workload]
-    if isinstance(test, ScatterTest | BreakpointTest):
-        names.append(test.workload)
-    return tuple(dict.fromkeys(names))
+    return workloads_read(test)
 
 
 def _levels_needed(test: Test, facts: Facts) -> dict[str, list[float]]:

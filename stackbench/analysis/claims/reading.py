@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from stackbench.analysis import stats
 from stackbench.analysis.analysis import decision_confidence, disturbed_caveat
 from stackbench.analysis.calibration import spread_of
+from stackbench.analysis.claims.standin import NONE, StandIns
 from stackbench.analysis.claims.wording import _levels_text
 from stackbench.analysis.figures import BY_CLAIM_METRIC
 from stackbench.analysis.levelsteady import (
@@ -112,11 +113,17 @@ class _Run:
         self.loader_bound: set[str] = set()  # labels of the levels read for the current claim
         # The current claim's least measurement per level: (requests, seconds)
         self.minimum: tuple[int, float] = (0, 0.0)
+        # The current claim's stand-ins: the stack read for one its test names
+        self.stand_ins: StandIns = NONE
         self.spread = spread_of(data.calibration)
         # The comparisons' confidence: 95%, or alpha spent over the looks of run --until-decided
         self.confidence = decision_confidence(data.run.settings.decision_looks)
 
     def case(self, stack: str, workload: str) -> CaseRow | _Missing:
+        """The case the claim reads for a stack its test names (its stand-in's, if any)."""
+        return self._case(self.stand_ins.stack(stack, workload), workload)
+
+    def _case(self, stack: str, workload: str) -> CaseRow | _Missing:
         case = self.cases.get((stack, workload))
         if case is None:
             return _Missing(f"{stack} did not run {workload} in this run")
@@ -142,7 +149,8 @@ class _Run:
         return [r for r in self.rows.get(case.id, []) if math.isclose(r.level_value, level)]
 
     def point(self, stack: str, workload: str, level: float, metric: str) -> _Point | _Missing:
-        case = self.case(stack, workload)
+        stack = self.stand_ins.stack(stack, workload)
+        case = self._case(stack, workload)
         if isinstance(case, _Missing):
             return case
         rows = self.rows_at(case, level)
@@ -181,7 +189,8 @@ class _Run:
 
     def failures(self, stack: str, workload: str, level: float) -> tuple[int, int]:
         """(failed, attempted) requests of a level, summed over its repetitions."""
-        case = self.case(stack, workload)
+        stack = self.stand_ins.stack(stack, workload)
+        case = self._case(stack, workload)
         if isinstance(case, _Missing):
             return 0, 0
         rows = self.rows_at(case, level)
@@ -192,7 +201,8 @@ class _Run:
         """The level where the trend of the metric's medians peaks (stats.fitted_peak), with
         that level's own figure and evidence: the highest of many single medians would be
         chosen for its noise and bias every "÷ peak" ratio low."""
-        case = self.case(stack, workload)
+        stack = self.stand_ins.stack(stack, workload)
+        case = self._case(stack, workload)
         if isinstance(case, _Missing):
             return case
         points: dict[float, _Point] = {}
@@ -206,6 +216,7 @@ class _Run:
         return at, points[at]
 
     def script(self, stack: str, workload: str, metric: str) -> _Point | _Missing:
+        stack = self.stand_ins.stack(stack, workload)
         rows = self.scripts.get((stack, workload), [])
         if not rows:
             return _Missing(f"{stack} has no standalone timing of {workload} in this run")

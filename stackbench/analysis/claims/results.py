@@ -35,6 +35,8 @@ class ClaimResult:
     why: str
     # Not enough evidence: what would decide each undecided point (run --until-decided)
     to_decide: tuple[ToDecide, ...] = ()
+    # What stood in for what (config.claims.StandIn), also said first in `why` ("": nothing)
+    stand_in: str = ""
 
     @property
     def article(self) -> tuple[Figure, ...]:
