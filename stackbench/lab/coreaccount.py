@@ -29,7 +29,9 @@ any task (a wake-up's interrupt and the idle loop's exit on an idle core: the le
 traffic, thousands of times a second at 7,000 new connections a second). A process cannot run
 without being forked, so an interval in which the machine forked nothing more than the
 processes and threads alive at its end cannot hold a short-lived one: its remainder is the
-kernel's work in no task, which the level itself causes, and is kept apart (`no_task_s`).
+kernel's work in no task, which the level itself causes, and is kept apart (`no_task_s`),
+less what other processes were counted on other cores in it (a process is placed by the
+core it last ran on: one that moved may have used these).
 Where there were such forks, or the fork counter was not read, the remainder stays unseen, a
 disturbance: nothing that forks can hide there.
 
@@ -179,6 +181,9 @@ class _SetTotals:
     own: float = 0.0
     kernel: float = 0.0
     named: float = 0.0
+    # other processes' time counted on a core outside the set: by the core they last ran
+    # on, some of it may have been this set's
+    elsewhere: float = 0.0
     roles_per_s: list[float] = field(default_factory=list)
     other_per_s: list[float] = field(default_factory=list)
     steal_per_s: list[float] = field(default_factory=list)
@@ -269,9 +274,12 @@ def account(
             where = _set_of(after.own_cpu.get(tid, -1), sets)
             if where is not None:
                 step[where].own += spent - before.own.get(tid, 0.0)
+        roaming = 0.0  # the other processes' time in the interval, wherever it was counted
         for pid, (task, spent) in task_deltas(before, after).items():
             here = 0.0
             for cpu, part in by_core(before, after, pid, spent):
+                if not task.kernel_thread and part > 0:
+                    roaming += part
                 where = _set_of(cpu, sets)
                 if where is None or part <= 0:
                     continue
@@ -286,6 +294,7 @@ def account(
         unexplained = unexplained_forks(before, after)
         forks = None if unexplained is None or forks is None else forks + unexplained
         for total, quiet, one in zip(totals, still, step, strict=True):
+            one.elsewhere = roaming - one.named
             _add(total, one, elapsed, irq_time_apart, no_fork=unexplained == 0)
             if unexplained == 0:
                 _add(quiet, one, elapsed, irq_time_apart, no_fork=True)
@@ -321,6 +330,7 @@ def _add(
     total.own += one.own
     total.kernel += one.kernel
     total.named += one.named
+    total.elsewhere += one.elsewhere
     unseen = remainder(
         one.busy, one.interrupts, one.roles + one.own + one.kernel + one.named, irq_time_apart
     )
@@ -348,19 +358,23 @@ def _remainder(t: _SetTotals, irq_time_apart: bool) -> float:
     )
 
 
-def split_remainder(whole: float, still: float) -> tuple[float, float]:
+def split_remainder(whole: float, still: float, elsewhere: float = 0.0) -> tuple[float, float]:
     """The level's remainder (`whole`, over every interval) split into the unseen, a
     disturbance, and the kernel's work in no task: the remainder over the intervals that
-    forked nothing unseen (`still`), never below zero nor above the whole's positive part
-    (each is taken from its own intervals' awake time, so the two need not add up: the
-    unseen is what the whole leaves, so a disturbance is never hidden by the split)."""
-    no_task = min(max(0.0, still), max(0.0, whole))
+    forked nothing unseen (`still`) less what other processes used there but were counted
+    on another core (`elsewhere`: a process that moved may have used this set's cores),
+    never below zero nor above the whole's positive part (each is taken from its own
+    intervals' awake time, so the two need not add up: the unseen is what the whole leaves,
+    so a disturbance is never hidden by the split)."""
+    no_task = min(max(0.0, still - max(0.0, elsewhere)), max(0.0, whole))
     return whole - no_task, no_task
 
 
 def _set_use(s: CoreSet, t: _SetTotals, q: _SetTotals, irq_time_apart: bool) -> CoreSetUse:
     unseen, no_task = split_remainder(
-        _remainder(t, irq_time_apart), _remainder(q, irq_time_apart) if q.capacity else 0.0
+        _remainder(t, irq_time_apart),
+        _remainder(q, irq_time_apart) if q.capacity else 0.0,
+        q.elsewhere,
     )
     return CoreSetUse(
         cores=tuple(sorted(s.cores)),

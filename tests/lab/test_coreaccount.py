@@ -306,6 +306,9 @@ def test_split_remainder():
     assert split_remainder(0.1, 0.3) == pytest.approx((0.0, 0.1))  # never above the whole
     assert split_remainder(-0.2, 0.1) == pytest.approx((-0.2, 0.0))  # ticks' noise: signed
     assert split_remainder(0.5, -0.1) == pytest.approx((0.5, 0.0))
+    # 0.1 s of other processes counted on another core: they may have run here
+    assert split_remainder(0.34, 0.34, 0.1) == pytest.approx((0.1, 0.24))
+    assert split_remainder(0.34, 0.34, 0.5) == pytest.approx((0.34, 0.0))
 
 
 def test_the_remainder_of_seconds_that_forked_nothing_is_no_tasks():
@@ -392,7 +395,10 @@ def test_a_process_is_counted_on_the_cores_its_threads_ran_on():
     assert server.named_other_s == pytest.approx(0.8)
     assert server.no_task_s == pytest.approx(0.0)
     assert loader.named_other_s == pytest.approx(0.2)
-    assert loader.no_task_s == pytest.approx(0.05)  # 0.9 - 0.65 - 0.2
+    # 0.9 - 0.65 - 0.2 left on core 1; the agent's 0.8 s counted on core 0 may have been
+    # partly core 1's (its thread could have moved), so none of it is no task's
+    assert loader.unseen_s == pytest.approx(0.05)
+    assert loader.no_task_s == 0.0
 
 
 def test_a_thread_never_counts_more_than_its_process():
@@ -405,3 +411,15 @@ def test_a_thread_never_counts_more_than_its_process():
         after, tasks={7: replace(t7, cpu_s=1.3)}, threads={7: {8: replace(t8, cpu_s=1.5)}}
     )
     assert by_core(before, after, 7, 0.3) == [(0, pytest.approx(0.3))]
+
+
+def test_a_process_that_moved_off_the_level_keeps_the_remainder_unseen():
+    """A burner that ran 0.3 s on the server's core 0 and last on core 2, outside the level,
+    in a second that forked nothing: counted nowhere in the level, so core 0's 0.3 s left
+    stay unseen (it may have been the burner), not the kernel's."""
+    before = forked(0.0, ticks(), {"nginx": 0.0}, 7, {1, 9}, tasks=[task(9, 1.0, cpu=2)])
+    after = forked(1.0, ticks(user=1.0), {"nginx": 0.7}, 7, {1, 9}, tasks=[task(9, 1.3, cpu=2)])
+    (core,) = account([before, after], SERVER, False, "cgroup v2").sets
+    assert core.named_other_s == 0.0
+    assert core.unseen_s == pytest.approx(0.3)
+    assert core.no_task_s == 0.0
