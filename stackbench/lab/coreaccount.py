@@ -529,20 +529,24 @@ def snapshot(roles: Mapping[str, float], role_pids: Iterable[int]) -> Snapshot:
     `role_pids`: their processes (left out of the others, with their children)."""
     own, own_cpu = read_own_threads()
     pids = set(role_pids)
-    # the ids before the fork counter: a thread born between the two reads (microseconds)
-    # counts as unexplained in this interval, the doubt given to a disturbance
+    # the ids, then at once the fork counter: a thread born between the two reads
+    # (microseconds) counts as unexplained in this interval, the doubt given to a disturbance
     tids = read_tids()
+    forks = parse_forks(Path("/proc/stat").read_text())
+    # the time before the scan: a process born while it ran and missed by it is counted,
+    # from zero, in the next interval (read after, a slow scan on a busy machine lost it)
+    uptime_s = read_uptime()
     tasks = read_tasks(pids | {os.getpid()}, pids)
-    stat = Path("/proc/stat").read_text()
+    threads = read_threads(tasks)
     return Snapshot(
-        at=time.monotonic(),
-        uptime_s=read_uptime(),
-        cores=parse_proc_stat(stat, TICKS_PER_S),
+        at=time.monotonic(),  # with the cores' times: the interval's length is theirs
+        uptime_s=uptime_s,
+        cores=read_cores(),
         roles=dict(roles),
         own=own,
         own_cpu=own_cpu,
         tasks=tasks,
-        forks=parse_forks(stat),
+        forks=forks,
         tids=tids,
-        threads=read_threads(tasks),
+        threads=threads,
     )
