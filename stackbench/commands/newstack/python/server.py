@@ -2,6 +2,7 @@
 which stackbench sets (docs/contracts.md sections 1 and 3). Standard library only."""
 
 import os
+import socketserver
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -21,5 +22,16 @@ class Handler(BaseHTTPRequestHandler):
         pass  # no access log: it would cost more than the work measured
 
 
-ThreadingHTTPServer.daemon_threads = True
-ThreadingHTTPServer((os.environ["HOST"], int(os.environ["PORT"])), Handler).serve_forever()
+class Server(ThreadingHTTPServer):
+    """HTTPServer names itself after binding by a reverse DNS lookup of its address
+    (socket.getfqdn): on a host with no DNS server reachable, the start waits about 10 s for
+    the resolver. Nothing here reads that name."""
+
+    daemon_threads = True
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = str(self.server_address[0]), self.server_address[1]
+
+
+Server((os.environ["HOST"], int(os.environ["PORT"])), Handler).serve_forever()
