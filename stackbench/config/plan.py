@@ -206,6 +206,8 @@ def build_plan(
         only = suite.stack_workloads.get(name)
         if only is not None:  # [stack_workloads]
             served = [spec for spec in served if spec.label in only]
+            if not served and wanted:  # --workloads chose none of its workloads
+                continue
         for count in suite.core_counts or (None,):
             at = name if count is None else _count_name(suite, name, count)
             cases = tuple(PlannedCase(at, spec, _levels(suite, spec.label)) for spec in served)

@@ -263,6 +263,9 @@ params = { fault = "constant" }
     assert stand_in.available and not stand_in.reason
     assert [c.spec.label for c in stand_in.cases] == ["sha256?n=10"]
     assert [c.spec.label for c in kept.cases] == ["hello", "sha256?n=10"]
+    # --workloads choosing none of a stack's workloads leaves it out of the plan
+    (only,) = build_plan(suite, fake_inventory, None, ["hello"]).stacks
+    assert only.name == "refserver"
     two = text.replace('server_cpus = "0"', 'server_cpus = "0-1"').replace(
         'loader_cpus = "0"', 'loader_cpus = "0-1"'
     )
