@@ -16,6 +16,7 @@ from stackbench.report.chartkit import (
     patch,
     rate_formatter,
     render,
+    set_title,
     style,
 )
 from stackbench.report.tables import TextTable
@@ -47,7 +48,7 @@ def capacity_chart(a: Analysis, w: WorkloadView, sid: str) -> Chart | None:
     ax.set_xlim(0, max(_reach(c) for c in caps) * 1.05)
     ax.grid(axis="y", visible=False)
     title = f"{w.label}: capacity at {latency_words(a.slo)}"
-    ax.set_title(title)
+    set_title(ax, title)
     legend_below(
         fig,
         [

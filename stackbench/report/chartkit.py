@@ -11,6 +11,7 @@ screen the page lays the charts out in columns instead of scaling them up. PNGs 
 
 from __future__ import annotations  # matplotlib types are for the type checker only
 
+import contextlib
 import io
 import math
 from collections.abc import Callable, Sequence
@@ -105,16 +106,73 @@ def png_dpi(width_in: float) -> int:
 
 def render(name: str, title: str, caption: str, fig: Figure, data: TextTable) -> Chart:
     """SVG (deterministic ids salted with the chart's name, so charts inlined in one page never
-    share an id) and PNG of a figure; constrained layout keeps every title inside it."""
+    share an id) and PNG of a figure laid out once (see `lay_out`)."""
     import matplotlib
 
     with matplotlib.rc_context({**STYLE, "svg.hashsalt": name}):
+        lay_out(fig)
         svg = io.BytesIO()
         fig.savefig(svg, format="svg", metadata={"Date": None})
-        fig.set_layout_engine("none")  # laid out by the first save: do not lay out twice
         png = io.BytesIO()
         fig.savefig(png, format="png", dpi=png_dpi(fig.get_figwidth()))
     return Chart(name, title, caption, svg.getvalue().decode("utf-8"), png.getvalue(), data)
+
+
+def lay_out(fig: Figure) -> None:
+    """Constrained layout (it keeps every title and legend inside the figure), run once; then
+    the figure has no layout engine, so each save draws it once. With an engine, every savefig
+    first draws the whole figure unseen to lay it out, then draws it again: a report drew each
+    chart four times for its two files (most of a chart's time is measuring ticks and text,
+    which every draw does again)."""
+    import matplotlib
+
+    _clear_above(fig)
+    _pin_empty_labels(fig)
+    engine = fig.get_layout_engine()
+    if fig.axes and engine is not None:
+        with contextlib.suppress(ValueError):  # as Figure.draw does: drawn as it stands
+            engine.execute(fig)
+    # a user's matplotlibrc asking for a layout would otherwise put one back
+    no_layout: dict[Any, Any] = {"figure.autolayout": False, "figure.constrained_layout.use": False}
+    with matplotlib.rc_context(no_layout):
+        fig.set_layout_engine(None)
+
+
+TITLE_Y = 1.0  # an axes' top edge (matplotlib's axes.titlepad lifts the title off it)
+
+
+def set_title(ax: Axes, text: str, **kw: Any) -> None:
+    """The axes' title at its top edge, for axes with nothing drawn above them (every chart's:
+    x ticks and labels at the bottom, and `lay_out` leaves no y axis an offset text), where
+    matplotlib's automatic placement puts it too. Placed automatically, a title has the axes'
+    y axis measured again (every tick label) at each layout pass and each draw."""
+    ax.set_title(text, y=TITLE_Y, **kw)
+
+
+def _clear_above(fig: Figure) -> None:
+    """No y axis draws an offset text (the '1e6' or '+1.2e3' at its top, over which automatic
+    placement would lift a title): a linear axis that keeps matplotlib's number formatter
+    writes its numbers out in full instead (50000000, 0.000003), and the same labels as
+    before wherever it needed no offset."""
+    from matplotlib.ticker import ScalarFormatter
+
+    for ax in fig.axes:
+        numbers = ax.yaxis.get_major_formatter()
+        if isinstance(numbers, ScalarFormatter):
+            numbers.set_useOffset(False)
+            numbers.set_scientific(False)
+
+
+def _pin_empty_labels(fig: Figure) -> None:
+    """An axis without a label (each inner panel of a column sharing x, the y axis of a chart
+    of named bars) keeps its empty label on its own edge. Placed automatically, it would be
+    moved clear of the tick labels at each layout pass and draw, measuring every one of them
+    again; empty, it draws nothing and takes no room wherever it is."""
+    for ax in fig.axes:
+        if not ax.xaxis.label.get_text():
+            ax.xaxis.set_label_coords(0.5, 0.0)
+        if not ax.yaxis.label.get_text():
+            ax.yaxis.set_label_coords(0.0, 0.5)
 
 
 def line(**kw: Any) -> Line2D:

@@ -41,6 +41,7 @@ from stackbench.report.chartkit import (
     line,
     rate_formatter,
     render,
+    set_title,
     stack_handles,
     style,
 )
@@ -248,7 +249,7 @@ def throughput_chart(a: Analysis, w: WorkloadView, sid: str) -> Chart:
     ax.set_ylabel("requests/s")
     headroom(ax, drawn)
     ax.yaxis.set_major_formatter(rate_formatter())
-    ax.set_title(f"{w.label}: throughput")
+    set_title(ax, f"{w.label}: throughput")
     legend_below(fig, handles)
     data = _table(w, [("req/s [95% CI]", lambda g: fmt.estimate(g.throughput))])
     return render(f"{sid}-throughput", f"{w.label}: throughput", "Throughput. " + NOTE, fig, data)
@@ -304,7 +305,7 @@ def latency_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
             legend += _breakpoints(ax, a, w)
         latency_axis(ax, f"{key.replace('_', '.')} latency")
         _level_axis(ax, a, w.level_values, log_x)
-        ax.set_title(f"{key.replace('_', '.')} latency", loc="left")
+        set_title(ax, f"{key.replace('_', '.')} latency", loc="left")
     for ax in axes[:-1]:
         ax.set_xlabel("")
     legend_below(fig, legend)
@@ -343,7 +344,7 @@ def errors_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     headroom(ax, drawn)
     ax.yaxis.set_major_formatter(formatter(fmt.fraction))
     ax.set_ylabel("failed / attempts (%)")
-    ax.set_title(title)
+    set_title(ax, title)
     legend_below(fig, handles)
     data = _table(w, [("error rate [95% CI]", lambda g: fmt.estimate(g.error_rate, fmt.fraction))])
     return render(

@@ -31,6 +31,7 @@ from stackbench.report.chartkit import (
     figure,
     latency_unit,
     render,
+    set_title,
     style,
 )
 from stackbench.report.context import machine
@@ -166,8 +167,12 @@ def _chart(sub: SubFigure, a: Analysis, m: MetricGlance, chars: int) -> Axes:
         ax.spines[side].set_visible(False)
     ax.set_xlabel(values.unit, fontsize=NAME_PT, loc="right")
     used = sum(words(t) for t in [*(b.stack for b in m.bars), *labels, values.unit])
-    ax.set_title(
-        _title(m, MAX_WORDS - used, chars), loc="left", fontsize=TITLE_PT, fontweight="bold"
+    set_title(
+        ax,
+        _title(m, MAX_WORDS - used, chars),
+        loc="left",
+        fontsize=TITLE_PT,
+        fontweight="bold",
     )
     return ax
 

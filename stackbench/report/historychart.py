@@ -4,7 +4,7 @@ points marked, the x axis the runs in order (labelled by label or number)."""
 import io
 
 from stackbench.analysis.history import CaseHistory
-from stackbench.report.chartkit import figure, png_dpi, rate_formatter
+from stackbench.report.chartkit import figure, lay_out, png_dpi, rate_formatter, set_title
 
 
 def history_png(history: CaseHistory) -> bytes:
@@ -30,10 +30,12 @@ def history_png(history: CaseHistory) -> bytes:
     ax.set_ylabel("req/s (95% interval)")
     ax.set_ylim(bottom=0)
     k = history.key
-    ax.set_title(
+    set_title(
+        ax,
         f"{k.stack} · {k.workload} @ {k.level:g}\nsuite {k.suite}; dashed: a change point",
         fontsize="medium",
     )
+    lay_out(fig)
     out = io.BytesIO()
     fig.savefig(out, format="png", dpi=png_dpi(fig.get_figwidth()))
     return out.getvalue()

@@ -24,6 +24,7 @@ from stackbench.report.chartkit import (
     legend_below,
     line,
     render,
+    set_title,
     stack_handles,
     style,
 )
@@ -201,7 +202,7 @@ def percentiles_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
         if common is not None
         else "at each stack's highest level"
     )
-    ax.set_title(f"{title}\n{where}")
+    set_title(ax, f"{title}\n{where}")
     legend_below(fig, handles)
     return render(
         f"{sid}-percentiles",

@@ -35,6 +35,7 @@ from stackbench.report.chartkit import (
     patch,
     rate_formatter,
     render,
+    set_title,
     style,
 )
 from stackbench.report.tables import TextTable
@@ -96,7 +97,7 @@ def _series_row(a: Analysis, c: CaseView, level: float, ax_rate: Axes, ax_lat: A
     headroom(ax_rate, rates)
     ax_rate.yaxis.set_major_formatter(rate_formatter())
     ax_rate.set_ylabel("requests/s")
-    ax_rate.set_title(f"{c.stack}, {short_level(a, level)}", loc="left")
+    set_title(ax_rate, f"{c.stack}, {short_level(a, level)}", loc="left")
     if any_latency:
         latency_axis(ax_lat)
     else:  # a log axis of nothing cannot be drawn; say why the panel is empty
@@ -106,7 +107,7 @@ def _series_row(a: Analysis, c: CaseView, level: float, ax_rate: Axes, ax_lat: A
             if any_second
             else "the level ended within its first second: no full second",
         )
-    ax_lat.set_title("p50, p99", loc="left")
+    set_title(ax_lat, "p50, p99", loc="left")
     lat = [
         [p.percentile_us(k) for r in rows for p in _seconds(r) if p.percentile_us(k)]
         for k in ("p50", "p99")
@@ -272,9 +273,9 @@ def resources_chart(a: Analysis, w: WorkloadView, sid: str) -> ChartItem:
     headroom(ax_cpu, _bars(ax_cpu, a, cases, levels, figures, 0))
     headroom(ax_rss, _bars(ax_rss, a, cases, levels, figures, 2))
     ax_cpu.set_ylabel("CPU (%, 100 = 1 core)")
-    ax_cpu.set_title("CPU of the stack", loc="left")
+    set_title(ax_cpu, "CPU of the stack", loc="left")
     ax_rss.set_ylabel("peak RSS (MiB)")
-    ax_rss.set_title("peak memory of the stack", loc="left")
+    set_title(ax_rss, "peak memory of the stack", loc="left")
     ax_rss.yaxis.set_major_formatter(formatter(lambda v: f"{v:,.0f}"))
     ax_rss.set_xlabel(a.level_label)
     handles = [
