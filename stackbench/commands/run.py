@@ -170,8 +170,7 @@ def _request_of(console: Console, request: RunRequest) -> tuple[Store | None, Su
 
 
 def _claims_check(inventory: dict[str, StackEntry], past: PastRuns) -> ClaimsCheck[Readiness]:
-    """The readiness of the suite's article claims for a plan (None: no article); `past`:
-    this machine's calibration and earlier runs, whose spreads the design check uses."""
+    """The readiness of the suite's article claims (None: no article), judged with `past`."""
 
     def check(
         plan: Plan, params: Sequence[PlannedParams], timeline: Timeline
