@@ -149,3 +149,13 @@ def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         if node not in state and (found := visit(node)):
             return found
     return None
+
+
+def test_the_run_command_stays_thin() -> None:
+    """commands/run.py prints what the engine decides (issue 30: at most 300 lines, no plan
+    building or analysis loop, no test hook in a production signature)."""
+    run_py = (PACKAGE / "commands" / "run.py").read_text()
+    assert len(run_py.splitlines()) <= 300
+    assert "_until_decided" not in run_py
+    hooks = [p for p in PACKAGE.rglob("*.py") if "clock_offsets_for_tests" in p.read_text()]
+    assert hooks == []
