@@ -131,6 +131,25 @@ def test_extra_ports_are_variables_and_environment_next_to_the_params():
     assert env["NODE_PORT"] == "9001" and env["PORT"] == "8080" and env["UPSTREAM"] == "tcp"
 
 
+def _rendered(
+    stack: str, run_dir: Path, params: dict[str, str], ports: dict[str, int]
+) -> dict[str, str]:
+    """Every template of a shipped stack rendered with these parameters and extra ports (the
+    stack on port 8080, its commands as if installed), by destination file name."""
+    m = load_inventory()[stack].manifest
+    status = StackStatus(
+        stack,
+        Availability.AVAILABLE,
+        commands={r.name: f"/usr/bin/{r.name}" for r in m.requires},
+    )
+    cfg = StackConfig(m, status, run_dir, frozenset({0}), params, {})
+    variables = variables_for(cfg, 8080, ports)
+    return {
+        t.dest: render((m.stack_dir / t.src).read_text(), variables, t.src, syntax_for(t.dest))
+        for t in m.templates
+    }
+
+
 @pytest.mark.parametrize(
     "upstream, server",
     [
@@ -141,19 +160,8 @@ def test_extra_ports_are_variables_and_environment_next_to_the_params():
 def test_node_nginx_configs_include_the_upstream_the_parameter_names(upstream, server):
     """Both nginx configurations (keep-alive and plain) take their upstream server from the
     file the `upstream` parameter names; that file holds Node's port or socket."""
-    m = load_inventory()["node-nginx"].manifest
-    status = StackStatus(
-        "node-nginx",
-        Availability.AVAILABLE,
-        commands={r.name: f"/usr/bin/{r.name}" for r in m.requires},
-    )
     run_dir = Path("/tmp/run-1/node-nginx")
-    cfg = StackConfig(m, status, run_dir, frozenset({0}), {"upstream": upstream}, {})
-    variables = variables_for(cfg, 8080, {"node_port": 9001})
-    rendered = {
-        t.dest: render((m.stack_dir / t.src).read_text(), variables, t.src, syntax_for(t.dest))
-        for t in m.templates
-    }
+    rendered = _rendered("node-nginx", run_dir, {"upstream": upstream}, {"node_port": 9001})
     include = f"include {run_dir}/nginx-upstream-{upstream}.conf;"
     for conf in ("nginx.conf", "nginx-plain.conf"):
         assert (
@@ -171,19 +179,8 @@ def test_node_nginx_configs_include_the_upstream_the_parameter_names(upstream, s
     ],
 )
 def test_php_fpm_nginx_config_includes_the_fastcgi_server_the_parameter_names(fastcgi, server):
-    m = load_inventory()["php-fpm-nginx"].manifest
-    status = StackStatus(
-        "php-fpm-nginx",
-        Availability.AVAILABLE,
-        commands={r.name: f"/usr/bin/{r.name}" for r in m.requires},
-    )
     run_dir = Path("/tmp/run-1/php-fpm-nginx")
-    cfg = StackConfig(m, status, run_dir, frozenset({0}), {"fastcgi": fastcgi}, {})
-    variables = variables_for(cfg, 8080, {"fpm_port": 9002})
-    rendered = {
-        t.dest: render((m.stack_dir / t.src).read_text(), variables, t.src, syntax_for(t.dest))
-        for t in m.templates
-    }
+    rendered = _rendered("php-fpm-nginx", run_dir, {"fastcgi": fastcgi}, {"fpm_port": 9002})
     upstream = rendered["nginx.conf"].split("upstream php_fpm {")[1].split("}")[0]
     assert f"include {run_dir}/nginx-fastcgi-{fastcgi}.conf;" in upstream
     assert "server " not in upstream
