@@ -1,6 +1,6 @@
 """The verdicts' error rates and minimum detectable ratios, as docs/methods.md shows them.
 
-    .venv/bin/python benchmarks/verdict_rates.py [--trials 2000] [--bursts-only]
+    .venv/bin/python benchmarks/verdict_rates.py [--trials 2000] [--bursts-only] [--rounds 5]
 
 Prints, from one run of seeded simulations (tests/analysis/verdict_simulation.py):
 - how often a winner is named for true ratios 1.00 (A/A), 1.01, 1.05, 1.4 and 8, one 12-s level
@@ -11,12 +11,17 @@ Prints, from one run of seeded simulations (tests/analysis/verdict_simulation.py
 - a background burst of 2%, 5%, 13% or 30% of a core during one side's level, through the
   judge's disturbance rule and the one measurement again: A/A false winners and 1.4x power,
   for a CPU-bound server (it loses the burst's share) and one losing 2.3x the share (go-nethttp
-  hello did, issue 32), beside the old fixed 15% rule.
+  hello did, issue 32), beside the old fixed 15% rule;
+- the same bursts with the paired reading (analysis.paired: r rounds, each giving both sides
+  one figure that shares the round's machine drift), in b's first round or in every round:
+  A/A false winners and 1.4x power, paired and the same figures read unpaired, and the share
+  of comparisons set aside (a level still disturbed when measured again).
 """
 
 import argparse
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "analysis"))
@@ -62,13 +67,21 @@ def _mdr(reps: int, sigma: float, trials: int) -> str:
     return "> 1.80×"
 
 
-def _burst_cell(ratio: float, burst: sim.Burst, scenarios: list[sim.Scenario], n: int) -> str:
-    rates = [
-        sim.burst_named_rate(sim.Scenario(ratio, s.sigma_true, s.spread, s.window), burst, n, seed)
-        for seed, s in enumerate(scenarios)
-    ]
+def _spanned(rates: Sequence[float]) -> str:
+    """The rates' range over the scenarios: "0.2%–1.0%", or one figure when they agree."""
     low, high = min(rates), max(rates)
     return f"{low:.1%}" if math.isclose(low, high) else f"{low:.1%}–{high:.1%}"
+
+
+def _burst_cell(ratio: float, burst: sim.Burst, scenarios: list[sim.Scenario], n: int) -> str:
+    return _spanned(
+        [
+            sim.burst_named_rate(
+                sim.Scenario(ratio, s.sigma_true, s.spread, s.window), burst, n, seed
+            )
+            for seed, s in enumerate(scenarios)
+        ]
+    )
 
 
 def _bursts(trials: int) -> None:
@@ -93,14 +106,68 @@ def _bursts(trials: int) -> None:
             print(f"| {share:.0%} of a core | {rule} | {aa} | {power} |")
 
 
+def _paired_bursts(trials: int, rounds: int) -> None:
+    """The same bursts with the paired reading over `rounds` rounds (machine drift 5% shared
+    by a round's two figures, each figure's own spread 0-4%, synthetic windows), in b's first
+    round or in every round: A/A and 1.4x named, paired and unpaired (the same figures as
+    independent sides, assumed 5%), and the A/A comparisons set aside."""
+    print(
+        f"The same with the paired reading, {rounds} rounds (machine drift 5% shared in a "
+        "round; unpaired: the same figures as independent sides):"
+    )
+    scenarios = [
+        (sim.synthetic(cv, phi), own)
+        for cv in (0.01, 0.03)
+        for phi in (0.3, 0.6)
+        for own in (0.0, 0.02, 0.04)
+    ]
+    print(
+        "| burst during b's level | rule | A/A named: paired | unpaired | set aside "
+        "| 1.4× named: paired | unpaired |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for share in (0.0, 0.02, 0.05, 0.13, 0.30):
+        for every in (False, True) if share else (False,):
+            for loss, band in ((1.0, 0.02), (2.3, 0.02), (1.0, 0.15)):
+                burst = sim.Burst(share, loss_per_share=loss, band=band)
+                rule = f"flag beyond {band:.0%}, measure again" + (
+                    f"; figure loses {loss:g}× the share" if loss != 1.0 else ""
+                )
+                cells = []
+                for ratio in (1.0, 1.4):
+                    counts = [
+                        sim.paired_burst_counts(
+                            sim.Rounds(ratio, rounds, own, window), burst, trials, seed, every, True
+                        )
+                        for seed, (window, own) in enumerate(scenarios)
+                    ]
+                    cells += [
+                        _spanned([c.rate for c in counts]),
+                        _spanned([c.unpaired_rate for c in counts]),
+                    ]
+                    if ratio == 1.0:
+                        cells.append(_spanned([c.aside_rate for c in counts]))
+                where = (
+                    f"{share:.0%} of a core, " + ("every round" if every else "one round")
+                    if share
+                    else "none"
+                )
+                print(f"| {where} | {rule} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=2000)
-    parser.add_argument("--bursts-only", action="store_true", help="only the burst table")
+    parser.add_argument("--bursts-only", action="store_true", help="only the burst tables")
+    parser.add_argument(
+        "--rounds", type=int, default=sim.SUITE_ROUNDS[0], help="rounds of the paired reading"
+    )
     args = parser.parse_args()
     n = args.trials
     if args.bursts_only:
         _bursts(n // 2)
+        print()
+        _paired_bursts(n // 4, args.rounds)
         return
     assumed = assumed_spread()
     synthetic = [(cv, phi) for cv in (0.01, 0.03) for phi in (0.3, 0.6)]
@@ -144,6 +211,8 @@ def main() -> None:
     print()
     print("A burst during one side's level (judge + one measurement again + verdict):")
     _bursts(n // 2)
+    print()
+    _paired_bursts(n // 4, args.rounds)
 
 
 if __name__ == "__main__":

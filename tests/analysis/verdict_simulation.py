@@ -5,7 +5,9 @@ One trial is one comparison of one level a side: each side's steady window is a 
 series (synthetic AR(1), or a real stored window resampled by a circular block bootstrap),
 scaled by the side's true mean times a run-to-run factor e^N(0, sigma_true^2) (a fresh server
 start lands somewhere else). The verdicts procedure sees only the two windows and the spread it
-is told (assumed or calibrated), as in a real run.
+is told (assumed or calibrated), as in a real run. With a background burst, the judge and the
+one measurement again come first (burst_named_rate); the paired reading of r rounds has its own
+trial (paired_burst_counts).
 """
 
 import json
@@ -17,13 +19,18 @@ from pathlib import Path
 import numpy as np
 from scipy import signal
 
+from stackbench.analysis.claims.bands import _ratio_band, _Verdict
+from stackbench.analysis.paired import MIN_PAIRS, paired_log_ratio
 from stackbench.analysis.verdicts import (
     Evidence,
     GateOutcome,
     Outcome,
     RunSpread,
+    assumed_spread,
+    clopper_pearson,
     compare,
     gate,
+    interval_of,
     repetition_evidence,
     series_evidence,
     whole_level_evidence,
@@ -192,27 +199,34 @@ def judged_disturbed(measured_other: float, band: float) -> bool:
 
 
 def _level(
-    rng: np.random.Generator, s: Scenario, factor: float, burst: Burst, share: float
-) -> tuple[Evidence | None, bool]:
-    """One measurement on a server start landed at `factor`: its evidence and whether the
-    judge flags it (a burst of `share` lowers the figure and shows in the account)."""
+    rng: np.random.Generator, window: Window, factor: float, burst: Burst, share: float
+) -> tuple[np.ndarray, bool]:
+    """One measurement on a server start landed at `factor`: its steady window and whether
+    the judge flags it (a burst of `share` lowers the figure and shows in the account)."""
     lowered = factor * max(0.0, 1.0 - share * burst.loss_per_share)
-    window = lowered * 1000.0 * s.window(rng)
+    seconds = lowered * 1000.0 * window(rng)
     measured = share + rng.normal(0.0, burst.noise)
-    return series_evidence(window), judged_disturbed(measured, burst.band)
+    return seconds, judged_disturbed(measured, burst.band)
+
+
+def _judged_level(
+    rng: np.random.Generator, window: Window, factor: float, burst: Burst, share: float
+) -> tuple[np.ndarray, bool]:
+    """A level as the runner leaves it: a disturbed first measurement is measured again once
+    on the same start, the burst over by then; True: still disturbed (it decides nothing)."""
+    seconds, disturbed = _level(rng, window, factor, burst, share)
+    if disturbed and burst.remeasure:
+        seconds, disturbed = _level(rng, window, factor, burst, 0.0)
+    return seconds, disturbed
 
 
 def _judged_side(
     rng: np.random.Generator, s: Scenario, mean: float, burst: Burst, share: float
 ) -> Evidence | None:
-    """A side as the runner leaves it: a disturbed first measurement is measured again once
-    on the same start, the burst over by then; None when it is still disturbed (a disturbed
-    level decides nothing)."""
+    """A side of one level as the runner leaves it; None when it is still disturbed."""
     factor = mean * math.exp(rng.normal(0.0, s.sigma_true)) if s.sigma_true else mean
-    evidence, disturbed = _level(rng, s, factor, burst, share)
-    if disturbed and burst.remeasure:
-        evidence, disturbed = _level(rng, s, factor, burst, 0.0)
-    return None if disturbed else evidence
+    seconds, disturbed = _judged_level(rng, s.window, factor, burst, share)
+    return None if disturbed else series_evidence(seconds)
 
 
 def burst_named_rate(s: Scenario, burst: Burst, trials: int, seed: int) -> float:
@@ -227,3 +241,134 @@ def burst_named_rate(s: Scenario, burst: Burst, trials: int, seed: int) -> float
             continue
         named += compare(a, b, spread=s.spread).outcome in (Outcome.FASTER, Outcome.SLOWER)
     return named / trials
+
+
+# --- the paired reading with a burst (issue 32) ----------------------------------------------
+# A ratio of two figures from the same repetitions is read from its pairs (analysis.paired):
+# two stacks of one round, two levels of one fresh start. Each round gives both sides one
+# figure: its true mean times the round's machine drift (both figures share it; the pairs
+# cancel it), times the figure's own fresh-start factor, times its steady window's mean (the
+# figure a repetition pairs by). Every level is judged and measured again as above; a level
+# still disturbed sets the comparison aside (claims.reading.disturbed_reason: a point with a
+# disturbed repetition decides nothing). The rest is the claims' own decision: the paired
+# interval judged against the noise band as a "near 1" claim's band, a winner named when it
+# lies wholly outside (FAILS), as a verdict names one when it clears the band.
+
+# The rounds of the suites whose ratios pair: php-node-micro's repeat (5), db-html-report's (8)
+SUITE_ROUNDS = (5, 8)
+# The shared 2-core VM's drift: go-nethttp hello spread 4.8% over 15 fresh starts in 4 min
+# (verdicts.ASSUMED_RUN_SPREAD); the figures' own spread is Scenario.sigma_true's 0-4%
+MACHINE_DRIFT = 0.05
+NEAR_ONE = _ratio_band("near", 1.0, 1.0, THROUGHPUT_THRESHOLD)
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """r rounds of a (true mean `ratio`) and b (1.0); spreads are log SDs of a figure."""
+
+    ratio: float
+    rounds: int
+    own: float  # each figure's own fresh-start spread
+    window: Window
+    drift: float = MACHINE_DRIFT  # each round's, shared by its two figures
+
+    def __post_init__(self) -> None:
+        if self.rounds < MIN_PAIRS:
+            raise ValueError(f"{self.rounds} rounds do not pair: at least {MIN_PAIRS}")
+
+
+@dataclass(frozen=True)
+class PairedCounts:
+    """Of `trials` comparisons: a winner named by the paired reading, by the same figures
+    read as independent sides (verdicts.compare on repetition evidence), and comparisons set
+    aside (a level still disturbed when measured again)."""
+
+    named: int
+    named_unpaired: int
+    set_aside: int
+    trials: int
+
+    @property
+    def rate(self) -> float:
+        return self.named / self.trials
+
+    @property
+    def unpaired_rate(self) -> float:
+        return self.named_unpaired / self.trials
+
+    @property
+    def aside_rate(self) -> float:
+        return self.set_aside / self.trials
+
+    def __add__(self, other: "PairedCounts") -> "PairedCounts":
+        return PairedCounts(
+            self.named + other.named,
+            self.named_unpaired + other.named_unpaired,
+            self.set_aside + other.set_aside,
+            self.trials + other.trials,
+        )
+
+
+def upper_bound(named: int, trials: int) -> float:
+    """The 95% Clopper-Pearson interval's upper end of a rate seen `named` of `trials`."""
+    return clopper_pearson(named, trials)[1]
+
+
+def _paired_trial(
+    rng: np.random.Generator, s: Rounds, burst: Burst, every_round: bool, unpaired: bool
+) -> tuple[bool, bool] | None:
+    """One comparison, the burst during b's level of the first round (both readings treat the
+    rounds alike: any one would do) or of every round (a job that keeps coming back): whether
+    the paired reading names a winner, and whether the same figures read as independent sides
+    do (False unless `unpaired`); None: set aside."""
+    windows: tuple[dict[int, np.ndarray], dict[int, np.ndarray]] = ({}, {})
+    aside = False
+    for k in range(s.rounds):
+        drift = rng.normal(0.0, s.drift)
+        share = burst.share if every_round or k == 0 else 0.0
+        for side, mean, hit in ((windows[0], s.ratio, 0.0), (windows[1], 1.0, share)):
+            factor = mean * math.exp(drift + rng.normal(0.0, s.own))
+            side[k], disturbed = _judged_level(rng, s.window, factor, burst, hit)
+            aside = aside or disturbed
+    if aside:
+        return None
+    a, b = ({k: float(np.mean(w)) for k, w in side.items()} for side in windows)
+    ratio = paired_log_ratio(a, b)
+    assert ratio is not None  # Rounds has MIN_PAIRS rounds, all measured
+    low, high = interval_of(ratio)
+    paired = NEAR_ONE.judge(math.exp(ratio.d), low, high) is _Verdict.FAILS
+    return paired, unpaired and _unpaired_named(windows)
+
+
+def _unpaired_named(windows: tuple[dict[int, np.ndarray], dict[int, np.ndarray]]) -> bool:
+    """The same figures as independent sides: each side's repetitions, verdicts.compare."""
+    spread = assumed_spread()
+    sides = []
+    for side in windows:
+        evidence = [e for w in side.values() if (e := series_evidence(w)) is not None]
+        figures = [e.value for e in evidence]
+        sides.append(repetition_evidence(figures, [e.variance for e in evidence], spread))
+    verdict = compare(sides[0], sides[1], spread=spread)
+    return verdict.outcome in (Outcome.FASTER, Outcome.SLOWER)
+
+
+def paired_burst_counts(
+    s: Rounds,
+    burst: Burst,
+    trials: int,
+    seed: int,
+    every_round: bool = False,
+    unpaired: bool = False,
+) -> PairedCounts:
+    """`trials` comparisons of a with b over s.rounds rounds, a burst of `burst.share` during
+    b's level in the first round (or in every round); `unpaired`: also read them unpaired."""
+    rng = np.random.default_rng(seed)
+    named = named_unpaired = aside = 0
+    for _ in range(trials):
+        outcome = _paired_trial(rng, s, burst, every_round, unpaired)
+        if outcome is None:
+            aside += 1
+            continue
+        named += outcome[0]
+        named_unpaired += outcome[1]
+    return PairedCounts(named, named_unpaired, aside, trials)
