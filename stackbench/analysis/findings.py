@@ -79,6 +79,7 @@ def findings(a: Analysis) -> list[Finding]:
         out += _warning_findings(a, w)
         out += _not_measured(w)
         out += _case_notes(w)
+        out += measured_again(a, w)
         out += [f for c in w.cases if (f := jit_warmup_finding(a, w, c)) is not None]
     return out
 
@@ -119,6 +120,30 @@ def _case_notes(w: WorkloadView) -> list[Finding]:
         for c in w.cases
         if c.case.status not in ("failed", "unavailable") and c.case.reason
     ]
+
+
+def measured_again(a: Analysis, w: WorkloadView) -> list[Finding]:
+    """Each level of the workload measured again because its first measurement was
+    disturbed: that measurement's rate and what disturbed it. No figure counts it (the store
+    keeps it superseded, `RunData.superseded`); this sentence is all the report shows of it."""
+    stacks = {c.case.id: c.stack for c in (*w.cases, *w.not_measured)}
+    out: list[Finding] = []
+    for lv in a.data.superseded:
+        stack, mark = stacks.get(lv.case_id), lv.superseded
+        if stack is None or mark is None:
+            continue
+        where = f"{stack} at {_level_name(a, lv.level_value)}"
+        if a.repeat > 1 or lv.repetition:
+            where += f", repetition {lv.repetition + 1}"
+        first = (
+            f"the first measurement ({fmt.rate(lv.requests_per_s)} req/s) was disturbed: {mark.why}"
+        )
+        if mark.by is None:  # the run stopped before the level's next measurement
+            text = f"{where}: {first}; the run stopped before measuring it again"
+        else:
+            text = f"{where}: measured again: {first}"
+        out.append(Finding("info", w.label, text))
+    return out
 
 
 def _level_name(a: Analysis, value: float) -> str:

@@ -55,8 +55,9 @@ def repetitions_of(data: RunData) -> dict[LevelKey, int]:
 
 
 def load_measured(data: RunData) -> float:
-    """Seconds of load the stored run has measured."""
-    return sum(row.duration_s for row in data.levels)
+    """Seconds of load the stored run has measured: a superseded measurement (a level
+    measured again) counts too, since the allowance paid for it."""
+    return sum(row.duration_s for row in (*data.levels, *data.superseded))
 
 
 @dataclass(frozen=True)

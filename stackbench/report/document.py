@@ -171,7 +171,9 @@ class ResultsDocument(msgspec.Struct, frozen=True, kw_only=True):
     """Everything stackbench stored and derived for one run (written by `stackbench run` and
     `stackbench report N --format json`). Latencies are in microseconds; a figure the driver
     did not measure is absent or null, never 0. A number that is not finite (inf, NaN) is
-    written as null: strict JSON has neither."""
+    written as null: strict JSON has neither. A level measured again because its first
+    measurement was disturbed is in `levels` once, as measured again: the first measurement
+    stays in the store, superseded, counted in no figure here, and a finding says so."""
 
     schema: SchemaVersion
     generated_at: float  # Unix time the file was written

@@ -5,8 +5,9 @@ the committed file is stale).
 msgspec describes the types; three rules of the export (`exports.jsonable`) are added here,
 since the types alone do not say them: every field of a record is written (required, no
 defaults), but one it did not record (UNSET), and nothing else (closed records); a run's
-bookkeeping and a level's raw tool output are left out (NOT_IN_JSON); a float that is not
-finite is written as null.
+bookkeeping, a level's raw tool output and its `superseded` mark (the document's levels all
+stand) are left out (NOT_IN_JSON), with the definitions only they referred to; a float that
+is not finite is written as null.
 """
 
 import json
@@ -32,6 +33,9 @@ def results_schema() -> str:
         if "properties" in record:
             _as_exported(record)
     _nullable_numbers(defs)
+    root = generated["$ref"].rsplit("/", 1)[-1]
+    reached = _reachable(defs, root)
+    defs = {name: record for name, record in defs.items() if name in reached}
     schema = {
         "$schema": DRAFT,
         "$id": RESULTS_SCHEMA,
@@ -63,6 +67,30 @@ def _as_exported(record: dict[str, Any]) -> None:
         if name in required or prop.pop("default", UNSET) is not UNSET
     ]
     record["additionalProperties"] = False
+
+
+def _reachable(defs: dict[str, Any], root: str) -> set[str]:
+    """The definitions the document reaches from `root`: one that only a field left out of
+    the export refers to (a level's `superseded` mark, NOT_IN_JSON) is not in it."""
+    seen: set[str] = set()
+    todo = [root]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += _refs(defs[name])
+    return seen
+
+
+def _refs(node: object) -> list[str]:
+    """The names of the definitions a schema node refers to ($ref), at any depth."""
+    if isinstance(node, list):
+        return [name for item in node for name in _refs(item)]
+    if not isinstance(node, dict):
+        return []
+    ref = node.get("$ref")
+    own = [ref.rsplit("/", 1)[-1]] if isinstance(ref, str) else []
+    return own + [name for value in node.values() for name in _refs(value)]
 
 
 def _nullable_numbers(node: object) -> None:

@@ -139,6 +139,7 @@ def filter_run(
         data,
         cases=cases,
         levels=[r for r in data.levels if r.case_id in ids],
+        superseded=[r for r in data.superseded if r.case_id in ids],
         verifications=[v for v in data.verifications if (v.stack, v.workload) in kept],
         scripts=[s for s in data.scripts if not stacks or s.stack in stacks],
     )
@@ -478,7 +479,9 @@ def run_summaries(store: Store) -> list[RunSummary]:
     """Every run with its stacks, workloads and level count, without loading any level."""
     cases = store.db.execute(
         "SELECT c.run_id AS run_id, c.stack AS stack, c.workload AS workload, c.label AS label,"
-        " (SELECT COUNT(*) FROM levels l WHERE l.case_id = c.id) AS levels "
+        # the standing levels: a measurement a level was measured again after is not counted
+        " (SELECT COUNT(*) FROM levels l WHERE l.case_id = c.id AND l.superseded IS NULL)"
+        " AS levels "
         "FROM cases c ORDER BY c.id"
     ).fetchall()
     per: dict[int, list[tuple[str, str, str, int]]] = {}

@@ -383,6 +383,18 @@ class ScriptRecord(Record, frozen=True, kw_only=True):
 ScriptRow = ScriptRecord
 
 
+class Superseded(Record, frozen=True, kw_only=True):
+    """Why a stored measurement of a level no longer stands: the level was measured again
+    (a disturbed first measurement, issue 32). Kept so that nothing measured is lost; every
+    reader of results passes over it as if it were absent (`Store.load_run` hands it apart,
+    `RunData.superseded`), and the report says the level was measured again and why."""
+
+    why: str  # the judge's disturbance sentence: "other processes used 13.0% of core 0 ..."
+    # The level's record that replaced it; None while it is being measured again, and for
+    # good when the run stopped first (a resumed run measures the level and links it then)
+    by: int | None = None
+
+
 class LevelRecord(Record, frozen=True, kw_only=True):
     """One finished load level (one repetition): what the driver and the monitor measured,
     and the judge's verdict. Figures a driver does not give are None, never invented."""
@@ -427,6 +439,13 @@ class LevelRecord(Record, frozen=True, kw_only=True):
     hosts: dict[str, str] = msgspec.field(default_factory=dict)
     start_skew_s: float | None = None
     loader_parts: tuple[LoaderPart, ...] = ()
+    # Set on a measurement the level was measured again after (None: the record stands)
+    superseded: Superseded | None = None
+
+    @property
+    def stands(self) -> bool:
+        """Whether this record is the level's measurement (not one measured again after)."""
+        return self.superseded is None
 
     @property
     def errors_total(self) -> int:
@@ -444,9 +463,10 @@ class LevelRow(LevelRecord, frozen=True, kw_only=True):
 # What the exports leave out of a level (report/exports.py): the raw tool output repeats what
 # the other fields parsed from it (it stays in the store); the encoded histogram is no column.
 # A run's owner process and scratch dir are bookkeeping of the machine that ran it (stale-run
-# detection), not results.
+# detection), not results. A level's `superseded` mark is always null there: the exports hold
+# the standing levels only, a superseded measurement stays in the store (and the findings).
 NOT_IN_JSON: frozenset[str] = frozenset(
-    {"raw_output", "owner_pid", "owner_started_at", "owner_host", "scratch_dir"}
+    {"raw_output", "owner_pid", "owner_started_at", "owner_host", "scratch_dir", "superseded"}
 )
 NOT_IN_CSV: frozenset[str] = frozenset({"histogram", "raw_output", "log_tail"})
 

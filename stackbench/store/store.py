@@ -49,6 +49,7 @@ from stackbench.store.records import (
     RunStatus,
     ScriptRecord,
     ScriptRow,
+    Superseded,
     VerificationRecord,
     VerificationRow,
     dec_hook,
@@ -76,7 +77,11 @@ __all__ = [
 # 7: multi-host levels record their hosts, the loaders' start skew and each loader's part.
 # 8: calibrations: the machine's run-to-run spread (stackbench calibrate); levels record the
 #    native loader's I/O engine (loader_engine).
-SCHEMA_VERSION = 10
+# 9: levels record their cores accounted completely (cores).
+# 10: runs record their --label.
+# 11: a level measured again keeps its first measurement, marked superseded (by which level,
+#     why); readers pass over it (load_run hands it apart).
+SCHEMA_VERSION = 11
 
 _SQL_TYPES: dict[type[mi.Type], str] = {
     mi.IntType: "INTEGER",
@@ -190,6 +195,11 @@ def layout() -> str:
 
 @dataclass(frozen=True)
 class RunData:
+    """A stored run as every reader takes it: `levels` are the standing measurements only;
+    a measurement the level was measured again after is in `superseded`, which no figure,
+    verdict, claim or export reads: the report's findings say the level was measured again,
+    and a run's allowance of load counts its seconds (engine/claim_rounds.py)."""
+
     run: RunRow
     cases: list[CaseRow]
     levels: list[LevelRow]
@@ -197,6 +207,7 @@ class RunData:
     scripts: list[ScriptRow] = field(default_factory=list)
     # The latest calibration of the machine the run was made on (None: not calibrated).
     calibration: CalibrationRow | None = None
+    superseded: list[LevelRow] = field(default_factory=list)
 
     def levels_of(self, case_id: int) -> list[LevelRow]:
         return [lv for lv in self.levels if lv.case_id == case_id]
@@ -258,6 +269,8 @@ class Store:
             row = self._migrate_8_to_9()
         if row["version"] == 9:
             row = self._migrate_9_to_10()
+        if row["version"] == 10:
+            row = self._migrate_10_to_11()
         if row["version"] != SCHEMA_VERSION:
             raise InputError(
                 f"{self.path}: store schema version {row['version']}, this "
@@ -295,6 +308,15 @@ class Store:
         column in place (its runs unlabelled: '')."""
         with self._commit() as db:
             db.execute("ALTER TABLE runs ADD COLUMN label TEXT NOT NULL DEFAULT ''")
+            db.execute("UPDATE schema_version SET version = 10")
+        row: sqlite3.Row = self.db.execute("SELECT * FROM schema_version").fetchone()
+        return row
+
+    def _migrate_10_to_11(self) -> sqlite3.Row:
+        """Version 11 adds the levels' `superseded` mark: a version-10 store gains the column
+        in place (its levels all stand: NULL; a measurement it measured again is gone)."""
+        with self._commit() as db:
+            db.execute("ALTER TABLE levels ADD COLUMN superseded TEXT")
             db.execute(
                 "UPDATE schema_version SET version = ?, layout = ?", (SCHEMA_VERSION, layout())
             )
@@ -391,7 +413,15 @@ class Store:
         self._insert(SCRIPTS, record)
 
     def add_level(self, record: LevelRecord) -> int:
-        return self._insert(LEVELS, record)
+        """Insert one level and commit at once. A standing level is the one that replaced
+        any superseded measurement of the same level still waiting for it (`Superseded.by`),
+        in the same transaction: after a resume too, whichever measurement stands last."""
+        with self._commit() as db:
+            cur = db.execute(LEVELS.insert_sql(), LEVELS.values(record))
+            level_id = int(cur.lastrowid or 0)
+            if record.stands:
+                _link_superseded(db, record, level_id)
+        return level_id
 
     def add_calibration(self, record: CalibrationRecord) -> int:
         return self._insert(CALIBRATIONS, record)
@@ -449,16 +479,16 @@ class Store:
         return rows[0] if rows else None
 
     def past_levels(self, machine: str) -> list[PastLevel]:
-        """Every valid level measured on `machine` (records.machine_key), as the plan's time
-        estimate reads them: which stack, workload, setup and level gave which rate; and, for
-        the design check's spread between fresh starts, in which run of which suite, which
-        repetition."""
+        """Every valid standing level measured on `machine` (records.machine_key), as the
+        plan's time estimate reads them: which stack, workload, setup and level gave which
+        rate; and, for the design check's spread between fresh starts, in which run of which
+        suite, which repetition."""
         rows = self.db.execute(
             "SELECT r.environment, r.settings, r.suite_name, r.id AS run_id, c.stack, c.label, "
             "l.level_value, l.requests_per_s, l.started_at, l.repetition "
             "FROM levels l JOIN cases c ON l.case_id = c.id "
             "JOIN runs r ON c.run_id = r.id WHERE l.status = 'ok' AND l.requests_per_s > 0 "
-            "ORDER BY l.id"
+            "AND l.superseded IS NULL ORDER BY l.id"
         ).fetchall()
         setups: dict[str, str | None] = {}  # a run's settings text -> its setup_key
         here: dict[str, bool] = {}  # a run's environment text -> made on `machine`
@@ -509,6 +539,7 @@ class Store:
         return row
 
     def load_run(self, run_id: int) -> RunData:
+        """The run as its readers take it: the standing levels apart from the superseded."""
         run = self.run(run_id)
         levels = self._select(
             LEVELS,
@@ -519,11 +550,31 @@ class Store:
         return RunData(
             run,
             self._select(CASES, "run_id = ?", (run_id,)),
-            levels,
+            [lv for lv in levels if lv.stands],
             self._select(VERIFICATIONS, "run_id = ?", (run_id,)),
             self._select(SCRIPTS, "run_id = ?", (run_id,)),
             self.calibration(machine_key(run.environment)),
+            [lv for lv in levels if not lv.stands],
         )
+
+
+def _link_superseded(db: sqlite3.Connection, record: LevelRecord, by: int) -> None:
+    """Mark level `by` as the replacement of every superseded measurement of the same level
+    (case, level, repetition) that has none yet."""
+    (column,) = [c for c in LEVELS.columns if c.name == "superseded"]
+    rows = db.execute(
+        "SELECT id, superseded FROM levels WHERE case_id = ? AND level_index = ? "
+        "AND repetition = ? AND superseded IS NOT NULL",
+        (record.case_id, record.level_index, record.repetition),
+    ).fetchall()
+    for row in rows:
+        mark = msgspec.convert(json.loads(row["superseded"]), Superseded)
+        if mark.by is None:
+            linked = msgspec.structs.replace(mark, by=by)
+            db.execute(
+                "UPDATE levels SET superseded = ? WHERE id = ?",
+                (_to_sql(column, linked), row["id"]),
+            )
 
 
 def _setup_of(settings_json: str) -> str | None:

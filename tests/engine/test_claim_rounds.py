@@ -11,12 +11,20 @@ from stackbench.config.claims import parse_claims
 from stackbench.config.plan import LevelKey, build_plan
 from stackbench.config.suite import parse_suite
 from stackbench.config.todecide import ClaimRound, Stop, ToDecide, UndecidedClaim, claims_round
-from stackbench.engine.claim_rounds import Allowance, UntilClaimsDecided, until_claims_decided
+from stackbench.engine.claim_rounds import (
+    Allowance,
+    UntilClaimsDecided,
+    load_measured,
+    repetitions_of,
+    until_claims_decided,
+)
 from stackbench.engine.progress import Phase, ProgressEvent
 from stackbench.engine.runner import Runner, RunSetup
 from stackbench.lab.inventory import load_inventory
+from stackbench.store.records import Superseded
 from stackbench.store.store import RunData, Store
-from tests.store.test_store import run_record
+from tests.store.test_store import case as stored_case
+from tests.store.test_store import level, run_record
 
 A, B, C = (LevelKey(s, "hello", 50.0) for s in ("a", "b", "c"))
 COST = {"a": 10.0, "b": 20.0, "c": 40.0}
@@ -28,6 +36,18 @@ def cost(key: LevelKey) -> float:
 
 def claim(name: str, *wants: tuple[tuple[LevelKey, ...], int | None]) -> UndecidedClaim:
     return UndecidedClaim(name, tuple(ToDecide(lv, n, f"why {name}") for lv, n in wants))
+
+
+def test_a_superseded_measurement_is_load_spent_but_no_repetition() -> None:
+    """A level measured again after a disturbance: the allowance paid for both measurements,
+    the level has one repetition (the standing one) for the claims."""
+    store = Store(":memory:")
+    cid = store.add_case(stored_case(store.start_run(run_record())))
+    store.add_level(level(cid, 0, duration_s=5.0, superseded=Superseded(why="disturbed")))
+    store.add_level(level(cid, 0, duration_s=5.0))
+    data = store.load_run(1)
+    assert load_measured(data) == 10.0
+    assert repetitions_of(data) == {LevelKey("node", "sha256?n=1", 25.0): 1}
 
 
 def test_nothing_undecided_stops_at_once() -> None:

@@ -17,7 +17,7 @@ from stackbench.engine.resume import (
     suite_changes,
 )
 from stackbench.errors import InputError
-from stackbench.store.records import RunRow
+from stackbench.store.records import RunRow, Superseded
 from stackbench.store.store import Store
 from tests.store.test_store import case, level, run_record
 
@@ -55,6 +55,26 @@ def test_replay_hands_back_stored_levels_measured_at_the_same_value():
     assert kept is not None and kept.level_value == 2.0 and kept.id == 1
     assert replay.get(Level(1, 4.0, 0)) is None  # a search that would probe another rate
     assert replay.get(Level(2, 8.0, 0)) is None
+
+
+def test_a_superseded_measurement_changes_nothing_a_resume_replays_or_runs():
+    """A level's disturbed first measurement, kept superseded, is not a level done: the one
+    that replaced it is replayed, and a level whose run stopped before measuring it again
+    is measured (as if the superseded record were absent)."""
+    store = Store(":memory:")
+    cid = store.add_case(case(store.start_run(run_record())))
+    disturbed = Superseded(why="other processes used 13.0% of core 0 (server)")
+    store.add_level(level(cid, 0, level_value=2.0, requests_per_s=50.0, superseded=disturbed))
+    again = store.add_level(level(cid, 0, level_value=2.0))
+    store.add_level(level(cid, 1, level_value=4.0, superseded=disturbed))  # then it stopped
+    data = store.load_run(1)
+    replay = Replay(data.levels_of(cid))
+    assert replay.done() == {(0, 0)}
+    kept = replay.get(Level(0, 2.0, 0))
+    assert kept is not None and kept.id == again and kept.requests_per_s == 200.0
+    assert replay.get(Level(1, 4.0, 0)) is None
+    planned = (Level(0, 2.0, 0), Level(1, 4.0, 0), Level(2, 8.0, 0))
+    assert levels_to_run(planned, replay.done()) == planned[1:]
 
 
 def test_an_unchanged_suite_has_no_diff_and_a_changed_one_shows_what_changed():

@@ -17,9 +17,11 @@ from stackbench.config.measured import RoleUsage
 from stackbench.store.records import (
     CaseRecord,
     Environment,
+    LevelFlag,
     LevelRecord,
     RunRecord,
     RunSettings,
+    Superseded,
     VerificationRecord,
     dec_hook,
 )
@@ -279,3 +281,47 @@ def fill(store: Store, seed: int = 7) -> int:
         )
     store.finish_run(run, "complete")
     return run
+
+
+# What the judge said of the superseded measurements `supersede_some` adds.
+SUPERSEDED_WHY = "other processes used 13.0% of core 0 (server), more than the 2% noise band allows"
+
+
+def _disturbed_copy(lv: LevelRecord, superseded: Superseded, **changes: Any) -> LevelRecord:
+    """`lv` as a disturbed machine would have measured it: a third of its answers, flagged."""
+    series = tuple(
+        msgspec.structs.replace(s, completed=s.completed // 3) for s in lv.timeseries or ()
+    )
+    values = {f: getattr(lv, f) for f in LevelRecord.__struct_fields__}
+    values.update(
+        completed=lv.completed // 3,
+        ok=lv.ok // 3,
+        requests_per_s=lv.requests_per_s / 3,
+        latency_us={k: v * 3 for k, v in lv.latency_us.items()},
+        timeseries=series or None,
+        flags=(*lv.flags, LevelFlag.DISTURBED.detail(SUPERSEDED_WHY)),
+        superseded=superseded,
+        **changes,
+    )
+    return LevelRecord(**values)
+
+
+def supersede_some(store: Store, run: int) -> int:
+    """Add to a stored run what a disturbed machine leaves: first measurements marked
+    superseded, after the run's levels (which keep their ids). One per case, of its first
+    level's first repetition, replaced by that level's standing record; and one of a level
+    beyond the sweep, whose run stopped before measuring it again. Their figures are far from
+    every standing one: a reader that counted them would compute something else. Returns
+    how many it added."""
+    data = store.load_run(run)
+    firsts = [lv for lv in data.levels if (lv.level_index, lv.repetition) == (0, 0)]
+    for lv in firsts:
+        store.add_level(_disturbed_copy(lv, Superseded(why=SUPERSEDED_WHY, by=lv.id)))
+    beyond = _disturbed_copy(
+        firsts[0],
+        Superseded(why=SUPERSEDED_WHY),
+        level_index=len(LEVELS),
+        level_value=1000.0,
+    )
+    store.add_level(beyond)
+    return len(firsts) + 1

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from synthetic_run import add_case, fill, start_run
+from synthetic_run import add_case, fill, start_run, supersede_some
 
 from stackbench.analysis.analysis import analyse
 from stackbench.analysis.figures import BY_CLAIM_METRIC, LEVEL_FIGURES
@@ -54,6 +54,23 @@ def test_an_interrupted_run_without_levels_validates(validator, tmp_path):
     doc = _results(tmp_path, interrupted)
     assert list(validator.iter_errors(doc)) == []
     assert doc["run"]["status"] == "running" and doc["levels"] == []
+
+
+def test_a_run_with_superseded_measurements_validates_without_them(validator, tmp_path):
+    """The document's levels all stand: a superseded measurement is not among them, and the
+    schema has neither the mark nor its definition."""
+
+    def disturbed(store):
+        run = fill(store)
+        supersede_some(store, run)
+        return run
+
+    doc = _results(tmp_path, disturbed)
+    assert list(validator.iter_errors(doc)) == []
+    assert len(doc["levels"]) == len(_results(tmp_path / "plain", fill)["levels"])
+    schema = json.loads(SCHEMA.read_text())["$defs"]
+    assert "superseded" not in schema["LevelExport"]["properties"]
+    assert "Superseded" not in schema
 
 
 def test_the_schema_rejects_a_wrong_document(validator, tmp_path):

@@ -27,6 +27,7 @@ from stackbench.store.records import (
     RunSettings,
     ScriptRecord,
     SloSettings,
+    Superseded,
     VerificationRecord,
     flat_fields,
     is_error_rate_flag,
@@ -571,6 +572,7 @@ def test_a_version_8_store_gains_the_core_account_column(tmp_path):
     store.add_level(level(cid, 0))
     store.close()
     with sqlite3.connect(path) as db:  # the store as stackbench wrote it at version 8
+        db.execute("ALTER TABLE levels DROP COLUMN superseded")
         db.execute("ALTER TABLE levels DROP COLUMN cores")
         db.execute("ALTER TABLE runs DROP COLUMN label")
         db.execute("UPDATE schema_version SET version = 8, layout = 'v8'")
@@ -639,6 +641,7 @@ def test_a_version_9_store_gains_the_runs_label_and_runs_are_named_by_it(tmp_pat
     old = store.start_run(run_record())
     store.close()
     with sqlite3.connect(path) as db:  # the store as stackbench wrote it at version 9
+        db.execute("ALTER TABLE levels DROP COLUMN superseded")
         db.execute("ALTER TABLE runs DROP COLUMN label")
         db.execute("UPDATE schema_version SET version = 9, layout = 'v9'")
     migrated = Store(path)
@@ -650,6 +653,79 @@ def test_a_version_9_store_gains_the_runs_label_and_runs_are_named_by_it(tmp_pat
         migrated.resolve_run("v3")
     migrated.close()
     Store(path).close()
+
+
+DISTURBED = "other processes used 13.0% of core 0 (server)"
+
+
+def test_a_superseded_measurement_is_kept_apart_and_linked_to_the_one_that_replaced_it():
+    """A level measured again: its first measurement is stored, marked superseded, before the
+    second exists; storing the level's next standing record links it. load_run hands it
+    apart, so no reader takes it for a measurement of the level."""
+    store = Store(":memory:")
+    run = store.start_run(run_record())
+    cid = store.add_case(case(run))
+    kept = store.add_level(level(cid, 0))
+    first = store.add_level(
+        level(cid, 1, requests_per_s=90.0, superseded=Superseded(why=DISTURBED))
+    )
+    assert store.level(first).superseded == Superseded(why=DISTURBED, by=None)
+    other_repetition = store.add_level(level(cid, 1, repetition=1))
+    assert store.level(first).superseded == Superseded(why=DISTURBED, by=None)
+    again = store.add_level(level(cid, 1))
+    data = store.load_run(run)
+    assert [lv.id for lv in data.levels] == [kept, again, other_repetition]
+    assert all(lv.stands for lv in data.levels)
+    (superseded,) = data.superseded
+    assert superseded.id == first and superseded.requests_per_s == 90.0
+    assert superseded.superseded == Superseded(why=DISTURBED, by=again)
+    store.add_level(level(cid, 1))  # a later record of the level: the link stays the first
+    assert store.level(first).superseded == Superseded(why=DISTURBED, by=again)
+
+
+def test_a_measurement_superseded_when_the_run_stopped_is_linked_when_it_is_resumed(tmp_path):
+    path = tmp_path / "s.sqlite"
+    store = Store(path)
+    run = store.start_run(run_record())
+    cid = store.add_case(case(run))
+    first = store.add_level(level(cid, 0, superseded=Superseded(why=DISTURBED)))
+    store.close()  # the run stopped before measuring the level again
+    resumed = Store(path)
+    assert resumed.load_run(run).levels == []  # so a resume measures the level
+    again = resumed.add_level(level(cid, 0))
+    (superseded,) = resumed.load_run(run).superseded
+    assert (superseded.id, superseded.superseded) == (first, Superseded(why=DISTURBED, by=again))
+    resumed.close()
+
+
+def test_past_levels_leave_superseded_measurements_out(tmp_path):
+    """The plan's estimates read the rates measured here: not a disturbed one measured again."""
+    store = Store(tmp_path / "s.sqlite")
+    here = Environment(hostname="h", cpu_model="cpu", cores=2)
+    cid = store.add_case(case(store.start_run(run_record(environment=here))))
+    store.add_level(level(cid, 0, requests_per_s=50.0, superseded=Superseded(why=DISTURBED)))
+    store.add_level(level(cid, 0, requests_per_s=250.0))
+    assert [p.requests_per_s for p in store.past_levels("h/cpu/2")] == [250.0]
+
+
+def test_a_version_10_store_gains_the_superseded_column(tmp_path):
+    path = tmp_path / "v10.sqlite"
+    store = Store(path)
+    run = store.start_run(run_record())
+    cid = store.add_case(case(run))
+    store.add_level(level(cid, 0))
+    store.close()
+    with sqlite3.connect(path) as db:  # the store as stackbench wrote it at version 10
+        db.execute("ALTER TABLE levels DROP COLUMN superseded")
+        db.execute("UPDATE schema_version SET version = 10, layout = 'v10'")
+    migrated = Store(path)
+    (lv,) = migrated.load_run(run).levels
+    assert lv.stands and lv.requests_per_s == 200.0
+    first = migrated.add_level(level(cid, 1, superseded=Superseded(why=DISTURBED)))
+    again = migrated.add_level(level(cid, 1))
+    assert migrated.level(first).superseded == Superseded(why=DISTURBED, by=again)
+    migrated.close()
+    Store(path).close()  # and it opens again as a store of this version
 
 
 def test_a_run_stored_before_script_timings_reads_back_one_a_repetition(tmp_path):
