@@ -90,8 +90,7 @@ names about the burst's share of go-b's server core), measured again once the bu
 and kept clean; go-a/go-b is then 'equivalent' or 'not enough evidence', never 'faster' or
 'slower' (a FALSE WINNER); go-a and go-b are each faster than php-fpm-nginx. On a busy machine
 every level is flagged and nothing is decided: that is the disturbance rule working."""
-# The runner's note on a level measured twice, and the judge's words for a set of cores.
-MEASURED_TWICE = "measured twice: the first measurement was disturbed ("
+# The judge's words for a set of cores.
 OTHER_SHARE = re.compile(r"other processes used ([0-9.]+)% of (cores? [0-9,]+) \(([^)]*)\)")
 
 
@@ -366,13 +365,16 @@ def _oriented(v: Verdict, a: str, b: str, flip: bool) -> PairFigure:
     return PairFigure(a, b, inv(v.ratio), inv(v.high), inv(v.low), outcome, decide=decide)
 
 
-def _first_other(case: CaseRow) -> str:
-    """What the judge named on the first, disturbed measurement (from the runner's note)."""
-    if MEASURED_TWICE not in case.reason:
-        return ""
-    said = case.reason.split(MEASURED_TWICE, 1)[1]
+def _first_other(data: RunData, case: CaseRow) -> str:
+    """What the judge named on the first, disturbed measurement ("" when the level was
+    measured once): the store keeps that measurement, superseded by the one measured again."""
+    said = "; ".join(
+        lv.superseded.why
+        for lv in data.superseded
+        if lv.case_id == case.id and lv.superseded is not None
+    )
     found = [f"{pct}% of {cores} ({roles})" for pct, cores, roles in OTHER_SHARE.findall(said)]
-    return "; ".join(found) or said.split(")", 1)[0]
+    return "; ".join(found) or said
 
 
 def _kept_other(level: LevelRow) -> str:
@@ -395,7 +397,7 @@ def _go_b(data: RunData) -> GoB | None:
         return None
     kept = levels[-1]
     disturbed = any(f.kind is LevelFlag.DISTURBED for f in kept.flags)
-    first = _first_other(case)
+    first = _first_other(data, case)
     return GoB(bool(first), first, _kept_other(kept), disturbed)
 
 

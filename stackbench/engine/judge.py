@@ -127,6 +127,10 @@ def _warnings(result: LoadResult) -> tuple[Flag, ...]:
     return tuple(Flag(None, w) for w in result.warnings)
 
 
+# What a disturbed flag advises (its detail's end).
+QUIET_ADVICE = "; repeat it on a quiet machine (stackbench doctor names what runs)"
+
+
 def disturbed_flag(account: CoreAccount | None, band: float = THROUGHPUT_THRESHOLD) -> Flag | None:
     """Other processes (named or too short-lived to name) and the hypervisor's steal took
     more of a set of the level's cores (the server's, the loader's) than the noise band
@@ -150,11 +154,14 @@ def disturbed_flag(account: CoreAccount | None, band: float = THROUGHPUT_THRESHO
             )
     if not found:
         return None
-    return LevelFlag.DISTURBED.detail(
-        "; ".join(found)
-        + f", more than the {band:.0%} noise band allows{_named(account)}; repeat it on a "
-        "quiet machine (stackbench doctor names what runs)"
-    )
+    said = "; ".join(found) + f", more than the {band:.0%} noise band allows{_named(account)}"
+    return LevelFlag.DISTURBED.detail(said + QUIET_ADVICE)
+
+
+def disturbance(flag: Flag) -> str:
+    """What a disturbed flag says happened, without its advice: the record of a measurement
+    the runner measured again (which is what the advice asks) keeps this."""
+    return flag.detail.removesuffix(QUIET_ADVICE)
 
 
 def _cores_name(cores: Sequence[int]) -> str:

@@ -44,7 +44,7 @@ from stackbench.config.status import StackEntry
 from stackbench.config.workloads import BodyStability, WorkloadSpec
 from stackbench.engine import agreement
 from stackbench.engine.hosts import Agent, RemoteHosts, open_hosts
-from stackbench.engine.judge import Measurement, judge_level
+from stackbench.engine.judge import Measurement, disturbance, judge_level
 from stackbench.engine.measure import (
     Target,
     jit_warmup_record,
@@ -77,6 +77,7 @@ from stackbench.store.records import (
     RunRecord,
     RunStatus,
     ScriptRecord,
+    Superseded,
     VerificationRecord,
 )
 from stackbench.store.store import Store
@@ -1000,8 +1001,9 @@ class _StackRun:
         verdict = judge_level(measured, runner.suite.max_error_rate)
         disturbed = next((f for f in verdict.flags if f.kind is LevelFlag.DISTURBED), None)
         if disturbed is not None and not repeated and measured.failure is None:
-            # it would decide nothing: measured again once, when the machine is quiet
-            self._repeat_note(case, level, disturbed.detail, settings.duration_s)
+            # it would decide nothing: kept, superseded, and measured again once, when quiet
+            first = level_record(state.case_id, level, started, settings, measured, verdict)
+            self._supersede(case, level, first, disturbance(disturbed), settings.duration_s)
             return self._level(case, state, expect_sha, level, True, settled)
         # a level still disturbed says nothing of the stack's warm-up: not settled on it
         step = None if settled or disturbed else self._settle_step(case, level, measured)
@@ -1059,25 +1061,29 @@ class _StackRun:
         )
         self.notes.append(step.note(where, live.jit_warmup.seconds))
 
-    def _repeat_note(
-        self, case: PlannedCase, level: Level, why: str, level_s: float | None
+    def _supersede(
+        self, case: PlannedCase, level: Level, first: LevelRecord, why: str, level_s: float | None
     ) -> None:
-        """Say that a disturbed level is measured again, and wait for quiet: no longer than
-        QUIET_WAIT_S, nor than the level itself lasts."""
+        """Store a disturbed first measurement marked superseded (nothing measured is lost;
+        no reader counts it, and the level's next record replaces it: Store.add_level), say
+        that the level is measured again, and wait for quiet: no longer than QUIET_WAIT_S,
+        nor than the level itself lasts. The report says it was measured again, from the
+        store; the case notes only a machine still busy."""
+        self.runner.store.add_level(msgspec.structs.replace(first, superseded=Superseded(why=why)))
         target = self.live.target
         cores = target.server_cpus | target.loader_cpus
         where = f"{case.spec.label} at {level.value:g}"
         self._message(
-            f"{where}: disturbed ({why}); measuring it again once the machine is quiet",
+            f"{where}: disturbed ({why}); its measurement ({first.requests_per_s:,.0f} req/s) "
+            "is kept, superseded, and the level measured again once the machine is quiet",
             Phase.NOTE,
             case.spec.label,
         )
         limit = min(QUIET_WAIT_S, level_s or QUIET_WAIT_S)
-        quiet = wait_for_quiet(cores, limit, THROUGHPUT_THRESHOLD)
-        self.notes.append(
-            f"{where}: measured twice: the first measurement was disturbed ({why})"
-            + ("" if quiet else f"; the machine was not quiet after {limit:g} s")
-        )
+        if not wait_for_quiet(cores, limit, THROUGHPUT_THRESHOLD):
+            self.notes.append(
+                f"{where}: measured again although the machine was not quiet after {limit:g} s"
+            )
 
 
 def _stop_remote_stack(stop: Callable[[], None], name: str) -> None:
