@@ -33,7 +33,7 @@ from stackbench.config.claims import Claim, claims_from_data, parse_claims
 from stackbench.config.measured import RoleUsage, Second
 from stackbench.config.plan import LevelKey, build_plan
 from stackbench.config.suite import parse_suite
-from stackbench.config.todecide import ToDecide, UndecidedClaim
+from stackbench.config.todecide import ClaimRound, ToDecide, UndecidedClaim, claims_round
 from stackbench.errors import InputError
 from stackbench.store.records import (
     CalibrationRow,
@@ -1573,6 +1573,38 @@ def test_one_point_of_many_refutes_only_family_wise():
     assert "not at the 98.75% level that 4 points of one claim need" in close.why
     assert close.ours[-1].high is not None and close.ours[-1].high < 100.0  # fails at 95%
     assert judged(90.0).status is ClaimStatus.REFUTED
+
+
+def test_a_point_refuting_at_95_percent_is_chased_past_a_point_at_the_bound():
+    """nginx-costs-node-third-on-compute's shape (docs/findings.md, 06:24): one point
+    outside at 95% but not family-wise, another at the bound. Repeating the first decides
+    the claim (refuted once it is shown outside at 98.75%); the second is at the bound, which
+    no repetitions decide: so the claim says the first and wants only its level, and
+    run --until-decided chases it instead of giving the claim up."""
+    test = {
+        "kind": "threshold",
+        "metric": "requests_per_s",
+        "stacks": ["a"],
+        "workloads": ["w"],
+        "levels": [1, 2, 3, 4],
+        "min": 100.0,
+    }
+    run = RunBuilder(calibrated=0.02)
+    run.curve("a", "w", {1: 200.0, 2: 200.0, 3: 100.0, 4: 95.5})
+    result = one(make_claim(test), run)
+    assert result.status is ClaimStatus.UNDECIDED, result.why
+    assert "not at the 98.75% level that 4 points of one claim need" in result.why
+    assert "bound" not in result.why  # the point at the bound is not the one to say
+    (want,) = result.to_decide
+    assert want.levels == (LevelKey("a", "w", 4.0),) and want.repeatable
+    (chased,) = undecided_claims([result])
+    step = claims_round([chased], {LevelKey("a", "w", 4.0): 1}, lambda _: 10.0, 60.0)
+    assert isinstance(step, ClaimRound) and step.levels == (LevelKey("a", "w", 4.0),)
+    # "at least 3 of 4": one point outside refutes nothing, so every undecided point counts,
+    # and the one at the bound leaves nothing to chase
+    result = one(make_claim({**test, "at_least": 3}), run)
+    assert result.status is ClaimStatus.UNDECIDED, result.why
+    assert [w.repeatable for w in result.to_decide] == [False, True], result.to_decide
 
 
 def test_an_undecided_claim_says_which_levels_need_how_many_repetitions():

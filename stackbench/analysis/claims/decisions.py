@@ -38,6 +38,9 @@ class _Tally:
     # A failing point's ratio, band and points, to check it again family-wise (_family_wise)
     failing: dict[str, tuple[LogRatio, _Band, tuple[_Point, ...]]] = field(default_factory=dict)
     wants: list[ToDecide] = field(default_factory=list)  # what would decide each noise point
+    # Points outside the band at 95% but not family-wise: any one of them shown outside
+    # family-wise refutes the claim, whatever its other points show (their detail, want)
+    refuting: list[tuple[str, ToDecide]] = field(default_factory=list)
 
     def add(
         self,
@@ -120,13 +123,17 @@ def _conclude(
     if tally.fails and possible < needed:
         extra = f" ({len(tally.fails)} of {tally.total} points)" if tally.total > 1 else ""
         return result(ClaimStatus.REFUTED, tally.fails[0] + extra)
+    # A point outside the band at 95% decides the claim by itself once it is shown outside
+    # family-wise (refuted), or it must come back inside before anything confirms it: its
+    # levels are what to repeat first, even where another point sits at the bound (which
+    # would leave the claim unchased: config.todecide.claims_round).
+    first, wants = (
+        (tally.refuting[0][0], tuple(w for _, w in tally.refuting))
+        if tally.refuting and at_least is None
+        else (tally.noise[0], tuple(tally.wants))
+    )
     return ClaimResult(
-        claim,
-        ClaimStatus.UNDECIDED,
-        exp,
-        ours,
-        f"not enough evidence: {tally.noise[0]}",
-        tuple(tally.wants),
+        claim, ClaimStatus.UNDECIDED, exp, ours, f"not enough evidence: {first}", wants
     )
 
 
@@ -145,11 +152,13 @@ def _family_wise(tally: _Tally) -> None:
         if band.judge(math.exp(ratio.d), low, high) is not _Verdict.FAILS:
             tally.fails.remove(detail)
             more = "more repetitions would decide it"
-            tally.undecided(
+            said = (
                 f"{detail}, but not at the {level:.2%} level that {m} points "
-                f"of one claim need (family-wise): {more}",
-                to_decide(points, 0, more),
+                f"of one claim need (family-wise): {more}"
             )
+            want = to_decide(points, 0, more)
+            tally.undecided(said, want)
+            tally.refuting.append((said, want))
         del tally.failing[detail]
 
 
