@@ -865,6 +865,33 @@ def test_scatter_claim_compares_spans():
     assert "more levels in each span" in undecided.why
 
 
+def test_scatter_reads_each_level_over_the_plan_repetitions_only():
+    """The rounds of run --until-decided add fresh starts at a few levels (here three at
+    300, each far off the sweep): the jitters and their ratio are those of the plan's own
+    sweep, as if the rounds had not run; a median over every repetition would have put 300
+    at 2,000 and the calm span's jitter ten times over."""
+    test = {
+        "kind": "scatter",
+        "metric": "requests_per_s",
+        "workload": "w",
+        "numerator": {"stack": "apache", "from_level": 500, "to_level": 800},
+        "denominator": {"stack": "apache", "from_level": 100, "to_level": 400},
+        "threshold": 1.5,
+    }
+    sweep = {100.0: 1010.0, 200.0: 990.0, 300.0: 1010.0, 400.0: 990.0}
+    sweep |= {500.0: 1100.0, 600.0: 900.0, 700.0: 1100.0, 800.0: 900.0}
+    plan = RunBuilder()
+    plan.curve("apache", "w", sweep)
+    rounds = RunBuilder()
+    rounds.curve("apache", "w", {**sweep, 300.0: [1010.0, 2000.0, 2000.0, 2000.0]})
+    alone, repeated = one(make_claim(test), plan), one(make_claim(test), rounds)
+    assert repeated.ours == alone.ours and repeated.status is alone.status
+    calm = scatter(list(sweep.items()), (100, 400))
+    assert calm is not None and repeated.ours[1].value == pytest.approx(100.0 * calm)
+    medians = scatter([(x, 2000.0 if x == 300.0 else y) for x, y in sweep.items()], (100, 400))
+    assert medians is not None and medians > 10 * calm
+
+
 def test_jitter_ratio_interval_by_hand():
     # F(0.975; 18, 18) = 2.5956 (tables), and F(0.025; 18, 18) is its inverse
     low, high = jitter_ratio_interval(2.0, 20, 20)

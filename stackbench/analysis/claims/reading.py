@@ -118,6 +118,9 @@ class _Run:
         self.spread = spread_of(data.calibration)
         # The comparisons' confidence: 95%, or alpha spent over the looks of run --until-decided
         self.confidence = decision_confidence(data.run.settings.decision_looks)
+        # The repetitions the plan ran at every level (0 to repeat - 1); run --until-decided's
+        # rounds add later ones at the few levels its undecided claims read
+        self.plan_repeat = data.run.settings.repeat
 
     def case(self, stack: str, workload: str) -> CaseRow | _Missing:
         """The case the claim reads for a stack its test names (its stand-in's, if any)."""
@@ -148,12 +151,18 @@ class _Run:
     def rows_at(self, case: CaseRow, level: float) -> list[LevelRow]:
         return [r for r in self.rows.get(case.id, []) if math.isclose(r.level_value, level)]
 
-    def point(self, stack: str, workload: str, level: float, metric: str) -> _Point | _Missing:
+    def point(
+        self, stack: str, workload: str, level: float, metric: str, plan_only: bool = False
+    ) -> _Point | _Missing:
+        """A level's figure over its repetitions; `plan_only`: over the plan's own (those
+        every level has), where the level has them."""
         stack = self.stand_ins.stack(stack, workload)
         case = self._case(stack, workload)
         if isinstance(case, _Missing):
             return case
         rows = self.rows_at(case, level)
+        if plan_only:
+            rows = [r for r in rows if r.repetition < self.plan_repeat] or rows
         where = f"@{level:,.0f}"
         label = f"{stack} {workload} {where}"
         if not rows:
