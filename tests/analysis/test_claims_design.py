@@ -619,7 +619,7 @@ def _sweep_store() -> PastSpreads:
 
 
 def test_the_sweep_decides_its_claims_with_the_spread_this_machine_showed() -> None:
-    """Issue 31's test with the sweep's real evidence: its plan (one repetition of 23 levels
+    """Issue 31's test with the sweep's real evidence: its plan (one repetition of 29 levels
     of 10 s) and the until-decided rounds its 20-min budget leaves room for, the run-to-run
     spread between the fresh starts of its three earlier runs here, the calibration's 6.9%
     where they cover nothing. Every claim not named is confirmed by data at the article's
