@@ -14,9 +14,9 @@ const IN_FLIGHT_GRACE_MS = 500;
 const SHUTDOWN_GRACE_MS = 2000;
 
 function listenTarget(config) {
-  if (config.listenSocket) return { path: config.listenSocket };
+  if (config.listenSocket) return { path: config.listenSocket, backlog: config.backlog };
   if (!config.port) throw new Error('PORT is not set (or pass --listen-socket PATH)');
-  return { host: config.host, port: Number(config.port) };
+  return { host: config.host, port: Number(config.port), backlog: config.backlog };
 }
 
 // A socket file left by a killed run would make listen fail with EADDRINUSE. Only the

@@ -52,11 +52,8 @@ CLAIMS_DIR = ROOT / "suites" / "claims"
 CALIBRATED = RunSpread(0.02, False, "calibrated 2%", within=0.0001, level_s=15.0)
 # Decidable once calibrated: the band is narrower than the assumed 5% (10% for a whole run)
 # lets the suite's repetitions resolve.
-# Decidable with one until-decided round: pool-and-cluster's plan repeats 3 and leaves the
-# room of a fourth repetition of the levels these read within its 20 min of load.
+# Decidable with until-decided rounds within the suite's 20 min of load.
 NEEDS_ROUNDS = {
-    "hello-php-flat": "the extremes of 3 levels against a 10% bound",
-    "redis-near-memcache-php": "1.06 at 5,000 clients against 0.90-1.18",
     # concurrency-sweep runs each level once; its until-decided rounds repeat the levels a
     # ratio of two levels reads (a level against its own stack's peak is at most 1: fed the
     # middle of the band below 1, sqrt(0.9) against >= 0.9, or sqrt(0.8) against <= 0.8)
@@ -65,23 +62,18 @@ NEEDS_ROUNDS = {
     "monarch-throughput-stable": "0.92 of the peak at 10,000 against >= 0.85",
 }
 NEEDS_CALIBRATION = {
-    # pool-and-cluster repeats 3; with the assumed spread each needs 4 or 5, and the rounds
+    # pool-and-cluster repeats 4; with the assumed spread these need 5 to 14, and the rounds
     # that would add them read node-cluster, which the 2-core plan leaves out
     "pool-no-gain-redis": "0.96 at 3,000 clients against a ±10% band around 1.00",
     "hello-node-declines": "0.88 against a ±8% band",
-    "mysql-node-beats-php": "2.23 at 5,000 clients against a bound at 2",
+    # 8,000 against 7,677 req/s: 14 repetitions with the assumed spread
+    "hello-more-at-1000": "1.04 against a bound at 1",
 }
 # Decidable by no plan of the suite as it is (not even calibrated): what each would need.
 NOT_DECIDABLE_YET = {
     # 003: "Monarch is still at least twice as fast": a bound, no figure; data at the
     # article's 2.0 sit on the claim's bound, which no amount of measurement decides
     "twice-as-fast-at-10000": "the article gives only its bound, 2.0 against >= 2",
-    # 8,000 against 7,677 req/s: 14 repetitions with the assumed spread, 4 calibrated;
-    # pool-and-cluster repeats 3
-    "hello-more-at-1000": "1.04 against a bound at 1",
-    # 2.22 on memcached: a p80 has no per-second interval, a whole level's spread instead;
-    # 9 repetitions calibrated (12-21-s levels); pool-and-cluster repeats 3
-    "p80-grows-node": "2.22 on memcached against a bound at 2",
 }
 
 

@@ -56,6 +56,8 @@ function loadConfig(env = process.env, argv = []) {
     mysqlDriver,
     // mysql2's own default connectionLimit.
     poolSize: positiveInt('POOL_SIZE', env.POOL_SIZE, 10),
+    // The listen backlog, Node's own default unless the stack's backlog parameter says more.
+    backlog: positiveInt('BACKLOG', env.BACKLOG, 511),
     db: {
       host: env.DB_HOST || '',
       port: Number(env.DB_PORT || 3306),
