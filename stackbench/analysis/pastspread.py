@@ -16,6 +16,11 @@ summed over the range's levels, over their summed degrees of freedom (each level
 one). A spread from a few starts is itself uncertain, so the design uses its one-sided 80%
 upper confidence bound (chi-square), as a calibration does, and never less than MIN_SPREAD.
 A range with fewer than MIN_DF degrees of freedom (one earlier run) gives none.
+
+Two levels measured in the same fresh starts (two stacks of one round, two levels of one
+start) share those starts' drift, which a paired reading cancels (analysis/paired.py): the
+spread their pairs really showed is that of the per-start log ratio, its starts pooled as one
+group as a level's are, with the same upper bound: `PastSpreads.paired`.
 """
 
 import math
@@ -63,6 +68,36 @@ class LevelSpread:
         )
 
 
+# A level of a suite's earlier runs: (stack, workload label, connections)
+Where = tuple[str, str, float]
+
+
+@dataclass(frozen=True)
+class PairSpread:
+    """The spread of the log ratio between two levels' figures over the fresh starts that
+    measured both: what their paired ratio's repetitions vary by."""
+
+    a: Where
+    b: Where
+    sigma: float  # the pooled SD of the per-start log ratios (point estimate)
+    sigma_used: float  # its 80% upper confidence bound, floored: what the design uses
+    df: int
+    runs: tuple[int, ...]
+
+    @property
+    def text(self) -> str:
+        runs = ", ".join(str(r) for r in self.runs)
+        return (
+            f"{self.sigma_used:.1%} between the pairs {_where(self.a)} / {_where(self.b)} "
+            f"of one start (run{'s' if len(self.runs) > 1 else ''} {runs}: {self.sigma:.1%} "
+            f"over {self.df} degrees of freedom, 80% upper bound)"
+        )
+
+
+def _where(at: Where) -> str:
+    return f"{at[0]} {at[1]} @{at[2]:,.0f}"
+
+
 @dataclass(frozen=True)
 class PastSpreads:
     """The earlier starts' figures of one suite and setup, by stack, workload and level."""
@@ -95,6 +130,21 @@ class PastSpreads:
             tuple(runs),
         )
 
+    def paired(self, a: Where, b: Where) -> PairSpread | None:
+        """The spread of ln(a / b) over the fresh starts that measured both levels (a
+        start: a run's repetition), all the starts one group as `at` pools them (a ratio
+        that moved between runs errs wide); None with fewer than MIN_DF degrees of
+        freedom."""
+        first = self.figures.get((a[0], a[1]), {}).get(a[2], {})
+        second = self.figures.get((b[0], b[1]), {}).get(b[2], {})
+        common = sorted(first.keys() & second.keys())
+        df = len(common) - 1
+        if df < MIN_DF:
+            return None
+        squares = _about_mean([math.log(first[k] / second[k]) for k in common])
+        runs = tuple(sorted({run for run, _ in common}))
+        return PairSpread(a, b, math.sqrt(squares / df), upper_sigma(squares, df), df, runs)
+
     def peak(self, stack: str, workload: str) -> float | None:
         """The level where the stored starts' trend peaks (the medians of each level's
         starts, stats.fitted_peak): where a claim's "peak" was read before."""
@@ -104,9 +154,13 @@ class PastSpreads:
 
 
 def _squares(figures: tuple[float, ...]) -> float:
-    logs = [math.log(f) for f in figures]
-    mean = math.fsum(logs) / len(logs)
-    return math.fsum((x - mean) ** 2 for x in logs)
+    return _about_mean([math.log(f) for f in figures])
+
+
+def _about_mean(values: list[float]) -> float:
+    """The sum of squared deviations from the values' mean."""
+    mean = math.fsum(values) / len(values)
+    return math.fsum((x - mean) ** 2 for x in values)
 
 
 def upper_sigma(squares: float, df: int) -> float:

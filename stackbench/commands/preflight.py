@@ -13,7 +13,7 @@ from stackbench.analysis.analysis import decision_confidence
 from stackbench.analysis.claims import Readiness
 from stackbench.commands.claims import print_readiness, suite_cores_note
 from stackbench.commands.live import stop_signals_as_interrupt
-from stackbench.commands.plantime import print_time
+from stackbench.commands.plantime import print_time, rounds_ahead
 from stackbench.commands.suitefile import shown
 from stackbench.config.deviations import Deviation
 from stackbench.config.estimate import Timeline, fitting_stacks
@@ -45,7 +45,9 @@ def print_preflight(
     guess = checks.probes.guess_note
     if guess:
         print_wrapped(console, guess, "estimate: ", indent=2)
-    print_plan(console, checks, suite_cores_note(suite, checks.claims))
+    # --until-decided on the suite's own budget: the rounds its claims are expected to need
+    rounds = until_decided_s is not None and budget_s is None
+    print_plan(console, checks, suite_cores_note(suite, checks.claims), rounds)
     compared = compared_note(checks.plan)
     if compared:
         print_wrapped(console, compared, indent=2)
@@ -129,9 +131,12 @@ def check_load_budget(suite: Suite, timeline: Timeline, load_budget_s: float) ->
     )
 
 
-def print_plan(console: Console, checks: Preflight[Readiness], cores_note: str = "") -> None:
+def print_plan(
+    console: Console, checks: Preflight[Readiness], cores_note: str = "", rounds: bool = False
+) -> None:
     """The plan: load, cores (and `cores_note`: what the server lacks against the article),
-    stacks and workloads, the parameters each stack will start with, how long it takes, the
+    stacks and workloads, the parameters each stack will start with, how long it takes (with
+    `rounds`, and what the until-decided rounds its claims are expected to need add), the
     limits."""
     plan = checks.plan
     suite = plan.suite
@@ -175,7 +180,12 @@ def print_plan(console: Console, checks: Preflight[Readiness], cores_note: str =
     print_stacks(console, plan)
     print_external(console, plan)
     print_params(console, 0 if suite.core_counts else suite.server_cores, checks.params)
-    print_time(console, checks.timeline, list(checks.not_built), suite.load_budget_s)
+    ahead = (
+        rounds_ahead(checks.timeline, checks.claims, suite.load_budget_s)
+        if rounds and checks.claims
+        else None
+    )
+    print_time(console, checks.timeline, list(checks.not_built), suite.load_budget_s, ahead)
     for check in checks.limits:
         print_wrapped(
             console,

@@ -1,13 +1,15 @@
 """How long a plan takes on this machine: pure.
 
-A level counted in seconds lasts its duration. A level counted in requests (ab -n, the native
-loader's -n, requests_per_connection) lasts as long as the stack takes to answer them, which
-only a measured rate tells: the rate this machine measured earlier for the same stack,
-workload, load setup and level (the store), else the nearest level of that case, else the
-slowest other stack's at the nearest level, else a conservative guess; the plan labels each
-level's source, and the last two as guesses. A closed loop of C connections cannot take
-longer than ceil(N / C) request timeouts, nor longer than the engine lets a level run
-(`level_budget_s`), so no estimate exceeds those bounds.
+A level counted in seconds lasts its duration. A standalone timing lasts its iterations at the
+seconds one took here before (`iteration_s`: this stack's, else the slowest other stack's
+timing of the workload, else a guess the plan names with the minutes it makes). A level
+counted in requests (ab -n, the native loader's -n, requests_per_connection) lasts as long as
+the stack takes to answer them, which only a measured rate tells: the rate this machine
+measured earlier for the same stack, workload, load setup and level (the store), else the
+nearest level of that case, else the slowest other stack's at the nearest level, else a
+conservative guess; the plan labels each level's source, and the last two as guesses. A
+closed loop of C connections cannot take longer than ceil(N / C) request timeouts, nor longer
+than the engine lets a level run (`level_budget_s`), so no estimate exceeds those bounds.
 
 Around the levels a run also spends time the load does not: its start (the machine check,
 the data services' first start), every fresh start of a stack (its services' seed data
@@ -21,7 +23,7 @@ its newest entries), so each remaining level is re-estimated from the rate its s
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -210,8 +212,13 @@ class Timeline:
     steps: tuple[Step, ...]
     overheads: Overheads = OVERHEADS
     # standalone timings planned at the guessed overheads.script_iteration_s (never timed
-    # here): their time may be far off, and the plan says so
+    # here), and the seconds they make of the plan: their time may be far off, and the plan
+    # says so and how much
     guessed_timings: int = 0
+    guessed_timing_s: float = 0.0
+    # ... planned at another stack's timing of the same workload here (a rough guess)
+    borrowed_timings: int = 0
+    borrowed_timing_s: float = 0.0
 
     @property
     def total_s(self) -> float:
@@ -253,6 +260,25 @@ class Timeline:
         return {k: counts[k] for k in order if k in counts}
 
 
+TimingSource = Literal["timed", "other stack", "guess"]
+
+
+def iteration_s(
+    timed: Mapping[tuple[str, str], float], stack: str, label: str, guess: float
+) -> tuple[float, TimingSource]:
+    """One standalone iteration's seconds, as the levels' rates are found (`rate_for`): as
+    timed here for this stack and workload, else the slowest other stack's timing of the
+    workload here (a rough guess: stacks differ several times over; the slowest, so that
+    the run ends before the plan says rather than after), else `guess`."""
+    own = timed.get((stack, label))
+    if own is not None:
+        return own, "timed"
+    others = [s for (_, other), s in timed.items() if other == label]
+    if others:
+        return max(others), "other stack"
+    return guess, "guess"
+
+
 def plan_timeline(
     plan: Plan,
     history: Sequence[PastLevel] = (),
@@ -268,7 +294,7 @@ def plan_timeline(
         steps.append(Step("calibration", calibration_s))
     suite = plan.suite
     scripts = script_iteration_s or {}
-    guessed = 0
+    guessed: dict[TimingSource, tuple[int, float]] = {}  # (timings, seconds) by source
     compared = {n for n, e in suite.endpoints.items() if e.same_across_stacks}
     for stack in plan.stacks:  # asked once before any load (engine/agreement.py)
         if stack.available and any(c.spec.name in compared for c in stack.cases):
@@ -285,10 +311,12 @@ def plan_timeline(
                 continue
             steps.append(Step("stack start", overheads.stack_start_s, stack.name))
             for case in map(round_.levels, stack.cases):
-                measured = scripts.get((stack.name, case.spec.label))
-                guessed += 0 if measured is not None else timings
-                per = overheads.script_iteration_s if measured is None else measured
+                per, source = iteration_s(
+                    scripts, stack.name, case.spec.label, overheads.script_iteration_s
+                )
                 script = timings * suite.script_iterations * per
+                count, seconds = guessed.get(source, (0, 0.0))
+                guessed[source] = (count + timings, seconds + script)
                 jit = (
                     stack.jit_warmup_s + overheads.per_level_s
                     if stack.jit_warmup_s and suite.load_for(case.spec.label).jit_warmup
@@ -305,7 +333,15 @@ def plan_timeline(
                 steps += _level_steps(plan, stack, case, history, overheads)
     cases = sum(len(st.cases) for st in plan.stacks if st.available)
     steps.append(Step("report", overheads.report_s + overheads.report_per_case_s * cases))
-    return Timeline(tuple(steps), overheads, guessed)
+    guess, borrowed = guessed.get("guess", (0, 0.0)), guessed.get("other stack", (0, 0.0))
+    return Timeline(
+        tuple(steps),
+        overheads,
+        guessed_timings=guess[0],
+        guessed_timing_s=guess[1],
+        borrowed_timings=borrowed[0],
+        borrowed_timing_s=borrowed[1],
+    )
 
 
 def _level_steps(

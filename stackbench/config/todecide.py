@@ -7,7 +7,8 @@ It lives here, below all three, because neither the engine nor the analysis impo
 `claims_round`, pure, picks the next round: the claims more repetitions can decide, cheapest
 first, each with every level it still needs, as many as the budget left pays for.
 `rounds_room` prices rounds for a plan not yet run: the suite's load budget less the plan's
-estimated load, each added repetition at the plan's own estimate of its level's load.
+estimated load, each added repetition at the plan's own estimate of its level's load;
+`rounds_time`, the wall time such rounds add to the plan's.
 """
 
 import math
@@ -151,3 +152,27 @@ def rounds_room(timeline: Timeline, load_budget_s: float | None) -> RoundsRoom |
         key = LevelKey(step.stack, step.label, step.value)
         level_s[key] = max(level_s.get(key, 0.0), step.time.load_s)
     return RoundsRoom(load_budget_s, timeline.load_s, level_s)
+
+
+def rounds_time(timeline: Timeline, extra: Mapping[LevelKey, int]) -> float:
+    """The wall time of until-decided rounds that add `extra` repetitions to the plan's
+    levels: each repetition as long as the plan's own level (warm-up, load, the loader's
+    start and the pause), and each round a fresh start of every stack it repeats levels of,
+    with the verification of each of its cases it repeats (as the plan's own starts cost;
+    a round past `repeat` makes no standalone timing). A stack starts as many times as its
+    most repeated level."""
+    o = timeline.overheads
+    wall: dict[LevelKey, float] = {}
+    for step in timeline.levels():
+        if step.time is not None and step.value is not None:
+            key = LevelKey(step.stack, step.label, step.value)
+            wall[key] = max(wall.get(key, 0.0), step.seconds)
+    starts: dict[str, int] = {}
+    cases: dict[str, set[str]] = {}
+    for key, n in extra.items():
+        starts[key.stack] = max(starts.get(key.stack, 0), n)
+        cases.setdefault(key.stack, set()).add(key.label)
+    levels = math.fsum(wall.get(key, 0.0) * n for key, n in extra.items())
+    return levels + math.fsum(
+        n * (o.stack_start_s + o.case_start_s * len(cases[stack])) for stack, n in starts.items()
+    )

@@ -1,5 +1,5 @@
 """Claims read from paired repetitions (analysis.paired): two levels of one fresh start, two
-stacks' standalone timings taken in turns; the design check reads its synthetic runs unpaired."""
+stacks' standalone timings taken in turns; the design check reads its synthetic runs so too."""
 
 import math
 from typing import Any

@@ -107,3 +107,28 @@ def test_a_spread_names_where_it_comes_from() -> None:
         "103.1% between fresh starts of php-apache data?n=128 @8,000–10,000 (runs 2, 3, 4: "
         "73.8% over 6 degrees of freedom, 80% upper bound)"
     )
+
+
+def test_a_pair_of_levels_varies_by_its_per_start_log_ratio() -> None:
+    """Run 1's three starts: a / b = 1, e^0.1, e^0.2 while both sides drift together from
+    100 to 150; run 2's one start: e^0.1. The four log ratios 0, 0.1, 0.2, 0.1 about their
+    mean 0.1: squares 0.02, 3 df; sqrt(0.02 / 3), its 80% upper bound sqrt(0.02 /
+    chi2.ppf(0.2, 3)), chi2.ppf(0.2, 3) = 1.005174."""
+    drift = {0: 100.0, 1: 125.0, 2: 150.0}
+    pairs = [_past(1, drift[rep] * math.exp(d), 1, rep) for rep, d in enumerate((0.0, 0.1, 0.2))]
+    pairs += [_past(2, drift[rep], 1, rep) for rep in range(3)]
+    pairs += [_past(1, 100.0 * math.exp(0.1), 2), _past(2, 100.0, 2)]
+    pairs.append(_past(1, 80.0, 3))  # a start that measured only one of them
+    spreads = past_spreads(pairs, "sweep", SETUP)
+    found = spreads.paired(("s", "w", 1.0), ("s", "w", 2.0))
+    assert found is not None and found.df == 3 and found.runs == (1, 2)
+    assert found.sigma == pytest.approx(math.sqrt(0.02 / 3))
+    assert found.sigma_used == pytest.approx(math.sqrt(0.02 / 1.005174), rel=1e-5)
+    assert found.text == (
+        "14.1% between the pairs s w @1 / s w @2 of one start (runs 1, 2: 8.2% over 3 "
+        "degrees of freedom, 80% upper bound)"
+    )
+    assert spreads.paired(("s", "w", 1.0), ("s", "w", 9.0)) is None  # never measured
+    # run 2 alone: one start that measured both, no spread
+    two = past_spreads([p for p in pairs if p.run_id != 1], "sweep", SETUP)
+    assert two.paired(("s", "w", 1.0), ("s", "w", 2.0)) is None

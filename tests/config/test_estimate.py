@@ -11,6 +11,7 @@ from stackbench.config.estimate import (
     PastLevel,
     Rate,
     fitting_stacks,
+    iteration_s,
     level_time,
     plan_timeline,
     rate_for,
@@ -168,9 +169,9 @@ def test_a_plan_timeline_adds_up_by_hand(tmp_path: Path, fake_inventory) -> None
     assert levels == 32.0 and timeline.seconds_of("level") == pytest.approx(levels)
     # two rounds x two stacks start; each case start 0.5, with its standalone timing in each
     # round (one a repetition, as the runner makes them): refserver 100 x 0.002 = 0.2 s,
-    # refjit 100 x 0.01 (assumed) = 1 s; refjit's JIT warm-up pass (1 s, fake stack, + 0.25 s
-    # its loader's start) before its case each round
-    starts = 4 * 2.0 + 4 * 0.5 + 2 * (0.2 + 1.0) + 2 * 1.25
+    # refjit never timed, at refserver's timing of the same workload: 0.2 s; refjit's JIT
+    # warm-up pass (1 s, fake stack, + 0.25 s its loader's start) before its case each round
+    starts = 4 * 2.0 + 4 * 0.5 + 2 * (0.2 + 0.2) + 2 * 1.25
     assert timeline.seconds_of("stack start", "case start") == pytest.approx(starts)
     assert timeline.seconds_of("report") == 10 + 2 * 1.0  # two cases' charts
     assert timeline.total_s == pytest.approx(3 + starts + levels + 12)
@@ -200,15 +201,30 @@ def test_the_standalone_timings_are_counted_as_the_runner_makes_them(
     # 2 rounds x 3 timings x 100 iterations x (0.002 + 0.004) s a round's two cases
     assert starts(three) - starts(untimed) == pytest.approx(2 * 3 * 100 * 0.006)
     assert plan_timeline(three, (), OH, per).guessed_timings == 0
-    # refjit never timed here: its 6 timings at the guessed 0.01 s an iteration, and said so
-    guessed = plan_timeline(three, (), OH, {("refserver", "hello"): 0.002})
-    assert guessed.guessed_timings == 6
+    # refjit never timed here: its 6 timings at refserver's timing of the same workload
+    borrowed = plan_timeline(three, (), OH, {("refserver", "hello"): 0.002})
+    assert (borrowed.borrowed_timings, borrowed.guessed_timings) == (6, 0)
+    assert borrowed.borrowed_timing_s == pytest.approx(6 * 100 * 0.002)
+    assert borrowed.seconds_of("case start") - starts(untimed) == pytest.approx(
+        2 * 3 * 100 * (0.002 + 0.002)
+    )
+    # nothing timed here: all 12 at the guessed 0.01 s an iteration, and said so
+    guessed = plan_timeline(three, (), OH, {})
+    assert (guessed.guessed_timings, guessed.borrowed_timings) == (12, 0)
+    assert guessed.guessed_timing_s == pytest.approx(12 * 100 * 0.01)
     assert guessed.seconds_of("case start") - starts(untimed) == pytest.approx(
-        2 * 3 * 100 * (0.002 + 0.01)
+        2 * 3 * 100 * (0.01 + 0.01)
     )
     extension = Plan(three.suite, three.stacks, (Round(2, three.stacks),))
     bare = Plan(untimed.suite, untimed.stacks, (Round(2, untimed.stacks),))
     assert starts(extension) == pytest.approx(starts(bare))
+
+
+def test_a_standalone_iteration_is_timed_here_else_another_stacks_else_a_guess() -> None:
+    timed = {("php", "db-report"): 0.0012, ("node", "db-report"): 0.0007, ("node", "x"): 0.5}
+    assert iteration_s(timed, "php", "db-report", 0.01) == (0.0012, "timed")
+    assert iteration_s(timed, "go", "db-report", 0.01) == (0.0012, "other stack")  # slowest
+    assert iteration_s(timed, "go", "sha", 0.01) == (0.01, "guess")
 
 
 def test_what_fits_a_budget(tmp_path: Path, fake_inventory) -> None:

@@ -69,9 +69,9 @@ def evaluate(
     seed: int = stats.DEFAULT_SEED,
     paired: bool = True,
 ) -> tuple[ClaimResult, ...]:
-    """Each claim on the run; `paired`: a ratio of figures measured in the same repetitions
-    is read from its pairs (False: as independent sides, as the design check reads its
-    synthetic runs)."""
+    """Each claim on the run (a stored one, or the design check's synthetic one);
+    `paired`: a ratio of figures measured in the same repetitions is read from its pairs
+    (False: as independent sides, to show what pairing changes)."""
     run = _Run(data)
     out = []
     for ready in requirements_unmet(claims, facts):

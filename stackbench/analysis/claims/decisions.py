@@ -94,8 +94,7 @@ class _Context:
     resamples: int
     seed: int
     # A ratio of two figures whose repetitions pair is read from the pairs (analysis.paired);
-    # False: as independent sides (the design check, whose synthetic repetitions share no
-    # drift it could know of before the run)
+    # False: as independent sides (to show what pairing changes)
     paired: bool = True
 
 

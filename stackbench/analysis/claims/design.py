@@ -32,9 +32,21 @@ takes them, fit the room together (a round repeats a level once for every claim 
 Otherwise "testable but not decidable" with what the decision code said and why the rounds
 do not mend it. A failed-request claim is judged on counts: it needs only the levels. A
 breakpoint's crossing is placed in the middle of its range. Nothing here measures: the
-figures are the claim's, the spread the verdicts'. The synthetic repetitions are read as
-independent sides, never paired (analysis.paired): the drift that pairs cancel on a real run
-is not known before it, so the design counts none of it.
+figures are the claim's, the spread the verdicts'.
+
+The synthetic runs are read as a real run is, by the same function (`evaluate`): a ratio of two
+figures measured in the same repetitions from its pairs (analysis.paired). So each
+repetition's factor is made of two parts, as a real run's are: a drift all the levels and
+timings of that repetition share (the same pattern for every point), which pairs cancel, and
+noise of the point's own, which they do not (`_factors`: patterns orthogonal to the drift's
+and to each other, so that every side still varies by exactly its spread, and a pair by
+exactly its own parts; two stacks at a level, or two levels of a stack, get different
+patterns: `_turns`). How much of the spread is the point's own: where the store's earlier
+runs of the suite measured every pair of the levels a claim reads in the same starts, the
+spread of those pairs' log ratios (pastspread `paired`) split evenly over the two sides;
+elsewhere all of it (the stated conservative assumption: no drift shared, so a paired reading
+gains nothing and, with half the degrees of freedom, loses a little). A calibration measures
+one stack's starts, not pairs: it does not split the spread.
 """
 
 import dataclasses
@@ -51,7 +63,8 @@ from stackbench.analysis.claims.kinds import _combos, _positions, _resolve
 from stackbench.analysis.claims.readiness import Readiness, requirements_unmet
 from stackbench.analysis.claims.results import ClaimResult, ClaimStatus
 from stackbench.analysis.claims.standin import StandIns, stand_ins
-from stackbench.analysis.pastspread import LevelSpread, PastSpreads
+from stackbench.analysis.paired import MIN_PAIRS
+from stackbench.analysis.pastspread import LevelSpread, PairSpread, PastSpreads
 from stackbench.analysis.verdicts import FLOORED_REPETITIONS, RunSpread, whole_level_sigma
 from stackbench.config.claims import (
     BreakpointTest,
@@ -90,6 +103,8 @@ NOT_DECIDABLE = "testable but not decidable"
 Key = tuple[str, str, float | None, str]
 # A point a claim reads: (stack, workload, level, "peak" or None for a standalone timing)
 Read = tuple[str, str, float | str | None]
+# A point of the plan: (stack, workload, level or None for its standalone timings)
+Point = tuple[str, str, float | None]
 
 
 @dataclass(frozen=True)
@@ -103,6 +118,8 @@ class Design:
     reasons: tuple[str, ...] = ()  # untestable: every unmet requirement
     rounds: int = 0  # until-decided rounds it needs after the plan (0: the plan decides it)
     rounds_load_s: float = 0.0  # the load those rounds add
+    # ... the repetitions they add to each level, beyond the plan's
+    rounds_levels: tuple[tuple[LevelKey, int], ...] = ()
     spread: str = ""  # the run-to-run spread its synthetic runs used, for people
     stand_in: str = ""  # what stands in for what when it is read with stand-ins
 
@@ -174,6 +191,8 @@ def designs(
             continue
         pair = scenarios(claim, facts, peak_levels(facts, past))
         used = claim_spread(facts, pair[0], spread, past).text
+        paired_by = pairing(facts, pair[0], past).text
+        used += f"; paired: {paired_by}" if paired_by else ""
         results = _judged(claim, facts, spread, pair, past)
         problems = _problems(results)
         if not problems:
@@ -216,8 +235,7 @@ def _judged(
     """The claim read on the plan's synthetic runs at the article's figures and at the
     opposite."""
     confirm, refute = (
-        evaluate([claim], synthetic_run(facts, s, spread, past=past), facts, paired=False)[0]
-        for s in pair
+        evaluate([claim], synthetic_run(facts, s, spread, past=past), facts)[0] for s in pair
     )
     return confirm, refute
 
@@ -303,7 +321,7 @@ def _play(
             extra[key] = extra.get(key, 0) + 1
         machine, past = spread
         run = synthetic_run(facts, scenario, machine, extra, past)
-        result = evaluate([claim], run, facts, paired=False)[0]
+        result = evaluate([claim], run, facts)[0]
     return f"still undecided after {MAX_CLAIM_ROUNDS} rounds"
 
 
@@ -328,7 +346,12 @@ def _within_room(
         if _load(both, room) <= room.left_s:
             taken = both
             out[index] = dataclasses.replace(
-                design, decidable=True, why="", rounds=rounds.count, rounds_load_s=rounds.load_s
+                design,
+                decidable=True,
+                why="",
+                rounds=rounds.count,
+                rounds_load_s=rounds.load_s,
+                rounds_levels=tuple(sorted(rounds.extra.items())),
             )
             continue
         out[index] = dataclasses.replace(
@@ -705,6 +728,114 @@ def claim_spread(
     return ClaimSpread(run, levels, worst)
 
 
+@dataclass(frozen=True)
+class Noise:
+    """How a point's repetitions vary beside the spread (_factors)."""
+
+    own: float | None = None  # the SD of its own noise (None: all of its spread)
+    turn: int = 0  # which own pattern (_own_pattern)
+    drift_free: bool = False  # no point shares drift: the drift's pattern is an own one too
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """How a claim's synthetic repetitions split their spread (see the module's docstring):
+    `own`, the SD of a read level's own noise where the store's earlier runs measured its
+    pairs (elsewhere all of the point's spread is its own); `turns`, which own-noise pattern
+    each point of the plan gets (_turns); `pairs`, the earlier runs' spreads it used."""
+
+    turns: Mapping[Point, int]
+    own: Mapping[Point, float]
+    pairs: tuple[PairSpread, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The widest of the earlier pairs' spreads it used, for people ("": none)."""
+        if not self.pairs:
+            return ""
+        return max(self.pairs, key=lambda p: p.sigma_used).text
+
+    def noise(self, point: Point) -> Noise:
+        """How the point's repetitions vary; no point with an own share: no drift shared,
+        and the drift's pattern is free to be one more own pattern."""
+        return Noise(self.own.get(point), self.turns.get(point, 0), not self.own)
+
+    def service(self, point: Point) -> Noise:
+        """A level's data service's CPU: none of the level's other figures' noise (a ratio
+        of the two is read paired: node-outweighs-mysql), the next pattern."""
+        return Noise(None, self.turns.get(point, 0) + 1, not self.own)
+
+
+def pairing(facts: Facts, scenario: Scenario, past: PastSpreads | None) -> Pairing:
+    """The split of a claim's synthetic repetitions: a level the claim reads gets as its own
+    noise the widest spread of its pairs with the other levels the claim reads in the
+    earlier runs, over sqrt(2) (a pair's log ratio varies by both sides' own noise), when
+    those runs measured every such pair in the same starts; otherwise (a standalone timing,
+    a level read alone, a pair never measured together) all of its spread is its own."""
+    read = _read_points(facts, scenario, past)
+    turns = _turns(_plan_points(facts))
+    turns.update(_turns(read))  # the read points' own square, whatever the rest's
+    levels = [(s, w, lv) for s, w, lv in read if lv is not None]
+    own: dict[Point, float] = {}
+    used: list[PairSpread] = []
+    for a in levels:
+        found = [past.paired(a, b) for b in levels if b != a] if past is not None else []
+        spreads = [f for f in found if f is not None]
+        if not found or len(spreads) < len(found):
+            continue
+        widest = max(spreads, key=lambda f: f.sigma_used)
+        own[a] = widest.sigma_used / math.sqrt(2.0)
+        used.append(widest)
+    return Pairing(turns, own, tuple(used))
+
+
+def _turns(points: Sequence[Point]) -> dict[Point, int]:
+    """Each point's own-noise pattern: its stack's index among the points' stacks plus its
+    level's index among the levels of its workload there (a standalone timing: 0). A Latin
+    square: two stacks at one level, or two levels of one stack, the pairs a reading
+    compares, never get the same pattern while there are patterns enough (_own_pattern)."""
+    stacks = sorted({p[0] for p in points})
+    levels: dict[str, list[float]] = {}
+    for _, workload, level in points:
+        if level is not None and level not in levels.setdefault(workload, []):
+            levels[workload].append(level)
+    return {
+        (stack, workload, level): stacks.index(stack)
+        + (0 if level is None else sorted(levels[workload]).index(level))
+        for stack, workload, level in points
+    }
+
+
+def _read_points(facts: Facts, scenario: Scenario, past: PastSpreads | None) -> list[Point]:
+    """The plan's points the claim reads, in a fixed order: a "peak" is the plan's level
+    nearest to where the earlier runs peaked, else every level of its stack and workload
+    (any may be the peak)."""
+    out: set[Point] = set()
+    for stack, workload, level in scenario.reads():
+        if level != "peak":
+            out.add((stack, workload, None if level is None else float(level)))
+            continue
+        values = facts.workload_levels.get(workload, ())
+        before = None if past is None else past.peak(stack, workload)
+        if before is not None and values:
+            out.add((stack, workload, min(values, key=lambda v: (abs(v - before), v))))
+        else:
+            out.update((stack, workload, float(v)) for v in values)
+    return sorted(out, key=lambda p: (p[0], p[1], -1.0 if p[2] is None else p[2]))
+
+
+def _plan_points(facts: Facts) -> list[Point]:
+    """Every level and standalone timing of the plan, in the plan's order."""
+    out: list[Point] = []
+    for stack in facts.stacks:
+        for workload, values in facts.workload_levels.items():
+            if stack.runs(workload):
+                out += [(stack.name, workload, float(v)) for v in values]
+                if facts.script_iterations > 0:
+                    out.append((stack.name, workload, None))
+    return out
+
+
 def synthetic_run(
     facts: Facts,
     scenario: Scenario,
@@ -719,6 +850,7 @@ def synthetic_run(
     are."""
     added = extra or {}
     used = claim_spread(facts, scenario, spread, past, added)
+    split = pairing(facts, scenario, past)
     spread = used.run
     cases: list[CaseRow] = []
     levels: list[LevelRow] = []
@@ -757,21 +889,74 @@ def synthetic_run(
                             level,
                             (rep, repetitions),
                             used.levels.get(LevelKey(stack.name, workload, level)),
+                            (
+                                split.noise((stack.name, workload, float(level))),
+                                split.service((stack.name, workload, float(level))),
+                            ),
                         )
                     )
             if facts.script_iterations > 0:
-                scripts += _scripts(facts, scenario, spread, stack.name, workload)
+                noise = split.noise((stack.name, workload, None))
+                scripts += _scripts(facts, scenario, spread, (stack.name, workload), noise)
     return RunData(_run_row(facts), cases, levels, [], scripts, _calibration(spread))
 
 
-def _factors(repetitions: int, sigma: float) -> list[float]:
-    """e^(sigma z_i), z evenly spaced with mean 0 and sample SD 1: repetitions that vary by
-    exactly the spread (one repetition: 1)."""
+def _factors(repetitions: int, sigma: float, noise: Noise | None = None) -> list[float]:
+    """Repetitions that vary by exactly the spread: e^(shared z_i + own u_i), z evenly
+    spaced (the drift every point of a repetition shares), u the point's own pattern
+    (_own_pattern, by its turn), both with mean 0 and sample SD 1 and orthogonal, own the
+    point's own noise (at most sigma; None: sigma) and shared^2 = sigma^2 - own^2. With
+    fewer than MIN_PAIRS repetitions nothing is read paired: all of it on z (one
+    repetition: 1)."""
     if repetitions == 1:
         return [1.0]
+    z = _drift(repetitions)
+    if repetitions < MIN_PAIRS:
+        return [math.exp(sigma * x) for x in z]
+    noise = noise or Noise()
+    own = sigma if noise.own is None else min(noise.own, sigma)
+    shared = math.sqrt(max(sigma * sigma - own * own, 0.0))
+    u = _own_pattern(repetitions, noise.turn, noise.drift_free)
+    return [math.exp(shared * x + own * y) for x, y in zip(z, u, strict=True)]
+
+
+def _drift(repetitions: int) -> tuple[float, ...]:
+    """The drift's pattern: evenly spaced, mean 0, sample SD 1."""
     raw = [i - (repetitions - 1) / 2.0 for i in range(repetitions)]
     sd = math.sqrt(math.fsum(z * z for z in raw) / (repetitions - 1))
-    return [math.exp(sigma * z / sd) for z in raw]
+    return tuple(r / sd for r in raw)
+
+
+def _own_pattern(repetitions: int, turn: int, drift_free: bool = False) -> tuple[float, ...]:
+    """The own-noise pattern of turn `turn`: the n - 2 patterns of _own_patterns (n - 1,
+    the drift's first, when no point shares drift) in turn, then the same negated (a pair
+    of them varies by twice the noise: more, never less, than independent noise would),
+    then again."""
+    patterns = ((_drift(repetitions),) if drift_free else ()) + _own_patterns(repetitions)
+    at = turn % (2 * len(patterns))
+    sign = 1.0 if at < len(patterns) else -1.0
+    return tuple(sign * x for x in patterns[at % len(patterns)])
+
+
+@functools.cache
+def _own_patterns(repetitions: int) -> tuple[tuple[float, ...], ...]:
+    """n - 2 patterns over n repetitions with mean 0 and sample SD 1, orthogonal to the
+    drift's evenly spaced one and to one another: Gram-Schmidt over the constant, the
+    linear trend and the cosines cos(pi k (i + 1/2) / n), k = 2..n-1 (which with the first
+    two span every pattern), keeping those after the first two."""
+    n = repetitions
+    start = [[1.0] * n, [float(i) for i in range(n)]]
+    start += [[math.cos(math.pi * k * (i + 0.5) / n) for i in range(n)] for k in range(2, n)]
+    basis: list[list[float]] = []
+    for vector in start:
+        v = list(vector)
+        for b in basis:
+            dot = math.fsum(x * y for x, y in zip(v, b, strict=True))
+            v = [x - dot * y for x, y in zip(v, b, strict=True)]
+        norm = math.sqrt(math.fsum(x * x for x in v))
+        basis.append([x / norm for x in v])
+    scale = math.sqrt(n - 1.0)  # unit length to sample SD 1
+    return tuple(tuple(x * scale for x in b) for b in basis[2:])
 
 
 def _level_row(
@@ -785,6 +970,8 @@ def _level_row(
     level: float,
     repetition: tuple[int, int],  # (this one, of how many)
     sigma_here: float | None = None,  # what its repetitions vary by (None: the spread's)
+    # how much of it is the level's own (_factors), and its data service's CPU's
+    noise: tuple[Noise, Noise] | None = None,  # None: all of it its own
 ) -> LevelRow:
     def figure(metric: str, default: float) -> float:
         value = scenario.value(stack, workload, level, metric)
@@ -808,7 +995,9 @@ def _level_row(
         else (spread.sigma if native else whole_level_sigma(spread, seconds))
     )
     rep, repetitions = repetition
-    factor = _factors(repetitions, sigma)[rep]
+    level_noise, service_noise = noise or (Noise(), Noise(turn=1))
+    factor = _factors(repetitions, sigma, level_noise)[rep]
+    service_factor = _factors(repetitions, sigma, service_noise)[rep]
     rps *= factor
     if count:  # a level counted in requests sends them all, faster or slower
         seconds = count / rps
@@ -828,7 +1017,7 @@ def _level_row(
     rate = scenario.error_rates.get((stack, workload, level), 0.0)
     failed = scenario.errors.get((stack, workload, level), round(completed * rate / (1 - rate)))
     cpu = figure("server_cpu", 90.0) * factor
-    service = figure("service_cpu", 20.0) * factor
+    service = figure("service_cpu", 20.0) * service_factor
     transfer = figure("transfer", rps * 2048 / 2**20) * factor
     return LevelRow(
         id=case_id * 1_000_000 + index * 1000 + rep,
@@ -902,8 +1091,11 @@ def _histogram(p50: int, p99: int) -> str:
 
 
 def _scripts(
-    facts: Facts, scenario: Scenario, spread: RunSpread, stack: str, workload: str
+    facts: Facts, scenario: Scenario, spread: RunSpread, case: tuple[str, str], noise: Noise
 ) -> list[ScriptRow]:
+    """A stack's standalone timings of a workload, the k-th of every stack in the same
+    repetition (they pair, as the runner's turns make them)."""
+    stack, workload = case
     iterations = facts.script_iterations
     per = {
         m: scenario.value(stack, workload, None, m) or 0.01
@@ -924,7 +1116,7 @@ def _scripts(
             else 0.0,
             outcome="ok",
         )
-        for f in _factors(facts.repeat * facts.script_timings, sigma)
+        for f in _factors(facts.repeat * facts.script_timings, sigma, noise)
     ]
 
 
@@ -1009,6 +1201,7 @@ def readiness_by_design(
             d.why if d.testable else "",
             d.rounds,
             d.rounds_load_s,
+            d.rounds_levels,
             d.spread if d.testable else "",
             d.testable and d.spread != spread.source,
             d.stand_in,
@@ -1052,6 +1245,18 @@ def design_lines(readiness: Sequence[Readiness]) -> list[str]:
         by_spread.setdefault(r.spread, []).append(r.claim.id)
     lines += [f"spread {spread}: {', '.join(ids)}" for spread, ids in by_spread.items()]
     return lines
+
+
+def expected_rounds(readiness: Sequence[Readiness]) -> tuple[dict[LevelKey, int], int]:
+    """The repetitions the until-decided rounds the claims are expected to need add to each
+    level, beyond the plan's (a level repeated once serves every claim reading it, as the
+    run takes them), and how many rounds that is: the claims decidable with rounds only."""
+    extra: dict[LevelKey, int] = {}
+    for r in readiness:
+        if r.decidable and r.rounds:
+            for key, n in r.rounds_levels:
+                extra[key] = max(extra.get(key, 0), n)
+    return extra, max((r.rounds for r in readiness if r.decidable), default=0)
 
 
 def counts(items: Sequence[Design]) -> tuple[int, int, int, int]:

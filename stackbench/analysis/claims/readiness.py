@@ -23,6 +23,7 @@ from stackbench.config.claims import (
     stacks_read,
     workloads_read,
 )
+from stackbench.config.plan import LevelKey
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class Readiness:
     undecidable: str = ""
     rounds: int = 0  # decidable only with this many until-decided rounds after the plan
     rounds_load_s: float = 0.0  # ... adding this much load, within the suite's budget
+    # ... and these repetitions to each level beyond the plan's
+    rounds_levels: tuple[tuple[LevelKey, int], ...] = ()
     spread: str = ""  # the run-to-run spread its design used, for people
     spread_from_past: bool = False  # ... the store's earlier runs of the suite (pastspread)
     # What stands in for what when the claim is read with stand-ins ("" when it is not)
