@@ -60,12 +60,17 @@ class LevelSpread:
 
     @property
     def text(self) -> str:
-        runs = ", ".join(str(r) for r in self.runs)
-        return (
-            f"{self.sigma_used:.1%} between fresh starts of {self.where} (run"
-            f"{'s' if len(self.runs) > 1 else ''} {runs}: {self.sigma:.1%} over {self.df} "
-            "degrees of freedom, 80% upper bound)"
-        )
+        basis = _basis(self.runs, self.sigma, self.df)
+        return f"{self.sigma_used:.1%} between fresh starts of {self.where} ({basis})"
+
+
+def _basis(runs: tuple[int, ...], sigma: float, df: int) -> str:
+    """What a stored spread rests on: its runs, its point estimate and degrees of freedom."""
+    listed = ", ".join(str(r) for r in runs)
+    return (
+        f"run{'s' if len(runs) > 1 else ''} {listed}: {sigma:.1%} over {df} degrees of "
+        "freedom, 80% upper bound"
+    )
 
 
 # A level of a suite's earlier runs: (stack, workload label, connections)
@@ -86,12 +91,9 @@ class PairSpread:
 
     @property
     def text(self) -> str:
-        runs = ", ".join(str(r) for r in self.runs)
-        return (
-            f"{self.sigma_used:.1%} between the pairs {_where(self.a)} / {_where(self.b)} "
-            f"of one start (run{'s' if len(self.runs) > 1 else ''} {runs}: {self.sigma:.1%} "
-            f"over {self.df} degrees of freedom, 80% upper bound)"
-        )
+        basis = _basis(self.runs, self.sigma, self.df)
+        pair = f"{_where(self.a)} / {_where(self.b)}"
+        return f"{self.sigma_used:.1%} between the pairs {pair} of one start ({basis})"
 
 
 def _where(at: Where) -> str:
