@@ -35,6 +35,11 @@ WARNING_WHY: dict[str, str] = {
     "request; the latency of those queued requests is not in the histogram",
     LevelFlag.DISTURBED: "other processes used the level's cores: its figures are partly the "
     "machine's, and no verdict rests on it",
+    LevelFlag.HELD_BACK: "the server's cores went idle for some seconds while the loader held "
+    "its clients, and its throughput fell with them, with no other process and no steal seen "
+    "there: the server waited (on its clients' connections, a data store, a quota) or was held "
+    "back unseen; the figure includes those seconds (a fall that recurs in the repetitions is "
+    "the stack's own)",
     LevelFlag.UNSTEADY: "the level saw start-up, not a steady state, and is not ranked",
     LevelFlag.INVALID: "the level broke a validity limit and is not ranked",
 }

@@ -13,6 +13,7 @@ from stackbench.config.measured import CoreAccount, RoleUsage
 from stackbench.config.noise import THROUGHPUT_THRESHOLD
 from stackbench.config.slo import SloOutcome, SloStatus, evaluate_slo, percentile_key
 from stackbench.config.suite import Slo
+from stackbench.engine.cpu_drop import cpu_drop
 from stackbench.lab.monitor import loader_bound
 from stackbench.store.records import (
     ERROR_RATE,
@@ -112,6 +113,10 @@ def judge_level(m: Measurement, max_error_rate: float) -> Verdict:
     disturbed = disturbed_flag(m.account)
     if disturbed:
         flags.append(disturbed)
+    # only where no disturbance was seen: one that was explains the fall, and says so
+    fell = None if disturbed else cpu_drop(m.account, m.server_roles, m.result.timeseries)
+    if fell is not None:
+        flags.append(LevelFlag.HELD_BACK.detail(fell.sentence()))
     if m.result.error_rate > max_error_rate:
         status = "invalid"
         flags.append(

@@ -39,6 +39,8 @@ class LevelFlag(enum.StrEnum):
     INVALID = "invalid"  # a validity limit broken (the error rate)
     FAILED = "failed"  # a server exited, the loader failed, a host was lost
     DISTURBED = "disturbed"  # other processes used the level's cores: no verdict rests on it
+    # the server's CPU fell while its load held, nothing seen taking it: said, not excluded
+    HELD_BACK = "held back"
     # Set by the analysis on a level's aggregate, never stored: no repetition completed one.
     NO_COMPLETED = "no completed requests"
 

@@ -15,14 +15,13 @@ whichever this host has writable; without either the test is skipped with the re
 import os
 import subprocess
 import sys
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from stackbench.errors import ExitCode
+from tests.commands.real_run import run_suite
 
 # Out of `make test` until it is robust there: in make test's serial phase its capped run was
 # once judged disturbed by its own watcher (fixed) and once not capped at all (cause not yet
@@ -36,10 +35,7 @@ pytestmark = [
 ]
 ROOT = Path(__file__).resolve().parents[2]
 BURNER = ROOT / "scripts" / "burner.py"
-LOADER = "stackbench-load"
 CAP = 0.40  # of one core
-RUN_TIMEOUT_S = 300.0
-POLL_S = 0.5  # the server warms up and is verified for seconds before it is measured
 
 SUITE = """
 name = "gate-real"
@@ -98,82 +94,6 @@ def capped_group(tmp_path: Path) -> Iterator[Path]:
     yield from _capped_group(f"stackbench-gate-test-{os.getpid()}")
 
 
-def _children(pid: int) -> list[int]:
-    """A process's children, from its threads' `children` files: a few small reads, so that
-    following the run costs the machine nothing its monitor would count (a scan of all of
-    /proc every 50 ms took 5% of a core and got the capped run flagged disturbed)."""
-    out: list[int] = []
-    try:
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
-    except OSError:
-        return out
-    for task in tasks:
-        try:
-            out += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return out
-
-
-def _descendants(root: int) -> list[int]:
-    out, todo = [], [root]
-    while todo:
-        for child in _children(todo.pop()):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
-def _comm(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
-
-
-def _server_pids(run: int) -> list[int]:
-    """The run's go-nethttp server processes: its descendants that are neither the loader
-    nor a Python helper of stackbench's own."""
-    return [
-        p for p in _descendants(run) if _comm(p) not in (LOADER, "") and "python" not in _comm(p)
-    ]
-
-
-def _follow(run: "subprocess.Popen[str]", act: Callable[[list[int]], None]) -> None:
-    """Call `act` with the server's processes once each has lived across two looks (the
-    run's short-lived probes, `go version` and the like, never do), until the run ends."""
-    seen: set[int] = set()
-    before: set[int] = set()
-    while run.poll() is None:
-        now = set(_server_pids(run.pid))
-        steady = sorted((now & before) - seen)
-        if steady:
-            act(steady)
-            seen.update(steady)
-        before = now
-        time.sleep(POLL_S)
-
-
-def _run(suite: Path, out: Path, act: Callable[[list[int]], None] | None = None) -> str:
-    env = {**os.environ, "COLUMNS": "160"}
-    command = [sys.executable, "-m", "stackbench", "run", str(suite), "--out", str(out)]
-    run = subprocess.Popen(
-        [*command, "--no-calibrate"],
-        env=env,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    watcher = threading.Thread(target=_follow, args=(run, act), daemon=True) if act else None
-    if watcher:
-        watcher.start()
-    output, _ = run.communicate(timeout=RUN_TIMEOUT_S)
-    if watcher:
-        watcher.join(timeout=5)
-    assert run.returncode == ExitCode.OK, output
-    return output
-
-
 def _compare(out: Path, a: int, b: int) -> tuple[int, str]:
     done = subprocess.run(
         [
@@ -203,7 +123,7 @@ def test_a_capped_server_is_regressed_and_a_disturbed_one_is_undecided(
     suite = tmp_path / "gate-real.toml"
     suite.write_text(SUITE)
     out = tmp_path / "out"
-    _run(suite, out)  # run 1: A
+    run_suite(suite, out)  # run 1: A
 
     capped: list[int] = []
 
@@ -215,14 +135,14 @@ def test_a_capped_server_is_regressed_and_a_disturbed_one_is_undecided(
                 continue
             capped.append(pid)
 
-    _run(suite, out, cap)  # run 2: B, the server capped at 40% of a core
+    run_suite(suite, out, cap)  # run 2: B, the server capped at 40% of a core
     assert capped, "no server process of run 2 was moved into the capped group"
     core = min(os.sched_getaffinity(0))  # the default placement's server core: the lowest
     burner = subprocess.Popen(
         [sys.executable, str(BURNER), "--cpu", str(core), "--on-ms", "30", "--seconds", "240"]
     )
     try:
-        _run(suite, out)  # run 3: C, a burner on the server's core throughout
+        run_suite(suite, out)  # run 3: C, a burner on the server's core throughout
     finally:
         burner.terminate()
         burner.wait(timeout=10)

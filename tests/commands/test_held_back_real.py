@@ -1,0 +1,102 @@
+"""A server held back while its load holds, with no other process taking its core, is said
+(issue 32): real runs of go-nethttp (hello, 20 connections, one 12-s level).
+
+Run A as it is; run B with the server's processes stopped (SIGSTOP) for 0.6 s of every 3 s
+from the moment they start: its core goes idle with requests waiting, and no other process
+uses it, so no account names anything. B's level must carry the `held back` flag with its
+figures; A's must not (on a quiet machine: a disturbed level is judged by the disturbed rule
+instead, and this test then says so rather than pass).
+"""
+
+import os
+import signal
+import threading
+from pathlib import Path
+
+import pytest
+
+from stackbench.store.records import LevelFlag
+from stackbench.store.store import Store
+from tests.commands.real_run import run_suite
+
+pytestmark = pytest.mark.integration
+
+SUITE = """
+name = "held-back-real"
+description = "go-nethttp hello, for the real held-back test"
+stacks = ["go-nethttp"]
+workloads = ["hello"]
+
+[load]
+driver = "native"
+mode = "closed"
+keepalive = "on"
+connections = [20]
+duration_s = 12
+warmup_s = 2
+pause_s = 1
+repeat = 1
+"""
+STOP_S, EVERY_S = 0.6, 3.0
+
+
+class Stopper:
+    """Stops the processes it is given for STOP_S of every EVERY_S until it is told to end."""
+
+    def __init__(self) -> None:
+        self.pids: list[int] = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def add(self, pids: list[int]) -> None:
+        self.pids += pids
+        if not self.thread.is_alive():
+            self.thread.start()
+
+    def _signal(self, sig: signal.Signals) -> None:
+        for pid in self.pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                continue
+
+    def _loop(self) -> None:
+        while not self.done.wait(EVERY_S - STOP_S):
+            self._signal(signal.SIGSTOP)
+            self.done.wait(STOP_S)
+            self._signal(signal.SIGCONT)  # always: never leave a server stopped
+
+    def end(self) -> None:
+        self.done.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout=EVERY_S * 2)
+        self._signal(signal.SIGCONT)
+
+
+def _level_flags(out: Path, run: int) -> list[str]:
+    store = Store(out / "stackbench.sqlite", create=False)
+    try:
+        return [f.text for lv in store.load_run(run).levels for f in lv.flags]
+    finally:
+        store.close()
+
+
+def test_a_server_stopped_with_its_load_holding_is_said_held_back(tmp_path: Path) -> None:
+    suite = tmp_path / "held-back-real.toml"
+    suite.write_text(SUITE)
+    out = tmp_path / "out"
+    run_suite(suite, out)  # run 1: A
+    stopper = Stopper()
+    try:
+        run_suite(suite, out, stopper.add)  # run 2: B
+    finally:
+        stopper.end()
+    assert stopper.pids, "no server process of run 2 was found to stop"
+    quiet, held = _level_flags(out, 1), _level_flags(out, 2)
+    print("A:", quiet, "\nB:", held)
+    parsed = [f for f in held if f.startswith(LevelFlag.HELD_BACK.value)]
+    assert parsed, f"run B's level was not said held back: {held}"
+    assert "fell from" in parsed[0] and "while the load held" in parsed[0]
+    if any(f.startswith(LevelFlag.DISTURBED.value) for f in quiet):
+        pytest.fail(f"run A was disturbed, so its lack of a held-back flag says nothing: {quiet}")
+    assert not any(f.startswith(LevelFlag.HELD_BACK.value) for f in quiet), quiet
