@@ -1,5 +1,5 @@
 """A server held back while its load holds, with no other process taking its core, is said
-(issue 32): real runs of go-nethttp (hello, 20 connections, one 12-s level).
+(issue 32): real runs of go-nethttp (hello, 50 connections, one 12-s level).
 
 Run A as it is; run B with the server's processes stopped (SIGSTOP) for 0.6 s of every 3 s
 from the moment they start: its core goes idle with requests waiting, and no other process
@@ -31,7 +31,7 @@ workloads = ["hello"]
 driver = "native"
 mode = "closed"
 keepalive = "on"
-connections = [20]
+connections = [50]
 duration_s = 12
 warmup_s = 2
 pause_s = 1
