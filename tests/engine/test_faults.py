@@ -79,11 +79,14 @@ def stackbench(
 
 
 def level_count(db: Path) -> int:
+    """The standing levels stored: a level measured again after a disturbance (issue 32)
+    leaves its first measurement behind, superseded, which a resume does not replay."""
     if not db.exists():
         return 0
     try:
         with sqlite3.connect(db) as conn:
-            return int(conn.execute("SELECT COUNT(*) FROM levels").fetchone()[0])
+            query = "SELECT COUNT(*) FROM levels WHERE superseded IS NULL"
+            return int(conn.execute(query).fetchone()[0])
     except sqlite3.OperationalError:  # the tables are not created yet
         return 0
 
