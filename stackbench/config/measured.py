@@ -84,6 +84,10 @@ class CoreSetUse(msgspec.Struct, frozen=True, kw_only=True):
     # task (interrupts and idle exits on the idle core, the level's own), not in unseen_s
     # nor other_s (records stored before it was counted: 0)
     no_task_s: float = 0.0
+    # short-lived processes' time their parents reaped (cutime + cstime), placed here by the
+    # clock's awake time no task explains: part of unseen_s, which is at least this (0:
+    # stored before it was counted)
+    reaped_s: float = 0.0
 
     def capacity_s(self, elapsed_s: float) -> float:
         return len(self.cores) * elapsed_s

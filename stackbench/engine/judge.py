@@ -177,7 +177,8 @@ def _named(account: CoreAccount) -> str:
     """The processes that used most, and what no one was seen to use."""
     elapsed = account.elapsed_s
     parts = [f"{u.name} (pid {u.pid}) {u.cpu_s / elapsed:.0%}" for u in account.top]
-    unseen = sum(max(0.0, s.unseen_s) for s in account.sets if s.roles) / elapsed
+    # the short commands whose parent reaped them are named in `top` by that parent
+    unseen = sum(max(0.0, s.unseen_s - s.reaped_s) for s in account.sets if s.roles) / elapsed
     if unseen >= 0.005:
         parts.append(f"processes too short-lived to name {unseen:.0%}")
     # not counted in the share: the seconds it comes from forked nothing unseen
