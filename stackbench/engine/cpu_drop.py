@@ -38,23 +38,31 @@ FALL = 0.10
 
 
 @dataclass(frozen=True)
-class CpuDrop:
-    """The seconds a level's server cores lost, and what the level lost with them."""
+class CoreFall:
+    """The seconds one set of a level's server cores lost."""
 
-    cores: tuple[int, ...]
-    roles: tuple[str, ...]
     seconds: int  # the monitor's seconds whose share fell, not explained by others or steal
     of: int  # the seconds judged (the level's, less its first and last)
     typical: float  # the typical second's share of the cores (its median)
     low: float  # the mean share of the seconds that fell
     cpu_lost: float  # the share of the level's server CPU those seconds lost
+
+
+@dataclass(frozen=True)
+class CpuDrop:
+    """The seconds a level's server cores lost, and what the level lost with them."""
+
+    cores: tuple[int, ...]
+    roles: tuple[str, ...]
+    fall: CoreFall
     requests_lost: float  # the share of the level's responses its slow seconds lost
 
     def sentence(self) -> str:
         cores = ("core " if len(self.cores) == 1 else "cores ") + ",".join(map(str, self.cores))
+        fall = self.fall
         return (
             f"the server's share of {cores} ({', '.join(self.roles)}) fell from "
-            f"{self.typical:.0%} to {self.low:.0%} in {self.seconds} of {self.of} seconds while "
+            f"{fall.typical:.0%} to {fall.low:.0%} in {fall.seconds} of {fall.of} seconds while "
             f"the load held, and the level lost {self.requests_lost:.1%} of its responses with "
             "it, with no other process seen there and no steal counted (the server waited: on "
             "its clients' connections, a data store, a quota; or something unseen held it back)"
@@ -80,29 +88,11 @@ def cpu_drop(
             continue
         found = _fell(cores)
         if found is not None and found.cpu_lost > band:
-            return CpuDrop(
-                cores.cores,
-                cores.roles,
-                found.seconds,
-                found.of,
-                found.typical,
-                found.low,
-                found.cpu_lost,
-                requests_lost,
-            )
+            return CpuDrop(cores.cores, cores.roles, found, requests_lost)
     return None
 
 
-@dataclass(frozen=True)
-class _Fall:
-    seconds: int
-    of: int
-    typical: float
-    low: float
-    cpu_lost: float
-
-
-def _fell(cores: CoreSetUse) -> _Fall | None:
+def _fell(cores: CoreSetUse) -> CoreFall | None:
     """The seconds the set's roles' share fell more than FALL below its typical second, with
     the other processes and the steal of that second too small to explain it."""
     n = len(cores.cores)
@@ -124,7 +114,7 @@ def _fell(cores: CoreSetUse) -> _Fall | None:
     if not gaps:
         return None
     low = typical - sum(gaps) / len(gaps)
-    return _Fall(len(gaps), len(share), typical, low, sum(gaps) / (typical * len(share)))
+    return CoreFall(len(gaps), len(share), typical, low, sum(gaps) / (typical * len(share)))
 
 
 def _requests_lost(timeseries: Sequence[Second]) -> float:

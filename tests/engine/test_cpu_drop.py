@@ -68,11 +68,11 @@ HELD_RATE = [10_000, 10_000, 10_000, 7_000, 10_000, 7_000, 10_000, 7_000] + [10_
 def test_a_server_held_back_while_its_load_held_is_found_with_its_figures():
     found = cpu_drop(account(core_set(HELD_CPU)), SERVER, series(HELD_RATE))
     assert found is not None
-    assert (found.seconds, found.of) == (3, 10)
-    assert found.typical == pytest.approx(0.97)
-    assert found.low == pytest.approx(0.67)
+    assert (found.fall.seconds, found.fall.of) == (3, 10)
+    assert found.fall.typical == pytest.approx(0.97)
+    assert found.fall.low == pytest.approx(0.67)
     # 3 seconds of 0.30 lost, over 10 seconds of 0.97
-    assert found.cpu_lost == pytest.approx(0.9 / 9.7)
+    assert found.fall.cpu_lost == pytest.approx(0.9 / 9.7)
     # 3 seconds of 3,000 short, over 11 seconds of 10,000
     assert found.requests_lost == pytest.approx(9_000 / 110_000)
     said = found.sentence()
