@@ -49,6 +49,7 @@ snapshots (tests/lab/test_coreaccount.py).
 """
 
 import contextlib
+import dataclasses
 import gzip
 import os
 import time
@@ -200,6 +201,17 @@ class _SetTotals:
     other_per_s: list[float] = field(default_factory=list)
     steal_per_s: list[float] = field(default_factory=list)
 
+    @property
+    def accounted(self) -> float:
+        """The time a task was seen to use: the roles', stackbench's, kernel threads', the
+        named other processes'."""
+        return self.roles + self.own + self.kernel + self.named
+
+    @property
+    def clock_awake(self) -> float:
+        """The time the cores neither slept nor lost to the hypervisor, by the clock."""
+        return max(0.0, self.capacity - self.idle - self.steal)
+
 
 def unexplained_forks(before: Snapshot, after: Snapshot) -> int | None:
     """Forks between two snapshots not alive at the second: processes or threads born and
@@ -210,17 +222,32 @@ def unexplained_forks(before: Snapshot, after: Snapshot) -> int | None:
     return max(0, after.forks - before.forks - len(after.tids - before.tids))
 
 
+def same_process(a: Task, b: Task) -> bool:
+    """Two looks at one process (or thread): a pid reused by a new one has another start."""
+    return abs(a.started_s - b.started_s) < 1e-6
+
+
+def baseline(before: Snapshot, task: Task) -> Task | None:
+    """What `task`'s cumulative times were at `before`: its record then; zero for a process
+    born in between (also one that reuses a pid seen then); None for one that was alive at
+    `before` but missed by its scan, whose times since cannot be told."""
+    prev = before.tasks.get(task.pid)
+    if prev is not None and same_process(prev, task):
+        return prev
+    if task.started_s >= before.uptime_s - 0.02:  # born in between (start: tick-exact)
+        return dataclasses.replace(task, cpu_s=0.0, children_s=0.0)
+    return None
+
+
 def task_deltas(before: Snapshot, after: Snapshot) -> dict[int, tuple[Task, float]]:
     """Each process's CPU seconds between two snapshots. One born in between counts from
     zero; one seen before under the same pid but another start time is a new process;
     one gone by `after` is not seen (its time stays in the remainder)."""
     out = {}
     for pid, task in after.tasks.items():
-        prev = before.tasks.get(pid)
-        if prev is not None and abs(prev.started_s - task.started_s) < 1e-6:
+        prev = baseline(before, task)
+        if prev is not None:
             out[pid] = (task, max(0.0, task.cpu_s - prev.cpu_s))
-        elif task.started_s >= before.uptime_s - 0.02:  # born in between (start: tick-exact)
-            out[pid] = (task, task.cpu_s)
     return out
 
 
@@ -233,20 +260,16 @@ def reaped(before: Snapshot, after: Snapshot) -> dict[int, float]:
     seen_gone: dict[int, float] = {}
     for pid, child in before.tasks.items():
         now = after.tasks.get(pid)
-        if now is None or abs(now.started_s - child.started_s) >= 1e-6:
+        if now is None or not same_process(now, child):
             seen_gone[child.ppid] = seen_gone.get(child.ppid, 0.0) + child.cpu_s + child.children_s
     out = {}
     for pid, task in after.tasks.items():
         if task.kernel_thread:
             continue
-        prev = before.tasks.get(pid)
-        if prev is not None and abs(prev.started_s - task.started_s) < 1e-6:
-            grown = task.children_s - prev.children_s
-        elif task.started_s >= before.uptime_s - 0.02:
-            grown = task.children_s
-        else:
+        prev = baseline(before, task)
+        if prev is None:
             continue
-        new = grown - seen_gone.get(pid, 0.0)
+        new = task.children_s - prev.children_s - seen_gone.get(pid, 0.0)
         if new > 0:
             out[pid] = new
     return out
@@ -275,7 +298,7 @@ def by_core(before: Snapshot, after: Snapshot, pid: int, spent: float) -> list[t
     rest = spent
     for tid, thread in now.items():
         prev = was.get(tid)
-        if prev is None or abs(prev.started_s - thread.started_s) >= 1e-6:
+        if prev is None or not same_process(prev, thread):
             continue
         used = min(rest, max(0.0, thread.cpu_s - prev.cpu_s))
         parts[thread.cpu] = parts.get(thread.cpu, 0.0) + used
@@ -379,15 +402,7 @@ def _place_reaped(
     if not by_parent:
         return
     elapsed = max(after.at - before.at, 1e-9)
-    room = [
-        remainder(
-            max(0.0, t.capacity - t.idle - t.steal),
-            t.interrupts,
-            t.roles + t.own + t.kernel + t.named,
-            irq_time_apart,
-        )
-        for t in step
-    ]
+    room = [remainder(t.clock_awake, t.interrupts, t.accounted, irq_time_apart) for t in step]
     level = {c for s in sets for c in s.cores}
     outside = [c for c in after.cores if c not in level and c in before.cores]
     asleep = sum(
@@ -428,9 +443,7 @@ def _add(
     total.named += one.named
     total.elsewhere += one.elsewhere
     total.reaped += one.reaped
-    unseen = remainder(
-        one.busy, one.interrupts, one.roles + one.own + one.kernel + one.named, irq_time_apart
-    )
+    unseen = remainder(one.busy, one.interrupts, one.accounted, irq_time_apart)
     total.roles_per_s.append(round(one.roles / elapsed, 4))
     # a second's remainder is noisy both ways: kept signed here, clamped only over the level;
     # in a second that forked nothing unseen it is no task's (the module's docstring)
@@ -451,10 +464,7 @@ def awake(busy: float, idle: float, steal: float, capacity: float) -> float:
 
 def _remainder(t: _SetTotals, irq_time_apart: bool) -> float:
     return remainder(
-        awake(t.busy, t.idle, t.steal, t.capacity),
-        t.interrupts,
-        t.roles + t.own + t.kernel + t.named,
-        irq_time_apart,
+        awake(t.busy, t.idle, t.steal, t.capacity), t.interrupts, t.accounted, irq_time_apart
     )
 
 
