@@ -72,6 +72,37 @@ def _follow(run: "subprocess.Popen[str]", act: Callable[[list[int]], None]) -> N
         time.sleep(POLL_S)
 
 
+GO_HELLO_SUITE = """
+name = "{name}"
+description = "go-nethttp hello, for the real test {name}"
+stacks = ["go-nethttp"]
+workloads = ["hello"]
+
+[load]
+driver = "native"
+mode = "closed"
+keepalive = "on"
+connections = [{connections}]
+duration_s = {duration_s}
+warmup_s = 2
+pause_s = 1
+repeat = {repeat}
+"""
+
+
+def go_hello_suite(
+    folder: Path, name: str, connections: int = 50, duration_s: int = 12, repeat: int = 1
+) -> Path:
+    """A suite of go-nethttp on hello, written to `folder`: the real tests' level."""
+    suite = folder / f"{name}.toml"
+    suite.write_text(
+        GO_HELLO_SUITE.format(
+            name=name, connections=connections, duration_s=duration_s, repeat=repeat
+        )
+    )
+    return suite
+
+
 def run_suite(suite: Path, out: Path, act: Callable[[list[int]], None] | None = None) -> str:
     env = {**os.environ, "COLUMNS": "160"}
     command = [sys.executable, "-m", "stackbench", "run", str(suite), "--out", str(out)]

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from stackbench.errors import ExitCode
-from tests.commands.real_run import run_suite
+from tests.commands.real_run import go_hello_suite, run_suite
 
 # Out of `make test` until it is robust there: in make test's serial phase its capped run was
 # once judged disturbed by its own watcher (fixed) and once not capped at all (cause not yet
@@ -36,23 +36,6 @@ pytestmark = [
 ROOT = Path(__file__).resolve().parents[2]
 BURNER = ROOT / "scripts" / "burner.py"
 CAP = 0.40  # of one core
-
-SUITE = """
-name = "gate-real"
-description = "go-nethttp hello, for the real gate test"
-stacks = ["go-nethttp"]
-workloads = ["hello"]
-
-[load]
-driver = "native"
-mode = "closed"
-keepalive = "on"
-connections = [20]
-duration_s = 6
-warmup_s = 2
-pause_s = 1
-repeat = 2
-"""
 
 
 def _cpu_cap_dir() -> tuple[Path, str] | None:
@@ -120,8 +103,7 @@ def _compare(out: Path, a: int, b: int) -> tuple[int, str]:
 def test_a_capped_server_is_regressed_and_a_disturbed_one_is_undecided(
     tmp_path: Path, capped_group: Path
 ) -> None:
-    suite = tmp_path / "gate-real.toml"
-    suite.write_text(SUITE)
+    suite = go_hello_suite(tmp_path, "gate-real", connections=20, duration_s=6, repeat=2)
     out = tmp_path / "out"
     run_suite(suite, out)  # run 1: A
 

@@ -17,26 +17,10 @@ import pytest
 
 from stackbench.store.records import LevelFlag
 from stackbench.store.store import Store
-from tests.commands.real_run import run_suite
+from tests.commands.real_run import go_hello_suite, run_suite
 
 pytestmark = pytest.mark.integration
 
-SUITE = """
-name = "held-back-real"
-description = "go-nethttp hello, for the real held-back test"
-stacks = ["go-nethttp"]
-workloads = ["hello"]
-
-[load]
-driver = "native"
-mode = "closed"
-keepalive = "on"
-connections = [50]
-duration_s = 12
-warmup_s = 2
-pause_s = 1
-repeat = 1
-"""
 STOP_S, EVERY_S = 0.6, 3.0
 
 
@@ -82,8 +66,7 @@ def _level_flags(out: Path, run: int) -> list[str]:
 
 
 def test_a_server_stopped_with_its_load_holding_is_said_held_back(tmp_path: Path) -> None:
-    suite = tmp_path / "held-back-real.toml"
-    suite.write_text(SUITE)
+    suite = go_hello_suite(tmp_path, "held-back-real")
     out = tmp_path / "out"
     run_suite(suite, out)  # run 1: A
     stopper = Stopper()

@@ -18,34 +18,16 @@ from pathlib import Path
 import pytest
 
 from stackbench.store.store import Store
-from tests.commands.real_run import run_suite
+from tests.commands.real_run import go_hello_suite, run_suite
 
 pytestmark = pytest.mark.integration
 BURNER = Path(__file__).resolve().parents[2] / "scripts" / "burner.py"
 TOLERANCE = 0.02  # two points of one core
 ON_MS = 5.0
 
-SUITE = """
-name = "short-commands-real"
-description = "go-nethttp hello, for the real short-commands test"
-stacks = ["go-nethttp"]
-workloads = ["hello"]
-
-[load]
-driver = "native"
-mode = "closed"
-keepalive = "on"
-connections = [50]
-duration_s = 12
-warmup_s = 2
-pause_s = 1
-repeat = 1
-"""
-
 
 def test_short_commands_beside_a_real_level_are_counted(tmp_path: Path) -> None:
-    suite = tmp_path / "short-commands-real.toml"
-    suite.write_text(SUITE)
+    suite = go_hello_suite(tmp_path, "short-commands-real")
     out = tmp_path / "out"
     command = [sys.executable, str(BURNER), "--on-ms", f"{ON_MS:g}", "--seconds", "240"]
     burner = subprocess.Popen([*command, "--fork"])

@@ -455,31 +455,31 @@ def test_short_commands_reaped_by_a_parent_are_counted_where_the_ticks_hide_them
     assert acc.top[0].cpu_s == pytest.approx(0.70)
 
 
+def tasks_only(uptime, tasks):
+    """A snapshot of processes alone, `uptime` seconds after boot."""
+    return Snapshot(
+        at=uptime - 100.0,
+        uptime_s=uptime,
+        cores={},
+        roles={},
+        own={},
+        own_cpu={},
+        tasks={t.pid: t for t in tasks},
+    )
+
+
 def test_reaped_children_seen_alive_are_not_counted_twice():
     """A compiler seen alive at 1.0 s (named then), reaped with 1.3 s: only 0.3 s is new; a
     parent born in between counts its children's times from zero; a reused pid too."""
     child = Task(301, "cc1", False, 1.0, 1, 50.0, 300)
-    before = Snapshot(
-        at=0.0,
-        uptime_s=100.0,
-        cores={},
-        roles={},
-        own={},
-        own_cpu={},
-        tasks={300: parent(0.5, 2.0), 301: child, 400: parent(0.1, 5.0, pid=400)},
-    )
-    after = Snapshot(
-        at=1.0,
-        uptime_s=101.0,
-        cores={},
-        roles={},
-        own={},
-        own_cpu={},
-        tasks={
-            300: parent(0.5, 3.3),
-            400: parent(0.0, 0.2, pid=400, started=100.5),
-            500: parent(0.0, 0.4, pid=500, started=100.9),
-        },
+    before = tasks_only(100.0, [parent(0.5, 2.0), child, parent(0.1, 5.0, pid=400)])
+    after = tasks_only(
+        101.0,
+        [
+            parent(0.5, 3.3),
+            parent(0.0, 0.2, pid=400, started=100.5),
+            parent(0.0, 0.4, pid=500, started=100.9),
+        ],
     )
     assert reaped(before, after) == {
         300: pytest.approx(0.3),
