@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from stackbench.analysis.moderated import Prior, moderate
 from stackbench.analysis.verdicts import LogRatio
 
 # Below this many pairs the sample variance of the log ratios is too unstable alone (the
@@ -41,3 +42,12 @@ def paired_log_ratio(
     variance = float(np.var(d, ddof=1))
     n = len(keys)
     return LogRatio(float(np.mean(d)), math.sqrt(variance / n), n - 1.0, 0.0, variance, True)
+
+
+def moderated_pairs(ratio: LogRatio, prior: Prior) -> LogRatio:
+    """The pairs' variance moderated by the run's levels (analysis.moderated): towards twice
+    one level's prior variance, what a difference of two levels' logs has when they share no
+    drift (pairs that share some vary less, so this errs wide)."""
+    pairs = ratio.df + 1.0
+    variance, df = moderate(ratio.per_run, ratio.df, prior, scale=2.0)
+    return LogRatio(ratio.d, math.sqrt(variance / pairs), df, 0.0, variance, True, prior.df)

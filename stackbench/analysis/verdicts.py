@@ -423,6 +423,7 @@ class LogRatio:
     run_variance: float  # the run-to-run terms inside se^2
     per_run: float  # sum over the sides of sigma_run^2 + one repetition's within
     paired: bool = False  # from r pairs of repetitions (analysis.paired): df r - 1, not 2r - 2
+    prior_df: float = 0.0  # what the run's other levels add to df (analysis.moderated)
 
 
 def log_ratio(
@@ -559,14 +560,19 @@ def what_would_decide(
 
 
 def repetitions_to_decide(
-    needed: float, per_run: float, confidence: float = CONFIDENCE, paired: bool = False
+    needed: float,
+    per_run: float,
+    confidence: float = CONFIDENCE,
+    paired: bool = False,
+    prior_df: float = 0.0,
 ) -> int | None:
     """Smallest r a side with t(2r - 2) sqrt(per_run / r) <= needed: `per_run` is the
     variance one repetition of every side adds (sigma_run^2 + its within-level variance,
-    summed over the sides; `paired`: of one pair's log ratio, with t(r - 1)); None beyond
-    MAX_REPETITIONS_ADVISED."""
+    summed over the sides; `paired`: of one pair's log ratio, with t(r - 1 + prior_df), the
+    moderation's); None beyond MAX_REPETITIONS_ADVISED."""
     for r in range(2, MAX_REPETITIONS_ADVISED + 1):
-        t = _t_quantile(0.5 + confidence / 2.0, r - 1 if paired else 2 * r - 2)
+        df = (r - 1 + prior_df) if paired else 2 * r - 2
+        t = _t_quantile(0.5 + confidence / 2.0, df)
         if t * math.sqrt(per_run / r) <= needed:
             return r
     return None

@@ -16,8 +16,17 @@ def main() -> None:
     venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
     lock = Path(__file__).with_name("requirements.lock")
     subprocess.run(
-        [str(env_dir / "bin" / "python"), "-m", "pip", "install", "--quiet",
-         "--disable-pip-version-check", "--no-deps", "-r", str(lock)],
+        [
+            str(env_dir / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "-r",
+            str(lock),
+        ],
         check=True,
     )
 

@@ -17,7 +17,7 @@ from stackbench.analysis.claims.wording import (
     expectation,
     repetitions_for,
 )
-from stackbench.analysis.paired import paired_log_ratio
+from stackbench.analysis.paired import moderated_pairs, paired_log_ratio
 from stackbench.analysis.verdicts import CONFIDENCE, LogRatio, interval_of, log_ratio
 from stackbench.config.claims import Claim
 from stackbench.config.plan import LevelKey
@@ -197,7 +197,7 @@ def _judge_ratio(
             to_decide([*nums, *dens], 0, "a repetition more gives it an interval"),
         )
         return
-    ratio = (_paired(nums, dens) if ctx.paired else None) or log_ratio(
+    ratio = (_paired(ctx.run, nums, dens) if ctx.paired else None) or log_ratio(
         [p.evidence for p in nums if p.evidence is not None],
         [p.evidence for p in dens if p.evidence is not None],
         ctx.run.spread,
@@ -215,7 +215,7 @@ def _judge_ratio(
     tally.add(verdict, detail + (f"; {decide}" if decide else ""), (ratio, band), [*nums, *dens])
 
 
-def _paired(nums: Sequence[_Point], dens: Sequence[_Point]) -> LogRatio | None:
+def _paired(run: _Run, nums: Sequence[_Point], dens: Sequence[_Point]) -> LogRatio | None:
     """One figure over another, both measured in the same repetitions (two levels of one
     fresh start, two stacks of one round, standalone timings taken in turns): the ratio of
     each repetition's pair, so the drift they share cancels (analysis.paired). None: they
@@ -225,7 +225,9 @@ def _paired(nums: Sequence[_Point], dens: Sequence[_Point]) -> LogRatio | None:
     a, b = nums[0], dens[0]
     if not a.pairs or not b.pairs or (a.level is None) != (b.level is None):
         return None
-    return paired_log_ratio(dict(a.pairs), dict(b.pairs))
+    ratio = paired_log_ratio(dict(a.pairs), dict(b.pairs))
+    prior = run.throughput_prior if a.metric == b.metric == "requests_per_s" else None
+    return ratio if ratio is None or prior is None else moderated_pairs(ratio, prior)
 
 
 def _set_aside(tally: _Tally, shown: str, caveat: str, points: Sequence[_Point]) -> None:

@@ -3,9 +3,12 @@ evidence, or why it is missing (a failed case, an invalid level, no such level).
 """
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from stackbench.analysis import stats
 from stackbench.analysis.analysis import decision_confidence, disturbed_caveat
@@ -18,9 +21,12 @@ from stackbench.analysis.levelsteady import (
     aggregate_steady,
     headline_throughput,
 )
+from stackbench.analysis.moderated import Prior, fit_prior, moderate
 from stackbench.analysis.verdicts import (
+    FLOORED_REPETITIONS,
     Evidence,
     RunSpread,
+    Unit,
     repetition_evidence,
     whole_level_evidence,
 )
@@ -122,6 +128,19 @@ class _Run:
         # rounds add later ones at the few levels its undecided claims read
         self.plan_repeat = data.run.settings.repeat
 
+    @functools.cached_property
+    def throughput_prior(self) -> Prior | None:
+        """What the run's levels say of one repetition's spread of req/s (analysis.moderated):
+        fitted on every level measured two or more times, standing, valid and undisturbed."""
+        variances = []
+        for rows in self.rows.values():
+            for level in sorted({r.level_value for r in rows}):
+                figures = throughput_figures([r for r in rows if r.level_value == level], self)
+                if len(figures) >= 2:
+                    logs = np.log(np.asarray(figures, dtype=np.float64))
+                    variances.append((float(np.var(logs, ddof=1)), len(figures) - 1.0))
+        return fit_prior(variances)
+
     def case(self, stack: str, workload: str) -> CaseRow | _Missing:
         """The case the claim reads for a stack its test names (its stand-in's, if any)."""
         return self._case(self.stand_ins.stack(stack, workload), workload)
@@ -184,13 +203,16 @@ class _Run:
         if any(has_flag(r.flags, LevelFlag.LOADER_BOUND) for r in rows):
             self.loader_bound.add(label)
         steady = aggregate_steady(rows, self.spread) if metric in STEADY_READ else None
+        evidence = level_evidence(rows, metric, values, self.spread, steady)
+        if metric == "requests_per_s":
+            evidence = moderated_evidence(evidence, self.throughput_prior)
         return _Point(
             tuple(values),
             stack,
             workload,
             where,
             metric,
-            level_evidence(rows, metric, values, self.spread, steady),
+            evidence,
             level,
             disturbed_reason(label, rows),
             repetition_figures(rows, metric, values, steady),
@@ -285,6 +307,29 @@ def level_evidence(
     if len(values) == 1:
         return whole_level_evidence(values[0], seconds, spread)
     return repetition_evidence(values, [], spread, seconds)
+
+
+def throughput_figures(rows: Sequence[LevelRow], run: "_Run") -> list[float]:
+    """Each repetition's req/s of one level as a claim's evidence reads it; empty for a
+    level that is invalid, disturbed or has a repetition number twice."""
+    label = f"level {rows[0].level_value:,.0f}"
+    if level_problem(rows, failures_are_data=False) or disturbed_reason(label, rows):
+        return []
+    values = [r.requests_per_s for r in rows]
+    steady = aggregate_steady(rows, run.spread)
+    return [f for _, f in repetition_figures(rows, "requests_per_s", values, steady)]
+
+
+def moderated_evidence(evidence: Evidence | None, prior: Prior | None) -> Evidence | None:
+    """A level's req/s over its repetitions with their variance moderated by the run's other
+    levels (analysis.moderated); one repetition, or a variance already floored at the known
+    run-to-run spread (3 or fewer), stays as it is."""
+    if evidence is None or prior is None or evidence.unit is not Unit.REPETITIONS:
+        return evidence
+    if evidence.n <= FLOORED_REPETITIONS or evidence.df != evidence.n - 1:
+        return evidence
+    sample, df = moderate(evidence.variance * evidence.n, evidence.df, prior)
+    return dataclasses.replace(evidence, variance=sample / evidence.n, df=df)
 
 
 def repetition_figures(

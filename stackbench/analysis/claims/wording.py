@@ -43,7 +43,7 @@ def repetitions_for(
     needed = min(abs(ratio.d - e) for e in edges)
     if needed < 0.005:
         return None, "it sits at the claim's bound: no practical amount of measurement decides it"
-    reps = repetitions_to_decide(needed, ratio.per_run, confidence, ratio.paired)
+    reps = repetitions_to_decide(needed, ratio.per_run, confidence, ratio.paired, ratio.prior_df)
     if reps is None:
         return None, "more than 50 repetitions a side would be needed to decide it"
     return reps, f"{reps} repetitions a side (repeat = {reps}) would decide it"
