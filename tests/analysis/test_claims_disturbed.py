@@ -1,5 +1,7 @@
-"""The claims reading honours the lab's rule for disturbed levels (issue 32) as the
-comparisons do, and spends alpha over the looks of a run --until-decided as they do."""
+"""The claims reading honours the lab's rule for disturbed levels (issue 32): a level
+disturbed in every repetition decides nothing, as in the comparisons; a claim leaves out a
+disturbed repetition where the level has others (run --until-decided then adds more), and it
+spends alpha over the looks of a run --until-decided as the comparisons do."""
 
 import dataclasses
 
@@ -58,12 +60,21 @@ def test_a_claim_resting_on_a_disturbed_repetition_is_not_enough_evidence() -> N
     assert result.ours[0].value == pytest.approx(2.0) and result.ours[0].low is not None
 
 
-def test_one_disturbed_repetition_of_several_taints_the_level_as_in_the_comparisons() -> None:
-    """The comparisons read a level's repetitions together (their flags united): one
-    disturbed repetition of three leaves the level deciding nothing, so does the claim."""
-    result = one(make_claim(ratio_test("greater")), _disturbed_b([100.0, 101.0, 99.0], {1}))
+def test_one_disturbed_repetition_of_several_is_left_out_and_named() -> None:
+    """A repetition still disturbed after it was measured again is left out, as its
+    re-measure would have replaced it: the claim rests on the other two and names what it
+    left out. The flag says nothing of the figure (here the disturbed one is the lowest, and
+    leaving it out does not move the verdict), so the choice favours no result."""
+    result = one(make_claim(ratio_test("greater")), _disturbed_b([100.0, 50.0, 99.0], {1}))
+    assert result.status is ClaimStatus.CONFIRMED, result.why
+    assert result.why.endswith("(disturbed repetitions left out: b w @25: 1 of 3)")
+    assert result.ours[0].value == pytest.approx(200.0 / (100.0 * 99.0) ** 0.5, rel=1e-3)
+
+
+def test_a_level_every_repetition_of_which_was_disturbed_still_decides_nothing() -> None:
+    result = one(make_claim(ratio_test("greater")), _disturbed_b([100.0, 101.0], {0, 1}))
     assert result.status is ClaimStatus.UNDECIDED
-    assert "1 of 3 repetitions disturbed" in result.why
+    assert "b w @25: 2 of 2 repetitions disturbed" in result.why
 
 
 def test_a_disturbed_point_is_not_chased_by_repetitions() -> None:

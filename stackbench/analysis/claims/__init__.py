@@ -87,10 +87,12 @@ def evaluate(
             out.append(_with_stand_in(result, ready.stand_in))
             continue
         run.loader_bound.clear()
+        run.left_out.clear()
         run.minimum = (claim.requires.min_requests, claim.requires.min_seconds)
         run.stand_ins = stand_ins(claim, facts.server_cores) or NONE
         result = _evaluate_test(claim, _Context(run, facts, resamples, seed, paired))
-        out.append(_with_stand_in(_with_caveat(result, sorted(run.loader_bound)), ready.stand_in))
+        result = _with_left_out(_with_caveat(result, sorted(run.loader_bound)), run.left_out)
+        out.append(_with_stand_in(result, ready.stand_in))
     return tuple(out)
 
 
@@ -109,6 +111,15 @@ def _with_caveat(result: ClaimResult, loader_bound: list[str]) -> ClaimResult:
         return result
     shown = ", ".join(loader_bound[:3]) + (" …" if len(loader_bound) > 3 else "")
     why = f"{result.why} (loader-bound, so possibly the loader's limit: {shown})"
+    return dataclasses.replace(result, why=why)
+
+
+def _with_left_out(result: ClaimResult, left_out: set[str]) -> ClaimResult:
+    """Disturbed repetitions the claim's figures leave out are named in its reason."""
+    if not left_out or result.status is ClaimStatus.UNTESTABLE:
+        return result
+    shown = "; ".join(sorted(left_out)[:3]) + (" …" if len(left_out) > 3 else "")
+    why = f"{result.why} (disturbed repetitions left out: {shown})"
     return dataclasses.replace(result, why=why)
 
 

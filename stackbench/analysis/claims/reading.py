@@ -117,6 +117,8 @@ class _Run:
         for s in data.scripts:
             self.scripts.setdefault((s.stack, s.label), []).append(s)
         self.loader_bound: set[str] = set()  # labels of the levels read for the current claim
+        # The current claim's levels with disturbed repetitions left out: "label: k of n"
+        self.left_out: set[str] = set()
         # The current claim's least measurement per level: (requests, seconds)
         self.minimum: tuple[int, float] = (0, 0.0)
         # The current claim's stand-ins: the stack read for one its test names
@@ -189,6 +191,7 @@ class _Run:
             return _Missing(
                 f"{stack} has no level {level:,.0f} of {workload} (measured: {measured})"
             )
+        rows = self._undisturbed(label, rows)
         problem = level_problem(rows, failures_are_data=metric in FAILURE_METRICS) or too_little(
             rows, *self.minimum
         )
@@ -217,6 +220,18 @@ class _Run:
             disturbed_reason(label, rows),
             repetition_figures(rows, metric, values, steady),
         )
+
+    def _undisturbed(self, label: str, rows: list[LevelRow]) -> list[LevelRow]:
+        """The repetitions no other process or steal disturbed, when there are some: a
+        disturbed one (still disturbed after it was measured again) is left out, as the
+        re-measure would have replaced it, and the claim's reason says so (`left_out`); the
+        flag says nothing of its figure, so leaving it out chooses no result. All disturbed:
+        all kept, and the point decides nothing (`disturbed_reason`)."""
+        clean = [r for r in rows if not has_flag(r.flags, LevelFlag.DISTURBED)]
+        if clean and len(clean) < len(rows):
+            self.left_out.add(f"{label}: {len(rows) - len(clean)} of {len(rows)}")
+            return clean
+        return rows
 
     def failures(self, stack: str, workload: str, level: float) -> tuple[int, int]:
         """(failed, attempted) requests of a level, summed over its repetitions."""
@@ -310,10 +325,10 @@ def level_evidence(
 
 
 def throughput_figures(rows: Sequence[LevelRow], run: "_Run") -> list[float]:
-    """Each repetition's req/s of one level as a claim's evidence reads it; empty for a
-    level that is invalid, disturbed or has a repetition number twice."""
-    label = f"level {rows[0].level_value:,.0f}"
-    if level_problem(rows, failures_are_data=False) or disturbed_reason(label, rows):
+    """Each undisturbed repetition's req/s of one level as a claim's evidence reads it; empty
+    for a level that is invalid or has a repetition number twice."""
+    rows = [r for r in rows if not has_flag(r.flags, LevelFlag.DISTURBED)]
+    if not rows or level_problem(rows, failures_are_data=False):
         return []
     values = [r.requests_per_s for r in rows]
     steady = aggregate_steady(rows, run.spread)
@@ -390,8 +405,9 @@ _FLAG_ADVICE = "; repeat it on a quiet machine (stackbench doctor names what run
 def disturbed_reason(label: str, rows: Sequence[LevelRow]) -> str | None:
     """Why no verdict may rest on this level, by the comparisons' rule (a level whose
     repetitions' flags say disturbed decides nothing: analysis.disturbed_caveat), naming the
-    disturbance; None when it may. Another repetition would join the disturbed one in the
-    level, not replace it, so only a run on a quiet machine mends it."""
+    disturbance; None when it may. A claim's point reads it on its repetitions after the
+    disturbed ones are left out (`_Run.point`), so it names a level every repetition of which
+    was disturbed: only a run on a quiet machine mends it."""
     if disturbed_caveat([f for r in rows for f in r.flags]) is None:
         return None
     hit = [f for r in rows for f in r.flags if f.kind is LevelFlag.DISTURBED]
