@@ -12,10 +12,9 @@ level's variance towards it: s~^2 = (d0 s0^2 + d s^2) / (d0 + d), with d0 + d de
 freedom (here never below the level's own s^2: `moderate`). When the levels' variances
 scatter more than sampling explains (some levels are truly noisier), d0 comes out small and
 each keeps mostly its own; when they scatter as sampling alone would, d0 is large and they
-share one estimate. d0 is capped here at the levels' total
-degrees of freedom, so the prior never counts for more than the data it came from.
-tests/analysis/test_moderated.py checks the intervals' coverage by simulation, on levels whose
-true spreads differ up to fourfold.
+share one estimate. d0 is capped here at the levels' total degrees of freedom, so the prior
+never counts for more than the data it came from. tests/analysis/test_moderated.py checks the
+intervals' coverage by simulation, on levels whose true spreads differ up to tenfold.
 """
 
 import math

@@ -137,7 +137,8 @@ class _Run:
         variances = []
         for rows in self.rows.values():
             for level in sorted({r.level_value for r in rows}):
-                figures = throughput_figures([r for r in rows if r.level_value == level], self)
+                at = [r for r in rows if r.level_value == level]
+                figures = throughput_figures(at, self.spread)
                 if len(figures) >= 2:
                     logs = np.log(np.asarray(figures, dtype=np.float64))
                     variances.append((float(np.var(logs, ddof=1)), len(figures) - 1.0))
@@ -227,7 +228,7 @@ class _Run:
         re-measure would have replaced it, and the claim's reason says so (`left_out`); the
         flag says nothing of its figure, so leaving it out chooses no result. All disturbed:
         all kept, and the point decides nothing (`disturbed_reason`)."""
-        clean = [r for r in rows if not has_flag(r.flags, LevelFlag.DISTURBED)]
+        clean = undisturbed(rows)
         if clean and len(clean) < len(rows):
             self.left_out.add(f"{label}: {len(rows) - len(clean)} of {len(rows)}")
             return clean
@@ -324,14 +325,19 @@ def level_evidence(
     return repetition_evidence(values, [], spread, seconds)
 
 
-def throughput_figures(rows: Sequence[LevelRow], run: "_Run") -> list[float]:
+def undisturbed(rows: Sequence[LevelRow]) -> list[LevelRow]:
+    """The repetitions not flagged disturbed."""
+    return [r for r in rows if not has_flag(r.flags, LevelFlag.DISTURBED)]
+
+
+def throughput_figures(rows: Sequence[LevelRow], spread: RunSpread) -> list[float]:
     """Each undisturbed repetition's req/s of one level as a claim's evidence reads it; empty
     for a level that is invalid or has a repetition number twice."""
-    rows = [r for r in rows if not has_flag(r.flags, LevelFlag.DISTURBED)]
+    rows = undisturbed(rows)
     if not rows or level_problem(rows, failures_are_data=False):
         return []
     values = [r.requests_per_s for r in rows]
-    steady = aggregate_steady(rows, run.spread)
+    steady = aggregate_steady(rows, spread)
     return [f for _, f in repetition_figures(rows, "requests_per_s", values, steady)]
 
 
