@@ -16,6 +16,9 @@ some repetitions and not in others. Measuring such a level
 again until it does not fall would keep a stack's good seconds and drop its stalls: a bias.
 What no account names cannot be told apart from the stack's own waiting, so the reader is
 told, with the figures, and a fall that recurs across the repetitions reads as the stack's.
+The typical second is the median one, so the rule sees falls in a minority of the seconds: a
+server held back in most of them (a stall touching two of every three seconds) has a held second
+as its typical one, reads as a server that waits, and is not flagged.
 Time the hypervisor takes without counting it as steal, or a slower clock, leaves the share
 as it was and lowers the work done per CPU second instead: not judged here.
 """

@@ -1,9 +1,13 @@
 """A server held back while its load holds, with no other process taking its core, is said
 (issue 32): real runs of go-nethttp (hello, 50 connections, one 12-s level).
 
-Run A as it is; run B with the server's processes stopped (SIGSTOP) for 0.6 s of every 3 s
+Run A as it is; run B with the server's processes stopped (SIGSTOP) for 1 s of every 5 s
 from the moment they start: its core goes idle with requests waiting, and no other process
-uses it, so no account names anything. B's level must carry the `held back` flag with its
+uses it, so no account names anything. A stop touches at most two of every five monitor
+seconds, so the typical (median) second stays a free one: the rule judges falls in a minority
+of seconds, and a server held back in most of them reads as one that waits (a CI run with
+0.6 s of every 3 s had 8 of its 12 seconds touched, a median second of 76% of the core, and
+no flag). B's level must carry the `held back` flag with its
 figures; A's must not (on a quiet machine: a disturbed level is judged by the disturbed rule
 instead, and this test then says so rather than pass).
 """
@@ -21,7 +25,7 @@ from tests.commands.real_run import go_hello_suite, run_suite
 
 pytestmark = pytest.mark.integration
 
-STOP_S, EVERY_S = 0.6, 3.0
+STOP_S, EVERY_S = 1.0, 5.0
 
 
 class Stopper:
@@ -65,6 +69,21 @@ def _level_flags(out: Path, run: int) -> list[str]:
         store.close()
 
 
+def _server_shares(out: Path, run: int) -> list[list[float]]:
+    """The server's share of its cores in each monitor second, to say why a flag is missing."""
+    store = Store(out / "stackbench.sqlite", create=False)
+    try:
+        return [
+            [round(r / len(s.cores), 2) for r in s.roles_per_s]
+            for lv in store.load_run(run).levels
+            if lv.cores is not None
+            for s in lv.cores.sets
+            if "server" in s.roles
+        ]
+    finally:
+        store.close()
+
+
 def test_a_server_stopped_with_its_load_holding_is_said_held_back(tmp_path: Path) -> None:
     suite = go_hello_suite(tmp_path, "held-back-real")
     out = tmp_path / "out"
@@ -78,7 +97,7 @@ def test_a_server_stopped_with_its_load_holding_is_said_held_back(tmp_path: Path
     quiet, held = _level_flags(out, 1), _level_flags(out, 2)
     print("A:", quiet, "\nB:", held)
     parsed = [f for f in held if f.startswith(LevelFlag.HELD_BACK.value)]
-    assert parsed, f"run B's level was not said held back: {held}"
+    assert parsed, f"run B's level was not said held back: {held} {_server_shares(out, 2)}"
     assert "fell from" in parsed[0] and "while the load held" in parsed[0]
     if any(f.startswith(LevelFlag.DISTURBED.value) for f in quiet):
         pytest.fail(f"run A was disturbed, so its lack of a held-back flag says nothing: {quiet}")
