@@ -189,12 +189,18 @@ def _workload(
     views = []
     for case in (c for c in data.cases if c.label == label):
         rows = data.levels_of(case.id)
-        plain = stats.aggregate_levels(rows, slo, resamples=resamples, seed=seed)
+        # the report's verdicts read a level as the claims do: its disturbed repetitions left
+        # out where it has others (the tables still list every repetition)
+        kept = stats.leave_out_disturbed(rows)
+        plain = stats.aggregate_levels(kept, slo, resamples=resamples, seed=seed)
         steady = [
-            aggregate_steady([r for r in rows if r.level_index == a.level_index], spread)
+            aggregate_steady([r for r in kept if r.level_index == a.level_index], spread)
             for a in plain
         ]
-        aggs = [steady_figures(a, s, slo) for a, s in zip(plain, steady, strict=True)]
+        aggs = [
+            _with_left_out(steady_figures(a, s, slo), rows, kept)
+            for a, s in zip(plain, steady, strict=True)
+        ]
         fails = failures.get((case.stack, case.workload), []) or failures.get(
             (case.stack, case.label), []
         )
@@ -206,6 +212,17 @@ def _workload(
     return WorkloadView(
         label, workload, measured, [v for v in views if not v.rows], values, rankings
     )
+
+
+def _with_left_out(
+    agg: LevelAggregate, rows: Sequence[LevelRow], kept: Sequence[LevelRow]
+) -> LevelAggregate:
+    """The aggregate flagged with the disturbed repetitions its level's figures left out."""
+    flag = stats.left_out_flag(
+        [r for r in rows if r.level_index == agg.level_index],
+        [r for r in kept if r.level_index == agg.level_index],
+    )
+    return agg if flag is None else replace(agg, flags=(*agg.flags, flag))
 
 
 def _rank(

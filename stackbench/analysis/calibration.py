@@ -26,6 +26,7 @@ import numpy as np
 # scipy and ruptures are imported in the functions that use them: together 0.7 s of CPU at
 # start-up, which every command that analyses nothing (stacks, doctor, --version) would pay.
 from stackbench.analysis.levelsteady import SOURCE_WINDOW, level_steady
+from stackbench.analysis.stats import leave_out_disturbed
 from stackbench.analysis.verdicts import RunSpread, assumed_spread
 from stackbench.errors import InputError
 from stackbench.store.records import CalibrationRecord, CalibrationRow, machine_key
@@ -97,8 +98,9 @@ def spread_of(calibration: CalibrationRow | None) -> RunSpread:
 
 def calibration_of(data: RunData) -> CalibrationRecord:
     """The calibration a finished calibration run gives: its one level's repetitions, each a
-    fresh start, through their steady windows (a repetition without one is left out)."""
-    levels = [r for r in data.levels if r.status == "ok"]
+    fresh start, through their steady windows (a repetition without one is left out, and one
+    still disturbed after its re-measure, as verdicts leave it out)."""
+    levels = leave_out_disturbed([r for r in data.levels if r.status == "ok"])
     cases = {c.id: c for c in data.cases}
     if not levels or len({(r.case_id, r.level_index) for r in levels}) != 1:
         raise InputError(

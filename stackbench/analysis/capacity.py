@@ -14,6 +14,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from stackbench.analysis.analysis import Analysis, CaseView
+from stackbench.analysis.stats import leave_out_disturbed
 from stackbench.config.slo import Probe, SloStatus, evaluate_slo, sustainable_bounds
 from stackbench.config.suite import Slo
 from stackbench.errors import InputError
@@ -177,14 +178,15 @@ def case_capacity(a: Analysis, c: CaseView, label: str) -> Capacity | None:
     slo = a.slo
     counted = a.settings.core_counts.get(c.stack)
     placement = counted or a.settings.placement
+    rows = leave_out_disturbed(c.rows)  # a level disturbed in every repetition stays disturbed
     return capacity_of(
         counted.stack if counted else c.stack,
         label,
-        [(r.level_value, probe_held(r, slo)) for r in c.rows],
+        [(r.level_value, probe_held(r, slo)) for r in rows],
         max(1, len(placement.server)),
         bool(set(placement.services) & set(placement.server)),
-        {r.level_value for r in c.rows if has_flag(r.flags, LevelFlag.DISTURBED)},
-        {r.level_value for r in c.rows if has_flag(r.flags, LevelFlag.LOADER_BOUND)},
+        {r.level_value for r in rows if has_flag(r.flags, LevelFlag.DISTURBED)},
+        {r.level_value for r in rows if has_flag(r.flags, LevelFlag.LOADER_BOUND)},
     )
 
 

@@ -80,6 +80,8 @@ class RunComparison:
     changes: tuple[SettingChange, ...]
     spread: RunSpread  # the run-to-run spread the verdicts used
     same_run: bool = False  # A and B are one run: nothing was compared but noise
+    # the compared levels whose disturbed repetitions their figures left out, said per run
+    left_out: tuple[str, ...] = ()
 
     @property
     def comparable(self) -> bool:
@@ -163,6 +165,15 @@ def compare_runs(
     for (key, m), v in zip(raw, judged, strict=True):
         by_case.setdefault(key, []).append(replace(m, verdict=v))
     same = a.data.run.id == b.data.run.id and a.data.run.started_at == b.data.run.started_at
+    left_out = tuple(
+        f"run {run.data.run.id}: {_case_words(key)}: {flag.detail}"
+        for key in common
+        for run, (view, index) in ((a, levels_a[key]), (b, levels_b[key]))
+        for agg in view.aggregates
+        if agg.level_index == index
+        for flag in agg.flags
+        if flag.kind is LevelFlag.LEFT_OUT
+    )
     return RunComparison(
         a.data.run.id,
         b.data.run.id,
@@ -173,7 +184,12 @@ def compare_runs(
         tuple(setting_changes(a, b)),
         spread,
         same,
+        left_out,
     )
+
+
+def _case_words(key: CaseKey) -> str:
+    return f"{key.stack} {key.label} @{key.level_value:,.0f}"
 
 
 def gated_cases(comparison: RunComparison, gates: Sequence[Gate]) -> list[GatedCase]:

@@ -35,6 +35,9 @@ WARNING_WHY: dict[str, str] = {
     "request; the latency of those queued requests is not in the histogram",
     LevelFlag.DISTURBED: "other processes used the level's cores: its figures are partly the "
     "machine's, and no verdict rests on it",
+    LevelFlag.LEFT_OUT: "a repetition was still disturbed after it was measured again: the "
+    "level's figures and verdicts rest on its other repetitions (the flag comes from the "
+    "cores' account, not from the figure, so leaving it out chooses no result)",
     LevelFlag.HELD_BACK: "the server's cores went idle for some seconds while the loader held "
     "its clients, and its throughput fell with them, with no other process and no steal seen "
     "there: the server waited (on its clients' connections, a data store, a quota) or was held "

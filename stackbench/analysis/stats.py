@@ -305,6 +305,28 @@ class LevelAggregate:
         return None if est is None else est.value
 
 
+def leave_out_disturbed(rows: Sequence[LevelRow]) -> list[LevelRow]:
+    """A case's repetitions as its verdicts read them: at each level, those no other process
+    or steal disturbed, where the level has some. A repetition still disturbed after its
+    re-measure is left out, as the re-measure would have replaced it; the flag comes from the
+    cores' account, not from the figure, so leaving it out chooses no result. A level
+    disturbed in every repetition keeps them all, and decides nothing (its caveat)."""
+    clean = {r.level_index for r in rows if not has_flag(r.flags, LevelFlag.DISTURBED)}
+    return [
+        r for r in rows if r.level_index not in clean or not has_flag(r.flags, LevelFlag.DISTURBED)
+    ]
+
+
+def left_out_flag(rows: Sequence[LevelRow], kept: Sequence[LevelRow]) -> Flag | None:
+    """What `leave_out_disturbed` left out of one level, as its aggregate's flag."""
+    if len(kept) == len(rows):
+        return None
+    return LevelFlag.LEFT_OUT.detail(
+        f"{len(rows) - len(kept)} of {len(rows)} repetitions still disturbed after their "
+        "re-measure; the level's figures are its other repetitions'"
+    )
+
+
 def aggregate_levels(
     levels: Sequence[LevelRow],
     slo: Slo | None = None,

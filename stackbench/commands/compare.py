@@ -274,6 +274,7 @@ def _notes(comparison: RunComparison) -> list[str]:
         )
     lines += [f"only in run {comparison.a_run}: {_case(k)}" for k in comparison.only_in_a]
     lines += [f"only in run {comparison.b_run}: {_case(k)}" for k in comparison.only_in_b]
+    lines += [f"disturbed repetitions left out: {text}" for text in comparison.left_out]
     if comparison.spread.assumed:
         lines.append(comparison.spread.source)
     return lines
@@ -403,6 +404,7 @@ def as_json(comparison: RunComparison, gated: Sequence[GatedCase]) -> dict[str, 
             }
             for c in comparison.cases
         ],
+        "left_out": list(comparison.left_out),
         "only_in_a": [_case(k) for k in comparison.only_in_a],
         "only_in_b": [_case(k) for k in comparison.only_in_b],
         "changes": [

@@ -43,6 +43,9 @@ class LevelFlag(enum.StrEnum):
     HELD_BACK = "held back"
     # Set by the analysis on a level's aggregate, never stored: no repetition completed one.
     NO_COMPLETED = "no completed requests"
+    # Set by the analysis on a level's aggregate, never stored: repetitions still disturbed
+    # after their re-measure, left out of its figures because it has undisturbed ones.
+    LEFT_OUT = "disturbed repetitions left out"
 
     def detail(self, text: str) -> "Flag":
         """The flag with its detail: `unsteady: 3 responses for 8 connections ...`."""

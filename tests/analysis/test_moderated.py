@@ -1,6 +1,7 @@
 """The moderated variances (analysis.moderated): hand-computed values, and the intervals'
 error rates by simulation on levels whose true spreads differ, as a suite's levels do."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -13,6 +14,15 @@ from stackbench.analysis.moderated import (
     fit_prior,
     moderate,
     trigamma_inverse,
+)
+from stackbench.analysis.paired import MIN_PAIRS
+from stackbench.analysis.verdicts import (
+    FLOORED_REPETITIONS,
+    LogRatio,
+    RunSpread,
+    interval_of,
+    log_ratio,
+    repetition_evidence,
 )
 
 
@@ -131,3 +141,102 @@ def test_power_on_a_known_gap_grows() -> None:
     r = _simulate(0.04, 0.12, gap=1.2)
     assert r["excludes_one"] >= r["excludes_one_own"] + 0.10
     assert r["coverage"] >= 0.94
+
+
+# --- a machine that is not quiet -------------------------------------------------------------
+# What the claims read on a busy host: a repetition may share a background process's burst
+# (it took u of the server's core, the figure falls by about u). Above the 2% noise band the
+# cores' account flags it (engine/judge.disturbed_flag): the level is measured once more, and a
+# repetition still disturbed is left out (analysis/claims/reading.undisturbed), its pair with
+# it. Below the band it stays in, unseen. The rounds also drift together (a slower minute of
+# the host slows every level measured in it).
+FLAG_BAND = 0.02
+
+
+def _busy_repetition(rng: np.random.Generator, burst_p: float, burst_max: float) -> float:
+    """One repetition's log loss to a burst: 0, an unseen one (below the band), or NaN for a
+    repetition flagged twice (measured again, disturbed again: left out)."""
+    for _attempt in range(2):
+        took = rng.uniform(0.0, burst_max) if rng.random() < burst_p else 0.0
+        if took <= FLAG_BAND:
+            return math.log(1.0 - took)
+    return math.nan
+
+
+def _independent(a: np.ndarray, b: np.ndarray, prior: Prior, sigma: float) -> LogRatio | None:
+    """Two levels read as independent sides, as a claim reads them when fewer than MIN_PAIRS
+    pairs are left: each side's repetitions (3 or fewer floored at the calibrated spread, 4 or
+    more moderated), their log ratio."""
+    spread = RunSpread(sigma, False, "simulated")
+    sides = []
+    for logs in (a, b):
+        evidence = repetition_evidence(list(np.exp(logs)), [0.0] * len(logs), spread)
+        if evidence is None:
+            return None
+        if len(logs) > FLOORED_REPETITIONS:
+            sample, df = moderate(evidence.variance * len(logs), evidence.df, prior)
+            evidence = dataclasses.replace(evidence, variance=sample / len(logs), df=df)
+        sides.append(evidence)
+    return log_ratio([sides[0]], [sides[1]], spread)
+
+
+def _simulate_busy(
+    burst_p: float, burst_max: float, drift: float, gap: float = 1.0, runs: int = 400
+) -> dict[str, float]:
+    """22 levels x 4 repetitions as `_simulate`, on a busy host: every repetition may take a
+    burst, every round a shared drift. Pairs whose repetitions were left out are dropped; with
+    fewer than MIN_PAIRS left, the two levels are read as independent sides (the calibrated
+    spread 8%, as this host's on 2026-11-27), as the claims read them."""
+    rng = np.random.default_rng(11)
+    levels, reps = 22, 4
+    found, unpaired, n = 0, 0, 0
+    for _ in range(runs):
+        sigma = np.exp(rng.uniform(math.log(0.04), math.log(0.12), levels))
+        rounds = rng.normal(0.0, drift, reps)
+        x = rng.normal(0.0, 1.0, (levels, reps)) * sigma[:, None] + rounds[None, :]
+        loss = np.array(
+            [[_busy_repetition(rng, burst_p, burst_max) for _ in range(reps)] for _ in x]
+        )
+        x = x + loss
+        kept = [row[~np.isnan(row)] for row in x]
+        prior = fit_prior([(float(np.var(k, ddof=1)), len(k) - 1.0) for k in kept if len(k) > 1])
+        assert prior is not None
+        for a in range(0, levels, 2):
+            b = x[a + 1] + math.log(gap)
+            d = b - x[a]
+            d = d[~np.isnan(d)]
+            n += 1
+            if len(d) >= MIN_PAIRS:
+                variance, df = moderate(float(np.var(d, ddof=1)), len(d) - 1.0, prior, scale=2.0)
+                half = float(stats.t.ppf(0.975, df)) * math.sqrt(variance / len(d))
+                found += abs(float(np.mean(d))) > half
+                continue
+            unpaired += 1
+            ratio = _independent(b[~np.isnan(b)], kept[a], prior, 0.084)
+            if ratio is not None:
+                low, high = interval_of(ratio)
+                found += low > 1.0 or high < 1.0
+    return {"excludes_one": found / n, "unpaired": unpaired / n}
+
+
+@pytest.mark.parametrize(
+    ("burst_p", "burst_max", "drift"),
+    [(0.3, 0.13, 0.0), (0.3, 0.13, 0.05), (0.6, 0.13, 0.05), (0.3, 0.30, 0.08)],
+)
+def test_a_a_on_a_busy_host_gives_no_more_false_winners(
+    burst_p: float, burst_max: float, drift: float
+) -> None:
+    # Bursts of a background process of up to 13% (the one that made a false winner of two
+    # copies of one stack) or 30% of a core in 30-60% of the repetitions, and rounds drifting
+    # by 5-8%: 4,400 A/A comparisons a case, at most 5.5% of them "different" (seeded: 3.8%,
+    # 2.1%, 1.8%, 1.5%; the same levels on a quiet host 5.1%). 41-90% of the comparisons lost
+    # a pair to a repetition left out and were read as independent sides.
+    r = _simulate_busy(burst_p, burst_max, drift)
+    assert r["excludes_one"] <= 0.055, r
+
+
+def test_power_on_a_busy_host_stays_useful() -> None:
+    # 1.2x apart with bursts in 30% of the repetitions: most comparisons still decide
+    # (seeded: 69%; on a quiet host 85%).
+    r = _simulate_busy(0.3, 0.13, 0.05, gap=1.2)
+    assert r["excludes_one"] >= 0.6, r

@@ -149,3 +149,48 @@ def test_a_disturbed_level_decides_nothing() -> None:
     assert second.vs_best is not None and second.vs_best.outcome is Outcome.UNDECIDED
     assert second.vs_best.ratio == pytest.approx(2.0, rel=0.05)
     assert "disturbed by other processes" in (second.vs_best.decide or "")
+
+
+def test_a_repetition_still_disturbed_is_left_out_where_its_level_has_others() -> None:
+    """As the claims read a level: of b's three repetitions the one still disturbed after its
+    re-measure is left out, the 2x gap is decided on the other two (and a's three), and the
+    level's aggregate says what was left out; the tables keep every repetition."""
+    store = Store(":memory:")
+    run = store.start_run(run_record())
+    for stack in ("a", "b"):
+        store.add_case(
+            CaseRecord(
+                run_id=run, stack=stack, workload="hello", label="hello", path="/hello", params={}
+            )
+        )
+    data = store.load_run(run)
+    levels = []
+    for case in data.cases:
+        level = 20_000 if case.stack == "a" else 10_000
+        for rep in range(3):
+            series = list(flat(30, 0.01, seed=10 * rep + len(levels), level=level))
+            flags = (
+                (LevelFlag.DISTURBED.detail("other processes used 60% of a core"),)
+                if case.stack == "b" and rep == 1
+                else ()
+            )
+            levels.append(
+                msgspec.structs.replace(
+                    row(
+                        series,
+                        repetition=rep,
+                        requests_per_s=sum(series) / len(series),
+                        case_id=case.id,
+                    ),
+                    flags=flags,
+                )
+            )
+    a = analyse(RunData(data.run, data.cases, levels, []))
+    second = a.workloads[0].rankings[0].entries[1]
+    assert second.stack == "b"
+    assert second.vs_best is not None and second.vs_best.outcome is not Outcome.UNDECIDED
+    b = next(c for c in a.workloads[0].cases if c.stack == "b")
+    assert len(b.rows) == 3  # every repetition is still listed
+    left = [f for f in b.aggregates[0].flags if f.kind is LevelFlag.LEFT_OUT]
+    assert left and left[0].detail.startswith("1 of 3 repetitions")
+    assert not any(f.kind is LevelFlag.DISTURBED for f in b.aggregates[0].flags)

@@ -248,11 +248,13 @@ def burst_named_rate(s: Scenario, burst: Burst, trials: int, seed: int) -> float
 # two stacks of one round, two levels of one fresh start. Each round gives both sides one
 # figure: its true mean times the round's machine drift (both figures share it; the pairs
 # cancel it), times the figure's own fresh-start factor, times its steady window's mean (the
-# figure a repetition pairs by). Every level is judged and measured again as above; a level
-# still disturbed sets the comparison aside (claims.reading.disturbed_reason: a point with a
-# disturbed repetition decides nothing). The rest is the claims' own decision: the paired
-# interval judged against the noise band as a "near 1" claim's band, a winner named when it
-# lies wholly outside (FAILS), as a verdict names one when it clears the band.
+# figure a repetition pairs by). Every level is judged and measured again as above; a
+# repetition still disturbed is left out where its side has others, its pair with it
+# (analysis.stats.leave_out_disturbed), and a side disturbed in every round sets the
+# comparison aside (claims.reading.disturbed_reason). The rest is the claims' own decision:
+# the paired interval judged against the noise band as a "near 1" claim's band, a winner named
+# when it lies wholly outside (FAILS), as a verdict names one when it clears the band; with
+# fewer than MIN_PAIRS pairs left, the sides are read as independent (claims.decisions).
 
 # The rounds of the suites whose ratios pair: php-node-micro's repeat (5), db-html-report's (8)
 SUITE_ROUNDS = (5, 8)
@@ -320,24 +322,31 @@ def _paired_trial(
     """One comparison, the burst during b's level of the first round (both readings treat the
     rounds alike: any one would do) or of every round (a job that keeps coming back): whether
     the paired reading names a winner, and whether the same figures read as independent sides
-    do (False unless `unpaired`); None: set aside."""
+    do (False unless `unpaired`); None: set aside (a side disturbed in every round)."""
     windows: tuple[dict[int, np.ndarray], dict[int, np.ndarray]] = ({}, {})
-    aside = False
+    flagged: tuple[set[int], set[int]] = (set(), set())
     for k in range(s.rounds):
         drift = rng.normal(0.0, s.drift)
         share = burst.share if every_round or k == 0 else 0.0
-        for side, mean, hit in ((windows[0], s.ratio, 0.0), (windows[1], 1.0, share)):
+        for i, (mean, hit) in enumerate(((s.ratio, 0.0), (1.0, share))):
             factor = mean * math.exp(drift + rng.normal(0.0, s.own))
-            side[k], disturbed = _judged_level(rng, s.window, factor, burst, hit)
-            aside = aside or disturbed
-    if aside:
+            windows[i][k], disturbed = _judged_level(rng, s.window, factor, burst, hit)
+            if disturbed:
+                flagged[i].add(k)
+    if any(len(bad) == s.rounds for bad in flagged):
         return None
-    a, b = ({k: float(np.mean(w)) for k, w in side.items()} for side in windows)
+    kept = (
+        {k: w for k, w in windows[0].items() if k not in flagged[0]},
+        {k: w for k, w in windows[1].items() if k not in flagged[1]},
+    )
+    a, b = ({k: float(np.mean(w)) for k, w in side.items()} for side in kept)
     ratio = paired_log_ratio(a, b)
-    assert ratio is not None  # Rounds has MIN_PAIRS rounds, all measured
-    low, high = interval_of(ratio)
-    paired = NEAR_ONE.judge(math.exp(ratio.d), low, high) is _Verdict.FAILS
-    return paired, unpaired and _unpaired_named(windows)
+    if ratio is None:  # fewer than MIN_PAIRS pairs left: independent sides
+        paired = _unpaired_named(kept)
+    else:
+        low, high = interval_of(ratio)
+        paired = NEAR_ONE.judge(math.exp(ratio.d), low, high) is _Verdict.FAILS
+    return paired, unpaired and _unpaired_named(kept)
 
 
 def _unpaired_named(windows: tuple[dict[int, np.ndarray], dict[int, np.ndarray]]) -> bool:

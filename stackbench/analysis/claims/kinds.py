@@ -507,36 +507,38 @@ def _first_break(run: _Run, stack: str, workload: str, test: BreakpointTest) -> 
         return case
     judged: list[tuple[float, list[bool]]] = []
     reasons: dict[float, str] = {}
+    read: dict[float, list[LevelRow]] = {}
     for level in run.level_values(case):
-        rows = run.rows_at(case, level)
+        label = f"{stack} {workload} @{level:,.0f}"
+        rows = read[level] = run.leave_out_disturbed(label, run.rows_at(case, level))
         problem = level_problem(rows, failures_are_data=True)
         if problem:
-            return _Missing(
-                f"{stack} {workload} @{level:,.0f}: {problem}; the breakpoint cannot be placed"
-            )
+            return _Missing(f"{label}: {problem}; the breakpoint cannot be placed")
         judged.append((level, [bool(_level_breaks([row], test)) for row in rows]))
         reasons[level] = _level_breaks(rows, test)
     crossing = stats.held_crossing(judged)
     if not crossing.held:
-        return _disturbed_break(run, case, _Break(crossing, ""), [lv for lv, _ in judged])
-    repeated = len(run.rows_at(case, crossing.high)) >= 2
+        return _disturbed_break(case, _Break(crossing, ""), read)
+    repeated = len(read[crossing.high]) >= 2
     levels = sorted(lv for lv, _ in judged)
     at = levels.index(crossing.high)
     # from the last level that held (blips between) to the first that failed, and the next
     # one when it confirmed the crossing
     start = levels.index(crossing.low) if crossing.low in levels else 0
     rests_on = levels[start : at + (1 if repeated else 2)]
-    return _disturbed_break(run, case, _Break(crossing, reasons[crossing.high], repeated), rests_on)
+    found = _Break(crossing, reasons[crossing.high], repeated)
+    return _disturbed_break(case, found, {lv: read[lv] for lv in rests_on})
 
 
-def _disturbed_break(run: _Run, case: CaseRow, found: _Break, rests_on: list[float]) -> _Break:
+def _disturbed_break(case: CaseRow, found: _Break, rests_on: dict[float, list[LevelRow]]) -> _Break:
     """The break with the disturbed levels its placement rests on (a crossing: the levels
-    around it; none: every level, each of which held), by the comparisons' rule."""
+    around it; none: every level, each of which held), by the comparisons' rule: a level is
+    disturbed when every repetition it is read from is (the others were left out)."""
     where = f"{case.stack} {case.label}"
     hits = [
         (lv, why)
-        for lv in rests_on
-        if (why := disturbed_reason(f"{where} @{lv:,.0f}", run.rows_at(case, lv)))
+        for lv, rows in rests_on.items()
+        if (why := disturbed_reason(f"{where} @{lv:,.0f}", rows))
     ]
     if not hits:
         return found

@@ -192,7 +192,7 @@ class _Run:
             return _Missing(
                 f"{stack} has no level {level:,.0f} of {workload} (measured: {measured})"
             )
-        rows = self._undisturbed(label, rows)
+        rows = self.leave_out_disturbed(label, rows)
         problem = level_problem(rows, failures_are_data=metric in FAILURE_METRICS) or too_little(
             rows, *self.minimum
         )
@@ -222,17 +222,16 @@ class _Run:
             repetition_figures(rows, metric, values, steady),
         )
 
-    def _undisturbed(self, label: str, rows: list[LevelRow]) -> list[LevelRow]:
+    def leave_out_disturbed(self, label: str, rows: list[LevelRow]) -> list[LevelRow]:
         """The repetitions no other process or steal disturbed, when there are some: a
         disturbed one (still disturbed after it was measured again) is left out, as the
         re-measure would have replaced it, and the claim's reason says so (`left_out`); the
         flag says nothing of its figure, so leaving it out chooses no result. All disturbed:
         all kept, and the point decides nothing (`disturbed_reason`)."""
-        clean = undisturbed(rows)
-        if clean and len(clean) < len(rows):
-            self.left_out.add(f"{label}: {len(rows) - len(clean)} of {len(rows)}")
-            return clean
-        return rows
+        kept = stats.leave_out_disturbed(rows)
+        if len(kept) < len(rows):
+            self.left_out.add(f"{label}: {len(rows) - len(kept)} of {len(rows)}")
+        return kept
 
     def failures(self, stack: str, workload: str, level: float) -> tuple[int, int]:
         """(failed, attempted) requests of a level, summed over its repetitions."""
