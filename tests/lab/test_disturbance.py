@@ -34,7 +34,11 @@ from stackbench.lab.procs import child_setup
 
 pytestmark = pytest.mark.integration
 BURNER = Path(__file__).resolve().parents[2] / "scripts" / "burner.py"
-SECONDS = 4.0
+# A one-process burner's remainder runs 0.6-2.0 points negative (the server's and the
+# burner's exact run times against /proc/stat's busy ticks, read a few tens of ms apart): at
+# 4 s a 5% burner was measured 2.0 points low, at the tolerance (make test, 2026-11-27);
+# the suites' levels last 10 s and more.
+SECONDS = 6.0
 TOLERANCE = 0.02  # two points of one core
 
 
@@ -119,7 +123,7 @@ def test_a_background_load_on_the_servers_core_is_measured(duty, fork):
         f"(named burner {named:.1%}, unseen {core.unseen_s / elapsed:.1%}, named others "
         f"{core.named_other_s / elapsed - named:.1%}); server {core.roles_s / elapsed:.1%}; "
         f"kernel work in no task {core.no_task_s / elapsed:.1%} (not counted), unexplained "
-        f"forks {account.unexplained_forks}"
+        f"forks {account.unexplained_forks}; stolen {core.steal_s / elapsed:.1%}"
     )
     assert other >= truth - TOLERANCE
     if not fork:
