@@ -80,8 +80,9 @@ class RunComparison:
     changes: tuple[SettingChange, ...]
     spread: RunSpread  # the run-to-run spread the verdicts used
     same_run: bool = False  # A and B are one run: nothing was compared but noise
-    # the compared levels whose disturbed repetitions their figures left out, said per run
-    left_out: tuple[str, ...] = ()
+    # the compared levels whose disturbed repetitions their figures left out: (run id, the
+    # level, the left-out flag's detail)
+    left_out: tuple[tuple[int, CaseKey, str], ...] = ()
 
     @property
     def comparable(self) -> bool:
@@ -166,7 +167,7 @@ def compare_runs(
         by_case.setdefault(key, []).append(replace(m, verdict=v))
     same = a.data.run.id == b.data.run.id and a.data.run.started_at == b.data.run.started_at
     left_out = tuple(
-        f"run {run.data.run.id}: {_case_words(key)}: {flag.detail}"
+        (run.data.run.id, key, flag.detail)
         for key in common
         for run, (view, index) in ((a, levels_a[key]), (b, levels_b[key]))
         for agg in view.aggregates
@@ -186,10 +187,6 @@ def compare_runs(
         same,
         left_out,
     )
-
-
-def _case_words(key: CaseKey) -> str:
-    return f"{key.stack} {key.label} @{key.level_value:,.0f}"
 
 
 def gated_cases(comparison: RunComparison, gates: Sequence[Gate]) -> list[GatedCase]:

@@ -265,6 +265,10 @@ def same_run_warning(comparison: RunComparison) -> list[str]:
     ]
 
 
+def _left_out(comparison: RunComparison) -> list[str]:
+    return [f"run {run}: {_case(key)}: {detail}" for run, key, detail in comparison.left_out]
+
+
 def _notes(comparison: RunComparison) -> list[str]:
     lines = []
     if not comparison.comparable:
@@ -274,7 +278,7 @@ def _notes(comparison: RunComparison) -> list[str]:
         )
     lines += [f"only in run {comparison.a_run}: {_case(k)}" for k in comparison.only_in_a]
     lines += [f"only in run {comparison.b_run}: {_case(k)}" for k in comparison.only_in_b]
-    lines += [f"disturbed repetitions left out: {text}" for text in comparison.left_out]
+    lines += [f"disturbed repetitions left out: {text}" for text in _left_out(comparison)]
     if comparison.spread.assumed:
         lines.append(comparison.spread.source)
     return lines
@@ -404,7 +408,7 @@ def as_json(comparison: RunComparison, gated: Sequence[GatedCase]) -> dict[str, 
             }
             for c in comparison.cases
         ],
-        "left_out": list(comparison.left_out),
+        "left_out": _left_out(comparison),
         "only_in_a": [_case(k) for k in comparison.only_in_a],
         "only_in_b": [_case(k) for k in comparison.only_in_b],
         "changes": [

@@ -13,17 +13,22 @@ from tests.analysis.test_levelsteady import row
 from tests.store.test_store import run_record
 
 
-def analysed(levels_by_stack: dict[str, list[list[float]]]) -> Analysis:
-    """One workload, one level; per stack the per-second series of each repetition."""
+def hello_run(*stacks: str) -> RunData:
+    """A stored run with one case of the hello workload per stack, and no levels yet."""
     store = Store(":memory:")
     run = store.start_run(run_record())
-    for stack in levels_by_stack:
+    for stack in stacks:
         store.add_case(
             CaseRecord(
                 run_id=run, stack=stack, workload="hello", label="hello", path="/hello", params={}
             )
         )
-    data = store.load_run(run)
+    return store.load_run(run)
+
+
+def analysed(levels_by_stack: dict[str, list[list[float]]]) -> Analysis:
+    """One workload, one level; per stack the per-second series of each repetition."""
+    data = hello_run(*levels_by_stack)
     levels: list[LevelRow] = []
     for case in data.cases:
         for rep, rps in enumerate(levels_by_stack[case.stack]):
@@ -93,15 +98,7 @@ def test_repetitions_are_the_unit_when_there_are_several() -> None:
 
 
 def test_holm_adjusts_every_level_of_a_workload_together() -> None:
-    store = Store(":memory:")
-    run = store.start_run(run_record())
-    for stack in ("fast", "slow"):
-        store.add_case(
-            CaseRecord(
-                run_id=run, stack=stack, workload="hello", label="hello", path="/hello", params={}
-            )
-        )
-    data = store.load_run(run)
+    data = hello_run("fast", "slow")
     levels = []
     for case in data.cases:
         base = 12_000 if case.stack == "fast" else 10_000
@@ -126,15 +123,7 @@ def test_holm_adjusts_every_level_of_a_workload_together() -> None:
 def test_a_disturbed_level_decides_nothing() -> None:
     """A level during which other processes used the cores (the judge's `disturbed` flag)
     keeps its figures but no verdict rests on it: even 2x apart, not enough evidence."""
-    store = Store(":memory:")
-    run = store.start_run(run_record())
-    for stack in ("a", "b"):
-        store.add_case(
-            CaseRecord(
-                run_id=run, stack=stack, workload="hello", label="hello", path="/hello", params={}
-            )
-        )
-    data = store.load_run(run)
+    data = hello_run("a", "b")
     levels = [
         msgspec.structs.replace(
             row(list(flat(30, 0.01, seed=i, level=level)), case_id=case.id),
@@ -155,15 +144,7 @@ def test_a_repetition_still_disturbed_is_left_out_where_its_level_has_others() -
     """As the claims read a level: of b's three repetitions the one still disturbed after its
     re-measure is left out, the 2x gap is decided on the other two (and a's three), and the
     level's aggregate says what was left out; the tables keep every repetition."""
-    store = Store(":memory:")
-    run = store.start_run(run_record())
-    for stack in ("a", "b"):
-        store.add_case(
-            CaseRecord(
-                run_id=run, stack=stack, workload="hello", label="hello", path="/hello", params={}
-            )
-        )
-    data = store.load_run(run)
+    data = hello_run("a", "b")
     levels = []
     for case in data.cases:
         level = 20_000 if case.stack == "a" else 10_000
