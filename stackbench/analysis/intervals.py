@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 # scipy and ruptures are imported in the functions that use them: together 0.7 s of CPU at
 # start-up, which every command that analyses nothing (stacks, doctor, --version) would pay.
-from stackbench.analysis.verdicts import Evidence, series_evidence
+from stackbench.analysis.verdicts import Evidence, series_evidence, t_quantile
 
 DEFAULT_CONFIDENCE = 0.95
 FloatArray = npt.NDArray[np.float64]
@@ -63,14 +63,10 @@ def evidence_interval(
 ) -> FigureInterval:
     """value * e^(+-t se) from the evidence's log-scale variance and degrees of freedom: the
     same arithmetic as a verdict's, so a figure's interval and its comparisons agree."""
-    from scipy import special
-
     _check_confidence(confidence)
     if evidence is None:
         return FigureInterval(value, None, None, 0, confidence, None)
-    half = float(special.stdtrit(evidence.df, 0.5 + confidence / 2.0)) * math.sqrt(
-        evidence.variance
-    )
+    half = t_quantile(0.5 + confidence / 2.0, evidence.df) * math.sqrt(evidence.variance)
     return FigureInterval(
         value, value * math.exp(-half), value * math.exp(half), evidence.n, confidence, evidence
     )

@@ -46,6 +46,7 @@ from stackbench.analysis.steady import (
     min_window_seconds,
     steadiness,
 )
+from stackbench.analysis.verdicts import t_quantile
 
 
 class SettleKind(enum.Enum):
@@ -149,8 +150,6 @@ def _another_level(values: FloatArray, floor: int, start: int) -> bool:
 def _within_noise(window: FloatArray, change: float) -> bool:
     """The fitted relative change is within the one-sided 95% margin of white noise as large
     as the window's second-to-second noise (see the module's doc, item 3)."""
-    from scipy import stats as scipy_stats
-
     w = len(window)
     center = float(np.mean(window))
     if w < 4 or center == 0.0:
@@ -159,4 +158,4 @@ def _within_noise(window: FloatArray, change: float) -> bool:
     sigma = float(np.median(np.abs(np.diff(window)))) / (0.6745 * math.sqrt(2.0)) / abs(center)
     # sd of the OLS slope times (w - 1): sigma sqrt(12 / (w (w^2 - 1))) (w - 1)
     margin = sigma * math.sqrt(12.0 * (w - 1) / (w * (w + 1)))
-    return abs(change) <= float(scipy_stats.t.ppf(0.95, w - 2)) * margin
+    return abs(change) <= t_quantile(0.95, w - 2) * margin

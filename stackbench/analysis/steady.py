@@ -60,6 +60,7 @@ import numpy as np
 # scipy and ruptures are imported in the functions that use them: together 0.7 s of CPU at
 # start-up, which every command that analyses nothing (stacks, doctor, --version) would pay.
 from stackbench.analysis.intervals import FloatArray, Values, finite_array
+from stackbench.analysis.verdicts import t_quantile
 
 FLOOR_MIN_S = 2
 FLOOR_FRACTION = 0.10
@@ -85,6 +86,8 @@ PENALTY_PER_LOG_N = 10.0
 # better than about +-2.5%; tighter would call every short level unsteady, looser would let a
 # 10% decline pass as steady.
 STEADY_TOLERANCE = 0.05
+# Residual variance below this share of the series' own is an exact line's rounding error.
+EXACT_LINE = 1e-20
 
 
 class SteadyClass(enum.Enum):
@@ -362,12 +365,10 @@ class Steadiness:
 
 def steadiness(window: FloatArray, tolerance: float = STEADY_TOLERANCE) -> Steadiness:
     """The window's fitted change, shown within `tolerance` or not (one-sided 95% bound)."""
-    from scipy import stats as scipy_stats
-
     drift = _drift(window)
     if drift.se is None:
         return Steadiness(False, drift.change, None, len(window), tolerance)
-    bound = abs(drift.change) + float(scipy_stats.t.ppf(0.95, drift.df)) * drift.se
+    bound = abs(drift.change) + t_quantile(0.95, drift.df) * drift.se
     return Steadiness(bound <= tolerance, drift.change, bound, len(window), tolerance)
 
 
@@ -377,26 +378,40 @@ def _drift(window: FloatArray) -> Drift:
     n (1 - r1) / (1 + r1), r1 the lag-1 autocorrelation of the residuals (Santer et al.
     2000): per-second throughput is autocorrelated, and an unadjusted test would see trends
     in plain noise."""
-    from scipy import stats as scipy_stats
-
     n = len(window)
     center = float(np.mean(window))
     if center != 0.0 and n >= 4 and float(np.ptp(window)) == 0.0:
         return Drift(0.0, False, 0.0, 1e6)  # a constant series: exactly no change
     if center == 0.0 or n < 4:
         return Drift(0.0, False)
-    fit = scipy_stats.linregress(np.arange(n, dtype=np.float64), window / center)
-    change = float(fit.slope) * (n - 1)
-    residuals = window / center - (fit.intercept + fit.slope * np.arange(n))
+    slope, residuals, slope_se = _ols(window / center)
+    change = slope * (n - 1)
     r1 = _lag1_autocorrelation(residuals)
     effective = n * (1.0 - r1) / (1.0 + r1)
-    if fit.stderr == 0.0:  # an exact line: no noise to doubt it
+    if slope_se == 0.0:  # an exact line: no noise to doubt it
         return Drift(change, True, 0.0, 1e6)
     if effective <= 3.0:  # too autocorrelated to tell a trend from a slow wander
         return Drift(change, False)
-    stderr = float(fit.stderr) * math.sqrt((n - 2) / (effective - 2))
-    critical = float(scipy_stats.t.ppf(1.0 - DRIFT_ALPHA / 2.0, effective - 2))
-    return Drift(change, abs(float(fit.slope)) / stderr > critical, stderr * (n - 1), effective - 2)
+    stderr = slope_se * math.sqrt((n - 2) / (effective - 2))
+    critical = t_quantile(1.0 - DRIFT_ALPHA / 2.0, effective - 2)
+    return Drift(change, abs(slope) / stderr > critical, stderr * (n - 1), effective - 2)
+
+
+def _ols(y: FloatArray) -> tuple[float, FloatArray, float]:
+    """Least-squares line through (i, y[i]): its slope, the residuals and the slope's standard
+    error (scipy.stats.linregress's arithmetic, without its 0.3 ms of argument handling: a
+    claims design check fits hundreds of thousands of windows)."""
+    n = len(y)
+    x = np.arange(n, dtype=np.float64)
+    dx = x - x.mean()
+    sxx = float(dx @ dx)
+    slope = float(dx @ (y - y.mean())) / sxx
+    residuals = y - (y.mean() + slope * dx)
+    squares = float(residuals @ residuals)
+    centred = y - y.mean()
+    if squares <= EXACT_LINE * float(centred @ centred):  # rounding error of an exact line
+        return slope, residuals, 0.0
+    return slope, residuals, math.sqrt(squares / (n - 2) / sxx)
 
 
 def _lag1_autocorrelation(residuals: FloatArray) -> float:

@@ -218,8 +218,8 @@ def repetition_evidence(
             if whole_level_s is None
             else whole_level_sigma(spread, whole_level_s) ** 2
         )
-        z = _t_quantile(0.5 + CONFIDENCE / 2.0, KNOWN_DF)
-        if _t_quantile(0.5 + CONFIDENCE / 2.0, df) ** 2 * sample < z * z * floor:
+        z = t_quantile(0.5 + CONFIDENCE / 2.0, KNOWN_DF)
+        if t_quantile(0.5 + CONFIDENCE / 2.0, df) ** 2 * sample < z * z * floor:
             sample, df = floor, KNOWN_DF
     log_mean = float(np.mean(logs))
     return Evidence(
@@ -374,7 +374,7 @@ def compare(
         )
     lr = log_ratio([a], [b], spread)
     d, se, df = lr.d, lr.se, lr.df
-    t = _t_quantile(0.5 + confidence / 2.0, df)
+    t = t_quantile(0.5 + confidence / 2.0, df)
     band = math.log1p(threshold)
     low, high = d - t * se, d + t * se
     p = _p_beyond(d, se, df, band)
@@ -451,7 +451,7 @@ def _one_repetition(e: Evidence, spread: RunSpread) -> float:
 
 def interval_of(ratio: LogRatio, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """The interval of e^d at `confidence`."""
-    t = _t_quantile(0.5 + confidence / 2.0, ratio.df)
+    t = t_quantile(0.5 + confidence / 2.0, ratio.df)
     return math.exp(ratio.d - t * ratio.se), math.exp(ratio.d + t * ratio.se)
 
 
@@ -525,7 +525,7 @@ def what_would_decide(
     band = math.log1p(v.threshold)
     needed = abs(abs(v.log_diff) - band)  # the half-width that would decide it
     target = "show it beyond" if abs(v.log_diff) > band else "show it inside"
-    t = _t_quantile(0.5 + v.confidence / 2.0, max(v.df, 1.0))
+    t = t_quantile(0.5 + v.confidence / 2.0, max(v.df, 1.0))
     if needed < 0.1 * band:
         return (
             f"the ratio sits at the ±{_pct(v.threshold)} threshold: no practical amount of "
@@ -572,7 +572,7 @@ def repetitions_to_decide(
     moderation's); None beyond MAX_REPETITIONS_ADVISED."""
     for r in range(2, MAX_REPETITIONS_ADVISED + 1):
         df = (r - 1 + prior_df) if paired else 2 * r - 2
-        t = _t_quantile(0.5 + confidence / 2.0, df)
+        t = t_quantile(0.5 + confidence / 2.0, df)
         if t * math.sqrt(per_run / r) <= needed:
             return r
     return None
@@ -624,7 +624,7 @@ def _gate_ps(v: Verdict, limit: float) -> tuple[float, float]:
     return _t_sf(z, v.df), _t_sf(-z, v.df)
 
 
-def _t_quantile(q: float, df: float) -> float:
+def t_quantile(q: float, df: float) -> float:
     """Student t quantile (scipy.special's ufunc: a report computes thousands of these)."""
     from scipy import special
 

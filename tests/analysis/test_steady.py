@@ -176,3 +176,23 @@ def test_steadiness_names_the_level_length_that_would_show_it():
     )
     assert "settles" in steady.Steadiness(False, 0.045, 0.09, 10, 0.05).why(2)
     assert "too short or too autocorrelated" in steady.Steadiness(False, 0.0, None, 6, 0.05).why(2)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_window_fit_is_scipys_least_squares_line(seed: int) -> None:
+    """_ols is linregress's arithmetic (slope, its standard error, the residuals) without its
+    argument handling; an exact line has no error to doubt it."""
+    from scipy import stats as scipy_stats
+
+    from stackbench.analysis.steady import _ols
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 120))
+    y = 1.0 + rng.normal(0.0, 0.05, n) + rng.normal(0.0, 0.002) * np.arange(n)
+    slope, residuals, se = _ols(y)
+    fit = scipy_stats.linregress(np.arange(n, dtype=np.float64), y)
+    assert slope == pytest.approx(fit.slope, rel=1e-9, abs=1e-15)
+    assert se == pytest.approx(fit.stderr, rel=1e-9)
+    expected = y - (fit.intercept + fit.slope * np.arange(n))
+    assert residuals == pytest.approx(expected, abs=1e-12)
+    assert _ols(np.arange(n, dtype=np.float64) * 0.37 + 5.0)[2] == 0.0

@@ -73,7 +73,7 @@ ignore = ["$.now"]
 
 [load]
 connections = [8]
-duration_s = 8      # the steady window a verdict rests on needs 5 s inside the level
+duration_s = 10     # 2 s dropped, a 5-s steady window: room for a stolen second or two
 warmup_s = 1
 pause_s = 0
 """
@@ -142,7 +142,9 @@ def test_an_inline_endpoint_is_compared_verified_and_measured(open_folder) -> No
     best, other = ranking["entries"]
     verdict = other["vs_best"]["outcome"]
     disturbed = any(lv.flags for lv in data.levels if "disturbed" in str(lv.flags))
-    if not disturbed:  # the serial test run is quiet: one level a side decides a 2x ratio
+    unsteady = any(e["throughput"]["evidence"] is None for e in (best, other))
+    if not disturbed and not unsteady:  # one steady level a side decides a 1.4-2x ratio
         assert (best["stack"], other["stack"], verdict) == ("light", "heavy", "faster"), other
-    else:  # a busy machine decides nothing, and says so
-        assert verdict == "not enough evidence"
+    else:  # a busy machine decides nothing, and says why: a disturbed or an unsteady level
+        assert verdict == "not enough evidence", other
+        assert disturbed or "steady seconds" in other["vs_best"]["decide"], other
