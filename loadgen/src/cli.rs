@@ -66,7 +66,7 @@ pub struct Args {
     /// I/O engine: io_uring where the kernel allows it (auto), or force epoll or uring
     #[arg(long = "engine", value_enum, default_value_t = EngineArg::Auto)]
     pub engine: EngineArg,
-    /// Print one JSON document (schema stackbench-load/4) instead of the human summary
+    /// Print one JSON document (schema stackbench-load/5) instead of the human summary
     #[arg(long = "json")]
     pub json: bool,
 }

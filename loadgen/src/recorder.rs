@@ -7,9 +7,16 @@
 //! second by second into full histograms (one reused), whose percentiles and encoding go into
 //! the series; merging those histograms over any window gives that window's exact percentiles.
 //!
-//! A request belongs to the recorded phase when its start (closed loop) or intended send time
-//! (open loop) is at or after `record_start`, so warm-up requests are never counted, even when
-//! they complete later.
+//! Which requests the recorded phase counts (`RecordedBy`):
+//! - a timed closed loop (`-d`) counts every answer (or failure) that arrives in it, whenever
+//!   its request started: throughput is what the server delivered in the phase, and the
+//!   warm-up leaves the phase steady from its first second. Counting only requests started in
+//!   it would leave its first seconds empty wherever latency is long (7,000 clients at 2,000
+//!   req/s wait 3.5 s: the first 3.5 s of a 10-s level held no answer, and the level's req/s
+//!   read 35% low);
+//! - an open loop counts the requests whose intended send time is in it (its latency runs
+//!   from that time: coordinated omission), and a closed loop of `-n` requests those started
+//!   in it (exactly n of them), so a warm-up request is never counted there.
 
 use crate::errors::{ErrorClass, ErrorCounts};
 use hdrhistogram::Histogram;
@@ -132,8 +139,27 @@ impl Series {
     }
 }
 
+/// What puts a request into the recorded phase (see the module's doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordedBy {
+    /// Its answer or failure arrived at or after `record_start` (a timed closed loop).
+    Arrival,
+    /// It started (closed loop of n requests) or was due (open loop) at or after it.
+    Start,
+}
+
+impl RecordedBy {
+    pub fn name(self) -> &'static str {
+        match self {
+            RecordedBy::Arrival => "arrival",
+            RecordedBy::Start => "start",
+        }
+    }
+}
+
 pub struct Recorder {
     record_start: Instant,
+    recorded_by: RecordedBy,
     pub latency: Histogram<u64>,
     pub connect: Histogram<u64>,
     pub wait: Histogram<u64>,
@@ -144,9 +170,10 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn new(record_start: Instant, highest_us: u64) -> Self {
+    pub fn new(record_start: Instant, recorded_by: RecordedBy, highest_us: u64) -> Self {
         Self {
             record_start,
+            recorded_by,
             latency: new_histogram(highest_us),
             connect: new_histogram(highest_us),
             wait: new_histogram(highest_us),
@@ -159,6 +186,15 @@ impl Recorder {
 
     pub fn is_recorded(&self, start: Instant) -> bool {
         start >= self.record_start
+    }
+
+    /// Whether an answer or failure arriving at `now` for a request started (or due) at
+    /// `start` belongs to the recorded phase.
+    fn counts(&self, start: Instant, now: Instant) -> bool {
+        match self.recorded_by {
+            RecordedBy::Arrival => now >= self.record_start,
+            RecordedBy::Start => start >= self.record_start,
+        }
     }
 
     fn second_of(&self, now: Instant) -> u64 {
@@ -174,7 +210,7 @@ impl Recorder {
     /// A full response arrived for a request started (or intended) at `start`.
     /// `failure` is `Some(Status | BodyMismatch)` when it did not pass the checks.
     pub fn completed(&mut self, start: Instant, now: Instant, failure: Option<ErrorClass>) {
-        if !self.is_recorded(start) {
+        if !self.counts(start, now) {
             return;
         }
         let latency = micros(now.saturating_duration_since(start));
@@ -195,7 +231,7 @@ impl Recorder {
 
     /// A request attempt failed without a complete response.
     pub fn failed(&mut self, start: Instant, now: Instant, class: ErrorClass) {
-        if !self.is_recorded(start) {
+        if !self.counts(start, now) {
             return;
         }
         self.errors.add(class, 1);
@@ -265,7 +301,7 @@ pub struct Recorded {
 impl Recorded {
     /// Merges per-thread recordings (histograms have the same bounds, so `add` cannot fail).
     pub fn merge(parts: Vec<Recorded>, highest_us: u64) -> Recorded {
-        let mut total = Recorder::new(Instant::now(), highest_us).finish();
+        let mut total = Recorder::new(Instant::now(), RecordedBy::Start, highest_us).finish();
         for part in parts {
             total
                 .latency
@@ -346,10 +382,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_timed_closed_loop_counts_what_arrives_in_the_phase() {
+        let t0 = Instant::now();
+        let start = t0 + Duration::from_secs(1);
+        let mut r = Recorder::new(start, RecordedBy::Arrival, 10_000_000);
+        // answered (or failed) before the phase: not counted
+        r.completed(t0, start - Duration::from_millis(1), None);
+        r.failed(t0, start - Duration::from_millis(1), ErrorClass::Timeout);
+        // started in the warm-up, failed or answered inside the phase: counted
+        r.failed(t0, start, ErrorClass::Timeout);
+        r.completed(t0, start + Duration::from_secs(1), None); // latency 2 s
+        assert_eq!((r.counts.completed, r.counts.ok), (1, 1));
+        assert_eq!(r.errors.get(ErrorClass::Timeout), 1);
+        assert_eq!(r.latency.max(), r.latency.highest_equivalent(2_000_000));
+        let series = Recorded::merge(vec![r.finish()], 10_000_000)
+            .series(10_000_000, Duration::from_secs(2));
+        assert_eq!((series[1].completed, series[0].errors), (1, 1));
+    }
+
+    #[test]
     fn warmup_requests_are_not_recorded() {
         let t0 = Instant::now();
         let start = t0 + Duration::from_secs(1);
-        let mut r = Recorder::new(start, 1_000_000);
+        let mut r = Recorder::new(start, RecordedBy::Start, 1_000_000);
         r.completed(t0, start + Duration::from_millis(5), None);
         r.failed(t0, start, ErrorClass::Timeout);
         assert_eq!(r.counts.completed, 0);
@@ -367,8 +422,8 @@ mod tests {
     fn series_merges_threads_per_second() {
         let start = Instant::now();
         let ms = Duration::from_millis;
-        let mut a = Recorder::new(start, 1_000_000);
-        let mut b = Recorder::new(start, 1_000_000);
+        let mut a = Recorder::new(start, RecordedBy::Start, 1_000_000);
+        let mut b = Recorder::new(start, RecordedBy::Start, 1_000_000);
         a.completed(start, start + ms(10), None);
         b.completed(start, start + ms(30), None);
         a.completed(start + ms(2000), start + ms(2100), None);
@@ -401,7 +456,7 @@ mod tests {
     fn series_covers_every_second_of_the_run_even_quiet_ones() {
         let start = Instant::now();
         let ms = Duration::from_millis;
-        let mut r = Recorder::new(start, 1_000_000);
+        let mut r = Recorder::new(start, RecordedBy::Start, 1_000_000);
         r.completed(start, start + ms(100), None);
         let series = r.finish().series(1_000_000, ms(4000));
         let completed: Vec<u64> = series.iter().map(|p| p.completed).collect();
@@ -410,7 +465,7 @@ mod tests {
             series.iter().all(|p| !p.partial),
             "exactly 4 s: no partial second"
         );
-        let empty = Recorder::new(start, 1_000_000).finish();
+        let empty = Recorder::new(start, RecordedBy::Start, 1_000_000).finish();
         let series = empty.series(1_000_000, ms(1500));
         assert_eq!(series.len(), 2);
         assert!(series[1].partial && series[1].duration == ms(500));
@@ -420,7 +475,9 @@ mod tests {
     fn per_second_histograms_merge_into_the_total() {
         let start = Instant::now();
         let us = Duration::from_micros;
-        let mut threads: Vec<Recorder> = (0..2).map(|_| Recorder::new(start, 1_000_000)).collect();
+        let mut threads: Vec<Recorder> = (0..2)
+            .map(|_| Recorder::new(start, RecordedBy::Start, 1_000_000))
+            .collect();
         // 3 s of completions with latencies that differ by thread and second.
         for i in 0..3000u64 {
             let thread = &mut threads[(i % 2) as usize];

@@ -4,6 +4,7 @@ use crate::config::{KeepAlive, LoadMode};
 use crate::errors::ErrorClass;
 use crate::recorder::{SeriesPoint, SIGNIFICANT_DIGITS};
 use crate::runner::RunResult;
+use crate::worker::recorded_by;
 use base64::Engine;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
@@ -12,7 +13,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
 
-pub const SCHEMA: &str = "stackbench-load/4";
+pub const SCHEMA: &str = "stackbench-load/5";
 pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 
 #[derive(Serialize)]
@@ -45,6 +46,9 @@ struct ConfigJson {
     pipeline: usize,
     timeout_ms: u64,
     warmup_s: f64,
+    /// stackbench-load/5: which requests the recorded phase counts, "arrival" (a timed closed
+    /// loop: every answer that arrives in it) or "start" (started or due in it)
+    recorded_by: &'static str,
     headers: Vec<String>,
     expect: ExpectJson,
 }
@@ -241,6 +245,11 @@ fn config_json(r: &RunResult) -> ConfigJson {
         pipeline: c.pipeline,
         timeout_ms: c.timeout.as_millis() as u64,
         warmup_s: c.warmup.as_secs_f64(),
+        recorded_by: recorded_by(
+            matches!(c.mode, LoadMode::Open { .. }),
+            c.requests.is_some(),
+        )
+        .name(),
         headers: c.headers.clone(),
         expect: ExpectJson {
             status: expect.status,
@@ -295,7 +304,7 @@ fn series_json(r: &RunResult) -> Vec<SeriesJson> {
         })
 }
 
-/// The JSON document (schema `stackbench-load/4`).
+/// The JSON document (schema `stackbench-load/5`).
 pub fn json(r: &RunResult) -> Value {
     let rec = &r.recorded;
     let secs = r.duration.as_secs_f64();

@@ -333,6 +333,33 @@ fn warmup_is_not_recorded(e: &str) {
     assert_eq!(server.requests(), 320);
 }
 
+fn a_timed_closed_loop_counts_the_answers_its_warm_up_started(e: &str) {
+    // Every answer takes 600 ms; 4 connections start together, the phase runs 0.7-1.7 s.
+    // Each connection's second request (sent at 0.6 s, in the warm-up) is answered at 1.2 s,
+    // inside the phase; its third (1.2 s) would be answered at 1.8 s, after it. So the phase
+    // holds 4 answers, all of requests the warm-up sent: counting only requests started in it
+    // would have left it empty (0 req/s from a server answering 6.7 a second).
+    let server = TestServer::start(Behavior::Slow(Duration::from_millis(600)));
+    let r = load(
+        e,
+        &[
+            "-d",
+            "1s",
+            "--warmup",
+            "700ms",
+            "-c",
+            "4",
+            "-t",
+            "1",
+            &server.url("/"),
+        ],
+    );
+    assert_eq!(r.recorded.counts.completed, 4, "{:?}", r.recorded.counts);
+    assert!(r.recorded.latency.value_at_quantile(0.5) >= 600_000);
+    let doc = report::json(&r);
+    assert_eq!(doc["config"]["recorded_by"], "arrival");
+}
+
 fn open_loop_follows_the_schedule(e: &str) {
     let server = hello();
     let r = load(
@@ -562,7 +589,8 @@ fn json_document_has_the_contract_fields(e: &str) {
         ],
     );
     let doc = report::json(&r);
-    assert_eq!(doc["schema"], "stackbench-load/4");
+    assert_eq!(doc["schema"], "stackbench-load/5");
+    assert_eq!(doc["config"]["recorded_by"], "start"); // -n 300: the 300 started
     assert_eq!(doc["tool"]["engine"], e);
     assert_eq!(doc["config"]["mode"], "closed");
     assert_eq!(doc["config"]["keepalive"], "on");
@@ -675,6 +703,7 @@ on_both_engines!(
     close_mid_response_is_a_read_error,
     malformed_responses_are_protocol_errors,
     warmup_is_not_recorded,
+    a_timed_closed_loop_counts_the_answers_its_warm_up_started,
     open_loop_follows_the_schedule,
     unsustainable_rate_is_reported,
     open_loop_sees_the_stall_that_closed_loop_hides,

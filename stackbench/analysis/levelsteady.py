@@ -94,6 +94,12 @@ class LevelSteadyAggregate:
         return all(r.source == SOURCE_WINDOW for r in self.repetitions)
 
     @property
+    def has_series(self) -> bool:
+        """Some repetition has a per-second series (aggregate_steady then reads no whole-level
+        spread: wrk's and ab's levels have none)."""
+        return not all(r.source == SOURCE_NO_SERIES for r in self.repetitions)
+
+    @property
     def whole_level_sources(self) -> tuple[str, ...]:
         """Why some repetitions' headlines are their whole level's ('whole level: ...'), each
         reason once, sorted (empty when every headline is a steady window's)."""

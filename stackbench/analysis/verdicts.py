@@ -213,14 +213,8 @@ def repetition_evidence(
     sample = float(np.var(logs, ddof=1))
     df = len(x) - 1.0
     if len(x) <= FLOORED_REPETITIONS:
-        floor = (
-            spread.variance + one_within
-            if whole_level_s is None
-            else whole_level_sigma(spread, whole_level_s) ** 2
-        )
-        z = t_quantile(0.5 + CONFIDENCE / 2.0, KNOWN_DF)
-        if t_quantile(0.5 + CONFIDENCE / 2.0, df) ** 2 * sample < z * z * floor:
-            sample, df = floor, KNOWN_DF
+        floor = repetition_floor(spread, one_within, whole_level_s)
+        sample, df = at_least_the_floor(sample, df, floor)
     log_mean = float(np.mean(logs))
     return Evidence(
         math.exp(log_mean),
@@ -231,6 +225,24 @@ def repetition_evidence(
         Unit.REPETITIONS,
         one_within,
     )
+
+
+def repetition_floor(spread: RunSpread, one_within: float, whole_level_s: float | None) -> float:
+    """What one repetition is known to vary by (a log variance): sigma_run^2 plus its
+    within-level variance, or for whole levels without a series (`whole_level_s`: their
+    seconds) the whole-level spread."""
+    if whole_level_s is None:
+        return spread.variance + one_within
+    return whole_level_sigma(spread, whole_level_s) ** 2
+
+
+def at_least_the_floor(sample: float, df: float, floor: float) -> tuple[float, float]:
+    """(variance, df) of the wider interval: t(df) sqrt(sample), or z sqrt(floor) with the
+    floor taken as known."""
+    z = t_quantile(0.5 + CONFIDENCE / 2.0, KNOWN_DF)
+    if t_quantile(0.5 + CONFIDENCE / 2.0, df) ** 2 * sample < z * z * floor:
+        return floor, KNOWN_DF
+    return sample, df
 
 
 def whole_level_sigma(spread: RunSpread, level_s: float) -> float:

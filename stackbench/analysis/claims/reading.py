@@ -21,13 +21,15 @@ from stackbench.analysis.levelsteady import (
     aggregate_steady,
     headline_throughput,
 )
-from stackbench.analysis.moderated import Prior, fit_prior, moderate
+from stackbench.analysis.moderated import FEW_BORROWED_DF, Prior, fit_prior, moderate
 from stackbench.analysis.verdicts import (
     FLOORED_REPETITIONS,
     Evidence,
     RunSpread,
     Unit,
+    at_least_the_floor,
     repetition_evidence,
+    repetition_floor,
     whole_level_evidence,
 )
 from stackbench.config.claims import SCRIPT_METRICS, metric_unit
@@ -208,8 +210,10 @@ class _Run:
             self.loader_bound.add(label)
         steady = aggregate_steady(rows, self.spread) if metric in STEADY_READ else None
         evidence = level_evidence(rows, metric, values, self.spread, steady)
-        if metric == "requests_per_s":
-            evidence = moderated_evidence(evidence, self.throughput_prior)
+        if metric == "requests_per_s" and evidence is not None and steady is not None:
+            whole_s = None if steady.has_series else min(r.duration_s for r in rows)
+            floor = repetition_floor(self.spread, evidence.within, whole_s)
+            evidence = moderated_evidence(evidence, self.throughput_prior, floor)
         return _Point(
             tuple(values),
             stack,
@@ -340,16 +344,27 @@ def throughput_figures(rows: Sequence[LevelRow], spread: RunSpread) -> list[floa
     return [f for _, f in repetition_figures(rows, "requests_per_s", values, steady)]
 
 
-def moderated_evidence(evidence: Evidence | None, prior: Prior | None) -> Evidence | None:
+def moderated_evidence(
+    evidence: Evidence | None, prior: Prior | None, floor: float
+) -> Evidence | None:
     """A level's req/s over its repetitions with their variance moderated by the run's other
-    levels (analysis.moderated); one repetition, or a variance already floored at the known
-    run-to-run spread (3 or fewer), stays as it is."""
+    levels (analysis.moderated). A level left with 2 or 3 repetitions (the others disturbed)
+    borrows FEW_BORROWED_DF degrees of freedom, and its interval stays at least the one
+    `floor` (what one repetition is known to vary by) gives. One repetition, or a variance
+    already floored, stays as it is."""
     if evidence is None or prior is None or evidence.unit is not Unit.REPETITIONS:
         return evidence
-    if evidence.n <= FLOORED_REPETITIONS or evidence.df != evidence.n - 1:
+    n = evidence.n
+    if evidence.df != n - 1:
         return evidence
-    sample, df = moderate(evidence.variance * evidence.n, evidence.df, prior)
-    return dataclasses.replace(evidence, variance=sample / evidence.n, df=df)
+    if n > FLOORED_REPETITIONS:
+        sample, df = moderate(evidence.variance * n, evidence.df, prior)
+    else:
+        sample, df = moderate(
+            evidence.variance * n, evidence.df, prior, borrowed_df=FEW_BORROWED_DF
+        )
+        sample, df = at_least_the_floor(sample, df, floor)
+    return dataclasses.replace(evidence, variance=sample / n, df=df)
 
 
 def repetition_figures(
