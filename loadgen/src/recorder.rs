@@ -18,6 +18,7 @@
 //!   from that time: coordinated omission), and a closed loop of `-n` requests those started
 //!   in it (exactly n of them), so a warm-up request is never counted there.
 
+use crate::config::{Config, LoadMode};
 use crate::errors::{ErrorClass, ErrorCounts};
 use hdrhistogram::Histogram;
 use std::time::{Duration, Instant};
@@ -149,6 +150,15 @@ pub enum RecordedBy {
 }
 
 impl RecordedBy {
+    /// A timed closed loop counts by arrival; an open loop and a closed loop of n requests by
+    /// start (the module's doc).
+    pub fn of(config: &Config) -> RecordedBy {
+        match (config.mode, config.requests) {
+            (LoadMode::Closed, None) => RecordedBy::Arrival,
+            _ => RecordedBy::Start,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             RecordedBy::Arrival => "arrival",

@@ -2,9 +2,8 @@
 
 use crate::config::{KeepAlive, LoadMode};
 use crate::errors::ErrorClass;
-use crate::recorder::{SeriesPoint, SIGNIFICANT_DIGITS};
+use crate::recorder::{RecordedBy, SeriesPoint, SIGNIFICANT_DIGITS};
 use crate::runner::RunResult;
-use crate::worker::recorded_by;
 use base64::Engine;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
@@ -245,11 +244,7 @@ fn config_json(r: &RunResult) -> ConfigJson {
         pipeline: c.pipeline,
         timeout_ms: c.timeout.as_millis() as u64,
         warmup_s: c.warmup.as_secs_f64(),
-        recorded_by: recorded_by(
-            matches!(c.mode, LoadMode::Open { .. }),
-            c.requests.is_some(),
-        )
-        .name(),
+        recorded_by: RecordedBy::of(c).name(),
         headers: c.headers.clone(),
         expect: ExpectJson {
             status: expect.status,

@@ -116,23 +116,6 @@ pub struct Worker<E: Io> {
     responses: u64,
 }
 
-/// A timed closed loop counts by arrival; an open loop and a closed loop of n requests by
-/// start (recorder's module doc).
-pub fn recorded_by(open: bool, budgeted: bool) -> RecordedBy {
-    if open || budgeted {
-        RecordedBy::Start
-    } else {
-        RecordedBy::Arrival
-    }
-}
-
-fn recorded_by_of(mode: &Loop) -> RecordedBy {
-    match mode {
-        Loop::Open { .. } => recorded_by(true, false),
-        Loop::Closed { budget, .. } => recorded_by(false, budget.is_some()),
-    }
-}
-
 impl<E: Io> Worker<E> {
     pub fn new(cfg: Arc<Config>, req: Arc<RenderedRequest>, plan: Plan) -> io::Result<Self> {
         let expect = Arc::new(cfg.expect.clone());
@@ -164,9 +147,12 @@ impl<E: Io> Worker<E> {
         let scan_every =
             (cfg.timeout / 8).clamp(Duration::from_millis(1), Duration::from_millis(10));
         let now = Instant::now();
-        let recorded_by = recorded_by_of(&mode);
         Ok(Worker {
-            rec: Recorder::new(plan.record_start, recorded_by, cfg.histogram_highest_us()),
+            rec: Recorder::new(
+                plan.record_start,
+                RecordedBy::of(&cfg),
+                cfg.histogram_highest_us(),
+            ),
             io: E::new(
                 plan.connections,
                 cfg.target.addr,

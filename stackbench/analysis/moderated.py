@@ -28,8 +28,8 @@ from scipy import special
 MIN_LEVELS = 6
 # A level left with 2 or 3 repetitions (the others disturbed) borrows one degree of freedom:
 # t(1) = 12.7 becomes t(2) = 4.3. Its own s^2 on 1-2 df is too unstable to take the prior's
-# full d0: with it the noisiest tenth of levels covered 85-91%; with 1 borrowed, 92-97.5%,
-# 96-99% overall, and intervals 0.40-0.45 (2 repetitions) and 0.81-0.89 (3) of their own
+# full d0: with it the noisiest tenth of levels covered 85-91%; with 1 borrowed, 91-97%,
+# 96-99% overall, and intervals 0.40-0.45 (2 repetitions) and 0.81-0.90 (3) of their own
 # width (tests/analysis/test_moderated.py, true spreads 4-12% and 2-20%).
 FEW_BORROWED_DF = 1.0
 

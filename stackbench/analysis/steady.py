@@ -405,10 +405,10 @@ def _ols(y: FloatArray) -> tuple[float, FloatArray, float]:
     x = np.arange(n, dtype=np.float64)
     dx = x - x.mean()
     sxx = float(dx @ dx)
-    slope = float(dx @ (y - y.mean())) / sxx
-    residuals = y - (y.mean() + slope * dx)
-    squares = float(residuals @ residuals)
     centred = y - y.mean()
+    slope = float(dx @ centred) / sxx
+    residuals = centred - slope * dx
+    squares = float(residuals @ residuals)
     if squares <= EXACT_LINE * float(centred @ centred):  # rounding error of an exact line
         return slope, residuals, 0.0
     return slope, residuals, math.sqrt(squares / (n - 2) / sxx)
