@@ -11,6 +11,7 @@ from dataclasses import dataclass
 # start-up, which every command that analyses nothing (stacks, doctor, --version) would pay.
 from stackbench.analysis import stats
 from stackbench.analysis.claims.bands import _Band, _ratio_band, _Verdict
+from stackbench.analysis.claims.censored import Stall, judge_stalled, stall_of
 from stackbench.analysis.claims.decisions import (
     _conclude,
     _Context,
@@ -83,31 +84,37 @@ def _evaluate_test(claim: Claim, ctx: _Context) -> ClaimResult:
 def _order(claim: Claim, test: OrderTest, ctx: _Context) -> ClaimResult:
     tally = _Tally(ctx.run.confidence)
     band = _Band(test.min_ratio, math.inf)
+    groups = order_groups(test)
     for workload in test.workloads or ():
         for level in _levels_of(test.levels, workload, ctx.facts):
-            points: dict[str, _Point] = {}
-            for stack in (s for g in order_groups(test) for s in g):
+            points: dict[str, _Point | Stall] = {}
+            for stack in (s for g in groups for s in g):
                 point = _get(ctx.run, stack, workload, level, test.metric)
                 if isinstance(point, _Missing):
-                    tally.missing.append(point.reason)
+                    stall = stall_of(ctx.run, stack, workload, level, test.metric)
+                    if stall is None:
+                        tally.missing.append(point.reason)
+                        continue
+                    points[stack] = stall
+                    tally.ours.append(stall.measured(test.metric))
                     continue
                 points[stack] = point
                 tally.ours.append(_measured(point, ctx))
-            groups = order_groups(test)
             for upper, lower in zip(groups, groups[1:], strict=False):
                 for a in upper:
                     for b in lower:
                         if a in points and b in points:
-                            _judge_ratio(
-                                tally,
-                                band,
-                                [points[a]],
-                                [points[b]],
-                                pair_label(points[a], points[b]),
-                                ctx,
-                                record=True,
-                            )
+                            _judge_pair(tally, band, points[a], points[b], ctx)
     return _conclude(claim, tally, f"every pair is in the stated order ({expectation(test)})")
+
+
+def _judge_pair(
+    tally: _Tally, band: _Band, a: _Point | Stall, b: _Point | Stall, ctx: _Context
+) -> None:
+    if isinstance(a, _Point) and isinstance(b, _Point):
+        _judge_ratio(tally, band, [a], [b], pair_label(a, b), ctx, record=True)
+    else:
+        judge_stalled(tally, band, a, b, ctx)
 
 
 _Position = tuple[Side, Condition | None]
@@ -434,6 +441,9 @@ def _curve(
     for level in run.level_values(case):
         point = run.point(stack, workload, level, metric, plan_only)
         if isinstance(point, _Missing):
+            stall = stall_of(run, stack, workload, level, metric, plan_only)
+            if stall is not None:  # only a bound: no curve through it, no trend around it
+                return _Missing(f"{stall.words}; a curve through the levels has no figure there")
             return point
         curve.append((level, point))
     return curve

@@ -131,6 +131,8 @@ class _Run:
         # The repetitions the plan ran at every level (0 to repeat - 1); run --until-decided's
         # rounds add later ones at the few levels its undecided claims read
         self.plan_repeat = data.run.settings.repeat
+        # How long the loader let a request wait (a level without answers bounds latency by it)
+        self.timeout_s = data.run.settings.timeout_s
 
     @functools.cached_property
     def throughput_prior(self) -> Prior | None:
