@@ -55,7 +55,10 @@ def test_a_claim_resting_on_a_disturbed_repetition_is_not_enough_evidence() -> N
     assert "b w @25: 1 of 1 repetitions disturbed (other processes used 13.3% of core 0" in (
         result.why
     )
-    assert result.why.endswith("run again on a quiet machine")
+    assert result.why.endswith(
+        "no verdict rests on it: a repetition that is not disturbed would replace it "
+        "(run --until-decided adds one)"
+    )
     # The figure is still shown, with its interval, as the comparisons show it.
     assert result.ours[0].value == pytest.approx(2.0) and result.ours[0].low is not None
 
@@ -77,16 +80,22 @@ def test_a_level_every_repetition_of_which_was_disturbed_still_decides_nothing()
     assert "b w @25: 2 of 2 repetitions disturbed" in result.why
 
 
-def test_a_disturbed_point_is_not_chased_by_repetitions() -> None:
-    """Another repetition joins the disturbed one in the level rather than replacing it, so
-    run --until-decided cannot decide the point; it names the levels and says why."""
+def test_a_disturbed_point_is_chased_by_one_more_repetition_of_its_level() -> None:
+    """A repetition that is not disturbed, added beside the disturbed one, leaves it out
+    (the rule above), so run --until-decided adds one to the disturbed level alone: b's, not
+    a's, which was quiet."""
     result = one(make_claim(ratio_test("greater")), _disturbed_b([100.0], {0}))
     (want,) = result.to_decide
-    assert want.levels == (LevelKey("a", "w", 25.0), LevelKey("b", "w", 25.0))
-    assert want.repetitions is None and not want.repeatable
-    assert "run again on a quiet machine" in want.why
+    assert want.levels == (LevelKey("b", "w", 25.0),)
+    assert want.repetitions == 2 and want.repeatable
+    assert "a repetition that is not disturbed would replace it" in want.why
     (claim,) = undecided_claims([result])
     assert claim.wants == (want,)
+    # ... and once it has, the claim rests on that repetition: confirmed, the disturbed one
+    # named as left out
+    mended = one(make_claim(ratio_test("greater")), _disturbed_b([100.0, 101.0], {0}))
+    assert mended.status is ClaimStatus.CONFIRMED, mended.why
+    assert mended.why.endswith("(disturbed repetitions left out: b w @25: 1 of 2)")
 
 
 def test_an_order_and_a_threshold_on_a_disturbed_level_decide_nothing() -> None:

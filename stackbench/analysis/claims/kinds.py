@@ -13,10 +13,12 @@ from stackbench.analysis import stats
 from stackbench.analysis.claims.bands import _Band, _ratio_band, _Verdict
 from stackbench.analysis.claims.censored import Stall, judge_stalled, stall_of
 from stackbench.analysis.claims.decisions import (
+    QUIET_RUN,
     _conclude,
     _Context,
     _judge_ratio,
     _measured,
+    _set_aside,
     _Tally,
     to_decide,
 )
@@ -245,9 +247,7 @@ def _threshold(claim: Claim, test: ThresholdTest, ctx: _Context) -> ClaimResult:
                 text = f"{point.label} is {_value_text(m.value, unit, m.low, m.high)}"
                 exact = test.metric in FAILURE_METRICS  # counted, not sampled: as counted
                 if point.caveat:  # a disturbed level: shown, nothing decided on it
-                    tally.undecided(
-                        f"{text}, but {point.caveat}", to_decide([point], None, point.caveat)
-                    )
+                    _set_aside(tally, text, point.caveat, [point])
                     continue
                 if m.low is None and not exact:
                     tally.undecided(
@@ -398,8 +398,10 @@ def _scatter(claim: Claim, test: ScatterTest, ctx: _Context) -> ClaimResult:
             continue
         tally.ours.append(Measured(f"{what} jitter", 100.0 * s, "%"))
         if caveat:  # a disturbed level's median moves the trend's residuals: nothing decided
+            # (the spans read the plan's own repetitions: an added one would not replace it)
+            mend = f"{caveat}: {QUIET_RUN}"
             tally.undecided(
-                f"{what} jitter is {100.0 * s:.3g}%, but {caveat}", to_decide([], None, caveat)
+                f"{what} jitter is {100.0 * s:.3g}%, but {mend}", to_decide([], None, mend)
             )
             continue
         values.append(s)
@@ -505,7 +507,8 @@ def _breakpoint(claim: Claim, test: BreakpointTest, ctx: _Context) -> ClaimResul
         tally.missing.append(detail)
     elif caveat:  # placed on a disturbed level: shown, nothing decided on it, not chased
         where = tuple(k for b in (mine, other) if b is not None for k in b.disturbed)
-        tally.undecided(f"{detail}, but {caveat}", ToDecide(where, None, caveat))
+        mend = f"{caveat}: {QUIET_RUN}"
+        tally.undecided(f"{detail}, but {mend}", ToDecide(where, None, mend))
     else:
         tally.add(verdict, detail)
     return _conclude(claim, tally, detail)

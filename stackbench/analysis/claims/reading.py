@@ -429,16 +429,13 @@ def disturbed_reason(label: str, rows: Sequence[LevelRow]) -> str | None:
     repetitions' flags say disturbed decides nothing: analysis.disturbed_caveat), naming the
     disturbance; None when it may. A claim's point reads it on its repetitions after the
     disturbed ones are left out (`_Run.point`), so it names a level every repetition of which
-    was disturbed: only a run on a quiet machine mends it."""
+    was disturbed: a repetition that is not mends it (run --until-decided adds one)."""
     if disturbed_caveat([f for r in rows for f in r.flags]) is None:
         return None
     hit = [f for r in rows for f in r.flags if f.kind is LevelFlag.DISTURBED]
     what = hit[0].detail.removesuffix(_FLAG_ADVICE) or "other processes used its cores"
     count = sum(has_flag(r.flags, LevelFlag.DISTURBED) for r in rows)
-    return (
-        f"{label}: {count} of {len(rows)} repetitions disturbed ({what}); no verdict rests on "
-        "it: run again on a quiet machine"
-    )
+    return f"{label}: {count} of {len(rows)} repetitions disturbed ({what}); no verdict rests on it"
 
 
 def too_little(rows: Sequence[LevelRow], min_requests: int, min_seconds: float) -> str | None:
