@@ -10,16 +10,24 @@ where the server stalled (php-apache at 6,250 connections, concurrency-sweep 202
 A level that failed by refused or reset connections bounds nothing: they fail at once.
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 from stackbench.analysis import stats
 from stackbench.analysis.claims.bands import _Band, _Verdict
 from stackbench.analysis.claims.decisions import _Context, _Tally, to_decide
-from stackbench.analysis.claims.reading import _Missing, _Point, _Run, level_problem, too_little
+from stackbench.analysis.claims.reading import (
+    _Missing,
+    _Point,
+    _Run,
+    level_problem,
+    pair_label,
+    too_little,
+)
 from stackbench.analysis.claims.results import Measured
 from stackbench.analysis.claims.wording import _band_text, _ratio_text
-from stackbench.analysis.verdicts import LogRatio, interval_of, log_ratio
+from stackbench.analysis.verdicts import interval_of, log_ratio
 from stackbench.config.claims import metric_unit
 from stackbench.store.records import LevelFlag, has_flag
 
@@ -36,6 +44,7 @@ class Stall:
     stack: str
     workload: str
     where: str  # "@6,250"
+    metric: str  # the one it bounds
     timed_out: int  # requests that waited the whole timeout, over the level's repetitions
     bound: float  # the metric lies above this, in its unit: the timeout in ms
 
@@ -43,9 +52,9 @@ class Stall:
     def label(self) -> str:
         return f"{self.stack} {self.workload} {self.where}"
 
-    def measured(self, metric: str) -> Measured:
+    def measured(self) -> Measured:
         """Shown as its bound alone: the figure is above it, by how much nobody saw."""
-        return Measured(f"{self.label} (no answer: above)", self.bound, metric_unit(metric))
+        return Measured(f"{self.label} (no answer: above)", self.bound, metric_unit(self.metric))
 
     @property
     def words(self) -> str:
@@ -68,13 +77,10 @@ def stall_of(
     nothing while all its failures were timeouts; None otherwise."""
     if metric not in BOUNDED_BY_TIMEOUT or level is None:  # None: a standalone timing
         return None
-    stack = run.stand_ins.stack(stack, workload)
-    case = run.case(stack, workload)
-    if isinstance(case, _Missing):
+    read = run.level_rows(stack, workload, level, plan_only)
+    if isinstance(read, _Missing):
         return None
-    rows = run.rows_at(case, level)
-    if plan_only:
-        rows = [r for r in rows if r.repetition < run.plan_repeat] or rows
+    stack, _case, rows = read
     rows = stats.leave_out_disturbed(rows)
     # A level invalid only by its failures is data here; any other fault, a disturbance or
     # too few attempts for the claim leave the level as missing as _Run.point said
@@ -90,7 +96,7 @@ def stall_of(
         return None
     if timed_out == 0:
         return None
-    return Stall(stack, workload, f"@{level:,.0f}", timed_out, run.timeout_s * 1000.0)
+    return Stall(stack, workload, f"@{level:,.0f}", metric, timed_out, run.timeout_s * 1000.0)
 
 
 def judge_stalled(
@@ -105,12 +111,7 @@ def judge_stalled(
     for a stalled denominator), by the bound and the other side's interval. The verdict the
     open side allows is the only one given (a stalled numerator can show that a ratio holds
     a lower bound, never that it fails one); the other reads as not enough evidence."""
-    same = num.workload == den.workload and num.where == den.where
-    what = (
-        f"{num.stack} / {den.stack} on {num.workload} {num.where}"
-        if same
-        else f"{num.label} / {den.label}"
-    )
+    what = pair_label(num, den)
     if isinstance(num, Stall) and isinstance(den, Stall):
         tally.missing.append(f"{what}: both answered nothing ({num.words}; {den.words})")
         return
@@ -127,13 +128,7 @@ def judge_stalled(
     # ln(other / bound): the ratio's bound moves with the answering side's figure alone
     alone = log_ratio([other.evidence], [], ctx.run.spread)
     shift = math.log(stalled.bound)
-    ratio = LogRatio(
-        (shift - alone.d) if stalled is num else (alone.d - shift),
-        alone.se,
-        alone.df,
-        alone.run_variance,
-        alone.per_run,
-    )
+    ratio = dataclasses.replace(alone, d=(shift - alone.d) if stalled is num else (alone.d - shift))
     low, high = interval_of(ratio, tally.confidence)
     tally.ours.append(Measured(f"{what} ({side})", math.exp(ratio.d), "×", low, high))
     verdict = band.judge(math.exp(ratio.d), low, high)

@@ -98,7 +98,7 @@ def _order(claim: Claim, test: OrderTest, ctx: _Context) -> ClaimResult:
                         tally.missing.append(point.reason)
                         continue
                     points[stack] = stall
-                    tally.ours.append(stall.measured(test.metric))
+                    tally.ours.append(stall.measured())
                     continue
                 points[stack] = point
                 tally.ours.append(_measured(point, ctx))

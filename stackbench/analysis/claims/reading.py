@@ -7,6 +7,7 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -76,7 +77,22 @@ class _Point:
         return f"{self.stack} {self.workload} {self.where}"
 
 
-def pair_label(a: _Point, b: _Point) -> str:
+class _Side(Protocol):
+    """What names a figure in a pair: a _Point, or a level read as a bound (claims.censored)."""
+
+    @property
+    def stack(self) -> str: ...
+    @property
+    def workload(self) -> str: ...
+    @property
+    def where(self) -> str: ...
+    @property
+    def metric(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+
+
+def pair_label(a: _Side, b: _Side) -> str:
     """'a / b' naming only what differs: 'node / php on hello @25', 'php hello: @200 / @20'."""
     same_stack, same_workload = a.stack == b.stack, a.workload == b.workload
     same_where, same_metric = a.where == b.where, a.metric == b.metric
@@ -177,11 +193,11 @@ class _Run:
     def rows_at(self, case: CaseRow, level: float) -> list[LevelRow]:
         return [r for r in self.rows.get(case.id, []) if math.isclose(r.level_value, level)]
 
-    def point(
-        self, stack: str, workload: str, level: float, metric: str, plan_only: bool = False
-    ) -> _Point | _Missing:
-        """A level's figure over its repetitions; `plan_only`: over the plan's own (those
-        every level has), where the level has them."""
+    def level_rows(
+        self, stack: str, workload: str, level: float, plan_only: bool = False
+    ) -> tuple[str, CaseRow, list[LevelRow]] | _Missing:
+        """The stack read (its stand-in's, if any), its case and the level's repetitions
+        (`plan_only`: the plan's own, where the level has them), disturbed ones included."""
         stack = self.stand_ins.stack(stack, workload)
         case = self._case(stack, workload)
         if isinstance(case, _Missing):
@@ -189,6 +205,17 @@ class _Run:
         rows = self.rows_at(case, level)
         if plan_only:
             rows = [r for r in rows if r.repetition < self.plan_repeat] or rows
+        return stack, case, rows
+
+    def point(
+        self, stack: str, workload: str, level: float, metric: str, plan_only: bool = False
+    ) -> _Point | _Missing:
+        """A level's figure over its repetitions; `plan_only`: over the plan's own (those
+        every level has), where the level has them."""
+        read = self.level_rows(stack, workload, level, plan_only)
+        if isinstance(read, _Missing):
+            return read
+        stack, case, rows = read
         where = f"@{level:,.0f}"
         label = f"{stack} {workload} {where}"
         if not rows:
