@@ -76,7 +76,7 @@ def print_preflight(
 
 def probe_lines(console: Console) -> ProgressSink:
     """The rate probes as `run` tells them (engine/preflight.py `probe_rates`): the line that
-    announces them, then each probe's rate, or its stack's failure."""
+    announces them, then each probe's rate or standalone timing, or its stack's failure."""
 
     def tell(event: ProgressEvent) -> None:
         if event.phase is Phase.PROBE:
@@ -90,6 +90,9 @@ def probe_lines(console: Console) -> ProgressSink:
                 else f"  probe {event.stack} {event.case} @{event.level.value:g}: no rate "
                 f"({event.row.status}); the estimate keeps its guess"
             )
+        elif event.phase is Phase.SCRIPT and not event.text.startswith("timing "):
+            # a standalone timing's result ("hello x 200: real 0.412 s, ..."), not its start
+            console.print(f"  probe {event.stack} {event.text}")
         elif event.phase is Phase.FAILED:
             console.print(f"  probe {event.describe()}")
 

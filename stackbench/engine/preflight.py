@@ -92,7 +92,11 @@ def preflight(
     calibrated: an uncalibrated machine calibrates first, config/calibrate_first.py).
     `progress`: the probes' events, when they run (`probe_rates`)."""
     probes = probe_rates(plan, inventory, hosts, past, asked, progress)
-    past = replace(past, levels=past.levels + list(probes.rates or ()))
+    past = replace(
+        past,
+        levels=past.levels + list(probes.rates or ()),
+        scripts={**past.scripts, **probes.timings},
+    )
     suite = plan.suite
     calibration = calibrate_first(
         claims_path_for(CLAIMS_DIR, suite.name) is not None,
@@ -144,12 +148,12 @@ def probe_rates(
     are its own: nothing is probed, nothing said."""
     if asked.resumed:
         return Probed(ProbeNeed(0, None))
-    need = probe_need(plan, past.levels)
+    need = probe_need(plan, past.levels, past.scripts)
     if need.plan is None or not probe_wanted(asked, plan.suite):
         return Probed(need)
     progress(ProgressEvent(Phase.PROBE, need.announcement()))
-    rates = run_probes(need.plan, inventory, progress, asked.selection, hosts)
-    return Probed(need, tuple(rates))
+    rates, timings = run_probes(need.plan, inventory, progress, asked.selection, hosts)
+    return Probed(need, tuple(rates), timings)
 
 
 def calibration_seconds(inventory: Mapping[str, StackEntry], history: Sequence[PastLevel]) -> float:

@@ -93,15 +93,19 @@ class FakeProbes:
         progress: ProgressSink,
         selection: Selection,
         hosts: HostsFile | None = None,
-    ) -> list[PastLevel]:
+    ) -> tuple[list[PastLevel], dict[tuple[str, str], float]]:
         self.said.append("probes ran")
         self.selection = selection
-        return [
+        levels = [
             PastLevel(st.name, c.spec.label, SETUP, lv.value, 500.0, 0.0)
             for st in probes.stacks
             for c in st.cases
             for lv in c.levels
         ]
+        timed = probes.suite.script_iterations
+        return levels, {
+            (st.name, c.spec.label): 0.002 for st in probes.stacks for c in st.cases
+        } if timed else {}
 
 
 @pytest.fixture
@@ -114,9 +118,15 @@ def said(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return out
 
 
-def checked(tmp_path: Path, inventory: dict[str, StackEntry], asked: Asked, said: list[str]):
+def checked(
+    tmp_path: Path,
+    inventory: dict[str, StackEntry],
+    asked: Asked,
+    said: list[str],
+    text: str = SUITE,
+):
     path = tmp_path / "s.toml"
-    path.write_text(SUITE)
+    path.write_text(text)
     plan = build_plan(parse_suite(path), inventory, None, None)
 
     def tell(event: ProgressEvent) -> None:
@@ -168,3 +178,29 @@ def test_a_real_run_a_budget_judges_probes_and_its_dry_run_does_not(
     checks = checked(tmp_path, fake_inventory, Asked(budget_s=3600.0), said)
     assert said == [f"{Phase.PROBE.value}: {ANNOUNCEMENT}", "probes ran"]
     assert checks.probes.guess_note is None
+
+
+def test_probed_standalone_timings_replace_the_guess_in_the_estimate(
+    tmp_path: Path, fake_inventory, said: list[str]
+) -> None:
+    # levels of 5 s (nothing to probe there) and 1,000 iterations timed in each repetition
+    text = SUITE.replace("requests = 1000", "duration_s = 5").replace(
+        "[load]", "script_iterations = 1000\n\n[load]"
+    )
+    checks = checked(tmp_path, fake_inventory, Asked(), said, text)
+    assert checks.probes.guess_note == (
+        "12 standalone timing(s) were never timed here, so their time below is a guess (the "
+        "ETA corrects it as they finish); `--probe` first measures them: 4 timing(s) of 200, "
+        "about 14 s in all"
+    )
+    assert checks.timeline.guessed_timings == 12
+    said.clear()
+    checks = checked(tmp_path, fake_inventory, Asked(probe=True), said, text)
+    assert said == [
+        f"{Phase.PROBE.value}: probing 4 standalone timing(s) this machine never measured, for "
+        "the plan's estimate (about 14 s; not part of the results)",
+        "probes ran",
+    ]
+    # timed at 2 ms an iteration: 12 timings of 1,000 take 24 s, not the guess's 120
+    assert checks.timeline.guessed_timings == 0 and checks.timeline.borrowed_timings == 0
+    assert checks.past.scripts[("refjit", "hello")] == 0.002
