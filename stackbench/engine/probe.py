@@ -13,7 +13,7 @@ no evidence for a verdict, only for how long the run will take.
 
 A standalone timing lasts its iterations at the workload's cost, which a plan never timed here
 guesses (config/estimate.py `iteration_s`: db-html-report's 120 timings were planned at 20 min
-on a fresh store, and took about 1 min on 2026-11-27). Each such case is timed once, at
+on a fresh store, and took about 3 min on 2026-11-27). Each such case is timed once, at
 `PROBE_ITERATIONS` iterations (fewer when the suite asks fewer), in the same throw-away store:
 the process's start is spread over fewer iterations than the suite's, so the estimate errs
 long, the side on which the run ends before the plan says.
@@ -57,7 +57,8 @@ PROBE_ITERATIONS = 200
 
 @dataclass(frozen=True)
 class ProbeNeed:
-    """The request-counted levels a plan estimates from a guess, and the probes that fix it."""
+    """The request-counted levels and the standalone timings a plan estimates from a guess,
+    and the probes that fix it."""
 
     guessed: int  # planned levels whose rate is a guess (or another stack's)
     plan: Plan | None  # the probes to run (None: nothing to probe)
@@ -112,7 +113,8 @@ class Probed:
 
     @property
     def guess_note(self) -> str | None:
-        """Not probed though the plan guesses: how many levels, and what `--probe` costs."""
+        """Not probed though the plan guesses: how many levels and timings, and what `--probe`
+        costs."""
         need = self.need
         if need.plan is None or self.rates is not None:
             return None
