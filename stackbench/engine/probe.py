@@ -26,15 +26,7 @@ from pathlib import Path
 
 import msgspec
 
-from stackbench.config.estimate import (
-    OVERHEADS,
-    Overheads,
-    PastLevel,
-    iteration_s,
-    rate_for,
-    request_count,
-    setup_key,
-)
+from stackbench.config.estimate import OVERHEADS, PastLevel, rate_for, request_count, setup_key
 from stackbench.config.hosts import HostsFile
 from stackbench.config.loadspec import LoadSettings, Mode
 from stackbench.config.plan import Level, Plan, PlannedCase, PlannedStack, timings_due
@@ -66,7 +58,6 @@ class ProbeNeed:
     # cases the probes time once for them
     guessed_timings: int = 0
     timed_cases: int = 0
-    timing_guess_s: float = 0.0  # what the plan guesses one iteration takes
 
     @property
     def probes(self) -> int:
@@ -82,7 +73,7 @@ class ProbeNeed:
         suite = self.plan.suite
         settings = suite.load
         per = (settings.duration_s or 0.0) + settings.warmup_s + settings.pause_s + PROBE_EXTRA_S
-        timing = suite.script_iterations * self.timing_guess_s
+        timing = suite.script_iterations * OVERHEADS.script_iteration_s  # the plan's guess
         return self.probes * per + self.timed_cases * timing + PROBE_STACK_S * len(self.plan.stacks)
 
     def _what(self) -> str:
@@ -155,7 +146,6 @@ def probe_need(
     plan: Plan,
     history: Sequence[PastLevel],
     scripts: Mapping[tuple[str, str], float] | None = None,
-    overheads: Overheads = OVERHEADS,
 ) -> ProbeNeed:
     """Which cases to probe, at which levels: every available case of a closed-loop plan
     with a counted level this machine has no rate for (nor one of the same stack nearby:
@@ -187,7 +177,8 @@ def probe_need(
                 bool(suite.script_iterations)
                 and local
                 and stack.external is None
-                and iteration_s(timed, stack.name, case.spec.label, 0.0)[1] != "timed"
+                # not timed for this stack (another stack's timing is a rough guess)
+                and (stack.name, case.spec.label) not in timed
             )
             if timing:
                 guessed_timings += per_timing
@@ -214,7 +205,6 @@ def probe_need(
         Plan(probe_suite, tuple(stacks)),
         guessed_timings,
         timed_cases,
-        overheads.script_iteration_s,
     )
 
 
