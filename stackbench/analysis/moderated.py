@@ -59,11 +59,12 @@ def trigamma_inverse(x: float) -> float:
     return y
 
 
-def fit_prior(variances: Sequence[tuple[float, float]]) -> Prior | None:
+def fit_prior(variances: Sequence[tuple[float, float]], max_df: float = math.inf) -> Prior | None:
     """The prior (s0^2, d0) of sample variances given as (s^2, its df), by the moments of
     their logs: e = ln s^2 - digamma(d/2) + ln(d/2) has mean ln s0^2 - digamma(d0/2) + ln(d0/2)
-    and variance trigamma(d0/2) + mean(trigamma(d/2)). None below MIN_LEVELS usable levels (a
-    variance of exactly 0 has no log and is left out)."""
+    and variance trigamma(d0/2) + mean(trigamma(d/2)). d0 is capped at the variances' total
+    df, or at `max_df` when less (variances that are not independent: analysis.paired). None
+    below MIN_LEVELS usable levels (a variance of exactly 0 has no log and is left out)."""
     usable = [(s2, d) for s2, d in variances if s2 > 0.0 and d > 0.0 and math.isfinite(s2)]
     if len(usable) < MIN_LEVELS:
         return None
@@ -72,7 +73,7 @@ def fit_prior(variances: Sequence[tuple[float, float]]) -> Prior | None:
     e = np.log(s2) - special.digamma(half) + np.log(half)
     mean = float(np.mean(e))
     excess = float(np.var(e, ddof=1)) - float(np.mean(special.polygamma(1, half)))
-    cap = float(np.sum(half)) * 2.0
+    cap = min(float(np.sum(half)) * 2.0, max_df)
     df = cap if excess <= 0.0 else min(2.0 * trigamma_inverse(excess), cap)
     variance = math.exp(mean + float(special.digamma(df / 2.0)) - math.log(df / 2.0))
     return Prior(variance, df, len(usable))

@@ -17,7 +17,7 @@ from stackbench.analysis.claims.wording import (
     expectation,
     repetitions_for,
 )
-from stackbench.analysis.paired import moderated_pairs, paired_log_ratio
+from stackbench.analysis.paired import moderated_pairs, pair_kind, paired_log_ratio
 from stackbench.analysis.verdicts import CONFIDENCE, LogRatio, interval_of, log_ratio
 from stackbench.config.claims import Claim
 from stackbench.config.plan import LevelKey
@@ -227,8 +227,14 @@ def _paired(run: _Run, nums: Sequence[_Point], dens: Sequence[_Point]) -> LogRat
     if not a.pairs or not b.pairs or (a.level is None) != (b.level is None):
         return None
     ratio = paired_log_ratio(dict(a.pairs), dict(b.pairs))
-    prior = run.throughput_prior if a.metric == b.metric == "requests_per_s" else None
-    return ratio if ratio is None or prior is None else moderated_pairs(ratio, prior)
+    if ratio is None or not a.metric == b.metric == "requests_per_s":
+        return ratio
+    kind = pair_kind((a.stack, a.workload, a.level), (b.stack, b.workload, b.level))
+    prior = run.pair_priors.get(kind) if kind is not None else None
+    if prior is not None:  # the run's pairs of this kind: how much drift such pairs share
+        return moderated_pairs(ratio, prior, scale=1.0)
+    levels = run.throughput_prior
+    return ratio if levels is None else moderated_pairs(ratio, levels)
 
 
 def _set_aside(

@@ -23,6 +23,7 @@ from stackbench.analysis.levelsteady import (
     headline_throughput,
 )
 from stackbench.analysis.moderated import FEW_BORROWED_DF, Prior, fit_prior, moderate
+from stackbench.analysis.paired import LevelKey, PairKind, pairs_priors
 from stackbench.analysis.verdicts import (
     FLOORED_REPETITIONS,
     Evidence,
@@ -163,6 +164,21 @@ class _Run:
                     logs = np.log(np.asarray(figures, dtype=np.float64))
                     variances.append((float(np.var(logs, ddof=1)), len(figures) - 1.0))
         return fit_prior(variances)
+
+    @functools.cached_property
+    def pair_priors(self) -> dict[PairKind, Prior | None]:
+        """What the run's pairs of each kind say of one pair's spread of req/s
+        (analysis.paired): fitted on every two figures that pair, as throughput_prior's
+        levels (standing, valid, undisturbed repetitions)."""
+        figures: dict[LevelKey, dict[int, float]] = {}
+        for case in self.cases.values():
+            rows = self.rows.get(case.id, [])
+            for level in sorted({r.level_value for r in rows}):
+                at = [r for r in rows if r.level_value == level]
+                keyed = keyed_throughput(at, self.spread)
+                if keyed:
+                    figures[(case.stack, case.label, level)] = dict(keyed)
+        return pairs_priors(figures)
 
     def case(self, stack: str, workload: str) -> CaseRow | _Missing:
         """The case the claim reads for a stack its test names (its stand-in's, if any)."""
@@ -365,12 +381,17 @@ def undisturbed(rows: Sequence[LevelRow]) -> list[LevelRow]:
 def throughput_figures(rows: Sequence[LevelRow], spread: RunSpread) -> list[float]:
     """Each undisturbed repetition's req/s of one level as a claim's evidence reads it; empty
     for a level that is invalid or has a repetition number twice."""
+    return [f for _, f in keyed_throughput(rows, spread)]
+
+
+def keyed_throughput(rows: Sequence[LevelRow], spread: RunSpread) -> tuple[tuple[int, float], ...]:
+    """throughput_figures as (repetition, figure), to pair by."""
     rows = undisturbed(rows)
     if not rows or level_problem(rows, failures_are_data=False):
-        return []
+        return ()
     values = [r.requests_per_s for r in rows]
     steady = aggregate_steady(rows, spread)
-    return [f for _, f in repetition_figures(rows, "requests_per_s", values, steady)]
+    return repetition_figures(rows, "requests_per_s", values, steady)
 
 
 def moderated_evidence(
