@@ -89,3 +89,39 @@ def test_a_level_whose_repetition_numbers_repeat_is_not_paired():
         run.levels.append(level(cid, 200, round(950 * drift), rep))
     paired, unpaired = statuses(run, FLAT)
     assert paired is unpaired is ClaimStatus.UNDECIDED
+
+
+P80_GROWS = {
+    "kind": "ratio",
+    "metric": "p80",
+    "numerator": {"stack": "php", "level": 200},
+    "denominator": {"stack": "php", "level": 20},
+    "expect": "near",
+    "article": 2.0,
+    "tolerance": 0.1,
+    "workloads": ["w0"],
+}
+# Each repetition's own share of a level's p80 (log units): with the pattern of the rounds
+# below, a pair's log ratios are 2 x 0.046, 0, 0, -2 x 0.046 off (SD 0.075)
+PAIR_NOISE = [0.046, -0.046, 0.046, -0.046]
+
+
+def test_a_latency_ratio_borrows_from_the_run_s_pairs_of_its_metric_and_kind():
+    """p80 at 200 clients over 20, in 8 workloads of one stack measured in the same 4 fresh
+    starts (drifting by ±25%): each pair's log ratios ln 2 + (0.092, 0, 0, -0.092) in some
+    order, SD 0.075, so its own t(3) interval, 2.0 x/÷ e^(3.18 x 0.075 / 2) = 1.13, is wider
+    than the claim's band (2.0 x/÷ 1.1) and decides nothing; moderated by the run's 8 pairs
+    of two levels (analysis.paired: d0 = 8 x 3 = 24) it is x/÷ 1.09: confirmed.
+    With only the claim's workload measured there are no pairs to borrow from."""
+    run, alone = RunBuilder(), RunBuilder()
+    for w in range(8):
+        for builder in (run, alone) if w == 0 else (run,):
+            cid = builder.case("php", f"w{w}")
+            for rep, (drift, j) in enumerate(zip(DRIFT[:4], PAIR_NOISE, strict=True)):
+                own = j if w % 2 == 0 else -j
+                p80 = 10.0 * drift
+                builder.levels.append(level(cid, 20, 1000, rep, latency_ms={"p80": p80}))
+                grown = 2.0 * p80 * math.exp(own + (0.046 if rep < 2 else -0.046))
+                builder.levels.append(level(cid, 200, 1000, rep, latency_ms={"p80": grown}))
+    assert statuses(run, P80_GROWS)[0] is ClaimStatus.CONFIRMED
+    assert statuses(alone, P80_GROWS)[0] is ClaimStatus.UNDECIDED

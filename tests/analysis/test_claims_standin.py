@@ -108,12 +108,16 @@ def test_a_verdict_on_a_stand_in_says_so_and_reads_its_figures():
     assert ("node-pool", "mysql-row", 3000.0, "requests_per_s") in confirm.figures
     assert ("node", "hello", 3000.0, "requests_per_s") in confirm.figures
     assert not any(k[0] == "node-cluster-pool" for k in confirm.figures)
-    (result,) = evaluate([claim], synthetic_run(facts, confirm, assumed_spread()), facts)
+    (result,) = evaluate(
+        [claim], synthetic_run(facts, confirm, assumed_spread()), facts, pair_priors=False
+    )
     assert result.status is ClaimStatus.CONFIRMED
     assert result.stand_in == POOL_WORDS + HELLO_WORDS + ": per core"
     assert result.why.startswith(result.stand_in + "; ")
     assert result.ours[0].label == "node-pool mysql-row @3,000 / node hello @3,000"
-    (opposite,) = evaluate([claim], synthetic_run(facts, refute, assumed_spread()), facts)
+    (opposite,) = evaluate(
+        [claim], synthetic_run(facts, refute, assumed_spread()), facts, pair_priors=False
+    )
     assert opposite.status is ClaimStatus.REFUTED and opposite.why.startswith(POOL_WORDS)
 
 

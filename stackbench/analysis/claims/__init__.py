@@ -68,11 +68,15 @@ def evaluate(
     resamples: int = stats.DEFAULT_RESAMPLES,
     seed: int = stats.DEFAULT_SEED,
     paired: bool = True,
+    pair_priors: bool = True,
 ) -> tuple[ClaimResult, ...]:
     """Each claim on the run (a stored one, or the design check's synthetic one);
     `paired`: a ratio of figures measured in the same repetitions is read from its pairs
-    (False: as independent sides, to show what pairing changes)."""
-    run = _Run(data)
+    (False: as independent sides, to show what pairing changes); `pair_priors`: a pair's
+    variance is moderated by the run's pairs of its kind (False: req/s pairs by twice the
+    levels' prior, other figures' by nothing: the design check, whose synthetic runs model
+    the noise of the points a claim reads, not of every pair of the run)."""
+    run = _Run(data, pair_priors)
     out = []
     for ready in requirements_unmet(claims, facts):
         claim = ready.claim

@@ -227,13 +227,13 @@ def _paired(run: _Run, nums: Sequence[_Point], dens: Sequence[_Point]) -> LogRat
     if not a.pairs or not b.pairs or (a.level is None) != (b.level is None):
         return None
     ratio = paired_log_ratio(dict(a.pairs), dict(b.pairs))
-    if ratio is None or not a.metric == b.metric == "requests_per_s":
+    if ratio is None or a.metric != b.metric:
         return ratio
     kind = pair_kind((a.stack, a.workload, a.level), (b.stack, b.workload, b.level))
-    prior = run.pair_priors.get(kind) if kind is not None else None
+    prior = run.pair_priors(a.metric).get(kind) if kind is not None else None
     if prior is not None:  # the run's pairs of this kind: how much drift such pairs share
         return moderated_pairs(ratio, prior, scale=1.0)
-    levels = run.throughput_prior
+    levels = run.throughput_prior if a.metric == "requests_per_s" else None
     return ratio if levels is None else moderated_pairs(ratio, levels)
 
 

@@ -46,7 +46,12 @@ runs of the suite measured every pair of the levels a claim reads in the same st
 spread of those pairs' log ratios (pastspread `paired`) split evenly over the two sides;
 elsewhere all of it (the stated conservative assumption: no drift shared, so a paired reading
 gains nothing and, with half the degrees of freedom, loses a little). A calibration measures
-one stack's starts, not pairs: it does not split the spread.
+one stack's starts, not pairs: it does not split the spread. One reading differs: a run's pair
+borrows from the run's other pairs of its kind (analysis.paired), but a synthetic run models
+the noise of the points its claim reads, and its other points' patterns coincide or cancel at
+random, so their pairs say nothing of a real run's: the design reads req/s pairs moderated by
+twice the levels' prior, as if no drift were shared, and other figures' pairs by their own
+variance (evaluate's `pair_priors`), which errs towards "not decidable".
 """
 
 import dataclasses
@@ -235,7 +240,8 @@ def _judged(
     """The claim read on the plan's synthetic runs at the article's figures and at the
     opposite."""
     confirm, refute = (
-        evaluate([claim], synthetic_run(facts, s, spread, past=past), facts)[0] for s in pair
+        evaluate([claim], synthetic_run(facts, s, spread, past=past), facts, pair_priors=False)[0]
+        for s in pair
     )
     return confirm, refute
 
@@ -321,7 +327,7 @@ def _play(
             extra[key] = extra.get(key, 0) + 1
         machine, past = spread
         run = synthetic_run(facts, scenario, machine, extra, past)
-        result = evaluate([claim], run, facts)[0]
+        result = evaluate([claim], run, facts, pair_priors=False)[0]
     return f"still undecided after {MAX_CLAIM_ROUNDS} rounds"
 
 

@@ -121,7 +121,7 @@ def change_label(after: _Point, before: _Point, against: _Point) -> str:
 
 
 class _Run:
-    def __init__(self, data: RunData) -> None:
+    def __init__(self, data: RunData, pair_priors: bool = True) -> None:
         self.cases: dict[tuple[str, str], CaseRow] = {(c.stack, c.label): c for c in data.cases}
         self.failed_verification: dict[tuple[str, str], list[str]] = {}
         for v in data.verifications:
@@ -150,6 +150,10 @@ class _Run:
         self.plan_repeat = data.run.settings.repeat
         # How long the loader let a request wait (a level without answers bounds latency by it)
         self.timeout_s = data.run.settings.timeout_s
+        # Per metric, the priors of its pairs (pair_priors); None: not read from pairs
+        self._pair_priors: dict[str, dict[PairKind, Prior | None]] | None = (
+            {} if pair_priors else None
+        )
 
     @functools.cached_property
     def throughput_prior(self) -> Prior | None:
@@ -165,20 +169,24 @@ class _Run:
                     variances.append((float(np.var(logs, ddof=1)), len(figures) - 1.0))
         return fit_prior(variances)
 
-    @functools.cached_property
-    def pair_priors(self) -> dict[PairKind, Prior | None]:
-        """What the run's pairs of each kind say of one pair's spread of req/s
-        (analysis.paired): fitted on every two figures that pair, as throughput_prior's
-        levels (standing, valid, undisturbed repetitions)."""
-        figures: dict[LevelKey, dict[int, float]] = {}
-        for case in self.cases.values():
-            rows = self.rows.get(case.id, [])
-            for level in sorted({r.level_value for r in rows}):
-                at = [r for r in rows if r.level_value == level]
-                keyed = keyed_throughput(at, self.spread)
-                if keyed:
-                    figures[(case.stack, case.label, level)] = dict(keyed)
-        return pairs_priors(figures)
+    def pair_priors(self, metric: str) -> dict[PairKind, Prior | None]:
+        """What the run's pairs of each kind say of one pair's spread of `metric`
+        (analysis.paired): fitted on every two levels' figures that pair, as a claim reads
+        them (standing, valid, undisturbed repetitions); none where the run reads no pair
+        by its kind (evaluate's `pair_priors`)."""
+        if self._pair_priors is None:
+            return {}
+        if metric not in self._pair_priors:
+            figures: dict[LevelKey, dict[int, float]] = {}
+            for case in self.cases.values():
+                rows = self.rows.get(case.id, [])
+                for level in sorted({r.level_value for r in rows}):
+                    at = [r for r in rows if r.level_value == level]
+                    keyed = keyed_figures(at, metric, self.spread)
+                    if keyed:
+                        figures[(case.stack, case.label, level)] = dict(keyed)
+            self._pair_priors[metric] = pairs_priors(figures)
+        return self._pair_priors[metric]
 
     def case(self, stack: str, workload: str) -> CaseRow | _Missing:
         """The case the claim reads for a stack its test names (its stand-in's, if any)."""
@@ -381,17 +389,24 @@ def undisturbed(rows: Sequence[LevelRow]) -> list[LevelRow]:
 def throughput_figures(rows: Sequence[LevelRow], spread: RunSpread) -> list[float]:
     """Each undisturbed repetition's req/s of one level as a claim's evidence reads it; empty
     for a level that is invalid or has a repetition number twice."""
-    return [f for _, f in keyed_throughput(rows, spread)]
+    return [f for _, f in keyed_figures(rows, "requests_per_s", spread)]
 
 
-def keyed_throughput(rows: Sequence[LevelRow], spread: RunSpread) -> tuple[tuple[int, float], ...]:
-    """throughput_figures as (repetition, figure), to pair by."""
+def keyed_figures(
+    rows: Sequence[LevelRow], metric: str, spread: RunSpread
+) -> tuple[tuple[int, float], ...]:
+    """(repetition, figure) of each undisturbed repetition of one level, as a claim's pairs
+    read it (repetition_figures); empty for a level that is invalid, lacks the figure in a
+    repetition or has a repetition number twice, and for a metric that is not paired."""
     rows = undisturbed(rows)
     if not rows or level_problem(rows, failures_are_data=False):
         return ()
-    values = [r.requests_per_s for r in rows]
-    steady = aggregate_steady(rows, spread)
-    return repetition_figures(rows, "requests_per_s", values, steady)
+    values = [level_metric(r, metric) for r in rows]
+    numbers = [v for v in values if not isinstance(v, str)]
+    if len(numbers) != len(values):
+        return ()
+    steady = aggregate_steady(rows, spread) if metric in STEADY_READ else None
+    return repetition_figures(rows, metric, numbers, steady)
 
 
 def moderated_evidence(
