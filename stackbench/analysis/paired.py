@@ -70,12 +70,12 @@ class PairKind(enum.Enum):
 
 
 # A level's key: (stack, workload label, level); a standalone timing has no level (None)
-LevelKey = tuple[str, str, float | None]
+FigureKey = tuple[str, str, float | None]
 # Where in a level's key each kind of pair differs
 _VARIES = {PairKind.STACKS: 0, PairKind.WORKLOADS: 1, PairKind.LEVELS: 2}
 
 
-def pair_kind(a: LevelKey, b: LevelKey) -> PairKind | None:
+def pair_kind(a: FigureKey, b: FigureKey) -> PairKind | None:
     """How two levels pair: the one part of their keys they differ in (None: more than one,
     or a standalone timing)."""
     if a[2] is None or b[2] is None:
@@ -87,7 +87,7 @@ def pair_kind(a: LevelKey, b: LevelKey) -> PairKind | None:
 
 
 def pair_groups(
-    figures: Mapping[LevelKey, Mapping[int, float]], kind: PairKind
+    figures: Mapping[FigureKey, Mapping[int, float]], kind: PairKind
 ) -> list[list[Mapping[int, float]]]:
     """The levels' figures (keyed by repetition) that pair as `kind`: those alike in the two
     other parts of their keys."""
@@ -98,7 +98,7 @@ def pair_groups(
     return [g for g in groups.values() if len(g) >= 2]
 
 
-def pairs_priors(figures: Mapping[LevelKey, Mapping[int, float]]) -> dict[PairKind, Prior | None]:
+def pairs_priors(figures: Mapping[FigureKey, Mapping[int, float]]) -> dict[PairKind, Prior | None]:
     """The prior of each kind of pair among a run's levels (`fit_pairs_prior`)."""
     return {kind: fit_pairs_prior(pair_groups(figures, kind)) for kind in PairKind}
 

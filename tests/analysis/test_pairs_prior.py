@@ -12,7 +12,7 @@ from scipy import special, stats
 
 from stackbench.analysis.moderated import Prior, fit_prior
 from stackbench.analysis.paired import (
-    LevelKey,
+    FigureKey,
     PairKind,
     fit_pairs_prior,
     moderated_pairs,
@@ -33,7 +33,7 @@ def test_pair_kind_is_the_one_part_of_the_keys_that_differs() -> None:
 
 def test_pair_groups_gather_the_levels_alike_in_the_other_two_parts() -> None:
     a, b, c, d = ({0: float(i)} for i in range(1, 5))
-    figures: dict[LevelKey, Mapping[int, float]] = {
+    figures: dict[FigureKey, Mapping[int, float]] = {
         ("node", "redis", 3000.0): a,
         ("php", "redis", 3000.0): b,
         ("node", "redis", 7000.0): c,
@@ -85,7 +85,7 @@ STACKS, WORKLOADS, LEVELS, REPS = 3, 4, 2, 5
 
 def _run(
     rng: np.random.Generator, step: float, trend: float, tails: float = math.inf
-) -> tuple[dict[LevelKey, dict[int, float]], dict[LevelKey, float], dict[LevelKey, float]]:
+) -> tuple[dict[FigureKey, dict[int, float]], dict[FigureKey, float], dict[FigureKey, float]]:
     """One run as an article suite measures it: 5 rounds; in each the stacks in a shuffled
     order, each on a fresh start (its own start effect, spreads 2-10% a stack) running its 4
     workloads at 2 levels one after the other (each level's own noise, 1-6%). The host drifts
@@ -97,7 +97,7 @@ def _run(
     truth = rng.normal(8.0, 0.5, (STACKS, WORKLOADS, LEVELS))
     slots = REPS * STACKS * WORKLOADS * LEVELS
     drift = np.cumsum(rng.normal(0.0, step, slots)) + np.linspace(0.0, math.log(1.0 - trend), slots)
-    figures: dict[LevelKey, dict[int, float]] = {}
+    figures: dict[FigureKey, dict[int, float]] = {}
     t = 0
     for rep in range(REPS):
         for s in rng.permutation(STACKS):
@@ -105,18 +105,18 @@ def _run(
             for w in range(WORKLOADS):
                 for lv in range(LEVELS):
                     noise = _draw(rng, level_sd[s, w], tails)
-                    key: LevelKey = (f"s{s}", f"w{w}", float(lv))
+                    key: FigureKey = (f"s{s}", f"w{w}", float(lv))
                     figures.setdefault(key, {})[rep] = math.exp(
                         truth[s, w, lv] + drift[t] + start + noise
                     )
                     t += 1
-    logs: dict[LevelKey, float] = {
+    logs: dict[FigureKey, float] = {
         (f"s{s}", f"w{w}", float(lv)): float(truth[s, w, lv])
         for s in range(STACKS)
         for w in range(WORKLOADS)
         for lv in range(LEVELS)
     }
-    own: dict[LevelKey, float] = {
+    own: dict[FigureKey, float] = {
         (f"s{s}", f"w{w}", float(lv)): float(start_sd[s] ** 2 + level_sd[s, w] ** 2)
         for s in range(STACKS)
         for w in range(WORKLOADS)
@@ -133,7 +133,7 @@ def _draw(rng: np.random.Generator, sd: float, tails: float) -> float:
     return float(rng.standard_t(tails)) * sd / math.sqrt(tails / (tails - 2.0))
 
 
-def _levels_prior(figures: Mapping[LevelKey, Mapping[int, float]]) -> Prior:
+def _levels_prior(figures: Mapping[FigureKey, Mapping[int, float]]) -> Prior:
     """The run's levels' prior (reading.throughput_prior's)."""
     variances = [
         (float(np.var(np.log(list(f.values())), ddof=1)), len(f) - 1.0) for f in figures.values()

@@ -23,7 +23,7 @@ from stackbench.analysis.levelsteady import (
     headline_throughput,
 )
 from stackbench.analysis.moderated import FEW_BORROWED_DF, Prior, fit_prior, moderate
-from stackbench.analysis.paired import LevelKey, PairKind, pairs_priors
+from stackbench.analysis.paired import FigureKey, PairKind, pairs_priors
 from stackbench.analysis.verdicts import (
     FLOORED_REPETITIONS,
     Evidence,
@@ -177,7 +177,7 @@ class _Run:
         if self._pair_priors is None:
             return {}
         if metric not in self._pair_priors:
-            figures: dict[LevelKey, dict[int, float]] = {}
+            figures: dict[FigureKey, dict[int, float]] = {}
             for case in self.cases.values():
                 rows = self.rows.get(case.id, [])
                 for level in sorted({r.level_value for r in rows}):
