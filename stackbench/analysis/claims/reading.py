@@ -150,33 +150,17 @@ class _Run:
         self.plan_repeat = data.run.settings.repeat
         # How long the loader let a request wait (a level without answers bounds latency by it)
         self.timeout_s = data.run.settings.timeout_s
-        # Per metric, the priors of its pairs (pair_priors); None: not read from pairs
-        self._pair_priors: dict[str, dict[PairKind, Prior | None]] | None = (
-            {} if pair_priors else None
-        )
+        # Whether a pair borrows from the run's pairs of its kind (evaluate's `pair_priors`)
+        self.pairs_moderated = pair_priors
+        # Per metric, each level's figures as its pairs read them (level_figures), and the
+        # priors of its pairs (pair_priors)
+        self._figures: dict[str, dict[FigureKey, dict[int, float]]] = {}
+        self._priors: dict[str, dict[PairKind, Prior | None]] = {}
 
-    @functools.cached_property
-    def throughput_prior(self) -> Prior | None:
-        """What the run's levels say of one repetition's spread of req/s (analysis.moderated):
-        fitted on every level measured two or more times, standing, valid and undisturbed."""
-        variances = []
-        for rows in self.rows.values():
-            for level in sorted({r.level_value for r in rows}):
-                at = [r for r in rows if r.level_value == level]
-                figures = throughput_figures(at, self.spread)
-                if len(figures) >= 2:
-                    logs = np.log(np.asarray(figures, dtype=np.float64))
-                    variances.append((float(np.var(logs, ddof=1)), len(figures) - 1.0))
-        return fit_prior(variances)
-
-    def pair_priors(self, metric: str) -> dict[PairKind, Prior | None]:
-        """What the run's pairs of each kind say of one pair's spread of `metric`
-        (analysis.paired): fitted on every two levels' figures that pair, as a claim reads
-        them (standing, valid, undisturbed repetitions); none where the run reads no pair
-        by its kind (evaluate's `pair_priors`)."""
-        if self._pair_priors is None:
-            return {}
-        if metric not in self._pair_priors:
+    def level_figures(self, metric: str) -> dict[FigureKey, dict[int, float]]:
+        """Each level's figures of `metric` keyed by repetition, as a claim reads them in pairs
+        (standing, valid, undisturbed repetitions: keyed_figures); computed once a metric."""
+        if metric not in self._figures:
             figures: dict[FigureKey, dict[int, float]] = {}
             for case in self.cases.values():
                 rows = self.rows.get(case.id, [])
@@ -185,8 +169,29 @@ class _Run:
                     keyed = keyed_figures(at, metric, self.spread)
                     if keyed:
                         figures[(case.stack, case.label, level)] = dict(keyed)
-            self._pair_priors[metric] = pairs_priors(figures)
-        return self._pair_priors[metric]
+            self._figures[metric] = figures
+        return self._figures[metric]
+
+    @functools.cached_property
+    def throughput_prior(self) -> Prior | None:
+        """What the run's levels say of one repetition's spread of req/s (analysis.moderated):
+        fitted on every level measured two or more times, standing, valid and undisturbed."""
+        variances = []
+        for keyed in self.level_figures("requests_per_s").values():
+            if len(keyed) >= 2:
+                logs = np.log(np.asarray(list(keyed.values()), dtype=np.float64))
+                variances.append((float(np.var(logs, ddof=1)), len(keyed) - 1.0))
+        return fit_prior(variances)
+
+    def pair_priors(self, metric: str) -> dict[PairKind, Prior | None]:
+        """What the run's pairs of each kind say of one pair's spread of `metric`
+        (analysis.paired): fitted on every two levels' figures that pair; none where the run
+        reads no pair by its kind (evaluate's `pair_priors`)."""
+        if not self.pairs_moderated:
+            return {}
+        if metric not in self._priors:
+            self._priors[metric] = pairs_priors(self.level_figures(metric))
+        return self._priors[metric]
 
     def case(self, stack: str, workload: str) -> CaseRow | _Missing:
         """The case the claim reads for a stack its test names (its stand-in's, if any)."""
@@ -384,12 +389,6 @@ def level_evidence(
 def undisturbed(rows: Sequence[LevelRow]) -> list[LevelRow]:
     """The repetitions not flagged disturbed."""
     return [r for r in rows if not has_flag(r.flags, LevelFlag.DISTURBED)]
-
-
-def throughput_figures(rows: Sequence[LevelRow], spread: RunSpread) -> list[float]:
-    """Each undisturbed repetition's req/s of one level as a claim's evidence reads it; empty
-    for a level that is invalid or has a repetition number twice."""
-    return [f for _, f in keyed_figures(rows, "requests_per_s", spread)]
 
 
 def keyed_figures(
