@@ -12,6 +12,7 @@ from scipy import special, stats
 
 from stackbench.analysis.moderated import Prior, fit_prior
 from stackbench.analysis.paired import (
+    LEVELS_SCALE,
     FigureKey,
     PairKind,
     fit_pairs_prior,
@@ -21,6 +22,7 @@ from stackbench.analysis.paired import (
     paired_log_ratio,
     pairs_priors,
 )
+from tests.analysis.test_moderated import _busy_repetition
 
 
 def test_pair_kind_is_the_one_part_of_the_keys_that_differs() -> None:
@@ -81,17 +83,25 @@ def test_too_few_pairs_give_no_prior() -> None:
 
 # --- a drifting host -------------------------------------------------------------------------
 STACKS, WORKLOADS, LEVELS, REPS = 3, 4, 2, 5
+BURST_MAX = 0.13  # the background process that made a false winner of one stack's two copies
 
 
 def _run(
-    rng: np.random.Generator, step: float, trend: float, tails: float = math.inf
+    rng: np.random.Generator,
+    step: float,
+    trend: float,
+    tails: float = math.inf,
+    burst_p: float = 0.0,
 ) -> tuple[dict[FigureKey, dict[int, float]], dict[FigureKey, float], dict[FigureKey, float]]:
     """One run as an article suite measures it: 5 rounds; in each the stacks in a shuffled
     order, each on a fresh start (its own start effect, spreads 2-10% a stack) running its 4
     workloads at 2 levels one after the other (each level's own noise, 1-6%). The host drifts
     through the run: a random walk of `step` a level plus a steady decline of `trend` over
-    the whole run. Returns the figures, their true logs and each level's own variance (the
-    start's and the level's: what does not cancel in a pair)."""
+    the whole run. With `burst_p`, a background process takes up to 13% of the server's core
+    during a level in that share of them (test_moderated._busy_repetition: unseen below the
+    2% band, else measured again, and left out if disturbed again). Returns the figures,
+    their true logs and each level's own variance (the start's and the level's: what does
+    not cancel in a pair)."""
     start_sd = np.exp(rng.uniform(math.log(0.02), math.log(0.10), STACKS))
     level_sd = np.exp(rng.uniform(math.log(0.01), math.log(0.06), (STACKS, WORKLOADS)))
     truth = rng.normal(8.0, 0.5, (STACKS, WORKLOADS, LEVELS))
@@ -106,9 +116,10 @@ def _run(
                 for lv in range(LEVELS):
                     noise = _draw(rng, level_sd[s, w], tails)
                     key: FigureKey = (f"s{s}", f"w{w}", float(lv))
-                    figures.setdefault(key, {})[rep] = math.exp(
-                        truth[s, w, lv] + drift[t] + start + noise
-                    )
+                    lost = _busy_repetition(rng, burst_p, BURST_MAX) if burst_p else 0.0
+                    kept = figures.setdefault(key, {})
+                    if not math.isnan(lost):
+                        kept[rep] = math.exp(truth[s, w, lv] + drift[t] + start + noise + lost)
                     t += 1
     logs: dict[FigureKey, float] = {
         (f"s{s}", f"w{w}", float(lv)): float(truth[s, w, lv])
@@ -136,7 +147,9 @@ def _draw(rng: np.random.Generator, sd: float, tails: float) -> float:
 def _levels_prior(figures: Mapping[FigureKey, Mapping[int, float]]) -> Prior:
     """The run's levels' prior (reading.throughput_prior's)."""
     variances = [
-        (float(np.var(np.log(list(f.values())), ddof=1)), len(f) - 1.0) for f in figures.values()
+        (float(np.var(np.log(list(f.values())), ddof=1)), len(f) - 1.0)
+        for f in figures.values()
+        if len(f) >= 2
     ]
     prior = fit_prior(variances)
     assert prior is not None
@@ -144,17 +157,23 @@ def _levels_prior(figures: Mapping[FigureKey, Mapping[int, float]]) -> Prior:
 
 
 def _simulate(
-    step: float, trend: float, tails: float = math.inf, runs: int = 150, seed: int = 5
+    step: float,
+    trend: float,
+    tails: float = math.inf,
+    burst_p: float = 0.0,
+    runs: int = 150,
+    seed: int = 5,
 ) -> dict[str, float]:
     """Every pair of every kind in `runs` simulated runs: its 95% interval of the true log
     ratio moderated towards its kind's prior, and towards twice the levels' prior (the rule
-    before the pairs' priors)."""
+    before the pairs' priors). A pair left with fewer than MIN_PAIRS repetitions (bursts)
+    is read as independent sides, which test_moderated checks: skipped here."""
     rng = np.random.default_rng(seed)
     covered: dict[PairKind, list[bool]] = {kind: [] for kind in PairKind}
     noisiest: list[tuple[float, bool]] = []
     width = {"pairs": 0.0, "levels": 0.0}
     for _ in range(runs):
-        figures, logs, own = _run(rng, step, trend, tails)
+        figures, logs, own = _run(rng, step, trend, tails, burst_p)
         priors = pairs_priors(figures)
         levels = _levels_prior(figures)
         keys = sorted(figures)
@@ -163,13 +182,14 @@ def _simulate(
                 kind = pair_kind(a, b)
                 if kind is None:
                     continue
-                prior = priors[kind]
-                assert prior is not None
                 ratio = paired_log_ratio(figures[a], figures[b])
-                assert ratio is not None
+                if ratio is None:
+                    continue
                 true = logs[a] - logs[b]
+                prior = priors[kind]  # without one (bursts left too few pairs), as claims do
+                own_kind = levels if prior is None else prior
                 for name, read in {
-                    "pairs": moderated_pairs(ratio, prior, scale=1.0),
+                    "pairs": moderated_pairs(ratio, own_kind, 1.0 if prior else LEVELS_SCALE),
                     "levels": moderated_pairs(ratio, levels),
                 }.items():
                     half = float(stats.t.ppf(0.975, read.df)) * read.se
@@ -219,3 +239,19 @@ def test_pairs_priors_are_narrower_where_pairs_share_drift() -> None:
     # start sharing its start (0.77).
     assert _simulate(0.01, 0.2)["width_ratio"] <= 0.6
     assert _simulate(0.0, 0.0)["width_ratio"] <= 0.85
+
+
+@pytest.mark.parametrize(("burst_p", "tenth"), [(0.3, 0.90), (0.6, 0.88)])
+def test_pairs_priors_cover_on_a_busy_host(burst_p: float, tenth: float) -> None:
+    # A background process taking up to 13% of the server's core during 30% or 60% of the
+    # levels, on the drifting host (1% a level, 20% over the run): a burst above the 2% band
+    # is measured again and left out if it recurs, so some pairs keep fewer repetitions and
+    # some kinds too few pairs for a prior (then twice the levels', as the claims read them).
+    # Each kind still covers 94% or more, a false "different" in at most 6% of A/A pairs
+    # (seeded: 94.3-95.6% at 30%, 94.1-99.6% at 60%); the noisiest tenth of two-stack pairs
+    # 90% at 30% (94.3%) and 88% at 60% (89.6%), where the starts' own spread and the bursts
+    # add up.
+    r = _simulate(0.01, 0.2, burst_p=burst_p)
+    for kind in PairKind:
+        assert r[kind.value] >= 0.94, r
+    assert r["noisiest_tenth"] >= tenth, r
