@@ -22,11 +22,11 @@ from stackbench.config.noise import THROUGHPUT_THRESHOLD
 from stackbench.config.placement import format_cpus
 from stackbench.config.plan import Plan, timings_due
 from stackbench.config.suite import Suite
+from stackbench.config.todecide import MAX_CLAIM_ROUNDS, MAX_LOOKS
 from stackbench.engine.agreement import compared_note
 from stackbench.engine.preflight import Preflight
 from stackbench.engine.progress import Phase, ProgressEvent, ProgressSink
 from stackbench.engine.runner import QUIET_WAIT_S
-from stackbench.engine.until_decided import MAX_LOOKS
 from stackbench.errors import InputError
 from stackbench.lab.machine import Check
 from stackbench.lab.stack import PlannedParams
@@ -414,11 +414,13 @@ def claims_rounds_note(left_s: float, load_budget_s: float | None, timeline: Tim
         "--budget gives them the time it leaves instead)"
     )
     return (
-        f"until decided: will spend up to {spend} on claims: after the plan, each round "
-        "repeats once more (fresh starts) the levels of the testable claims still 'not enough "
-        "evidence' whose points repetitions can decide, until every claim is decided, the "
-        "next round does not fit, or more measurement cannot decide what is left; the "
-        "claims' intervals stay 95% at every look (not widened for the repeated looks)"
+        f"until decided: will spend up to {spend} on claims: after the plan, at most "
+        f"{MAX_CLAIM_ROUNDS} rounds repeat (fresh starts) the levels of the testable claims "
+        "still 'not enough evidence' whose points repetitions can decide, each level its "
+        "share of the repetitions they ask for, until every claim is decided, the next round "
+        "does not fit, or more measurement cannot decide what is left; with up to "
+        f"{MAX_LOOKS} looks every claim's interval is at {decision_confidence(MAX_LOOKS):.1%} "
+        "(alpha / looks), so no look adds false answers"
     )
 
 

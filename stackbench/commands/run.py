@@ -47,12 +47,12 @@ from stackbench.config.paths import DEFAULT_SUITE
 from stackbench.config.plan import Plan, build_plan, settle_note
 from stackbench.config.status import StackEntry
 from stackbench.config.suite import Suite, parse_suite, resolve_hosts
+from stackbench.config.todecide import MAX_LOOKS
 from stackbench.engine.outcome import RunOutcome, run_outcome
 from stackbench.engine.pastruns import PastRuns, past_runs
 from stackbench.engine.preflight import Asked, ClaimsCheck, preflight
 from stackbench.engine.resume import Selection, check_resumable, check_same_request, resume_suite
 from stackbench.engine.runner import Runner, RunSetup
-from stackbench.engine.until_decided import MAX_LOOKS
 from stackbench.errors import ExitCode, StackbenchError
 from stackbench.lab import external
 from stackbench.lab.cpufeatures import with_machine_deviations

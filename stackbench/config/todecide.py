@@ -5,7 +5,10 @@ the design check (analysis.claims.design) asks whether those rounds fit the suit
 It lives here, below all three, because neither the engine nor the analysis imports the other.
 
 `claims_round`, pure, picks the next round: the claims more repetitions can decide, cheapest
-first, each with every level it still needs, as many as the budget left pays for.
+first, each with every level it still needs, as many as the budget left pays for. Each look
+after a round spends alpha (the run's verdicts use alpha / MAX_LOOKS), so the rounds are at
+most MAX_LOOKS - 1: a round gives each level its share of the repetitions its claims still
+ask for, spread over the rounds left (all of them in the last), not one at a time.
 `rounds_room` prices rounds for a plan not yet run: the suite's load budget less the plan's
 estimated load, each added repetition at the plan's own estimate of its level's load;
 `rounds_time`, the wall time such rounds add to the plan's.
@@ -18,7 +21,10 @@ from dataclasses import dataclass
 from stackbench.config.estimate import Timeline
 from stackbench.config.plan import LevelKey
 
-MAX_CLAIM_ROUNDS = 50  # repetitions_to_decide advises at most 50 a side: beyond, a bug
+# The first reading and at most five added rounds: every verdict of a run --until-decided
+# uses alpha / 6 (Bonferroni over its looks), which holds only if it takes no more looks
+MAX_LOOKS = 6
+MAX_CLAIM_ROUNDS = MAX_LOOKS - 1
 
 
 @dataclass(frozen=True)
@@ -49,11 +55,14 @@ class UndecidedClaim:
 
 @dataclass(frozen=True)
 class ClaimRound:
-    """The next round: one more repetition of each level, for these claims."""
+    """The next round: `levels`, each with the repetitions it adds, for these claims."""
 
-    levels: tuple[LevelKey, ...]
+    levels: tuple[tuple[LevelKey, int], ...]
     claims: tuple[str, ...]
     seconds: float
+
+    def added(self) -> dict[LevelKey, int]:
+        return dict(self.levels)
 
 
 @dataclass(frozen=True)
@@ -68,15 +77,19 @@ def claims_round(
     have: Mapping[LevelKey, int],
     cost: Callable[[LevelKey], float],
     left_s: float,
+    rounds_left: int,
 ) -> ClaimRound | Stop:
     """The next round of repetitions for the undecided claims, within `left_s` seconds.
-    `have`: the repetitions each level has so far; `cost`: one repetition's seconds.
+    `have`: the repetitions each level has so far; `cost`: one repetition's seconds;
+    `rounds_left`: this round and the ones the looks still allow after it.
     A claim is chased when every undecided point of it is one repetitions can decide (a
     claim with a point that none can decide stays undecided whatever the others show); the
-    claims that need least are taken first, each with all the levels it still needs."""
+    claims that need least are taken first, each with all the levels it still needs: each
+    level its share (the repetitions still asked for, over the rounds left, at least one),
+    or one repetition where the share does not fit the budget left."""
     if not undecided:
         return Stop("every testable claim is decided")
-    needs: dict[str, tuple[LevelKey, ...]] = {}
+    needs: dict[str, dict[LevelKey, int]] = {}
     hopeless: list[str] = []
     for claim in undecided:
         blocked = next((w for w in claim.wants if not w.repeatable), None)
@@ -84,11 +97,7 @@ def claims_round(
             why = blocked.why if blocked is not None else "no point says what would decide it"
             hopeless.append(f"{claim.claim} ({why})")
             continue
-        short = tuple(
-            dict.fromkeys(
-                k for w in claim.wants for k in w.levels if have.get(k, 0) < (w.repetitions or 0)
-            )
-        )
+        short = _shares(claim, have, max(rounds_left, 1))
         if short:
             needs[claim.claim] = short
         else:  # cannot happen from the reading (it asks one more): said, never looped on
@@ -100,25 +109,46 @@ def claims_round(
     )
     if not needs:
         return Stop(cannot)
-    chosen: dict[LevelKey, None] = {}
+    chosen: dict[LevelKey, int] = {}
     claims: list[str] = []
     used = 0.0
-    for name in sorted(needs, key=lambda n: (sum(map(cost, needs[n])), n)):
-        extra = [k for k in needs[name] if k not in chosen]
-        price = sum(map(cost, extra))
-        if used + price <= left_s:
-            chosen.update(dict.fromkeys(extra))
-            claims.append(name)
-            used += price
+
+    def price(wanted: Mapping[LevelKey, int]) -> float:
+        """What `wanted` adds to the round so far: a level chosen already counts once."""
+        return math.fsum(cost(k) * max(0, n - chosen.get(k, 0)) for k, n in wanted.items())
+
+    for name in sorted(needs, key=lambda n: (price(needs[n]), n)):
+        for wanted in (needs[name], dict.fromkeys(needs[name], 1)):
+            extra = price(wanted)
+            if used + extra <= left_s:
+                for k, n in wanted.items():
+                    chosen[k] = max(chosen.get(k, 0), n)
+                claims.append(name)
+                used += extra
+                break
     if not claims:
-        cheapest = min(needs, key=lambda n: (sum(map(cost, needs[n])), n))
-        price = sum(map(cost, needs[cheapest]))
+        cheapest = min(needs, key=lambda n: (price(dict.fromkeys(needs[n], 1)), n))
+        least = price(dict.fromkeys(needs[cheapest], 1))
         return Stop(
             f"the budget left ({left_s:.0f} s) cannot pay for the next round: the cheapest, "
-            f"for {cheapest}, would cost about {price:.0f} s ({len(needs[cheapest])} level(s)); "
+            f"for {cheapest}, would cost about {least:.0f} s ({len(needs[cheapest])} level(s)); "
             f"{len(needs)} claim(s) still undecided" + (f"; {cannot}" if cannot else "")
         )
-    return ClaimRound(tuple(chosen), tuple(claims), used)
+    return ClaimRound(tuple(chosen.items()), tuple(claims), used)
+
+
+def _shares(
+    claim: UndecidedClaim, have: Mapping[LevelKey, int], rounds: int
+) -> dict[LevelKey, int]:
+    """Each level the claim still needs, with its share of this round: the repetitions its
+    points ask for in all, less those it has, over the rounds left (rounded up)."""
+    short: dict[LevelKey, int] = {}
+    for want in claim.wants:
+        for key in want.levels:
+            missing = (want.repetitions or 0) - have.get(key, 0)
+            if missing > 0:
+                short[key] = max(short.get(key, 0), -(-missing // rounds))
+    return short
 
 
 @dataclass(frozen=True)

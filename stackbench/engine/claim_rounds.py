@@ -1,20 +1,22 @@
-"""`run --until-decided` on an article suite: after the plan, rounds of one more repetition of
-the levels the still undecided testable claims read, until every claim is decided, the budget
-cannot pay for the next round, or more measurement cannot decide what is left.
+"""`run --until-decided` on an article suite: after the plan, rounds of repetitions of the
+levels the still undecided testable claims read, until every claim is decided, the budget
+cannot pay for the next round, more measurement cannot decide what is left, or the looks
+allowed are used up (MAX_LOOKS - 1 rounds).
 
 Each look asks the claims reading (passed in as `read`: the engine does not import the
 analysis) which claims read "not enough evidence" and what would decide each undecided point
 (config.todecide: its levels and the repetitions they need in all). `claims_round`, pure
 (config.todecide, where the dry run's design check prices the same rounds), picks the next
 round: the claims more repetitions can decide, cheapest first, each with every level it
-still needs, as many as the budget left pays for. A round repeats each chosen level
-once, every stack on a fresh start and in shuffled order (until_decided.extension_plan), as
-the plan's own repetitions are; the next look reads the run again.
+still needs, as many as the budget left pays for. A round gives each chosen level its share
+of the repetitions still asked for, each repetition a pass of every stack it repeats on a
+fresh start and in shuffled order (until_decided.extension_plan), as the plan's own
+repetitions are; the next look reads the run again.
 
+The looks spend alpha: the run's verdicts, claims' intervals included, use alpha / MAX_LOOKS
+(analysis.decision_confidence), which holds because the rounds stop at MAX_LOOKS - 1.
 The budget is `--budget` less the run's time so far, or without it the suite's
 `load_budget_min` less the load the run has measured (then a level costs its load alone).
-Claims' intervals are 95% at every look: unlike the comparisons' verdicts they are not
-widened for the repeated looks (docs/methods.md says so).
 """
 
 import functools
@@ -88,20 +90,29 @@ def until_claims_decided(
         history = setup.store.past_levels(how.machine)
         cost = functools.partial(_level_cost, plan, history, how.allowance.load_only)
         left = max(0.0, how.allowance.seconds - spent)
-        step = claims_round(how.read(data), repetitions_of(data), cost, left)
+        rounds_left = MAX_CLAIM_ROUNDS + 1 - number
+        step = claims_round(how.read(data), repetitions_of(data), cost, left, rounds_left)
         if isinstance(step, Stop):
             say(f"{step.why} (after {number - 1} added round(s))")
             return
-        for case in data.cases:
-            if any(k.stack == case.stack and k.label == case.label for k in step.levels):
-                setup.store.set_case_status(case.id, "pending", case.reason)
+        added = step.added()
         say(
-            f"round {number}: one more repetition of {len(step.levels)} level(s) for "
-            f"{', '.join(step.claims)} (about {step.seconds:.0f} s"
+            f"round {number}: {sum(added.values())} more repetition(s) of {len(added)} "
+            f"level(s) for {', '.join(step.claims)} (about {step.seconds:.0f} s"
             f"{' of load' if how.allowance.load_only else ''})"
         )
-        Runner(extension_plan(plan, data, list(step.levels)), setup, resume=run_id).execute()
-    say(f"stopped after {MAX_CLAIM_ROUNDS} added rounds")
+        for nth in range(max(added.values())):
+            _repeat_once(plan, setup, run_id, [k for k, n in added.items() if n > nth])
+    say(f"stopped after {MAX_CLAIM_ROUNDS} added rounds: the looks allowed are used up")
+
+
+def _repeat_once(plan: Plan, setup: RunSetup, run_id: int, levels: Sequence[LevelKey]) -> None:
+    """One more repetition of each of `levels`, on fresh starts, into the stored run."""
+    data = setup.store.load_run(run_id)
+    for case in data.cases:
+        if any(k.stack == case.stack and k.label == case.label for k in levels):
+            setup.store.set_case_status(case.id, "pending", case.reason)
+    Runner(extension_plan(plan, data, list(levels)), setup, resume=run_id).execute()
 
 
 def _level_cost(plan: Plan, history: Sequence[PastLevel], load_only: bool, key: LevelKey) -> float:

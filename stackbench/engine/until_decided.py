@@ -18,11 +18,10 @@ from typing import Protocol
 
 from stackbench.config.estimate import PastLevel, level_time, rate_for, setup_key
 from stackbench.config.plan import Level, LevelKey, Plan, Round
+from stackbench.config.todecide import MAX_LOOKS
 from stackbench.engine.progress import Phase, ProgressEvent
 from stackbench.engine.runner import Runner, RunSetup
 from stackbench.store.store import RunData
-
-MAX_LOOKS = 6  # the first analysis and at most five added rounds: alpha / 6 per look
 
 
 class Standing(Protocol):

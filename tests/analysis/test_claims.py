@@ -1625,8 +1625,8 @@ def test_a_point_refuting_at_95_percent_is_chased_past_a_point_at_the_bound():
     (want,) = result.to_decide
     assert want.levels == (LevelKey("a", "w", 4.0),) and want.repeatable
     (chased,) = undecided_claims([result])
-    step = claims_round([chased], {LevelKey("a", "w", 4.0): 1}, lambda _: 10.0, 60.0)
-    assert isinstance(step, ClaimRound) and step.levels == (LevelKey("a", "w", 4.0),)
+    step = claims_round([chased], {LevelKey("a", "w", 4.0): 1}, lambda _: 10.0, 60.0, 5)
+    assert isinstance(step, ClaimRound) and list(step.added()) == [LevelKey("a", "w", 4.0)]
     # "at least 3 of 4": one point outside refutes nothing, so every undecided point counts,
     # and the one at the bound leaves nothing to chase
     result = one(make_claim({**test, "at_least": 3}), run)

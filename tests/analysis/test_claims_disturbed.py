@@ -11,7 +11,7 @@ import pytest
 from stackbench.analysis.analysis import analyse, decision_confidence
 from stackbench.analysis.claims import ClaimResult, ClaimStatus, evaluate, undecided_claims
 from stackbench.config.plan import LevelKey
-from stackbench.engine.until_decided import MAX_LOOKS
+from stackbench.config.todecide import MAX_LOOKS
 from stackbench.store.records import Flag
 from stackbench.store.store import RunData
 from tests.analysis.test_claims import (

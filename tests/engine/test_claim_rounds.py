@@ -10,7 +10,16 @@ from stackbench.analysis.claims import evaluate, facts_from_run, undecided_claim
 from stackbench.config.claims import parse_claims
 from stackbench.config.plan import LevelKey, build_plan
 from stackbench.config.suite import parse_suite
-from stackbench.config.todecide import ClaimRound, Stop, ToDecide, UndecidedClaim, claims_round
+from stackbench.config.todecide import (
+    MAX_CLAIM_ROUNDS,
+    MAX_LOOKS,
+    ClaimRound,
+    Stop,
+    ToDecide,
+    UndecidedClaim,
+    claims_round,
+)
+from stackbench.engine import claim_rounds
 from stackbench.engine.claim_rounds import (
     Allowance,
     UntilClaimsDecided,
@@ -51,25 +60,42 @@ def test_a_superseded_measurement_is_load_spent_but_no_repetition() -> None:
 
 
 def test_nothing_undecided_stops_at_once() -> None:
-    assert claims_round([], {}, cost, 1000.0) == Stop("every testable claim is decided")
+    assert claims_round([], {}, cost, 1000.0, 5) == Stop("every testable claim is decided")
 
 
-def test_a_round_repeats_each_level_a_claim_still_needs_once() -> None:
-    """a/b needs 4 a side and has 1: both levels once more; b/c needs 2 and c has 2 already,
-    so only b, which the first claim already repeats (counted once)."""
+@pytest.mark.parametrize(
+    ("rounds_left", "share", "seconds"),
+    [(5, 1, 30.0), (2, 2, 60.0), (1, 3, 90.0)],
+)
+def test_a_round_gives_each_level_its_share_of_the_repetitions_still_asked_for(
+    rounds_left: int, share: int, seconds: float
+) -> None:
+    """a/b needs 4 a side and has 1: 3 more, over the rounds left (rounded up: 1 of 5, 2 of
+    2, all 3 in the last); b/c needs 2 and c has 2 already, so only b, which a/b repeats as
+    often or more (counted once). bc is cheaper (20 s) and taken first; then a/b adds a's
+    share and b's beyond bc's one: 10 s x share + 20 s x (share - 1)."""
     undecided = [claim("ab", ((A, B), 4)), claim("bc", ((B, C), 2))]
-    step = claims_round(undecided, {A: 1, B: 1, C: 2}, cost, 1000.0)
-    assert step == ClaimRound((B, A), ("bc", "ab"), 30.0)
+    step = claims_round(undecided, {A: 1, B: 1, C: 2}, cost, 1000.0, rounds_left)
+    assert step == ClaimRound(((B, share), (A, share)), ("bc", "ab"), seconds)
 
 
 def test_the_cheapest_claims_first_as_many_as_the_budget_pays_for() -> None:
     undecided = [claim("c", ((C,), 3)), claim("a", ((A,), 3)), claim("b", ((B,), 3))]
-    assert claims_round(undecided, {}, cost, 35.0) == ClaimRound((A, B), ("a", "b"), 30.0)
-    stop = claims_round(undecided, {}, cost, 5.0)
+    step = claims_round(undecided, {}, cost, 35.0, 3)
+    assert step == ClaimRound(((A, 1), (B, 1)), ("a", "b"), 30.0)
+    stop = claims_round(undecided, {}, cost, 5.0, 3)
     assert stop == Stop(
         "the budget left (5 s) cannot pay for the next round: the cheapest, for a, would "
         "cost about 10 s (1 level(s)); 3 claim(s) still undecided"
     )
+
+
+def test_a_share_the_budget_cannot_pay_for_falls_back_to_one_repetition() -> None:
+    """The last round would give a all 5 it asks for (50 s); 35 s left pay for one, and
+    the 15 s after it for b's share of 1 but not c's."""
+    undecided = [claim("a", ((A,), 5)), claim("b", ((B,), 1)), claim("c", ((C,), 1))]
+    step = claims_round(undecided, {}, cost, 35.0, 1)
+    assert step == ClaimRound(((B, 1), (A, 1)), ("b", "a"), 30.0)
 
 
 def test_a_claim_with_a_point_repetitions_cannot_decide_is_not_chased() -> None:
@@ -80,19 +106,60 @@ def test_a_claim_with_a_point_repetitions_cannot_decide_is_not_chased() -> None:
         claim("script", ((), 2)),
         claim("ok", ((C,), 2)),
     ]
-    assert claims_round(undecided, {C: 1}, cost, 100.0) == ClaimRound((C,), ("ok",), 40.0)
-    stop = claims_round(undecided[:2], {}, cost, 100.0)
+    assert claims_round(undecided, {C: 1}, cost, 100.0, 5) == ClaimRound(((C, 1),), ("ok",), 40.0)
+    stop = claims_round(undecided[:2], {}, cost, 100.0, 5)
     assert stop == Stop(
         "more measurement cannot decide 2 claim(s): bound (why bound); script (why script)"
     )
 
 
 def test_a_stop_for_the_budget_names_the_claims_no_measurement_decides() -> None:
-    stop = claims_round([claim("x", ((A,), 2)), claim("y", ((B,), None))], {}, cost, 1.0)
+    stop = claims_round([claim("x", ((A,), 2)), claim("y", ((B,), None))], {}, cost, 1.0, 5)
     assert isinstance(stop, Stop)
     assert stop.why.endswith(
         "1 claim(s) still undecided; more measurement cannot decide 1 claim(s): y (why y)"
     )
+
+
+def test_the_rounds_stop_when_the_looks_are_used_up(
+    tmp_path: Path, fake_inventory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's verdicts spend alpha / MAX_LOOKS: a claim that stays undecided however
+    much is added gets MAX_LOOKS - 1 rounds, each of its share (a level asking for 50 in
+    all gets 10 of the 49 it lacks in round 1, 10 of 39 in round 2 ... all 9 left in the
+    last), never a sixth."""
+    suite = tmp_path / "s.toml"
+    suite.write_text(
+        'name = "s"\nstacks = ["refserver"]\nworkloads = ["hello"]\n[load]\n'
+        "connections = [25]\nduration_s = 1\nwarmup_s = 0\npause_s = 0\n"
+    )
+    plan = build_plan(parse_suite(suite), fake_inventory, None, None)
+    store = Store(tmp_path / "s.sqlite")
+    run_id = store.start_run(run_record())
+    case_id = store.add_case(stored_case(run_id))
+    store.add_level(level(case_id, 0, duration_s=0.0))
+    key = LevelKey("node", "sha256?n=1", 25.0)
+    added: list[int] = []
+
+    def repeat_once(_plan, _setup, _run, levels) -> None:
+        assert levels == [key]
+        added.append(len(added) + 1)
+        store.add_level(level(case_id, 0, repetition=len(added), duration_s=0.0))
+
+    monkeypatch.setattr(claim_rounds, "_repeat_once", repeat_once)
+    events: list[ProgressEvent] = []
+    setup = RunSetup({}, store, Path("/nonexistent"), events.append)
+    how = UntilClaimsDecided(Allowance(1e6), lambda _d: [claim("k", ((key,), 50))], "m")
+    until_claims_decided(plan, setup, run_id, how)
+    said = [e.text for e in events if e.phase is Phase.LOOK]
+    assert [t.split(" for ")[0] for t in said[:-1]] == [
+        f"until decided (claims): round {n}: {m} more repetition(s) of 1 level(s)"
+        for n, m in ((1, 10), (2, 10), (3, 10), (4, 10), (5, 9))
+    ]
+    assert said[-1] == (
+        "until decided (claims): stopped after 5 added rounds: the looks allowed are used up"
+    )
+    assert len(added) == 49 and MAX_CLAIM_ROUNDS == MAX_LOOKS - 1 == 5
 
 
 def test_the_loop_says_why_it_adds_no_round(tmp_path: Path, fake_inventory) -> None:
@@ -180,7 +247,7 @@ def test_rounds_for_an_undecided_claim_on_real_stacks(tmp_path: Path) -> None:
     until_claims_decided(plan, setup, run_id, how)
     said = [e.text for e in events if e.phase is Phase.LOOK]
     assert said[0].startswith(
-        "until decided (claims): round 1: one more repetition of 2 level(s) for go-beats-node"
+        "until decided (claims): round 1: 2 more repetition(s) of 2 level(s) for go-beats-node"
     ), said
     assert len(said) == 2, said
     assert said[1].endswith("(after 1 added round(s))")

@@ -320,11 +320,12 @@ def _play(
         have = {
             k: facts.repeat + extra.get(k, 0) for u in undecided for w in u.wants for k in w.levels
         }
-        step = claims_round(undecided, have, room.cost, room.left_s - _load(extra, room))
+        left = room.left_s - _load(extra, room)
+        step = claims_round(undecided, have, room.cost, left, MAX_CLAIM_ROUNDS - count)
         if isinstance(step, Stop):
             return step.why
-        for key in step.levels:
-            extra[key] = extra.get(key, 0) + 1
+        for key, n in step.added().items():
+            extra[key] = extra.get(key, 0) + n
         machine, past = spread
         run = synthetic_run(facts, scenario, machine, extra, past)
         result = evaluate([claim], run, facts, pair_priors=False)[0]
