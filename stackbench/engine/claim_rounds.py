@@ -29,7 +29,7 @@ from stackbench.config.plan import LevelKey, Plan
 from stackbench.config.todecide import MAX_CLAIM_ROUNDS, Stop, UndecidedClaim, claims_round
 from stackbench.engine.progress import Phase, ProgressEvent
 from stackbench.engine.runner import Runner, RunSetup
-from stackbench.engine.until_decided import extension_plan
+from stackbench.engine.until_decided import extension_plan, repetitions_of, rounds_left
 from stackbench.store.store import RunData
 
 
@@ -44,16 +44,6 @@ class Allowance:
 
     def text(self) -> str:
         return f"{self.seconds / 60:.1f} min" + (" of load" if self.load_only else "")
-
-
-def repetitions_of(data: RunData) -> dict[LevelKey, int]:
-    """How many repetitions each level of the stored run has."""
-    cases = {c.id: (c.stack, c.label) for c in data.cases}
-    seen: dict[LevelKey, set[int]] = {}
-    for row in data.levels:
-        stack, label = cases[row.case_id]
-        seen.setdefault(LevelKey(stack, label, row.level_value), set()).add(row.repetition)
-    return {k: len(v) for k, v in seen.items()}
 
 
 def load_measured(data: RunData) -> float:
@@ -84,14 +74,16 @@ def until_claims_decided(
     def say(text: str) -> None:
         setup.progress(ProgressEvent(Phase.LOOK, f"until decided (claims): {text}"))
 
-    for number in range(1, MAX_CLAIM_ROUNDS + 1):
+    allowed = rounds_left(setup.store.load_run(run_id), MAX_CLAIM_ROUNDS)
+    for number in range(1, allowed.rounds + 1):
         data = setup.store.load_run(run_id)
         spent = load_measured(data) if how.allowance.load_only else clock() - started
         history = setup.store.past_levels(how.machine)
         cost = functools.partial(_level_cost, plan, history, how.allowance.load_only)
         left = max(0.0, how.allowance.seconds - spent)
-        rounds_left = MAX_CLAIM_ROUNDS + 1 - number
-        step = claims_round(how.read(data), repetitions_of(data), cost, left, rounds_left)
+        step = claims_round(
+            how.read(data), repetitions_of(data), cost, left, allowed.rounds + 1 - number
+        )
         if isinstance(step, Stop):
             say(f"{step.why} (after {number - 1} added round(s))")
             return
@@ -103,7 +95,11 @@ def until_claims_decided(
         )
         for nth in range(max(added.values())):
             _repeat_once(plan, setup, run_id, [k for k, n in added.items() if n > nth])
-    say(f"stopped after {MAX_CLAIM_ROUNDS} added rounds: the looks allowed are used up")
+    say(
+        f"stopped after {allowed.rounds} added rounds: the looks allowed are used up"
+        if allowed.rounds
+        else f"no round: {allowed.why}"
+    )
 
 
 def _repeat_once(plan: Plan, setup: RunSetup, run_id: int, levels: Sequence[LevelKey]) -> None:

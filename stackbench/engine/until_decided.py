@@ -60,7 +60,9 @@ def until_decided(
     def say(text: str) -> None:
         setup.progress(ProgressEvent(Phase.LOOK, f"until decided: {text}"))
 
-    for look in range(2, how.looks + 1):
+    allowed = rounds_left(setup.store.load_run(run_id), how.looks - 1)
+    first = how.looks - allowed.rounds + 1
+    for look in range(first, how.looks + 1):
         data = setup.store.load_run(run_id)
         found = how.judge(data)
         if not found.decidable:
@@ -85,7 +87,51 @@ def until_decided(
             f"comparisons (about {seconds:.0f} s of load)"
         )
         Runner(extension, setup, resume=run_id).execute()
-    say(f"the {how.looks} looks are used up")
+    say(allowed.why if not allowed.rounds else f"the {how.looks} looks are used up")
+
+
+def repetitions_of(data: RunData) -> dict[LevelKey, int]:
+    """How many repetitions each level of the stored run has."""
+    cases = {c.id: (c.stack, c.label) for c in data.cases}
+    seen: dict[LevelKey, set[int]] = {}
+    for row in data.levels:
+        stack, label = cases[row.case_id]
+        seen.setdefault(LevelKey(stack, label, row.level_value), set()).add(row.repetition)
+    return {k: len(v) for k, v in seen.items()}
+
+
+@dataclass(frozen=True)
+class RoundsLeft:
+    """The rounds a stored run may still add, and why no more."""
+
+    rounds: int
+    why: str
+
+
+def rounds_left(data: RunData, most: int) -> RoundsLeft:
+    """The run's verdicts spend alpha over the `decision_looks` it recorded when it started
+    (the first reading and one after each round), so it adds at most decision_looks - 1
+    rounds in all, and at most `most`. A resumed run may have added some before it stopped:
+    every repetition past the plan's `repeat` counts as a round (each round adds at least
+    one), a bound that errs towards fewer rounds, never more looks than the verdicts pay for."""
+    looks = data.run.settings.decision_looks
+    repeat = data.run.settings.repeat
+    taken = sum(max(0, n - repeat) for n in repetitions_of(data).values())
+    left = max(0, min(most, looks - 1 - taken))
+    if looks <= 1:
+        why = (
+            f"run {data.run.id} was started without --until-decided: its verdicts spend alpha "
+            "on one look, so a round would add a look they do not pay for; start the run "
+            "with --until-decided"
+        )
+    elif taken:
+        why = (
+            f"the run's verdicts pay for {looks} looks and it may have taken {1 + taken} "
+            f"({taken} repetition(s) past its plan's {repeat}, each counted as a round)"
+        )
+    else:
+        why = f"the {looks} looks the run's verdicts pay for are used up"
+    return RoundsLeft(left, why)
 
 
 def _hopeless(found: Standing) -> str:

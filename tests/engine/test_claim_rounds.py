@@ -24,16 +24,16 @@ from stackbench.engine.claim_rounds import (
     Allowance,
     UntilClaimsDecided,
     load_measured,
-    repetitions_of,
     until_claims_decided,
 )
 from stackbench.engine.progress import Phase, ProgressEvent
 from stackbench.engine.runner import Runner, RunSetup
+from stackbench.engine.until_decided import repetitions_of
 from stackbench.lab.inventory import load_inventory
 from stackbench.store.records import Superseded
 from stackbench.store.store import RunData, Store
 from tests.store.test_store import case as stored_case
-from tests.store.test_store import level, run_record
+from tests.store.test_store import level, run_record, settings
 
 A, B, C = (LevelKey(s, "hello", 50.0) for s in ("a", "b", "c"))
 COST = {"a": 10.0, "b": 20.0, "c": 40.0}
@@ -135,7 +135,7 @@ def test_the_rounds_stop_when_the_looks_are_used_up(
     )
     plan = build_plan(parse_suite(suite), fake_inventory, None, None)
     store = Store(tmp_path / "s.sqlite")
-    run_id = store.start_run(run_record())
+    run_id = store.start_run(run_record(settings=settings(decision_looks=MAX_LOOKS)))
     case_id = store.add_case(stored_case(run_id))
     store.add_level(level(case_id, 0, duration_s=0.0))
     key = LevelKey("node", "sha256?n=1", 25.0)
@@ -172,7 +172,7 @@ def test_the_loop_says_why_it_adds_no_round(tmp_path: Path, fake_inventory) -> N
     )
     plan = build_plan(parse_suite(suite), fake_inventory, None, None)
     store = Store(tmp_path / "s.sqlite")
-    run_id = store.start_run(run_record())
+    run_id = store.start_run(run_record(settings=settings(decision_looks=MAX_LOOKS)))
     events: list[ProgressEvent] = []
     setup = RunSetup({}, store, Path("/nonexistent"), events.append)
     key = LevelKey("refserver", "hello", 2.0)
@@ -189,6 +189,28 @@ def test_the_loop_says_why_it_adds_no_round(tmp_path: Path, fake_inventory) -> N
         )
     ]
     assert store.load_run(run_id).levels == []
+
+
+def test_a_run_started_without_until_decided_gets_no_round(tmp_path: Path, fake_inventory) -> None:
+    """Its claims' intervals spend alpha on one look: no round, and it says why."""
+    suite = tmp_path / "s.toml"
+    suite.write_text(
+        'name = "s"\nstacks = ["refserver"]\nworkloads = ["hello"]\n[load]\n'
+        "connections = [2]\nduration_s = 1\nwarmup_s = 0\npause_s = 0\n"
+    )
+    plan = build_plan(parse_suite(suite), fake_inventory, None, None)
+    store = Store(tmp_path / "s.sqlite")
+    run_id = store.start_run(run_record())
+    events: list[ProgressEvent] = []
+    setup = RunSetup({}, store, Path("/nonexistent"), events.append)
+    key = LevelKey("refserver", "hello", 2.0)
+    how = UntilClaimsDecided(Allowance(1e6), lambda _d: [claim("k", ((key,), 4))], "m")
+    until_claims_decided(plan, setup, run_id, how)
+    assert [e.text for e in events] == [
+        f"until decided (claims): no round: run {run_id} was started without "
+        "--until-decided: its verdicts spend alpha on one look, so a round would add a look "
+        "they do not pay for; start the run with --until-decided"
+    ]
 
 
 CLAIMS = """
@@ -231,7 +253,7 @@ def test_rounds_for_an_undecided_claim_on_real_stacks(tmp_path: Path) -> None:
     plan = build_plan(parse_suite(suite), inventory, None, None)
     store = Store(tmp_path / "s.sqlite")
     events: list[ProgressEvent] = []
-    setup = RunSetup(inventory, store, tmp_path, events.append)
+    setup = RunSetup(inventory, store, tmp_path, events.append, decision_looks=MAX_LOOKS)
     run_id = Runner(plan, setup).execute()
     defaults = {name: e.manifest.param_defaults() for name, e in inventory.items()}
 

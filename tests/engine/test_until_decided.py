@@ -9,12 +9,20 @@ from conftest import native_loader_built
 
 from stackbench.config.plan import LevelKey, build_plan
 from stackbench.config.suite import parse_suite
+from stackbench.config.todecide import MAX_LOOKS
 from stackbench.engine.progress import Phase, ProgressEvent
 from stackbench.engine.runner import Runner, RunSetup
-from stackbench.engine.until_decided import UntilDecided, level_seconds, next_round, until_decided
+from stackbench.engine.until_decided import (
+    UntilDecided,
+    level_seconds,
+    next_round,
+    rounds_left,
+    until_decided,
+)
 from stackbench.store.store import Store
 from tests.engine.test_runner import INTERLEAVED, suite_file
-from tests.store.test_store import run_record
+from tests.store.test_store import case as stored_case
+from tests.store.test_store import level, run_record, settings
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,7 @@ def _stored_plan(tmp_path, fake_inventory):
     )
     plan = build_plan(parse_suite(suite), fake_inventory, None, None)
     store = Store(tmp_path / "s.sqlite")
-    return plan, store, store.start_run(run_record())
+    return plan, store, store.start_run(run_record(settings=settings(decision_looks=MAX_LOOKS)))
 
 
 def _looks(plan, store, run_id, found: Found, budget_s: float) -> list[str]:
@@ -85,6 +93,42 @@ def test_a_budget_smaller_than_one_level_adds_nothing(tmp_path, fake_inventory) 
     assert store.load_run(run_id).levels == []
 
 
+def test_a_run_started_without_until_decided_adds_no_round(tmp_path, fake_inventory) -> None:
+    """Its verdicts spend alpha on one look (decision_looks 1): a round would add a look they
+    do not pay for, so none is added, whatever is undecided, and it says why."""
+    plan, store, _ = _stored_plan(tmp_path, fake_inventory)
+    run_id = store.start_run(run_record())
+    said = _looks(plan, store, run_id, Found({LevelKey("refserver", "hello", 2.0): 1}), 600.0)
+    assert said == [
+        f"until decided: run {run_id} was started without --until-decided: its verdicts "
+        "spend alpha on one look, so a round would add a look they do not pay for; start the "
+        "run with --until-decided"
+    ]
+
+
+def test_a_resumed_run_counts_each_repetition_past_its_plan_as_a_round() -> None:
+    """Six looks pay for five rounds; a run (repeat 2) whose levels have 3 and 4 repetitions
+    may have taken 1 + 2 = 3 rounds before it stopped: 2 are left, and none at 5 or more."""
+    store = Store(":memory:")
+    run_id = store.start_run(run_record(settings=settings(decision_looks=6, repeat=2)))
+    a = store.add_case(stored_case(run_id, "sha256"))
+    b = store.add_case(stored_case(run_id, "hello"))
+    for case_id, reps in ((a, 3), (b, 4)):
+        for r in range(reps):
+            store.add_level(level(case_id, 0, repetition=r))
+    left = rounds_left(store.load_run(run_id), 5)
+    assert left.rounds == 2
+    assert rounds_left(store.load_run(run_id), 1).rounds == 1
+    store.add_level(level(a, 0, repetition=3))
+    store.add_level(level(a, 0, repetition=4))
+    left = rounds_left(store.load_run(run_id), 5)
+    assert left.rounds == 0
+    assert left.why == (
+        "the run's verdicts pay for 6 looks and it may have taken 6 (5 repetition(s) past "
+        "its plan's 2, each counted as a round)"
+    )
+
+
 @pytest.mark.integration
 @pytest.mark.skipif(not native_loader_built(), reason="loadgen not built")
 def test_a_look_repeats_the_chosen_level_into_the_same_run(tmp_path, fake_inventory) -> None:
@@ -95,7 +139,7 @@ def test_a_look_repeats_the_chosen_level_into_the_same_run(tmp_path, fake_invent
     plan = build_plan(parse_suite(suite_file(tmp_path, "native", text)), fake_inventory, None, None)
     store = Store(tmp_path / "s.sqlite")
     events: list[ProgressEvent] = []
-    setup = RunSetup(fake_inventory, store, tmp_path, events.append)
+    setup = RunSetup(fake_inventory, store, tmp_path, events.append, decision_looks=MAX_LOOKS)
     run_id = Runner(plan, setup).execute()
     key = LevelKey("refserver-b", "hello", 2.0)
     answers = iter([Found({key: 1}), Found()])
