@@ -28,8 +28,8 @@ from stackbench.config.estimate import PastLevel, level_time, rate_for, setup_ke
 from stackbench.config.plan import LevelKey, Plan
 from stackbench.config.todecide import MAX_CLAIM_ROUNDS, Stop, UndecidedClaim, claims_round
 from stackbench.engine.progress import Phase, ProgressEvent
-from stackbench.engine.runner import Runner, RunSetup
-from stackbench.engine.until_decided import extension_plan, repetitions_of, rounds_left
+from stackbench.engine.runner import RunSetup
+from stackbench.engine.until_decided import repeat_once, repetitions_of, rounds_left
 from stackbench.store.store import RunData
 
 
@@ -93,22 +93,14 @@ def until_claims_decided(
             f"level(s) for {', '.join(step.claims)} (about {step.seconds:.0f} s"
             f"{' of load' if how.allowance.load_only else ''})"
         )
-        for nth in range(max(added.values())):
-            _repeat_once(plan, setup, run_id, [k for k, n in added.items() if n > nth])
+        for nth in range(max(added.values())):  # each pass numbers its repetitions anew
+            levels = [k for k, n in added.items() if n > nth]
+            repeat_once(plan, setup, setup.store.load_run(run_id), levels)
     say(
         f"stopped after {allowed.rounds} added rounds: the looks allowed are used up"
         if allowed.rounds
         else f"no round: {allowed.why}"
     )
-
-
-def _repeat_once(plan: Plan, setup: RunSetup, run_id: int, levels: Sequence[LevelKey]) -> None:
-    """One more repetition of each of `levels`, on fresh starts, into the stored run."""
-    data = setup.store.load_run(run_id)
-    for case in data.cases:
-        if any(k.stack == case.stack and k.label == case.label for k in levels):
-            setup.store.set_case_status(case.id, "pending", case.reason)
-    Runner(extension_plan(plan, data, list(levels)), setup, resume=run_id).execute()
 
 
 def _level_cost(plan: Plan, history: Sequence[PastLevel], load_only: bool, key: LevelKey) -> float:

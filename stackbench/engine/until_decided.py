@@ -77,17 +77,22 @@ def until_decided(
                 f"{len(found.decidable)} level(s) still in undecided comparisons" + _hopeless(found)
             )
             return
-        extension = extension_plan(plan, data, chosen)
-        for case in data.cases:
-            if any(k.stack == case.stack and k.label == case.label for k in chosen):
-                setup.store.set_case_status(case.id, "pending", case.reason)
         seconds = sum(map(cost, chosen))
         say(
             f"look {look} of {how.looks}: repeating {len(chosen)} level(s) of undecided "
             f"comparisons (about {seconds:.0f} s of load)"
         )
-        Runner(extension, setup, resume=run_id).execute()
+        repeat_once(plan, setup, data, chosen)
     say(allowed.why if not allowed.rounds else f"the {how.looks} looks are used up")
+
+
+def repeat_once(plan: Plan, setup: RunSetup, data: RunData, levels: Sequence[LevelKey]) -> None:
+    """One more repetition of each of `levels` into the stored run `data` (as loaded just
+    before): their cases pending again, then one round on fresh starts (extension_plan)."""
+    for case in data.cases:
+        if any(k.stack == case.stack and k.label == case.label for k in levels):
+            setup.store.set_case_status(case.id, "pending", case.reason)
+    Runner(extension_plan(plan, data, levels), setup, resume=data.run.id).execute()
 
 
 def repetitions_of(data: RunData) -> dict[LevelKey, int]:

@@ -32,8 +32,9 @@ from stackbench.engine.until_decided import repetitions_of
 from stackbench.lab.inventory import load_inventory
 from stackbench.store.records import Superseded
 from stackbench.store.store import RunData, Store
+from tests.engine.test_until_decided import stored_plan
 from tests.store.test_store import case as stored_case
-from tests.store.test_store import level, run_record, settings
+from tests.store.test_store import level, run_record
 
 A, B, C = (LevelKey(s, "hello", 50.0) for s in ("a", "b", "c"))
 COST = {"a": 10.0, "b": 20.0, "c": 40.0}
@@ -128,25 +129,18 @@ def test_the_rounds_stop_when_the_looks_are_used_up(
     much is added gets MAX_LOOKS - 1 rounds, each of its share (a level asking for 50 in
     all gets 10 of the 49 it lacks in round 1, 10 of 39 in round 2 ... all 9 left in the
     last), never a sixth."""
-    suite = tmp_path / "s.toml"
-    suite.write_text(
-        'name = "s"\nstacks = ["refserver"]\nworkloads = ["hello"]\n[load]\n'
-        "connections = [25]\nduration_s = 1\nwarmup_s = 0\npause_s = 0\n"
-    )
-    plan = build_plan(parse_suite(suite), fake_inventory, None, None)
-    store = Store(tmp_path / "s.sqlite")
-    run_id = store.start_run(run_record(settings=settings(decision_looks=MAX_LOOKS)))
+    plan, store, run_id = stored_plan(tmp_path, fake_inventory)
     case_id = store.add_case(stored_case(run_id))
     store.add_level(level(case_id, 0, duration_s=0.0))
     key = LevelKey("node", "sha256?n=1", 25.0)
     added: list[int] = []
 
-    def repeat_once(_plan, _setup, _run, levels) -> None:
+    def repeat_once(_plan, _setup, _data, levels) -> None:
         assert levels == [key]
         added.append(len(added) + 1)
         store.add_level(level(case_id, 0, repetition=len(added), duration_s=0.0))
 
-    monkeypatch.setattr(claim_rounds, "_repeat_once", repeat_once)
+    monkeypatch.setattr(claim_rounds, "repeat_once", repeat_once)
     events: list[ProgressEvent] = []
     setup = RunSetup({}, store, Path("/nonexistent"), events.append)
     how = UntilClaimsDecided(Allowance(1e6), lambda _d: [claim("k", ((key,), 50))], "m")
@@ -165,14 +159,7 @@ def test_the_rounds_stop_when_the_looks_are_used_up(
 def test_the_loop_says_why_it_adds_no_round(tmp_path: Path, fake_inventory) -> None:
     """A stored run whose one undecided claim needs a level the allowance cannot pay for:
     nothing runs, and the one look says what the round would cost."""
-    suite = tmp_path / "s.toml"
-    suite.write_text(
-        'name = "s"\nstacks = ["refserver"]\nworkloads = ["hello"]\n[load]\n'
-        "connections = [2]\nduration_s = 30\nwarmup_s = 1\npause_s = 1\n"
-    )
-    plan = build_plan(parse_suite(suite), fake_inventory, None, None)
-    store = Store(tmp_path / "s.sqlite")
-    run_id = store.start_run(run_record(settings=settings(decision_looks=MAX_LOOKS)))
+    plan, store, run_id = stored_plan(tmp_path, fake_inventory)
     events: list[ProgressEvent] = []
     setup = RunSetup({}, store, Path("/nonexistent"), events.append)
     key = LevelKey("refserver", "hello", 2.0)
@@ -193,14 +180,7 @@ def test_the_loop_says_why_it_adds_no_round(tmp_path: Path, fake_inventory) -> N
 
 def test_a_run_started_without_until_decided_gets_no_round(tmp_path: Path, fake_inventory) -> None:
     """Its claims' intervals spend alpha on one look: no round, and it says why."""
-    suite = tmp_path / "s.toml"
-    suite.write_text(
-        'name = "s"\nstacks = ["refserver"]\nworkloads = ["hello"]\n[load]\n'
-        "connections = [2]\nduration_s = 1\nwarmup_s = 0\npause_s = 0\n"
-    )
-    plan = build_plan(parse_suite(suite), fake_inventory, None, None)
-    store = Store(tmp_path / "s.sqlite")
-    run_id = store.start_run(run_record())
+    plan, store, run_id = stored_plan(tmp_path, fake_inventory, looks=1)
     events: list[ProgressEvent] = []
     setup = RunSetup({}, store, Path("/nonexistent"), events.append)
     key = LevelKey("refserver", "hello", 2.0)

@@ -52,7 +52,9 @@ def test_next_round_takes_the_most_decisions_per_second_within_the_budget() -> N
     assert next_round(found, cost, 4.0) == []
 
 
-def _stored_plan(tmp_path, fake_inventory):
+def stored_plan(tmp_path, fake_inventory, looks: int = MAX_LOOKS):
+    """The fake stack's one-level plan and a stored run of it, started with `looks`
+    (MAX_LOOKS: as with --until-decided; 1: a plain run), no level measured yet."""
     suite = tmp_path / "s.toml"
     suite.write_text(
         'name = "s"\nstacks = ["refserver"]\nworkloads = ["hello"]\n[load]\n'
@@ -60,7 +62,7 @@ def _stored_plan(tmp_path, fake_inventory):
     )
     plan = build_plan(parse_suite(suite), fake_inventory, None, None)
     store = Store(tmp_path / "s.sqlite")
-    return plan, store, store.start_run(run_record(settings=settings(decision_looks=MAX_LOOKS)))
+    return plan, store, store.start_run(run_record(settings=settings(decision_looks=looks)))
 
 
 def _looks(plan, store, run_id, found: Found, budget_s: float) -> list[str]:
@@ -72,7 +74,7 @@ def _looks(plan, store, run_id, found: Found, budget_s: float) -> list[str]:
 
 
 def test_nothing_left_to_decide_ends_at_the_first_look(tmp_path, fake_inventory) -> None:
-    plan, store, run_id = _stored_plan(tmp_path, fake_inventory)
+    plan, store, run_id = stored_plan(tmp_path, fake_inventory)
     said = _looks(plan, store, run_id, Found({}, 2), 600.0)
     assert said == [
         "until decided: every comparison that measurement can decide is decided; 2 "
@@ -82,7 +84,7 @@ def test_nothing_left_to_decide_ends_at_the_first_look(tmp_path, fake_inventory)
 
 
 def test_a_budget_smaller_than_one_level_adds_nothing(tmp_path, fake_inventory) -> None:
-    plan, store, run_id = _stored_plan(tmp_path, fake_inventory)
+    plan, store, run_id = stored_plan(tmp_path, fake_inventory)
     key = LevelKey("refserver", "hello", 2.0)
     cost = level_seconds(plan, [], key)
     assert cost > 32.0  # 1 s warm-up, 30 s of load, 1 s pause and the loader's start
@@ -96,8 +98,7 @@ def test_a_budget_smaller_than_one_level_adds_nothing(tmp_path, fake_inventory) 
 def test_a_run_started_without_until_decided_adds_no_round(tmp_path, fake_inventory) -> None:
     """Its verdicts spend alpha on one look (decision_looks 1): a round would add a look they
     do not pay for, so none is added, whatever is undecided, and it says why."""
-    plan, store, _ = _stored_plan(tmp_path, fake_inventory)
-    run_id = store.start_run(run_record())
+    plan, store, run_id = stored_plan(tmp_path, fake_inventory, looks=1)
     said = _looks(plan, store, run_id, Found({LevelKey("refserver", "hello", 2.0): 1}), 600.0)
     assert said == [
         f"until decided: run {run_id} was started without --until-decided: its verdicts "
