@@ -143,8 +143,19 @@ def test_an_inline_endpoint_is_compared_verified_and_measured(open_folder) -> No
     verdict = other["vs_best"]["outcome"]
     disturbed = any(lv.flags for lv in data.levels if "disturbed" in str(lv.flags))
     unsteady = any(e["throughput"]["evidence"] is None for e in (best, other))
-    if not disturbed and not unsteady:  # one steady level a side decides a 1.4-2x ratio
+    if not disturbed and not unsteady and all(tight(e["throughput"]) for e in (best, other)):
+        # two steady levels, each known to within 10%, decide a 1.6-2x ratio
         assert (best["stack"], other["stack"], verdict) == ("light", "heavy", "faster"), other
-    else:  # a busy machine decides nothing, and says why: a disturbed or an unsteady level
-        assert verdict == "not enough evidence", other
-        assert disturbed or "steady seconds" in other["vs_best"]["decide"], other
+    elif verdict != "faster":  # a busy or slowed host decides nothing, and says why
+        assert verdict == "not enough evidence", (best, other)
+        assert other["vs_best"]["decide"], other
+        assert disturbed or unsteady or not all(tight(e["throughput"]) for e in (best, other))
+    else:  # a noisy level may still leave the gap clear of the threshold: the right way round
+        assert (best["stack"], other["stack"]) == ("light", "heavy"), (best, other)
+
+
+def tight(figure: dict[str, float]) -> bool:
+    """A level's own interval within 10% of its figure on both sides: the host held still
+    for its steady window (a host that slows the server at its own CPU for a few seconds
+    leaves no flag, only a wide window: CI saw light's 8 seconds give 1.76x, 0.81-3.81)."""
+    return figure["low"] >= 0.9 * figure["value"] and figure["high"] <= 1.1 * figure["value"]
