@@ -88,6 +88,12 @@ class CoreSetUse(msgspec.Struct, frozen=True, kw_only=True):
     # clock's awake time no task explains: part of unseen_s, which is at least this (0:
     # stored before it was counted)
     reaped_s: float = 0.0
+    # How fast the cores ran (lab/corespeed.py): core-seconds lost to the host running them
+    # slower than they have run (a CPU-bound server lost as much), and each second's speed
+    # relative to the fastest (the set's cores averaged; 1 = as fast as they have run).
+    # Stored before it was measured, or not measured: 0 and ().
+    slowed_s: float = 0.0
+    speed_per_s: tuple[float, ...] = ()
 
     def capacity_s(self, elapsed_s: float) -> float:
         return len(self.cores) * elapsed_s
@@ -105,6 +111,9 @@ class CoreAccount(msgspec.Struct, frozen=True, kw_only=True):
     # processes and threads the machine forked over the level that were gone by the next
     # snapshot (None: not counted; records stored before it was)
     unexplained_forks: int | None = None
+    # the reference loop's fastest time per core ("core 0 401 us, core 1 398 us"): what the
+    # sets' speeds are relative to ("": not measured)
+    speed_reference: str = ""
 
 
 class Second(msgspec.Struct, frozen=True, kw_only=True):

@@ -10,7 +10,8 @@ mid-level counts from zero; the level's record says which roles were sampled, an
 With `cpus` (the level's cores) the monitor also takes a snapshot of the machine each second
 (lab/coreaccount.py) and accounts those cores completely at the end: the roles', stackbench's,
 kernel threads', other processes' time, what no one was seen to use, and steal
-(`Monitor.account`). The other processes' share is also given as the OTHER_ROLE usage.
+(`Monitor.account`). The other processes' share is also given as the OTHER_ROLE usage. A
+reference loop on each of those cores (lab/corespeed.py) says how fast the host ran them.
 """
 
 import os
@@ -24,7 +25,7 @@ import psutil
 
 from stackbench.config.measured import CoreAccount, RoleUsage
 from stackbench.config.placement import OTHER_ROLE
-from stackbench.lab import cgroups, coreaccount
+from stackbench.lab import cgroups, coreaccount, corespeed
 from stackbench.lab.cgroups import CpuGroup
 from stackbench.lab.coreaccount import Snapshot
 from stackbench.lab.procs import tree
@@ -75,6 +76,8 @@ class Monitor:
         self._baseline_done = False
         self._snapshots: list[Snapshot] = []
         self.account: CoreAccount | None = None
+        # how fast the level's cores ran (lab/corespeed.py): only where they are accounted
+        self._speed = corespeed.SpeedProbe(cpus) if cpus else None
 
     def add_role(self, role: str, pid: int) -> None:
         with self._lock:
@@ -103,6 +106,8 @@ class Monitor:
         self._baseline_done = True
         self._snapshot()
         self._thread.start()
+        if self._speed is not None:
+            self._speed.start()
         return self
 
     def stop(self) -> dict[str, RoleUsage]:
@@ -111,9 +116,11 @@ class Monitor:
         self.sample()
         self._snapshot()
         self.elapsed = time.monotonic() - self.started
+        # after the last snapshot: the probe's threads are stackbench's own to its end
+        found = self._speed.stop() if self._speed is not None else ()
         usage = self.usage()
         if self.cpus and len(self._snapshots) > 1:
-            self.account = self._account()
+            self.account = corespeed.with_speeds(self._account(), found)
             usage[OTHER_ROLE] = other_usage(self.account, self.elapsed)
         return usage
 

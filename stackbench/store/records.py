@@ -38,7 +38,9 @@ class LevelFlag(enum.StrEnum):
     STARVED = "starved"  # a request left unanswered longer than any answered one
     INVALID = "invalid"  # a validity limit broken (the error rate)
     FAILED = "failed"  # a server exited, the loader failed, a host was lost
-    DISTURBED = "disturbed"  # other processes used the level's cores: no verdict rests on it
+    # other processes used the level's cores, or the host ran them slower than they have run:
+    # no verdict rests on it
+    DISTURBED = "disturbed"
     # the server's CPU fell while its load held, nothing seen taking it: said, not excluded
     HELD_BACK = "held back"
     # Set by the analysis on a level's aggregate, never stored: no repetition completed one.
