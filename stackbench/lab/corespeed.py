@@ -8,14 +8,15 @@ near zero) and no other process runs, yet a server at 100% of its core does less
 two speeds, 1.6x apart; Node's hello at 3,000 clients fell from 12,900 to 6,510 req/s in one
 repetition with its core 100% busy and no flag (docs/findings.md, pool-and-cluster at 17:49).
 
-So each core of a level runs a fixed loop of integer steps every PERIOD_S (about 0.4 ms of
-CPU: 0.4% of the core), on a thread of stackbench's pinned to it, and times it by the
-thread's own CPU clock: waiting for the core (the server uses it) does not count, only how
-fast the core ran the loop. A second's figure is the median of its loops (an interrupt that
-lands in one loop moves no median); its speed is the fastest second's time seen on that core
-by this process over its own (1 = as fast as it has run). A second slower than the fastest by
-more than TOLERANCE counted as lost `1 - speed` of the core, which is what a CPU-bound server
-on it lost too (engine/judge.py adds it to what other processes and steal took).
+So each core of a level runs a fixed loop of integer steps every PERIOD_S (about 0.5 ms of
+CPU with its untimed warm-up: 0.5% of the core), on a thread of stackbench's pinned to it,
+and times it by the thread's own CPU clock: waiting for the core (the server uses it) does
+not count, only how fast the core ran the loop. A second's figure is the median of its loops
+(an interrupt that lands in one loop moves no median); its speed is the fastest second's time
+seen on that core by this process over its own (1 = as fast as it has run). A second slower
+than the fastest by more than TOLERANCE lost `1 - speed` of the core, which is what a
+CPU-bound server on it lost too (engine/judge.py flags a level whose cores lost more than
+SLOWED_BAND).
 
 The thread is stackbench's own: the core account counts it as stackbench's, not another
 process's. The arithmetic (`speeds`, `slowed`) is pure; the probe threads are the edge.
@@ -33,6 +34,9 @@ import msgspec
 from stackbench.config.measured import CoreAccount
 
 LOOP_STEPS = 5_000  # about 0.4 ms of CPU on a 2020s server core, in CPython 3.11
+# Untimed steps first: a core woken from idle runs its first loop about 8% slower here (416
+# against 385 us), which on a server's partly idle core would read as the host's slowdown.
+WARM_STEPS = 1_000
 PERIOD_S = 0.1  # ten loops a second per core
 MIN_LOOPS = 5  # a second with fewer loops has no figure (the level's cut first or last)
 # A second within this of the fastest is full speed: quiet seconds' medians lie within 8% of
@@ -163,6 +167,7 @@ class SpeedProbe:
         loops = self._loops[core]
         while not self._stop.wait(PERIOD_S):
             at = time.monotonic()
+            reference_loop(WARM_STEPS)
             began = time.thread_time_ns()
             reference_loop()
             loops.append(Loop(at, (time.thread_time_ns() - began) / 1e3))

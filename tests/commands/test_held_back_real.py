@@ -8,8 +8,8 @@ seconds, so the typical (median) second stays a free one: the rule judges falls 
 of seconds, and a server held back in most of them reads as one that waits (a CI run with
 0.6 s of every 3 s had 8 of its 12 seconds touched, a median second of 76% of the core, and
 no flag). B (run first) must carry the `held back` flag with its figures; A's level must not.
-A disturbed level is judged by the disturbed rule instead, so a disturbed A runs again; if it
-stays disturbed in every try, A's side is not checked, and the test warns so.
+A disturbed level is judged by the disturbed rule instead, so a disturbed B or A runs again;
+if one stays disturbed in every try, its side is not checked, and the test warns so.
 """
 
 import os
@@ -86,33 +86,52 @@ def _server_shares(out: Path, run: int) -> list[list[float]]:
         store.close()
 
 
+def _disturbed(flags: list[str]) -> bool:
+    return any(f.startswith(LevelFlag.DISTURBED.value) for f in flags)
+
+
 def test_a_server_stopped_with_its_load_holding_is_said_held_back(tmp_path: Path) -> None:
     suite = go_hello_suite(tmp_path, "held-back-real")
     out = tmp_path / "out"
-    stopper = Stopper()
-    try:
-        run_suite(suite, out, stopper.add)  # run 1: B
-    finally:
-        stopper.end()
-    assert stopper.pids, "no server process of run 1 was found to stop"
-    held = _level_flags(out, 1)
-    print("B:", held)
-    parsed = [f for f in held if f.startswith(LevelFlag.HELD_BACK.value)]
-    assert parsed, f"run B's level was not said held back: {held} {_server_shares(out, 1)}"
-    assert "fell from" in parsed[0] and "while the load held" in parsed[0]
-    # A, as it is: a disturbed level is judged by the disturbed rule instead (the held-back
-    # rule is not applied), so its lack of the flag says nothing; on a host whose hypervisor
-    # steals (make test, 2026-11-27: 7.5% and 15.6% of the two cores, measured again and
-    # still disturbed) A runs again, up to QUIET_TRIES times in all
-    for run in range(2, 2 + QUIET_TRIES):
+    # B: a disturbed level is judged by the disturbed rule instead (the held-back rule is not
+    # applied, a disturbance explains the fall), so on a host that slows the cores for seconds
+    # at a time (make test, 2026-11-27: measured again and still disturbed) B runs again, up
+    # to QUIET_TRIES times in all
+    run = 0
+    for run in range(1, 1 + QUIET_TRIES):
+        stopper = Stopper()
+        try:
+            run_suite(suite, out, stopper.add)
+        finally:
+            stopper.end()
+        assert stopper.pids, f"no server process of run {run} was found to stop"
+        held = _level_flags(out, run)
+        print("B:", held)
+        if not _disturbed(held):
+            parsed = [f for f in held if f.startswith(LevelFlag.HELD_BACK.value)]
+            assert parsed, (
+                f"run B's level was not said held back: {held} {_server_shares(out, run)}"
+            )
+            assert "fell from" in parsed[0] and "while the load held" in parsed[0]
+            break
+    else:
+        warnings.warn(
+            f"run B was disturbed in all {QUIET_TRIES} tries: its held-back flag was not checked",
+            stacklevel=1,
+        )
+    # A, as it is: its lack of the flag says nothing where it is disturbed (above), so on a
+    # host whose hypervisor steals (make test, 2026-11-27: 7.5% and 15.6% of the two cores,
+    # measured again and still disturbed) A runs again, up to QUIET_TRIES times in all
+    first_a = run + 1
+    for run in range(first_a, first_a + QUIET_TRIES):
         run_suite(suite, out)
         quiet = _level_flags(out, run)
         print("A:", quiet)
-        if not any(f.startswith(LevelFlag.DISTURBED.value) for f in quiet):
+        if not _disturbed(quiet):
             assert not any(f.startswith(LevelFlag.HELD_BACK.value) for f in quiet), quiet
             return
     warnings.warn(
         f"run A was disturbed in all {QUIET_TRIES} tries: its lack of a held-back flag was "
-        "not checked (run B's flag was)",
+        "not checked",
         stacklevel=1,
     )
