@@ -14,9 +14,9 @@ and times it by the thread's own CPU clock: waiting for the core (the server use
 not count, only how fast the core ran the loop. A second's figure is the median of its loops
 (an interrupt that lands in one loop moves no median); its speed is the fastest second's time
 seen on that core by this process over its own (1 = as fast as it has run). A second slower
-than the fastest by more than TOLERANCE lost `1 - speed` of the core, which is what a
-CPU-bound server on it lost too (engine/judge.py flags a level whose cores lost more than
-SLOWED_BAND).
+than the fastest by more than TOLERANCE lost `1 - speed` of what the level used of the core
+then, which is what a CPU-bound server on it lost too (engine/judge.py flags a level whose
+cores lost more than SLOWED_BAND).
 
 The thread is stackbench's own: the core account counts it as stackbench's, not another
 process's. The arithmetic (`speeds`, `slowed`) is pure; the probe threads are the edge.
@@ -67,11 +67,6 @@ class CoreSpeed:
     fastest_us: float  # the fastest second's median loop seen on this core by this process
     per_s: tuple[float, ...]  # fastest / that second's median (1 = as fast as it has run)
 
-    @property
-    def lost_s(self) -> float:
-        """The core-seconds a CPU-bound process on it lost to running slower."""
-        return slowed(self.per_s)
-
 
 def second_medians(loops: Sequence[Loop], start_s: float) -> list[float | None]:
     """Each second's median loop time from `start_s` (None: fewer than MIN_LOOPS loops)."""
@@ -94,10 +89,18 @@ def speeds(medians: Sequence[float | None], fastest_us: float) -> tuple[float, .
     return tuple(round(min(1.0, fastest_us / m), 4) for m in medians if m is not None and m > 0)
 
 
-def slowed(per_s: Iterable[float]) -> float:
+def slowed(per_s: Sequence[float], busy: Sequence[float] = ()) -> float:
     """Core-seconds lost: each second slower than the fastest by more than TOLERANCE loses
-    1 - its speed; a second within it is full speed."""
-    return sum(1.0 - s for s in per_s if s < 1.0 / (1.0 + TOLERANCE))
+    1 - its speed of the time the level used the core in it (`busy`: its share of the core
+    each second; a second it has none for counts whole); a second within it is full speed.
+    A slower core costs only what runs on it: an idle one loses nothing (and a core woken
+    from idle reads slower, as the held-back test's loader did while its server was
+    stopped)."""
+    return sum(
+        (1.0 - speed) * (min(1.0, max(0.0, busy[i])) if i < len(busy) else 1.0)
+        for i, speed in enumerate(per_s)
+        if speed < 1.0 / (1.0 + TOLERANCE)
+    )
 
 
 class Fastest:
@@ -178,8 +181,9 @@ def by_core(found: Sequence[CoreSpeed]) -> Mapping[int, CoreSpeed]:
 
 
 def with_speeds(account: CoreAccount, found: Sequence[CoreSpeed]) -> CoreAccount:
-    """The account with each set's lost core-seconds and per-second speed (its cores'
-    average), and the fastest times they are relative to."""
+    """The account with each set's lost core-seconds (its slower seconds, weighed by what the
+    level's roles used of the set then) and per-second speed (its cores' average), and the
+    fastest times they are relative to."""
     if not found:
         return account
     cores = by_core(found)
@@ -191,7 +195,10 @@ def with_speeds(account: CoreAccount, found: Sequence[CoreSpeed]) -> CoreAccount
             continue
         length = min(len(s.per_s) for s in mine)
         per_s = tuple(round(statistics.fmean(s.per_s[i] for s in mine), 4) for i in range(length))
-        lost = sum(s.lost_s for s in mine)
+        # the roles' share of the set's cores each second (the monitor's seconds, started a
+        # moment before the probe's): what a slower second cost the level
+        busy = [r / len(use.cores) for r in use.roles_per_s]
+        lost = len(use.cores) * slowed(per_s, busy)
         sets.append(msgspec.structs.replace(use, slowed_s=round(lost, 4), speed_per_s=per_s))
     reference = ", ".join(f"core {s.core} {s.fastest_us:,.0f} us" for s in found)
     return msgspec.structs.replace(account, sets=tuple(sets), speed_reference=reference)

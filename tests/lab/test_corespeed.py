@@ -57,7 +57,9 @@ def test_the_fastest_is_kept_per_core_across_levels() -> None:
     assert fastest.update(1, [390.0]) == 390.0  # each core its own
 
 
-def use(cores: tuple[int, ...], roles: tuple[str, ...]) -> CoreSetUse:
+def use(
+    cores: tuple[int, ...], roles: tuple[str, ...], roles_per_s: tuple[float, ...] = ()
+) -> CoreSetUse:
     return CoreSetUse(
         cores=cores,
         roles=roles,
@@ -70,7 +72,7 @@ def use(cores: tuple[int, ...], roles: tuple[str, ...]) -> CoreSetUse:
         unseen_s=0.0,
         other_s=0.0,
         steal_s=0.0,
-        roles_per_s=(),
+        roles_per_s=roles_per_s,
         other_per_s=(),
         steal_per_s=(),
     )
@@ -99,7 +101,8 @@ def test_the_account_gets_each_sets_lost_seconds_and_speed() -> None:
     assert got.sets[2] == idle  # no probe there: nothing said
     assert got.speed_reference == "core 0 401 us, core 1 398 us"
     both = with_speeds(account(use((0, 1), ("node", "loader"))), found)
-    assert both.sets[0].slowed_s == 1.3
+    # two cores at their average speed: 2 x (0.2 + 0.22 + 0.25)
+    assert both.sets[0].slowed_s == pytest.approx(1.34)
     assert both.sets[0].speed_per_s == (1.0, 0.8, 0.78, 0.75)
     assert with_speeds(account(server), ()) == account(server)
 
@@ -119,6 +122,18 @@ def test_a_slowed_server_core_disturbs_the_level_and_says_how() -> None:
     # one slow second of 15 (2.7% lost): part of the run-to-run spread, no flag
     once = with_speeds(account(use((0,), ("node",))), (CoreSpeed(0, 401.0, (1.0,) * 14 + (0.6,)),))
     assert disturbed_flag(once) is None
+
+
+def test_a_slower_second_costs_what_the_level_used_of_the_core_then() -> None:
+    """The held-back test's loader (make test, 2026-11-27): its core idle while the server
+    was stopped, and slower in those seconds; an idle core loses the level nothing."""
+    per_s = (0.58, 1.0, 1.0, 0.6, 0.58, 1.0)
+    busy = (0.1, 0.99, 0.98, 0.5, 0.0)  # the last second has no share: counted whole
+    assert slowed(per_s, busy) == pytest.approx(0.042 + 0.2 + 0.0)
+    loader = use((1,), ("loader",), roles_per_s=busy)
+    got = with_speeds(account(loader), (CoreSpeed(1, 398.0, per_s),))
+    assert got.sets[0].slowed_s == pytest.approx(0.242)
+    assert slowed((0.5, 0.5), (2.0, -1.0)) == pytest.approx(0.5)  # shares clipped to 0-1
 
 
 # --- the detector's error rates, by simulation ----------------------------------------------
