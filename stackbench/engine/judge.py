@@ -14,7 +14,7 @@ from stackbench.config.noise import THROUGHPUT_THRESHOLD
 from stackbench.config.slo import SloOutcome, SloStatus, evaluate_slo, percentile_key
 from stackbench.config.suite import Slo
 from stackbench.engine.cpu_drop import cpu_drop
-from stackbench.lab.corespeed import TOLERANCE as SPEED_TOLERANCE
+from stackbench.lab.corespeed import lost_seconds
 from stackbench.lab.monitor import loader_bound
 from stackbench.store.records import (
     ERROR_RATE,
@@ -185,11 +185,12 @@ def _lost(cores: CoreSetUse, other: float, steal: float, slower: float) -> str:
     if steal >= 0.001:
         parts.append(f"the hypervisor stole {steal:.1%}" + ("" if parts else f" of {where}"))
     if slower >= 0.001:
-        slow = [v for v in cores.speed_per_s if v < 1.0 / (1.0 + SPEED_TOLERANCE)]
+        slow = lost_seconds(cores)
         parts.append(
             f"the host ran {'it' if parts else where} slower than it has run in {len(slow)} "
-            f"of {len(cores.speed_per_s)} seconds (a reference loop beside the level, at "
-            f"{min(slow, default=1.0):.0%} of its fastest at worst), {slower:.1%} of it lost"
+            f"of {len(cores.speed_per_s)} seconds while the level kept it saturated (a reference "
+            f"loop beside the level, at {min(slow, default=1.0):.0%} of its fastest at worst), "
+            f"{slower:.1%} of it lost"
         )
     return " and ".join(parts)
 

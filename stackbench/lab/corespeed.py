@@ -14,9 +14,9 @@ and times it by the thread's own CPU clock: waiting for the core (the server use
 not count, only how fast the core ran the loop. A second's figure is the median of its loops
 (an interrupt that lands in one loop moves no median); its speed is the fastest second's time
 seen on that core by this process over its own (1 = as fast as it has run). A second slower
-than the fastest by more than TOLERANCE lost `1 - speed` of what the level used of the core
-then, which is what a CPU-bound server on it lost too (engine/judge.py flags a level whose
-cores lost more than SLOWED_BAND).
+than the fastest by more than TOLERANCE, with the level's roles saturating the core, lost
+`1 - speed` of it, which is what a CPU-bound server on it lost too (engine/judge.py flags a
+level whose cores lost more than SLOWED_BAND).
 
 The thread is stackbench's own: the core account counts it as stackbench's, not another
 process's. The arithmetic (`speeds`, `slowed`) is pure; the probe threads are the edge.
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from stackbench.config.measured import CoreAccount
+from stackbench.config.measured import CoreAccount, CoreSetUse
 
 LOOP_STEPS = 5_000  # about 0.4 ms of CPU on a 2020s server core, in CPython 3.11
 # Untimed steps first: a core woken from idle runs its first loop about 8% slower here (416
@@ -40,8 +40,13 @@ WARM_STEPS = 1_000
 PERIOD_S = 0.1  # ten loops a second per core
 MIN_LOOPS = 5  # a second with fewer loops has no figure (the level's cut first or last)
 # A second within this of the fastest is full speed: quiet seconds' medians lie within 8% of
-# the fastest here (a loaded core: 0.92-1.00 of it), a host slowdown is 1.6x (0.56-0.65).
-TOLERANCE = 0.10
+# the fastest here, beside php-fpm's processes 5-10% in every second (0.905-0.95 of it: the
+# caches they leave); a host slowdown is 1.6x (0.56-0.65). A steady slowdown under 1.25x is
+# not told apart from that.
+TOLERANCE = 0.25
+# The roles' share of a core from which they are its limit: a slower core costs them then
+# (the monitor's loader-bound rule uses the same share)
+SATURATED_SHARE = 0.90
 
 
 def reference_loop(steps: int = LOOP_STEPS) -> int:
@@ -90,17 +95,33 @@ def speeds(medians: Sequence[float | None], fastest_us: float) -> tuple[float, .
 
 
 def slowed(per_s: Sequence[float], busy: Sequence[float] = ()) -> float:
-    """Core-seconds lost: each second slower than the fastest by more than TOLERANCE loses
-    1 - its speed of the time the level used the core in it (`busy`: its share of the core
-    each second; a second it has none for counts whole); a second within it is full speed.
-    A slower core costs only what runs on it: an idle one loses nothing (and a core woken
-    from idle reads slower, as the held-back test's loader did while its server was
-    stopped)."""
+    """Core-seconds lost: each second slower than the fastest by more than TOLERANCE, in
+    which the level's roles kept the core saturated (`busy`: their share of it each second,
+    at least SATURATED_SHARE; a second without a share counts whole), loses 1 - its speed.
+    A role with room left did all it was given, only slower: the slowdown is in its CPU time
+    (and its latency), not in what it could do. A core mostly idle also reads slower (a
+    woken core: the loader of a SHA-256 level at 5-25% of its core read 0.56-0.65 in most
+    seconds; the held-back test's, idle while its server was stopped, was flagged for it)."""
     return sum(
-        (1.0 - speed) * (min(1.0, max(0.0, busy[i])) if i < len(busy) else 1.0)
+        (1.0 - speed) * (_saturated(busy[i]) if i < len(busy) else 1.0)
         for i, speed in enumerate(per_s)
         if speed < 1.0 / (1.0 + TOLERANCE)
     )
+
+
+def lost_seconds(use: CoreSetUse) -> list[float]:
+    """The speeds of a set's seconds that lost it something (slower than the tolerance, its
+    cores saturated by the level's roles then, or no share known)."""
+    busy = [r / len(use.cores) for r in use.roles_per_s]
+    return [
+        speed
+        for i, speed in enumerate(use.speed_per_s)
+        if speed < 1.0 / (1.0 + TOLERANCE) and (i >= len(busy) or _saturated(busy[i]) > 0)
+    ]
+
+
+def _saturated(share: float) -> float:
+    return min(1.0, share) if share >= SATURATED_SHARE else 0.0
 
 
 class Fastest:
@@ -181,8 +202,8 @@ def by_core(found: Sequence[CoreSpeed]) -> Mapping[int, CoreSpeed]:
 
 
 def with_speeds(account: CoreAccount, found: Sequence[CoreSpeed]) -> CoreAccount:
-    """The account with each set's lost core-seconds (its slower seconds, weighed by what the
-    level's roles used of the set then) and per-second speed (its cores' average), and the
+    """The account with each set's lost core-seconds (its slower seconds in which the level's
+    roles saturated it) and per-second speed (its cores' average), and the
     fastest times they are relative to."""
     if not found:
         return account
@@ -196,7 +217,7 @@ def with_speeds(account: CoreAccount, found: Sequence[CoreSpeed]) -> CoreAccount
         length = min(len(s.per_s) for s in mine)
         per_s = tuple(round(statistics.fmean(s.per_s[i] for s in mine), 4) for i in range(length))
         # the roles' share of the set's cores each second (the monitor's seconds, started a
-        # moment before the probe's): what a slower second cost the level
+        # moment before the probe's): whether a slower second cost the level
         busy = [r / len(use.cores) for r in use.roles_per_s]
         lost = len(use.cores) * slowed(per_s, busy)
         sets.append(msgspec.structs.replace(use, slowed_s=round(lost, 4), speed_per_s=per_s))

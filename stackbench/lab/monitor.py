@@ -30,8 +30,8 @@ from stackbench.lab.cgroups import CpuGroup
 from stackbench.lab.coreaccount import Snapshot
 from stackbench.lab.procs import tree
 
-LOADER_BOUND_SHARE = 0.90  # loader busier than 90% of its cores...
-SERVER_IDLE_SHARE = 0.90  # ...while the server is below 90% of its cores
+LOADER_BOUND_SHARE = corespeed.SATURATED_SHARE  # loader busier than 90% of its cores...
+SERVER_IDLE_SHARE = corespeed.SATURATED_SHARE  # ...while the server is below 90% of its cores
 SNAPSHOT_S = 1.0  # the cores are accounted second by second
 
 
