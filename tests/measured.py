@@ -1,12 +1,20 @@
 """Typed measurement records for tests (config/measured.py): a role's usage, an open-loop
-schedule and one second of a per-second series, the figures a test does not set at zero."""
+schedule, one second of a per-second series and a level's cores accounted, the figures a test
+does not set at zero."""
 
 import functools
 
 import msgspec
 from hdrh.histogram import HdrHistogram
 
-from stackbench.config.measured import OpenLoop, OpenLoopWaits, RoleUsage, Second
+from stackbench.config.measured import (
+    CoreAccount,
+    CoreSetUse,
+    OpenLoop,
+    OpenLoopWaits,
+    RoleUsage,
+    Second,
+)
 
 
 def usage(cpu_percent: float = 0.0, **figures: float) -> RoleUsage:
@@ -63,4 +71,43 @@ def second(
         duration_s=duration_s,
         partial=partial,
         histogram=empty_histogram() if histogram is None else histogram,
+    )
+
+
+def core_set(
+    roles_per_s: list[float],
+    other_per_s: list[float] | None = None,
+    steal_per_s: list[float] | None = None,
+    roles: tuple[str, ...] = ("server",),
+    cores: tuple[int, ...] = (0,),
+) -> CoreSetUse:
+    """One set of a level's cores: its roles' share each second, nothing else on it."""
+    n = len(roles_per_s)
+    return CoreSetUse(
+        cores=cores,
+        roles=roles,
+        busy_s=sum(roles_per_s),
+        interrupts_s=0.0,
+        roles_s=sum(roles_per_s),
+        stackbench_s=0.0,
+        kernel_threads_s=0.0,
+        named_other_s=0.0,
+        unseen_s=0.0,
+        other_s=0.0,
+        steal_s=0.0,
+        roles_per_s=tuple(roles_per_s),
+        other_per_s=tuple(other_per_s or [0.0] * n),
+        steal_per_s=tuple(steal_per_s or [0.0] * n),
+    )
+
+
+def account(*sets: CoreSetUse, elapsed_s: float = 12.0) -> CoreAccount:
+    """A level's cores accounted by control groups over `elapsed_s`."""
+    return CoreAccount(
+        method="cgroup v2 (cpu.stat)",
+        sampled="",
+        irq_time_apart=False,
+        elapsed_s=elapsed_s,
+        sets=sets,
+        top=(),
     )

@@ -102,22 +102,30 @@ def slowed(per_s: Sequence[float], busy: Sequence[float] = ()) -> float:
     (and its latency), not in what it could do. A core mostly idle also reads slower (a
     woken core: the loader of a SHA-256 level at 5-25% of its core read 0.56-0.65 in most
     seconds; the held-back test's, idle while its server was stopped, was flagged for it)."""
-    return sum(
-        (1.0 - speed) * (_saturated(busy[i]) if i < len(busy) else 1.0)
-        for i, speed in enumerate(per_s)
-        if speed < 1.0 / (1.0 + TOLERANCE)
-    )
+    return sum((1.0 - speed) * weight for speed, weight in _losing(per_s, busy))
 
 
 def lost_seconds(use: CoreSetUse) -> list[float]:
     """The speeds of a set's seconds that lost it something (slower than the tolerance, its
     cores saturated by the level's roles then, or no share known)."""
-    busy = [r / len(use.cores) for r in use.roles_per_s]
-    return [
-        speed
-        for i, speed in enumerate(use.speed_per_s)
-        if speed < 1.0 / (1.0 + TOLERANCE) and (i >= len(busy) or _saturated(busy[i]) > 0)
+    return [speed for speed, _ in _losing(use.speed_per_s, _shares(use))]
+
+
+def _shares(use: CoreSetUse) -> list[float]:
+    """The level's roles' share of the set's cores each second (the monitor's seconds,
+    started a moment before the probe's)."""
+    return [r / len(use.cores) for r in use.roles_per_s]
+
+
+def _losing(per_s: Sequence[float], busy: Sequence[float]) -> list[tuple[float, float]]:
+    """(speed, weight) of the seconds that lost something: slower than the tolerance, with
+    the core saturated (weight: the share, at most 1) or no share known (weight 1)."""
+    seconds = [
+        (speed, _saturated(busy[i]) if i < len(busy) else 1.0)
+        for i, speed in enumerate(per_s)
+        if speed < 1.0 / (1.0 + TOLERANCE)
     ]
+    return [(speed, weight) for speed, weight in seconds if weight > 0]
 
 
 def _saturated(share: float) -> float:
@@ -216,10 +224,7 @@ def with_speeds(account: CoreAccount, found: Sequence[CoreSpeed]) -> CoreAccount
             continue
         length = min(len(s.per_s) for s in mine)
         per_s = tuple(round(statistics.fmean(s.per_s[i] for s in mine), 4) for i in range(length))
-        # the roles' share of the set's cores each second (the monitor's seconds, started a
-        # moment before the probe's): whether a slower second cost the level
-        busy = [r / len(use.cores) for r in use.roles_per_s]
-        lost = len(use.cores) * slowed(per_s, busy)
+        lost = len(use.cores) * slowed(per_s, _shares(use))
         sets.append(msgspec.structs.replace(use, slowed_s=round(lost, 4), speed_per_s=per_s))
     reference = ", ".join(f"core {s.core} {s.fastest_us:,.0f} us" for s in found)
     return msgspec.structs.replace(account, sets=tuple(sets), speed_reference=reference)

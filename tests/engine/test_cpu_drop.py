@@ -6,51 +6,14 @@ from dataclasses import replace
 import msgspec
 import pytest
 
-from stackbench.config.measured import CoreAccount, CoreSetUse
+from stackbench.config.measured import CoreSetUse
 from stackbench.engine.cpu_drop import cpu_drop
 from stackbench.engine.judge import Verdict, judge_level
 from stackbench.store.records import LevelFlag
 from tests.engine.test_judge import measured, result
-from tests.measured import second
+from tests.measured import account, core_set, second
 
 SERVER = ("server",)
-
-
-def core_set(
-    roles_per_s: list[float],
-    other_per_s: list[float] | None = None,
-    steal_per_s: list[float] | None = None,
-    roles: tuple[str, ...] = SERVER,
-    cores: tuple[int, ...] = (0,),
-) -> CoreSetUse:
-    n = len(roles_per_s)
-    return CoreSetUse(
-        cores=cores,
-        roles=roles,
-        busy_s=sum(roles_per_s),
-        interrupts_s=0.0,
-        roles_s=sum(roles_per_s),
-        stackbench_s=0.0,
-        kernel_threads_s=0.0,
-        named_other_s=0.0,
-        unseen_s=0.0,
-        other_s=0.0,
-        steal_s=0.0,
-        roles_per_s=tuple(roles_per_s),
-        other_per_s=tuple(other_per_s or [0.0] * n),
-        steal_per_s=tuple(steal_per_s or [0.0] * n),
-    )
-
-
-def account(*sets: CoreSetUse) -> CoreAccount:
-    return CoreAccount(
-        method="cgroup v2 (cpu.stat)",
-        sampled="",
-        irq_time_apart=False,
-        elapsed_s=12.0,
-        sets=sets,
-        top=(),
-    )
 
 
 def series(rates: list[float]):

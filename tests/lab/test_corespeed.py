@@ -22,6 +22,8 @@ from stackbench.lab.corespeed import (
     speeds,
     with_speeds,
 )
+from tests.measured import account as measured_account
+from tests.measured import core_set
 
 
 def loops_at(start: float, per_second: list[list[float]]) -> list[Loop]:
@@ -62,33 +64,13 @@ def test_the_fastest_is_kept_per_core_across_levels() -> None:
 def use(
     cores: tuple[int, ...], roles: tuple[str, ...], roles_per_s: tuple[float, ...] = ()
 ) -> CoreSetUse:
-    return CoreSetUse(
-        cores=cores,
-        roles=roles,
-        busy_s=15.0,
-        interrupts_s=0.0,
-        roles_s=15.0,
-        stackbench_s=0.0,
-        kernel_threads_s=0.0,
-        named_other_s=0.0,
-        unseen_s=0.0,
-        other_s=0.0,
-        steal_s=0.0,
-        roles_per_s=roles_per_s,
-        other_per_s=(),
-        steal_per_s=(),
-    )
+    """A set whose roles' shares are `roles_per_s` (none: not known)."""
+    return core_set(list(roles_per_s), roles=roles, cores=cores)
 
 
 def account(*sets: CoreSetUse, elapsed_s: float = 15.0) -> CoreAccount:
-    return CoreAccount(
-        method="cgroup v2 (cpu.stat)",
-        sampled="",
-        irq_time_apart=False,
-        elapsed_s=elapsed_s,
-        sets=sets,
-        top=(),
-    )
+    """A 15-s level's account (the judge divides by its cores' capacity)."""
+    return measured_account(*sets, elapsed_s=elapsed_s)
 
 
 def test_the_account_gets_each_sets_lost_seconds_and_speed() -> None:
