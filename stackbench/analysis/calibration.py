@@ -26,11 +26,16 @@ import numpy as np
 # scipy and ruptures are imported in the functions that use them: together 0.7 s of CPU at
 # start-up, which every command that analyses nothing (stacks, doctor, --version) would pay.
 from stackbench.analysis.levelsteady import SOURCE_WINDOW, level_steady
-from stackbench.analysis.stats import leave_out_disturbed
 from stackbench.analysis.verdicts import RunSpread, assumed_spread
-from stackbench.errors import InputError
-from stackbench.store.records import CalibrationRecord, CalibrationRow, machine_key
-from stackbench.store.store import RunData
+from stackbench.errors import EnvironmentProblem, InputError
+from stackbench.store.records import (
+    CalibrationRecord,
+    CalibrationRow,
+    LevelFlag,
+    has_flag,
+    machine_key,
+)
+from stackbench.store.store import LevelRow, RunData
 
 MIN_STARTS = 3
 MIN_SPREAD = 0.01
@@ -96,11 +101,32 @@ def spread_of(calibration: CalibrationRow | None) -> RunSpread:
     )
 
 
+def undisturbed_starts(data: RunData) -> list[LevelRow]:
+    """The calibration's valid starts that nothing disturbed. Unlike a suite's level, which
+    keeps its disturbed repetitions when it has no other (and decides nothing), a calibration
+    keeps none: the spread of starts the host slowed, or another process shared, is that
+    disturbance's spread, and every later verdict on this machine would rest on it. Too few
+    left is this machine's state now, not a fault of the suite."""
+    valid = [r for r in data.levels if r.status == "ok"]
+    clean = [r for r in valid if not has_flag(r.flags, LevelFlag.DISTURBED)]
+    if valid and len(clean) < MIN_STARTS:
+        raise EnvironmentProblem(
+            f"run {data.run.id}: calibration not stored: {len(valid) - len(clean)} of its "
+            f"{len(valid)} starts were disturbed even after their re-measure (the report's "
+            f"flags say by what: the host slowing a core, steal, other processes), which "
+            f"leaves {len(clean)} of the {MIN_STARTS} a spread needs; a spread measured "
+            "now would be the disturbance's. Calibrate again when the machine is quiet "
+            "(stackbench doctor names other processes; benchmarks/core_speed.py shows whether "
+            "the host is slowing its cores)"
+        )
+    return clean
+
+
 def calibration_of(data: RunData) -> CalibrationRecord:
     """The calibration a finished calibration run gives: its one level's repetitions, each a
     fresh start, through their steady windows (a repetition without one is left out, and one
-    still disturbed after its re-measure, as verdicts leave it out)."""
-    levels = leave_out_disturbed([r for r in data.levels if r.status == "ok"])
+    still disturbed after its re-measure: undisturbed_starts)."""
+    levels = undisturbed_starts(data)
     cases = {c.id: c for c in data.cases}
     if not levels or len({(r.case_id, r.level_index) for r in levels}) != 1:
         raise InputError(

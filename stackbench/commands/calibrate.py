@@ -19,7 +19,7 @@ from stackbench.commands.resultsdir import open_existing_store
 from stackbench.commands.run import RunRequest, run_suite
 from stackbench.config.paths import CALIBRATION_SUITE
 from stackbench.config.suite import parse_suite
-from stackbench.errors import ExitCode, InputError
+from stackbench.errors import EnvironmentProblem, ExitCode, InputError
 
 
 def calibrate_command(console: Console, suite_path: Path | None, out: Path | None) -> int:
@@ -34,7 +34,11 @@ def calibrate_command(console: Console, suite_path: Path | None, out: Path | Non
         )
         return code or ExitCode.STACK_FAILED
     store = open_existing_store(out, console)
-    record = calibration_of(store.load_run(run_id))
+    try:
+        record = calibration_of(store.load_run(run_id))
+    except EnvironmentProblem as exc:  # the run is stored; its spread is not one to keep
+        console.print(Text.assemble(("calibration not stored", "red"), f": {exc}"))
+        return exc.exit_code
     store.add_calibration(record)
     spread = spread_of(store.calibration(record.machine))
     console.print()

@@ -2,6 +2,7 @@
 
 import math
 
+import msgspec
 import numpy as np
 import pytest
 from scipy import stats as scipy_stats
@@ -11,8 +12,11 @@ from stackbench.analysis.calibration import (
     drift_warning,
     estimate_spread,
     spread_of,
+    undisturbed_starts,
 )
-from stackbench.store.records import CalibrationRow
+from stackbench.errors import EnvironmentProblem, ExitCode
+from stackbench.store.records import CalibrationRow, LevelFlag, LevelRow
+from tests.engine.test_outcome import case, level, run_data
 
 
 def test_the_spread_is_beyond_the_windows_noise_and_verdicts_use_its_upper_bound():
@@ -56,3 +60,26 @@ def test_an_uncalibrated_machine_is_assumed_and_says_so():
     spread = spread_of(row)
     assert not spread.assumed and spread.sigma == 0.03
     assert "3 fresh starts of go-nethttp hello @50, measured 2.0%" in spread.source
+
+
+def _starts(disturbed: int, clean: int) -> list[LevelRow]:
+    flag = LevelFlag.DISTURBED.detail("the host ran core 0 slower in 9 of 13 seconds")
+    rows = [level(1) for _ in range(disturbed + clean)]
+    return [
+        msgspec.structs.replace(r, id=i, repetition=i, flags=[flag] if i < disturbed else [])
+        for i, r in enumerate(rows)
+    ]
+
+
+def test_a_calibration_keeps_no_disturbed_start_and_refuses_when_too_few_are_left():
+    kept = undisturbed_starts(run_data([case(1, "ok")], _starts(disturbed=2, clean=4)))
+    assert [r.repetition for r in kept] == [2, 3, 4, 5]
+    # every start disturbed (the host slowing its cores throughout, 2026-11-27 23:30 here):
+    # no spread is stored, with what to do, as the machine's state (exit 3)
+    with pytest.raises(EnvironmentProblem, match="6 of its 6 starts were disturbed") as err:
+        undisturbed_starts(run_data([case(1, "ok")], _starts(disturbed=6, clean=0)))
+    assert err.value.exit_code == ExitCode.ENVIRONMENT and "when the machine is quiet" in str(
+        err.value
+    )
+    with pytest.raises(EnvironmentProblem, match="leaves 2 of the 3"):
+        undisturbed_starts(run_data([case(1, "ok")], _starts(disturbed=4, clean=2)))
