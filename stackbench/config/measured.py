@@ -88,10 +88,11 @@ class CoreSetUse(msgspec.Struct, frozen=True, kw_only=True):
     # clock's awake time no task explains: part of unseen_s, which is at least this (0:
     # stored before it was counted)
     reaped_s: float = 0.0
-    # How fast the cores ran (lab/corespeed.py): core-seconds lost to the host running them
-    # slower than they have run (a CPU-bound server lost as much), and each second's speed
-    # relative to the fastest (the set's cores averaged; 1 = as fast as they have run).
-    # Stored before it was measured, or not measured: 0 and ().
+    # How fast the cores ran (lab/corespeed.py): core-seconds off the speed the host kept them
+    # at in the run (slower or faster; a CPU-bound server lost or gained as much; stored
+    # before 2026-11-28: slower than the fastest only), and each second's speed relative to
+    # that prevailing speed (the set's cores averaged; 1 = at it; before: relative to the
+    # fastest, at most 1). Stored before it was measured, or not measured: 0 and ().
     slowed_s: float = 0.0
     speed_per_s: tuple[float, ...] = ()
 
@@ -111,8 +112,10 @@ class CoreAccount(msgspec.Struct, frozen=True, kw_only=True):
     # processes and threads the machine forked over the level that were gone by the next
     # snapshot (None: not counted; records stored before it was)
     unexplained_forks: int | None = None
-    # the reference loop's fastest time per core ("core 0 401 us, core 1 398 us"): what the
-    # sets' speeds are relative to ("": not measured)
+    # the reference loop's prevailing time per core and the saturated seconds it rests on
+    # ("prevailing: core 0 884 us (120 s), core 1 896 us (95 s)"; before 2026-11-28 the
+    # fastest: "core 0 401 us, core 1 398 us"): what the sets' speeds are relative to ("": not
+    # measured)
     speed_reference: str = ""
 
 

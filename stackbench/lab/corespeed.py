@@ -1,5 +1,5 @@
 """How fast each of a level's cores ran: a reference loop beside the level, timed by its own
-CPU clock.
+CPU clock, against the speed the host kept that core at in this run.
 
 A virtual machine's core can run slower without the guest seeing why: the physical core's
 other hyperthread busy with another tenant, a lower clock. Nothing is stolen (steal stays
@@ -12,14 +12,23 @@ So each core of a level runs a fixed loop of integer steps every PERIOD_S (about
 CPU with its untimed warm-up: 0.5% of the core), on a thread of stackbench's pinned to it,
 and times it by the thread's own CPU clock: waiting for the core (the server uses it) does
 not count, only how fast the core ran the loop. A second's figure is the median of its loops
-(an interrupt that lands in one loop moves no median); its speed is the fastest second's time
-seen on that core by this process over its own (1 = as fast as it has run). A second slower
-than the fastest by more than TOLERANCE, with the level's roles saturating the core, lost
-`1 - speed` of it, which is what a CPU-bound server on it lost too (engine/judge.py flags a
-level whose cores lost more than SLOWED_BAND).
+(an interrupt that lands in one loop moves no median).
+
+A second's speed is against the core's **prevailing** speed: the median second of all the
+seconds this process has seen the level's roles saturate that core (this level's included).
+Not against the fastest: on the same guest a freshly booted host ran the cores fast for a
+minute and then at 0.57 of that for the next quarter of an hour (2026-11-27 23:30-23:50), and
+every level measured against that first minute was flagged, although the levels compared
+with one another ran at one speed. What biases a comparison is a level at another speed than
+the levels it is compared with, slower or faster, so a second off the prevailing speed by
+more than TOLERANCE either way, with the level's roles saturating the core, is off by
+`|1 - speed|` of it: a CPU-bound server on it did that much less, or more, than at the
+prevailing speed (engine/judge.py flags a level whose cores were off by more than
+SLOWED_BAND). Whichever speed a host keeps most is the run's; a host that changes for good
+mid-run is followed once the new speed has most of the seconds.
 
 The thread is stackbench's own: the core account counts it as stackbench's, not another
-process's. The arithmetic (`speeds`, `slowed`) is pure; the probe threads are the edge.
+process's. The arithmetic (`speeds`, `off_speed`) is pure; the probe threads are the edge.
 """
 
 import os
@@ -39,10 +48,10 @@ LOOP_STEPS = 5_000  # about 0.4 ms of CPU on a 2020s server core, in CPython 3.1
 WARM_STEPS = 1_000
 PERIOD_S = 0.1  # ten loops a second per core
 MIN_LOOPS = 5  # a second with fewer loops has no figure (the level's cut first or last)
-# A second within this of the fastest is full speed: quiet seconds' medians lie within 8% of
-# the fastest here, beside php-fpm's processes 5-10% in every second (0.905-0.95 of it: the
-# caches they leave); a host slowdown is 1.6x (0.56-0.65). A steady slowdown under 1.25x is
-# not told apart from that.
+# A second within this of the prevailing speed (either way) is at it: quiet seconds' medians
+# lie within 8% of one another here, beside php-fpm's processes 5-10% slower in every second
+# (0.905-0.95: the caches they leave); the host's two speeds are 1.6x apart (0.56-0.65). A
+# change under 1.25x is not told apart from that.
 TOLERANCE = 0.25
 # The roles' share of a core from which they are its limit: a slower core costs them then
 # (the monitor's loader-bound rule uses the same share)
@@ -66,11 +75,11 @@ class Loop:
 
 @dataclass(frozen=True)
 class CoreSpeed:
-    """One core over one level: each second's speed relative to the fastest it has run."""
+    """One core over one level: each second's median loop, in microseconds (the seconds
+    without a figure left out)."""
 
     core: int
-    fastest_us: float  # the fastest second's median loop seen on this core by this process
-    per_s: tuple[float, ...]  # fastest / that second's median (1 = as fast as it has run)
+    medians_us: tuple[float, ...]
 
 
 def second_medians(loops: Sequence[Loop], start_s: float) -> list[float | None]:
@@ -88,27 +97,28 @@ def second_medians(loops: Sequence[Loop], start_s: float) -> list[float | None]:
     return out
 
 
-def speeds(medians: Sequence[float | None], fastest_us: float) -> tuple[float, ...]:
-    """Each second's speed: the fastest time over its median, at most 1 (seconds without a
-    figure are left out)."""
-    return tuple(round(min(1.0, fastest_us / m), 4) for m in medians if m is not None and m > 0)
+def speeds(medians: Sequence[float], prevailing_us: float) -> tuple[float, ...]:
+    """Each second's speed: the prevailing time over its median (1 = at the prevailing
+    speed, 0.6 = slower, 1.6 = faster)."""
+    return tuple(round(prevailing_us / m, 4) for m in medians if m > 0)
 
 
-def slowed(per_s: Sequence[float], busy: Sequence[float] = ()) -> float:
-    """Core-seconds lost: each second slower than the fastest by more than TOLERANCE, in
-    which the level's roles kept the core saturated (`busy`: their share of it each second,
-    at least SATURATED_SHARE; a second without a share counts whole), loses 1 - its speed.
-    A role with room left did all it was given, only slower: the slowdown is in its CPU time
-    (and its latency), not in what it could do. A core mostly idle also reads slower (a
-    woken core: the loader of a SHA-256 level at 5-25% of its core read 0.56-0.65 in most
-    seconds; the held-back test's, idle while its server was stopped, was flagged for it)."""
-    return sum((1.0 - speed) * weight for speed, weight in _losing(per_s, busy))
+def off_speed(per_s: Sequence[float], busy: Sequence[float] = ()) -> float:
+    """Core-seconds off the prevailing speed: each second off it by more than TOLERANCE
+    (slower or faster), in which the level's roles kept the core saturated (`busy`: their
+    share of it each second, at least SATURATED_SHARE; a second without a share counts
+    whole), is off by |1 - its speed|. A role with room left did all it was given, only
+    slower: the change is in its CPU time (and its latency), not in what it could do. A core
+    mostly idle also reads slower (a woken core: the loader of a SHA-256 level at 5-25% of its
+    core read 0.56-0.65 in most seconds; the held-back test's, idle while its server was
+    stopped, was flagged for it)."""
+    return sum(abs(1.0 - speed) * weight for speed, weight in _off(per_s, busy))
 
 
-def lost_seconds(use: CoreSetUse) -> list[float]:
-    """The speeds of a set's seconds that lost it something (slower than the tolerance, its
-    cores saturated by the level's roles then, or no share known)."""
-    return [speed for speed, _ in _losing(use.speed_per_s, _shares(use))]
+def off_seconds(use: CoreSetUse) -> list[float]:
+    """The speeds of a set's seconds that were off the prevailing speed (by more than the
+    tolerance, its cores saturated by the level's roles then, or no share known)."""
+    return [speed for speed, _ in _off(use.speed_per_s, _shares(use))]
 
 
 def _shares(use: CoreSetUse) -> list[float]:
@@ -117,49 +127,52 @@ def _shares(use: CoreSetUse) -> list[float]:
     return [r / len(use.cores) for r in use.roles_per_s]
 
 
-def _losing(per_s: Sequence[float], busy: Sequence[float]) -> list[tuple[float, float]]:
-    """(speed, weight) of the seconds that lost something: slower than the tolerance, with
-    the core saturated (weight: the share, at most 1) or no share known (weight 1)."""
-    seconds = [
-        (speed, _saturated(busy[i]) if i < len(busy) else 1.0)
-        for i, speed in enumerate(per_s)
-        if speed < 1.0 / (1.0 + TOLERANCE)
+def _weights(count: int, busy: Sequence[float]) -> list[float]:
+    """Each second's weight: the roles' share of the core where they saturated it (at most
+    1), 0 where they left room, 1 where no share is known."""
+    return [_saturated(busy[i]) if i < len(busy) else 1.0 for i in range(count)]
+
+
+def _off(per_s: Sequence[float], busy: Sequence[float]) -> list[tuple[float, float]]:
+    """(speed, weight) of the seconds off the prevailing speed, with the core saturated."""
+    low, high = 1.0 / (1.0 + TOLERANCE), 1.0 + TOLERANCE
+    return [
+        (speed, weight)
+        for speed, weight in zip(per_s, _weights(len(per_s), busy), strict=True)
+        if weight > 0 and not low <= speed <= high
     ]
-    return [(speed, weight) for speed, weight in seconds if weight > 0]
 
 
 def _saturated(share: float) -> float:
     return min(1.0, share) if share >= SATURATED_SHARE else 0.0
 
 
-class Fastest:
-    """The fastest second's median loop seen on each core by this process (a machine's fact:
-    a host can slow a core, never make it run faster than it can)."""
+class Prevailing:
+    """Each core's saturated seconds seen by this process (their median loops), whose median
+    is the speed the host keeps that core at: the reference every second is read against."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._us: dict[int, float] = {}
+        self._us: dict[int, list[float]] = {}
 
-    def update(self, core: int, medians: Iterable[float | None]) -> float | None:
-        """The fastest with this level's seconds taken in (None: none seen yet)."""
-        seen = [m for m in medians if m is not None and m > 0]
+    def update(self, core: int, saturated: Iterable[float]) -> tuple[float, int] | None:
+        """The prevailing median with this level's saturated seconds taken in, and how many
+        seconds it rests on (None: the core has none yet)."""
         with self._lock:
-            best = min([*seen, *([self._us[core]] if core in self._us else [])], default=None)
-            if best is not None:
-                self._us[core] = best
-            return best
+            seen = self._us.setdefault(core, [])
+            seen.extend(m for m in saturated if m > 0)
+            return (statistics.median(seen), len(seen)) if seen else None
 
 
-FASTEST = Fastest()
+PREVAILING = Prevailing()
 
 
 class SpeedProbe:
     """The reference loop on each of `cores`, from `start` to `stop`: one daemon thread per
     core, pinned to it. A core the process may not run on is left out (no figure)."""
 
-    def __init__(self, cores: Iterable[int], fastest: Fastest = FASTEST) -> None:
+    def __init__(self, cores: Iterable[int]) -> None:
         self.cores = sorted(set(cores))
-        self.fastest = fastest
         self._stop = threading.Event()
         self._loops: dict[int, list[Loop]] = {c: [] for c in self.cores}
         self._threads = [
@@ -178,18 +191,13 @@ class SpeedProbe:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=2)
-        return tuple(
-            speed
-            for core in self.cores
-            if (speed := self._speed(core, list(self._loops[core]))) is not None
-        )
-
-    def _speed(self, core: int, loops: Sequence[Loop]) -> CoreSpeed | None:
-        medians = second_medians(loops, self.started)
-        fastest = self.fastest.update(core, medians)
-        if fastest is None:
-            return None
-        return CoreSpeed(core, round(fastest, 1), speeds(medians, fastest))
+        found = []
+        for core in self.cores:
+            medians = second_medians(list(self._loops[core]), self.started)
+            seconds = tuple(m for m in medians if m is not None and m > 0)
+            if seconds:
+                found.append(CoreSpeed(core, seconds))
+        return tuple(found)
 
     def _run(self, core: int) -> None:
         try:
@@ -209,22 +217,45 @@ def by_core(found: Sequence[CoreSpeed]) -> Mapping[int, CoreSpeed]:
     return {s.core: s for s in found}
 
 
-def with_speeds(account: CoreAccount, found: Sequence[CoreSpeed]) -> CoreAccount:
-    """The account with each set's lost core-seconds (its slower seconds in which the level's
-    roles saturated it) and per-second speed (its cores' average), and the
-    fastest times they are relative to."""
+def _reference(
+    speed: CoreSpeed, busy: Sequence[float], prevailing: Prevailing
+) -> tuple[float, int]:
+    """The core's prevailing time with this level's saturated seconds taken in; a core never
+    saturated yet is read against this level's own median second (nothing is judged there:
+    no second of it counts)."""
+    weights = _weights(len(speed.medians_us), busy)
+    saturated = [m for m, w in zip(speed.medians_us, weights, strict=True) if w > 0]
+    found = prevailing.update(speed.core, saturated)
+    return found if found is not None else (statistics.median(speed.medians_us), 0)
+
+
+def with_speeds(
+    account: CoreAccount, found: Sequence[CoreSpeed], prevailing: Prevailing = PREVAILING
+) -> CoreAccount:
+    """The account with each set's core-seconds off the prevailing speed (its seconds off it
+    in which the level's roles saturated it) and per-second speed (its cores' average), and
+    the prevailing times they are relative to."""
     if not found:
         return account
     cores = by_core(found)
-    sets = []
+    sets: list[CoreSetUse] = []
+    references: dict[int, tuple[float, int]] = {}
     for use in account.sets:
         mine = [cores[c] for c in use.cores if c in cores]
         if not mine:
             sets.append(use)
             continue
-        length = min(len(s.per_s) for s in mine)
-        per_s = tuple(round(statistics.fmean(s.per_s[i] for s in mine), 4) for i in range(length))
-        lost = len(use.cores) * slowed(per_s, _shares(use))
-        sets.append(msgspec.structs.replace(use, slowed_s=round(lost, 4), speed_per_s=per_s))
-    reference = ", ".join(f"core {s.core} {s.fastest_us:,.0f} us" for s in found)
-    return msgspec.structs.replace(account, sets=tuple(sets), speed_reference=reference)
+        shares = _shares(use)
+        per_core = []
+        for speed in mine:
+            reference = references.setdefault(speed.core, _reference(speed, shares, prevailing))
+            per_core.append(speeds(speed.medians_us, reference[0]))
+        length = min(len(s) for s in per_core)
+        per_s = tuple(round(statistics.fmean(s[i] for s in per_core), 4) for i in range(length))
+        off = len(use.cores) * off_speed(per_s, shares)
+        sets.append(msgspec.structs.replace(use, slowed_s=round(off, 4), speed_per_s=per_s))
+    said = ", ".join(
+        f"core {core} {us:,.0f} us" + (f" ({n} s)" if n else " (not saturated yet)")
+        for core, (us, n) in sorted(references.items())
+    )
+    return msgspec.structs.replace(account, sets=tuple(sets), speed_reference=f"prevailing: {said}")
