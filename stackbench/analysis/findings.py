@@ -33,8 +33,9 @@ WARNING_WHY: dict[str, str] = {
     "to report",
     LevelFlag.STARVED: "the server left connections unanswered for longer than any answered "
     "request; the latency of those queued requests is not in the histogram",
-    LevelFlag.DISTURBED: "other processes used the level's cores, or the host ran them slower "
-    "than they have run: its figures are partly the machine's, and no verdict rests on it",
+    LevelFlag.DISTURBED: "other processes or the hypervisor took the level's cores (in runs "
+    "of 2026-11-27, also: the host ran them slower than they had run): its figures are partly "
+    "the machine's, and no verdict rests on it",
     LevelFlag.LEFT_OUT: "a repetition was still disturbed after it was measured again: the "
     "level's figures and verdicts rest on its other repetitions (the flag comes from the "
     "cores' account, not from the figure, so leaving it out chooses no result)",

@@ -15,17 +15,14 @@ not count, only how fast the core ran the loop. A second's figure is the median 
 (an interrupt that lands in one loop moves no median).
 
 A second's speed is against the core's **prevailing** speed: the median second of all the
-seconds this process has seen the level's roles saturate that core (this level's included).
-Not against the fastest: on the same guest a freshly booted host ran the cores fast for a
-minute and then at 0.57 of that for the next quarter of an hour (2026-11-27 23:30-23:50), and
-every level measured against that first minute was flagged, although the levels compared
-with one another ran at one speed. What biases a comparison is a level at another speed than
-the levels it is compared with, slower or faster, so a second off the prevailing speed by
-more than TOLERANCE either way, with the level's roles saturating the core, is off by
-`|1 - speed|` of it: a CPU-bound server on it did that much less, or more, than at the
-prevailing speed (engine/judge.py flags a level whose cores were off by more than
-SLOWED_BAND). Whichever speed a host keeps most is the run's; a host that changes for good
-mid-run is followed once the new speed has most of the seconds.
+seconds this process has seen the level's roles saturate that core (this level's included),
+not the fastest (a freshly booted host here ran the cores fast for a minute, then at 0.57 of
+that for a quarter of an hour). A second off it by more than TOLERANCE either way, with the
+level's roles saturating the core, is off by `|1 - speed|` of it; the account keeps each
+set's seconds and their sum.
+
+Recorded, not judged (engine/judge.py): on this project's guest a server's throughput did not
+follow the loop second by second (benchmarks/core_speed_effect.py; docs/methods.md §3.1).
 
 The thread is stackbench's own: the core account counts it as stackbench's, not another
 process's. The arithmetic (`speeds`, `off_speed`) is pure; the probe threads are the edge.

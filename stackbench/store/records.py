@@ -38,7 +38,7 @@ class LevelFlag(enum.StrEnum):
     STARVED = "starved"  # a request left unanswered longer than any answered one
     INVALID = "invalid"  # a validity limit broken (the error rate)
     FAILED = "failed"  # a server exited, the loader failed, a host was lost
-    # other processes used the level's cores, or the host ran them slower than they have run:
+    # other processes or the hypervisor's steal took more of the level's cores than the band:
     # no verdict rests on it
     DISTURBED = "disturbed"
     # the server's CPU fell while its load held, nothing seen taking it: said, not excluded

@@ -3,12 +3,13 @@ by simulation (a quiet host, a host that slows a core for seconds at a time), an
 on this machine's own cores."""
 
 import random
+import statistics
 import time
 
 import pytest
 
 from stackbench.config.measured import CoreAccount, CoreSetUse
-from stackbench.engine.judge import SLOWED_BAND, disturbed_flag
+from stackbench.engine.judge import disturbed_flag
 from stackbench.lab.corespeed import (
     MIN_LOOPS,
     SATURATED_SHARE,
@@ -17,6 +18,7 @@ from stackbench.lab.corespeed import (
     Loop,
     Prevailing,
     SpeedProbe,
+    off_seconds,
     off_speed,
     second_medians,
     speeds,
@@ -107,43 +109,33 @@ def test_the_account_gets_each_sets_seconds_off_the_prevailing_speed() -> None:
     )
 
 
-def test_a_slowed_server_core_disturbs_the_level_and_says_how() -> None:
-    """Node's hello at 6,510 req/s (12,900 the repetition before): its core at 0.6 of its
-    speed for 7 of 15 seconds, nothing stolen, no other process."""
+def test_the_cores_speed_alone_disturbs_no_level() -> None:
+    """The reading is recorded and judges nothing: on this guest the servers' throughput did
+    not follow it second by second (benchmarks/core_speed_effect.py, 2026-11-28: Node hashing
+    at 98% of its core, 128 of 172 saturated seconds read at 0.56-0.8 of the loop's fastest,
+    slope -0.09 +/- 0.05). Node's core at 0.6 for 7 of 15 seconds, nothing stolen, no other
+    process: in the account, not a flag."""
     medians = (400.0,) * 8 + (400 / 0.6,) * 7
     run = seeded(c0=[400.0] * 30)
     slow = with_speeds(account(use((0,), ("node",))), (CoreSpeed(0, medians),), run)
-    flag = disturbed_flag(slow)
-    assert flag is not None
-    assert flag.detail.startswith(
-        "the host ran core 0 (node) off the speed it kept in most of the run in 7 of 15 "
-        "seconds while the level kept it saturated (a reference loop beside the level, at 60% "
-        "of that speed at worst), 18.7% of it off, more than the 10% of a host's own speed "
-        "changes allows"
-    )
-    # one slow second of 15 (2.7% off): part of the run-to-run spread, no flag
-    once = (CoreSpeed(0, (400.0,) * 14 + (400 / 0.6,)),)
-    assert disturbed_flag(with_speeds(account(use((0,), ("node",))), once, run)) is None
+    assert slow.sets[0].slowed_s == pytest.approx(2.8) and disturbed_flag(slow) is None
 
 
 def test_a_run_on_a_slow_host_is_read_at_its_speed_and_a_fast_burst_is_off() -> None:
     """2026-11-27 23:30-23:50 here: a freshly booted host ran the cores fast for a minute, then
-    at 0.57 of that. Against the fastest every later level was flagged; against the
-    prevailing speed the host's slow speed is the run's once it has most of the seconds, and
-    a level the host ran fast on a slow run is off (it would beat the levels compared with
-    it by the host's speed)."""
+    at 0.57 of that. Against the prevailing speed the host's slow speed is the run's once it
+    has most of the seconds, and seconds the host ran fast on a slow run are off."""
     run = seeded(c0=[400.0] * 45)  # the calibration's levels, fast
     node = use((0,), ("node",))
-    flagged = []
+    offs = []
     for _ in range(4):  # the host turns slow for good
         level = with_speeds(account(node), (CoreSpeed(0, (700.0,) * 15),), run)
-        flagged.append(disturbed_flag(level) is not None)
+        offs.append(level.sets[0].slowed_s > 0)
     # 45 fast seconds against 15, 30 and 45 slow (a median between the two speeds, 550 us,
     # still 0.79 of the slow one), then 60: the slow speed is the run's
-    assert flagged == [True, True, True, False]
-    burst = (CoreSpeed(0, (700.0,) * 10 + (400.0,) * 5),)
-    flag = disturbed_flag(with_speeds(account(node), burst, run))
-    assert flag is not None and "at up to 175% of that speed" in flag.detail
+    assert offs == [True, True, True, False]
+    burst = with_speeds(account(node), (CoreSpeed(0, (700.0,) * 10 + (400.0,) * 5),), run)
+    assert off_seconds(burst.sets[0]) == [1.75] * 5
 
 
 def test_a_slower_second_costs_the_level_only_where_its_roles_saturated_the_core() -> None:
@@ -163,7 +155,7 @@ def test_a_slower_second_costs_the_level_only_where_its_roles_saturated_the_core
     assert SATURATED_SHARE == 0.90
 
 
-# --- the detector's error rates, by simulation ----------------------------------------------
+# --- the reading's error rates, by simulation -----------------------------------------------
 FAST_US = 400.0
 
 
@@ -187,42 +179,36 @@ def medians_of(rng: random.Random, slow: set[int], factor: float = 1.6) -> list[
     return [m for m in medians if m is not None]
 
 
-def flagged(rng: random.Random, run: Prevailing, slow: set[int], factor: float = 1.6) -> bool:
+def off_share(rng: random.Random, run: Prevailing, slow: set[int], factor: float = 1.6) -> float:
+    """The share of the level's core-seconds read off the prevailing speed."""
     found = (CoreSpeed(0, tuple(medians_of(rng, slow, factor))),)
-    return disturbed_flag(with_speeds(account(use((0,), ("node",))), found, run)) is not None
+    return with_speeds(account(use((0,), ("node",))), found, run).sets[0].slowed_s / 15.0
 
 
-def test_a_quiet_host_is_almost_never_called_off() -> None:
-    """A/A: 2,000 levels of a host that holds its speed: at most 2% flagged (none expected: a
-    quiet second's median lies within 4% of the prevailing, inside the 25% tolerance)."""
+def test_a_quiet_host_reads_at_its_speed() -> None:
+    """A/A: 2,000 levels of a host that holds its speed: at most 2% of them read more than
+    10% off (none expected: a quiet second's median lies within 4% of the prevailing, inside
+    the 25% tolerance; an interrupt in most of one second's loops reads that second off)."""
     rng, run = random.Random(31), Prevailing()
-    rate = sum(flagged(rng, run, set()) for _ in range(2000)) / 2000
-    assert rate <= 0.02, rate
+    shares = [off_share(rng, run, set()) for _ in range(2000)]
+    assert sum(s > 0.10 for s in shares) / 2000 <= 0.02 and statistics.fmean(shares) < 0.005
 
 
-def test_a_host_changing_a_cores_speed_for_seconds_is_caught() -> None:
-    """Power, each trial a run whose first 45 saturated seconds (a calibration's) held one
-    speed: slowed 1.6x for 5 of 15 seconds (12.5% off), or for the whole level, or (on a run
-    the host kept slow) sped up 1.6x for 5 seconds: flagged at least 95% of the time; 2 slow
-    seconds (5% off): within the band."""
+def test_a_host_changing_a_cores_speed_for_seconds_reads_off() -> None:
+    """Each trial a run whose first 45 saturated seconds (a calibration's) held one speed:
+    slowed 1.6x for 5 of 15 seconds (12.5% off), or for the whole level, or (on a run the host
+    kept slow) sped up 1.6x for 5 seconds: read more than 10% off in at least 95% of 500."""
     rng = random.Random(32)
-    cases = (
-        (set(range(5, 10)), 1.6, True),
-        (set(range(15)), 1.6, True),
-        ({3, 4}, 1.6, False),
-        (set(range(5, 10)), 1 / 1.6, True),
-    )
-    for slow, factor, expected in cases:
+    cases = ((set(range(5, 10)), 1.6), (set(range(15)), 1.6), (set(range(5, 10)), 1 / 1.6))
+    for slow, factor in cases:
         hits = 0
         for _ in range(500):
             run = Prevailing()
             before = 1.0 if factor > 1 else 1.6  # a fast run, or a slow one with a fast burst
             for _ in range(3):
                 run.update(0, medians_of(rng, set(range(15)) if before > 1 else set(), before))
-            hits += flagged(rng, run, slow, factor)
-        rate = hits / 500
-        assert (rate >= 0.95) if expected else (rate <= 0.02), (slow, factor, rate)
-    assert SLOWED_BAND == 0.10
+            hits += off_share(rng, run, slow, factor) > 0.10
+        assert hits / 500 >= 0.95, (slow, factor, hits)
 
 
 def test_the_probe_times_the_loop_on_each_core_it_may_run_on() -> None:
