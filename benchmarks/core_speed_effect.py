@@ -64,9 +64,9 @@ def pairs(row: LevelRow, lag: int) -> list[Pair]:
     out = []
     for i, speed in enumerate(cores.speed_per_s):
         j = i + lag
-        if i >= 2 and 1 <= j < len(rates) and i < len(shares) and shares[i] >= SATURATED_SHARE:
-            if rates[j] > 0 and speed > 0:
-                out.append(Pair(speed, rates[j] / median))
+        saturated = i < len(shares) and shares[i] >= SATURATED_SHARE
+        if i >= 2 and 1 <= j < len(rates) and saturated and rates[j] > 0 and speed > 0:
+            out.append(Pair(speed, rates[j] / median))
     return out
 
 
