@@ -104,7 +104,7 @@ def spread_of(calibration: CalibrationRow | None) -> RunSpread:
 def undisturbed_starts(data: RunData) -> list[LevelRow]:
     """The calibration's valid starts that nothing disturbed. Unlike a suite's level, which
     keeps its disturbed repetitions when it has no other (and decides nothing), a calibration
-    keeps none: the spread of starts the host slowed, or another process shared, is that
+    keeps none: the spread of starts the hypervisor or another process shared is that
     disturbance's spread, and every later verdict on this machine would rest on it. Too few
     left is this machine's state now, not a fault of the suite."""
     valid = [r for r in data.levels if r.status == "ok"]
@@ -113,11 +113,10 @@ def undisturbed_starts(data: RunData) -> list[LevelRow]:
         raise EnvironmentProblem(
             f"run {data.run.id}: calibration not stored: {len(valid) - len(clean)} of its "
             f"{len(valid)} starts were disturbed even after their re-measure (the report's "
-            f"flags say by what: the host slowing a core, steal, other processes), which "
-            f"leaves {len(clean)} of the {MIN_STARTS} a spread needs; a spread measured "
-            "now would be the disturbance's. Calibrate again when the machine is quiet "
-            "(stackbench doctor names other processes; benchmarks/core_speed.py shows whether "
-            "the host is slowing its cores)"
+            f"flags say by what: the hypervisor's steal, other processes), which leaves "
+            f"{len(clean)} of the {MIN_STARTS} a spread needs; a spread measured now would "
+            "be the disturbance's. Calibrate again when the machine is quiet (stackbench "
+            "doctor names what else runs)"
         )
     return clean
 

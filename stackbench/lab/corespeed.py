@@ -112,12 +112,6 @@ def off_speed(per_s: Sequence[float], busy: Sequence[float] = ()) -> float:
     return sum(abs(1.0 - speed) * weight for speed, weight in _off(per_s, busy))
 
 
-def off_seconds(use: CoreSetUse) -> list[float]:
-    """The speeds of a set's seconds that were off the prevailing speed (by more than the
-    tolerance, its cores saturated by the level's roles then, or no share known)."""
-    return [speed for speed, _ in _off(use.speed_per_s, _shares(use))]
-
-
 def _shares(use: CoreSetUse) -> list[float]:
     """The level's roles' share of the set's cores each second (the monitor's seconds,
     started a moment before the probe's)."""

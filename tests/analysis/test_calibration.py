@@ -63,7 +63,7 @@ def test_an_uncalibrated_machine_is_assumed_and_says_so():
 
 
 def _starts(disturbed: int, clean: int) -> list[LevelRow]:
-    flag = LevelFlag.DISTURBED.detail("the host ran core 0 slower in 9 of 13 seconds")
+    flag = LevelFlag.DISTURBED.detail("the hypervisor stole 3.8% of core 1 (loader)")
     rows = [level(1) for _ in range(disturbed + clean)]
     return [
         msgspec.structs.replace(r, id=i, repetition=i, flags=[flag] if i < disturbed else [])
@@ -74,7 +74,7 @@ def _starts(disturbed: int, clean: int) -> list[LevelRow]:
 def test_a_calibration_keeps_no_disturbed_start_and_refuses_when_too_few_are_left():
     kept = undisturbed_starts(run_data([case(1, "ok")], _starts(disturbed=2, clean=4)))
     assert [r.repetition for r in kept] == [2, 3, 4, 5]
-    # every start disturbed (the host slowing its cores throughout, 2026-11-27 23:30 here):
+    # every start disturbed (by the host-speed rule of the time, 2026-11-27 23:30 here):
     # no spread is stored, with what to do, as the machine's state (exit 3)
     with pytest.raises(EnvironmentProblem, match="6 of its 6 starts were disturbed") as err:
         undisturbed_starts(run_data([case(1, "ok")], _starts(disturbed=6, clean=0)))
