@@ -57,7 +57,7 @@ def test_the_announcement_arms_the_stop_signals_and_each_probe_prints_its_rate(
 def test_not_probed_the_estimates_guess_is_said_before_the_plan(
     tmp_path: Path, fake_inventory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(preflight_module, "busy_machine", lambda suite: [])
+    monkeypatch.setattr(preflight_module, "busy_machine", lambda suite, read_steal: [])
     path = tmp_path / "s.toml"
     path.write_text(SUITE)
     plan = build_plan(parse_suite(path), fake_inventory, None, None)

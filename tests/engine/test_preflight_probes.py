@@ -114,7 +114,7 @@ def said(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     out: list[str] = []
     monkeypatch.setattr(preflight_module, "run_probes", FakeProbes(out))
     # the busy machine's 1-s sample is not what these tests are about
-    monkeypatch.setattr(preflight_module, "busy_machine", lambda suite: [])
+    monkeypatch.setattr(preflight_module, "busy_machine", lambda suite, read_steal: [])
     return out
 
 
@@ -204,3 +204,27 @@ def test_probed_standalone_timings_replace_the_guess_in_the_estimate(
     # timed at 2 ms an iteration: 12 timings of 1,000 take 24 s, not the guess's 120
     assert checks.timeline.guessed_timings == 0 and checks.timeline.borrowed_timings == 0
     assert checks.past.scripts[("refjit", "hello")] == 0.002
+
+
+def test_the_steal_under_load_is_read_before_a_real_run_of_two_minutes_of_load_or_more(
+    tmp_path: Path, fake_inventory, said: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keeping the cores busy 2 s to read the hypervisor's steal is worth it before a run of
+    minutes, not before a dry run (nothing started) nor a short run (a test's)."""
+    read: list[bool] = []
+
+    def busy(suite: object, read_steal: bool) -> list[object]:
+        read.append(read_steal)
+        return []
+
+    monkeypatch.setattr(preflight_module, "busy_machine", busy)
+    timed = SUITE.replace('driver = "ab"', 'driver = "native"').replace(
+        "requests = 1000", "duration_s = 10"
+    )
+    short = timed.replace("[1, 20, 200]", "[1]").replace("repeat = 3", "repeat = 1")
+    loads = []
+    for text, dry in ((timed, False), (timed, True), (short, False)):
+        checks = checked(tmp_path, fake_inventory, Asked(dry_run=dry), said, text)
+        loads.append(checks.timeline.load_s)
+    assert loads == [360.0, 360.0, 40.0]  # 2 stacks x 2 workloads x 3 levels x 3, 10 s each
+    assert read == [True, False, False]
