@@ -22,7 +22,7 @@ from stackbench.config.noise import THROUGHPUT_THRESHOLD
 from stackbench.config.placement import format_cpus
 from stackbench.config.plan import Plan, timings_due
 from stackbench.config.suite import Suite
-from stackbench.config.todecide import MAX_CLAIM_ROUNDS, MAX_LOOKS
+from stackbench.config.todecide import MAX_CLAIM_ROUNDS, MAX_LOOKS, remeasure_room
 from stackbench.engine.agreement import compared_note
 from stackbench.engine.preflight import Preflight
 from stackbench.engine.progress import Phase, ProgressEvent, ProgressSink
@@ -168,7 +168,8 @@ def print_plan(
     if plan.interleaved:
         print_wrapped(console, interleaving_note(plan), indent=2)
     if suite.placement.server_host is None:
-        print_wrapped(console, disturbance_note(), indent=2)
+        room = remeasure_room(checks.timeline, suite.load_budget_s)
+        print_wrapped(console, disturbance_note(room), indent=2)
     p = suite.placement
     cpus = Text(
         f"cpus: server {format_cpus(p.server)}, loader {format_cpus(p.loader)}, "
@@ -265,13 +266,20 @@ def print_stacks(console: Console, plan: Plan) -> None:
     print_notes(console, notes, style="red")
 
 
-def disturbance_note() -> str:
-    """What a level other processes disturbed becomes (the judge, engine/judge.py)."""
+def disturbance_note(room_s: float | None) -> str:
+    """What a level other processes disturbed becomes (the judge, engine/judge.py); `room_s`:
+    the load the suite's budget leaves beyond the plan, which caps the re-measures."""
+    cap = (
+        ""
+        if room_s is None
+        else f", while the {room_s / 60:.1f} min of load the suite's budget leaves beyond the "
+        "plan pays for it (the until-decided rounds spend the same room)"
+    )
     return (
         "a level on whose cores other processes or steal took more than the "
         f"{THROUGHPUT_THRESHOLD:.0%} noise band is measured again once, after up to "
-        f"{QUIET_WAIT_S:g} s (at most the level's length) waiting for the machine to be quiet; "
-        "a level still disturbed decides nothing"
+        f"{QUIET_WAIT_S:g} s (at most the level's length) waiting for the machine to be quiet"
+        f"{cap}; a level still disturbed decides nothing"
     )
 
 

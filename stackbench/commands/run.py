@@ -47,7 +47,7 @@ from stackbench.config.paths import DEFAULT_SUITE
 from stackbench.config.plan import Plan, build_plan, settle_note
 from stackbench.config.status import StackEntry
 from stackbench.config.suite import Suite, parse_suite, resolve_hosts
-from stackbench.config.todecide import MAX_LOOKS
+from stackbench.config.todecide import MAX_LOOKS, remeasure_room
 from stackbench.engine.outcome import RunOutcome, run_outcome
 from stackbench.engine.pastruns import PastRuns, past_runs
 from stackbench.engine.preflight import Asked, ClaimsCheck, preflight
@@ -137,7 +137,6 @@ def run_suite(
     if choice.run_first and calibrate is not None:
         calibrate_before(console, calibrate)
     started = time.monotonic()  # the budget is the run's, the calibration aside
-    looks = MAX_LOOKS if request.until_decided_s is not None else 1
     setup = RunSetup(
         inventory,
         store,
@@ -148,10 +147,11 @@ def run_suite(
         selection=selection,
         hosts=hosts,
         keep_remote=request.keep_remote,
-        decision_looks=looks,
+        decision_looks=MAX_LOOKS if request.until_decided_s is not None else 1,
         machine_warnings=checks.machine_warnings,
         label=request.label,
         settle=settle_advice if request.settle else None,
+        remeasure_s=remeasure_room(checks.timeline, suite.load_budget_s),
     )
     return _execute(console, plan, setup, request, started)
 

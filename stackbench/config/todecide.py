@@ -184,6 +184,14 @@ def rounds_room(timeline: Timeline, load_budget_s: float | None) -> RoundsRoom |
     return RoundsRoom(load_budget_s, timeline.load_s, level_s)
 
 
+def remeasure_room(timeline: Timeline, load_budget_s: float | None) -> float | None:
+    """The load disturbed levels may be measured again in (engine/runner.RunSetup): what the
+    suite's load budget leaves beyond the plan, as the until-decided rounds count it (None:
+    no load budget, no cap)."""
+    room = rounds_room(timeline, load_budget_s)
+    return None if room is None else room.left_s
+
+
 def rounds_time(timeline: Timeline, extra: Mapping[LevelKey, int]) -> float:
     """The wall time of until-decided rounds that add `extra` repetitions to the plan's
     levels: each repetition as long as the plan's own level (warm-up, load, the loader's

@@ -112,6 +112,10 @@ class RunSetup:
     machine_warnings: tuple[str, ...] = ()  # doctor's, kept in the run's environment
     label: str = ""  # run --label
     settle: Advise | None = None  # run --settle: judges a first level's warm-up (engine/settle.py)
+    # The seconds of load disturbed levels may be measured again in: what the suite's load
+    # budget leaves beyond the plan's levels (config/todecide.RoundsRoom.left_s), so that the
+    # run keeps to the budget on a host that disturbs every level; None: no cap (no budget).
+    remeasure_s: float | None = None
 
 
 @dataclass
@@ -135,6 +139,7 @@ class Runner:
         self.out_dir = setup.out_dir
         self.resume = resume  # the stored run this one continues
         self.run_id = 0
+        self.measured_again_s = 0.0  # the load of disturbed levels measured again (superseded)
         self.remote = RemoteHosts()
         # The answer the stacks agree on, per own endpoint with same_across_stacks.
         self.references: dict[str, Reference] = {}
@@ -177,6 +182,9 @@ class Runner:
         status: RunStatus = "failed"
         failing = True
         try:
+            if self.resume is not None:  # what it measured again before counts against the cap
+                superseded = self.store.load_run(self.run_id).superseded
+                self.measured_again_s = sum(row.duration_s for row in superseded)
             cases = self._cases()
             with Services(scratch / "services", self.suite.placement.services) as services:
                 self.references = self._references(services, scratch)
@@ -1001,10 +1009,12 @@ class _StackRun:
         verdict = judge_level(measured, runner.suite.max_error_rate)
         disturbed = next((f for f in verdict.flags if f.kind is LevelFlag.DISTURBED), None)
         if disturbed is not None and not repeated and measured.failure is None:
-            # it would decide nothing: kept, superseded, and measured again once, when quiet
+            # it would decide nothing: kept, superseded, and measured again once, when quiet,
+            # if the budget's room beyond the plan pays for it
             first = level_record(state.case_id, level, started, settings, measured, verdict)
-            self._supersede(case, level, first, disturbance(disturbed), settings.duration_s)
-            return self._level(case, state, expect_sha, level, True, settled)
+            if self._may_measure_again(case, level, first.duration_s):
+                self._supersede(case, level, first, disturbance(disturbed), settings.duration_s)
+                return self._level(case, state, expect_sha, level, True, settled)
         # a level still disturbed says nothing of the stack's warm-up: not settled on it
         step = None if settled or disturbed else self._settle_step(case, level, measured)
         if step is not None:  # run --settle: a longer warm-up, then the level once more
@@ -1060,6 +1070,22 @@ class _StackRun:
             )
         )
         self.notes.append(step.note(where, live.jit_warmup.seconds))
+
+    def _may_measure_again(self, case: PlannedCase, level: Level, level_s: float) -> bool:
+        """Whether a disturbed level's second measurement fits in what the suite's load
+        budget leaves beyond the plan (RunSetup.remeasure_s) after the levels measured again
+        so far; if not, the case says so, and the level stands disturbed."""
+        runner = self.runner
+        room = runner.setup.remeasure_s
+        if room is None or runner.measured_again_s + level_s <= room:
+            runner.measured_again_s += level_s
+            return True
+        self.notes.append(
+            f"{case.spec.label} at {level.value:g}: disturbed, and not measured again: the "
+            f"{room:.0f} s of load the suite's budget leaves beyond its plan went to levels "
+            f"measured again before ({runner.measured_again_s:.0f} s)"
+        )
+        return False
 
     def _supersede(
         self, case: PlannedCase, level: Level, first: LevelRecord, why: str, level_s: float | None

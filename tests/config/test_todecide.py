@@ -7,7 +7,7 @@ import pytest
 
 from stackbench.config.estimate import LevelTime, Overheads, Step, Timeline
 from stackbench.config.plan import LevelKey
-from stackbench.config.todecide import rounds_room, rounds_time
+from stackbench.config.todecide import remeasure_room, rounds_room, rounds_time
 
 
 def _level(stack: str, value: float | None, load_s: float, rep: int = 0) -> Step:
@@ -34,6 +34,9 @@ def test_the_room_is_the_budget_less_the_planned_load_and_each_level_costs_its_l
     over = rounds_room(timeline, 60.0)
     assert over is not None and over.left_s == 0.0  # a plan past its budget leaves nothing
     assert rounds_room(timeline, None) is None  # no load budget: the rounds' is unknown here
+    # the levels measured again for a disturbance are paid out of the same room
+    assert remeasure_room(timeline, 120.0) == 46.0 and remeasure_room(timeline, 60.0) == 0.0
+    assert remeasure_room(timeline, None) is None  # no budget: no cap
 
 
 def test_the_rounds_wall_time_is_their_levels_and_their_fresh_starts() -> None:

@@ -41,7 +41,9 @@ def measurement(completed: int, other_s: float) -> Measurement:
 class Fixture:
     """A stack run of one stack whose levels measure the given measurements in turn."""
 
-    def __init__(self, measurements: list[Measurement], quiet: bool) -> None:
+    def __init__(
+        self, measurements: list[Measurement], quiet: bool, room: float | None = None
+    ) -> None:
         self.store = Store(":memory:")
         self.case_id = self.store.add_case(case(self.store.start_run(run_record())))
         self.events: list[ProgressEvent] = []
@@ -57,7 +59,8 @@ class Fixture:
                 level_kind="connections",
             ),
             emit=self.events.append,
-            setup=SimpleNamespace(settle=None),
+            setup=SimpleNamespace(settle=None, remeasure_s=room),
+            measured_again_s=0.0,
         )
         run.planned = SimpleNamespace(name="go")
         run.notes = []
@@ -78,10 +81,10 @@ class Fixture:
         self.waits.append((frozenset(cpus), limit_s))
         return self.quiet
 
-    def level(self, monkeypatch: pytest.MonkeyPatch) -> Any:
+    def level(self, monkeypatch: pytest.MonkeyPatch, level: Level = LEVEL) -> Any:
         monkeypatch.setattr(runner_module, "wait_for_quiet", self.wait)
         state = _CaseState(self.case_id, "pending", Replay(()), 0)
-        return self.run._level(CASE, state, None, LEVEL)
+        return self.run._level(CASE, state, None, level)
 
 
 def test_a_disturbed_first_measurement_is_kept_superseded_by_the_one_measured_again(
@@ -128,3 +131,32 @@ def test_a_clean_level_is_measured_once_and_supersedes_nothing(
     f.level(monkeypatch)
     data = f.store.load_run(1)
     assert len(data.levels) == 1 and data.superseded == [] and f.waits == []
+
+
+def test_a_disturbed_level_is_measured_again_only_within_the_budgets_room_beyond_the_plan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With 7 s of load left beyond the plan, the first disturbed 5-s level is measured again
+    (5 s spent), the second is not (10 s would pass 7): it stands, flagged, and the case says
+    why."""
+    disturbed = [measurement(500, 1.3), measurement(1000, 0.0), measurement(600, 1.3)]
+    f = Fixture([*disturbed, measurement(1000, 0.0)], quiet=True, room=7.0)
+    f.level(monkeypatch)
+    second = f.level(monkeypatch, Level(1, 50.0, 0))
+    data = f.store.load_run(1)
+    assert len(data.superseded) == 1 and f.run.runner.measured_again_s == 5.0
+    assert second.requests_per_s == 120.0 and has_flag(second.flags, LevelFlag.DISTURBED)
+    assert next(f.pending).result is not None  # the fourth was never measured
+    assert f.run.notes == [
+        "hello at 50: disturbed, and not measured again: the 7 s of load the suite's "
+        "budget leaves beyond its plan went to levels measured again before (5 s)"
+    ]
+
+
+def test_without_a_load_budget_every_disturbed_level_is_measured_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    f = Fixture([measurement(500, 1.3), measurement(1000, 0.0)] * 2, quiet=True, room=None)
+    f.level(monkeypatch)
+    f.level(monkeypatch, Level(1, 50.0, 0))
+    assert len(f.store.load_run(1).superseded) == 2 and f.run.notes == []
