@@ -52,7 +52,7 @@ class Taken:
 
 
 def taken(row: LevelRow) -> Taken | None:
-    """The shares the judge reads (the same sum as engine/judge.disturbed_flag)."""
+    """The shares the judge reads (CoreSetUse.taken_share, as engine/judge.disturbed_flag)."""
     account = row.cores
     if account is None or account.elapsed_s <= 0 or row.requests_per_s <= 0:
         return None
@@ -60,7 +60,7 @@ def taken(row: LevelRow) -> Taken | None:
     for cores in account.sets:
         if not cores.roles:
             continue
-        share = (cores.other_s + cores.steal_s) / (len(cores.cores) * account.elapsed_s)
+        share = cores.taken_share(account.elapsed_s)
         if "loader" in cores.roles:
             loader = max(loader, share)
         else:

@@ -99,6 +99,11 @@ class CoreSetUse(msgspec.Struct, frozen=True, kw_only=True):
     def capacity_s(self, elapsed_s: float) -> float:
         return len(self.cores) * elapsed_s
 
+    def taken_share(self, elapsed_s: float) -> float:
+        """What other processes and the hypervisor's steal took of the set's cores over
+        `elapsed_s`: the share a level is flagged disturbed on (engine/judge.py)."""
+        return (self.other_s + self.steal_s) / self.capacity_s(elapsed_s)
+
 
 class CoreAccount(msgspec.Struct, frozen=True, kw_only=True):
     """A level's cores accounted completely: what besides the level used them."""

@@ -156,10 +156,9 @@ def disturbed_flag(account: CoreAccount | None, band: float = THROUGHPUT_THRESHO
     for cores in account.sets:
         if not cores.roles:
             continue
-        capacity = len(cores.cores) * account.elapsed_s
-        other, steal = cores.other_s / capacity, cores.steal_s / capacity
-        if other + steal > band:
-            found.append(_lost(cores, other, steal))
+        if cores.taken_share(account.elapsed_s) > band:
+            capacity = cores.capacity_s(account.elapsed_s)
+            found.append(_lost(cores, cores.other_s / capacity, cores.steal_s / capacity))
     if not found:
         return None
     said = "; ".join(found) + f", more than the {band:.0%} noise band allows{_named(account)}"

@@ -83,14 +83,15 @@ def steal_while_busy(cpus: Collection[int], seconds: float = BUSY_STEAL_S) -> di
     """Each of `cpus` kept busy by a loop pinned to it for `seconds`: the share of each one's
     time the hypervisor took. On the guests of the findings an idle sample showed no steal
     while busy cores lost 2-10% of theirs, every level then flagged disturbed."""
-    spinners = [
-        subprocess.Popen(
-            [sys.executable, "-c", _SPIN, str(cpu), str(seconds + _SPIN_START_S)],
-            stdin=subprocess.DEVNULL,
-        )
-        for cpu in sorted(cpus)
-    ]
-    try:
+    spinners: list[subprocess.Popen[bytes]] = []
+    try:  # a spinner that fails to start leaves none of those started before it behind
+        for cpu in sorted(cpus):
+            spinners.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", _SPIN, str(cpu), str(seconds + _SPIN_START_S)],
+                    stdin=subprocess.DEVNULL,
+                )
+            )
         time.sleep(_SPIN_START_S)
         before = psutil.cpu_times(percpu=True)
         time.sleep(seconds)
