@@ -6,10 +6,13 @@ that such a level could have moved by more than a verdict's threshold. Its cost:
 measured again, and the seconds count against an article's load budget. This checks the
 premise on real levels: every measurement (superseded ones too) of a case at a level that also
 has measurements the judge left unflagged is set against the median of those, as the log of
-the ratio. Printed by where the disturbance was (the loader's cores only, or the server's) and
-beside a baseline: each unflagged measurement against the median of its unflagged siblings
-(what two undisturbed starts differ by). A mean near 0 with a narrow interval says the flag
-spends budget for nothing; one clearly below 0 says it catches a real cost.
+the ratio. Printed by where the disturbance was (the server's cores, or the loader's only: then
+split by whether the loader itself kept its cores 80% busy or more, when what was taken of
+them was time it needed, or left them idler, when it had time to spare) and beside a
+baseline: each unflagged measurement against the median of its unflagged siblings (what two
+undisturbed starts differ by). A mean near 0 with a narrow interval says the flag spends
+budget for nothing; one clearly below 0 says it catches a real cost, and that a flagged
+level's throughput is a floor (analysis/claims/decisions._judge_disturbed reads it so).
 
     .venv/bin/python benchmarks/disturbed_effect.py results/stackbench.sqlite      # every run
     .venv/bin/python benchmarks/disturbed_effect.py STORE --run 2
@@ -33,6 +36,8 @@ from stackbench.store.records import LevelRow  # noqa: E402
 from stackbench.store.store import Store  # noqa: E402
 
 NORMAL_95 = 1.96
+# A loader that used this share of its cores or more had little to spare for steal
+BUSY_LOADER = 0.8
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,7 @@ class Taken:
 
     loader: float
     server: float
+    loader_busy: float  # the loader's own share of its cores
 
     @property
     def disturbed(self) -> bool:
@@ -48,7 +54,10 @@ class Taken:
 
     @property
     def where(self) -> str:
-        return "server" if self.server > THROUGHPUT_THRESHOLD else "loader only"
+        if self.server > THROUGHPUT_THRESHOLD:
+            return "server"
+        # a loader that left its cores idle had time to spare for what was taken of them
+        return "loader busy" if self.loader_busy >= BUSY_LOADER else "loader idle"
 
 
 def taken(row: LevelRow) -> Taken | None:
@@ -56,16 +65,17 @@ def taken(row: LevelRow) -> Taken | None:
     account = row.cores
     if account is None or account.elapsed_s <= 0 or row.requests_per_s <= 0:
         return None
-    loader = server = 0.0
+    loader = server = busy = 0.0
     for cores in account.sets:
         if not cores.roles:
             continue
         share = cores.taken_share(account.elapsed_s)
         if "loader" in cores.roles:
             loader = max(loader, share)
+            busy = max(busy, cores.roles_s / cores.capacity_s(account.elapsed_s))
         else:
             server = max(server, share)
-    return Taken(loader, server)
+    return Taken(loader, server, busy)
 
 
 @dataclass(frozen=True)
@@ -125,7 +135,7 @@ def main() -> None:
             for where, more in effects(rows).items():
                 found.setdefault(where, []).extend(more)
     print(f"runs {run_ids}: disturbed measurements against the same case and level's others")
-    for where in ("baseline", "loader only", "server"):
+    for where in ("baseline", "loader idle", "loader busy", "server"):
         print(line(where, found.get(where, [])))
 
 

@@ -41,6 +41,9 @@ class _Tally:
     # Points outside the band at 95% but not family-wise: any one of them shown outside
     # family-wise refutes the claim, whatever its other points show (their detail, want)
     refuting: list[tuple[str, ToDecide]] = field(default_factory=list)
+    # Points that hold only as a bound (a level disturbed in every repetition): the
+    # confirmation says so, since the reader sees no other figure of theirs
+    bounded: list[str] = field(default_factory=list)
 
     def add(
         self,
@@ -114,7 +117,9 @@ def _conclude(
     if tally.total == 0:
         return result(ClaimStatus.UNTESTABLE, "nothing in this run to compare")
     if tally.holds >= needed and (at_least is not None or not tally.missing):
-        return result(ClaimStatus.CONFIRMED, confirmed_why)
+        bound = tally.bounded
+        said = f" ({len(bound)} point(s) read as a bound: {bound[0]})" if bound else ""
+        return result(ClaimStatus.CONFIRMED, confirmed_why + said)
     if tally.missing:
         partial = f"; where measured: {tally.fails[0]}" if tally.fails else ""
         return result(ClaimStatus.UNTESTABLE, tally.missing[0] + partial)
@@ -208,12 +213,81 @@ def _judge_ratio(
     if record:
         tally.ours.append(Measured(what, value, "×", low, high))
     if caveat:
-        _set_aside(tally, f"{what} is {_ratio_text(value, low, high)}", caveat, [*nums, *dens])
+        _judge_disturbed(tally, band, (ratio, low, high), caveat, nums, dens, what)
         return
     verdict = band.judge(value, low, high)
     detail = f"{what} is {_ratio_text(value, low, high)}, {_band_text(band, verdict)}"
     decide = repetitions_for(ratio, band, tally.confidence)[1] if verdict is _Verdict.NOISE else ""
     tally.add(verdict, detail + (f"; {decide}" if decide else ""), (ratio, band), [*nums, *dens])
+
+
+# What a disturbance can only have done to a figure: other processes and the hypervisor take
+# capacity, so a level's throughput is at most what it would have been (and a closed loop's
+# time per request, its inverse, at least), never more: benchmarks/disturbed_effect.py found
+# every flagged set of stored levels below its unflagged siblings (0.79-0.92x). Other metrics
+# (percentiles, CPU, failures) have no direction shown, and a disturbed level decides nothing
+# on them.
+LOWERED_BY_DISTURBANCE = frozenset({"requests_per_s", "transfer"})
+RAISED_BY_DISTURBANCE = frozenset({"time_per_request", "time_per_request_all"})
+
+
+def disturbed_side(nums: Sequence[_Point], dens: Sequence[_Point]) -> str | None:
+    """'at least' when every disturbed point of num / den can only have pulled the ratio
+    down (a disturbed numerator's throughput), 'at most' when up; None when they pull both
+    ways or a metric has no known direction."""
+    pulls = set()
+    for points, sign in ((nums, 1), (dens, -1)):
+        for p in points:
+            if not p.caveat:
+                continue
+            if p.metric in LOWERED_BY_DISTURBANCE:
+                pulls.add(sign)
+            elif p.metric in RAISED_BY_DISTURBANCE:
+                pulls.add(-sign)
+            else:
+                return None
+    if len(pulls) != 1:
+        return None
+    return "at least" if pulls == {1} else "at most"
+
+
+def _judge_disturbed(
+    tally: _Tally,
+    band: _Band,
+    read: tuple[LogRatio, float, float],
+    caveat: str,
+    nums: Sequence[_Point],
+    dens: Sequence[_Point],
+    what: str,
+) -> None:
+    """A ratio resting on a level disturbed in every repetition. The disturbance can only
+    have lowered that level's throughput, so the undisturbed ratio lies on one side of the
+    measured one: at least its interval's low end (a disturbed numerator) or at most its high
+    end (a disturbed denominator). That one-sided interval decides what it can (a ratio above
+    a band even so, or one that clears a lower bound even so); what it cannot is set aside
+    for a repetition that is not disturbed, as before."""
+    ratio, low, high = read
+    value = math.exp(ratio.d)
+    shown = f"{what} is {_ratio_text(value, low, high)}"
+    side = disturbed_side(nums, dens)
+    verdict = (
+        _Verdict.NOISE
+        if side is None
+        else band.judge(value, low, math.inf)
+        if side == "at least"
+        else band.judge(value, 0.0, high)
+    )
+    if verdict is _Verdict.NOISE:
+        _set_aside(tally, shown, caveat, [*nums, *dens])
+        return
+    bound = low if side == "at least" else high
+    detail = (
+        f"{shown}; {caveat.removesuffix('; no verdict rests on it')}, which can only have "
+        f"slowed it, so the ratio is {side} {bound:.2f}×, {_band_text(band, verdict)}"
+    )
+    if verdict is _Verdict.HOLDS:
+        tally.bounded.append(detail)
+    tally.add(verdict, detail, (ratio, band), [*nums, *dens])
 
 
 def _paired(run: _Run, nums: Sequence[_Point], dens: Sequence[_Point]) -> LogRatio | None:
