@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from stackbench.analysis.claims.bands import _Band, _Verdict
 from stackbench.analysis.claims.facts import Facts
-from stackbench.analysis.claims.reading import _Point, _Run
+from stackbench.analysis.claims.reading import NO_VERDICT, _Point, _Run
 from stackbench.analysis.claims.results import ClaimResult, ClaimStatus, Measured
 from stackbench.analysis.claims.wording import (
     NO_EVIDENCE,
@@ -231,7 +231,7 @@ LOWERED_BY_DISTURBANCE = frozenset({"requests_per_s", "transfer"})
 RAISED_BY_DISTURBANCE = frozenset({"time_per_request", "time_per_request_all"})
 
 
-def disturbed_side(nums: Sequence[_Point], dens: Sequence[_Point]) -> str | None:
+def _disturbed_side(nums: Sequence[_Point], dens: Sequence[_Point]) -> str | None:
     """'at least' when every disturbed point of num / den can only have pulled the ratio
     down (a disturbed numerator's throughput), 'at most' when up; None when they pull both
     ways or a metric has no known direction."""
@@ -269,20 +269,19 @@ def _judge_disturbed(
     ratio, low, high = read
     value = math.exp(ratio.d)
     shown = f"{what} is {_ratio_text(value, low, high)}"
-    side = disturbed_side(nums, dens)
+    side = _disturbed_side(nums, dens)
+    at_least = side == "at least"
     verdict = (
         _Verdict.NOISE
         if side is None
-        else band.judge(value, low, math.inf)
-        if side == "at least"
-        else band.judge(value, 0.0, high)
+        else band.judge(value, *((low, math.inf) if at_least else (0.0, high)))
     )
     if verdict is _Verdict.NOISE:
         _set_aside(tally, shown, caveat, [*nums, *dens])
         return
-    bound = low if side == "at least" else high
+    bound = low if at_least else high
     detail = (
-        f"{shown}; {caveat.removesuffix('; no verdict rests on it')}, which can only have "
+        f"{shown}; {caveat.removesuffix(NO_VERDICT)}, which can only have "
         f"slowed it, so the ratio is {side} {bound:.2f}×, {_band_text(band, verdict)}"
     )
     if verdict is _Verdict.HOLDS:

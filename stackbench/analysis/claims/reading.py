@@ -486,6 +486,10 @@ def level_problem(rows: Sequence[LevelRow], failures_are_data: bool) -> str | No
 _FLAG_ADVICE = "; repeat it on a quiet machine (stackbench doctor names what runs)"
 
 
+# How a disturbed level's reason ends (claims.decisions drops it where a bound decides)
+NO_VERDICT = "; no verdict rests on it"
+
+
 def disturbed_reason(label: str, rows: Sequence[LevelRow]) -> str | None:
     """Why no verdict may rest on this level, by the comparisons' rule (a level whose
     repetitions' flags say disturbed decides nothing: analysis.disturbed_caveat), naming the
@@ -497,7 +501,7 @@ def disturbed_reason(label: str, rows: Sequence[LevelRow]) -> str | None:
     hit = [f for r in rows for f in r.flags if f.kind is LevelFlag.DISTURBED]
     what = hit[0].detail.removesuffix(_FLAG_ADVICE) or "other processes used its cores"
     count = sum(has_flag(r.flags, LevelFlag.DISTURBED) for r in rows)
-    return f"{label}: {count} of {len(rows)} repetitions disturbed ({what}); no verdict rests on it"
+    return f"{label}: {count} of {len(rows)} repetitions disturbed ({what}){NO_VERDICT}"
 
 
 def too_little(rows: Sequence[LevelRow], min_requests: int, min_seconds: float) -> str | None:
