@@ -12,7 +12,7 @@ them was time it needed, or left them idler, when it had time to spare) and besi
 baseline: each unflagged measurement against the median of its unflagged siblings (what two
 undisturbed starts differ by). A mean near 0 with a narrow interval says the flag spends
 budget for nothing; one clearly below 0 says it catches a real cost, and that a flagged
-level's throughput is a floor (analysis/claims/decisions._judge_disturbed reads it so).
+level's throughput is a floor (analysis/claims/decisions._judge_bounded reads it so).
 
     .venv/bin/python benchmarks/disturbed_effect.py results/stackbench.sqlite      # every run
     .venv/bin/python benchmarks/disturbed_effect.py STORE --run 2

@@ -80,6 +80,10 @@ def main(argv: Sequence[str]) -> int:
         "the other articles' sections are kept as they are",
     )
     args = parser.parse_args(argv)
+    mismatch = imported_elsewhere(Path(__file__).resolve().parents[1])
+    if mismatch:
+        print(f"findings: {mismatch}", file=sys.stderr)
+        return 2
     suites = [s if args.full else f"{s}-short" for s in args.suites]
     where = args.source or args.out
     if args.source is None:
@@ -96,6 +100,18 @@ def main(argv: Sequence[str]) -> int:
     )
     print(f"findings: wrote {FINDINGS.relative_to(REPO_ROOT)} from {where}")
     return 0
+
+
+def imported_elsewhere(checkout: Path) -> str | None:
+    """Why this script must not run: the stackbench it imported is another checkout's (a git
+    worktree's script with the venv's editable install of main), whose runs and whose
+    docs/findings.md would be written in this checkout's name."""
+    if checkout == REPO_ROOT:
+        return None
+    return (
+        f"this script is in {checkout} but imported stackbench from {REPO_ROOT}; "
+        f"run it with PYTHONPATH={checkout} (or from {REPO_ROOT})"
+    )
 
 
 def run_command(suite: str, where: Path, full: bool) -> list[str]:

@@ -218,7 +218,7 @@ def test_never_failing_rests_on_every_level_of_the_sweep() -> None:
 
 # --- a disturbed level read as a bound ------------------------------------------------------
 # A disturbance only takes capacity, so a level disturbed in every repetition is read as a
-# floor on its throughput (analysis.claims.decisions._judge_disturbed).
+# floor on its throughput (analysis.claims.decisions._judge_bounded).
 
 
 def _disturbed_a(a: list[float], b: list[float], calibrated: float | None = 0.001) -> RunBuilder:

@@ -70,3 +70,12 @@ def test_the_run_line_says_what_until_decided_added():
         "; until-decided rounds added 2 level repetition(s) after the plan, 0.4 of its "
         "1.0 min of load"
     )
+
+
+def test_a_worktree_script_refuses_to_write_another_checkouts_findings(tmp_path):
+    """Run from a git worktree with the venv's editable install of main, the script would run
+    main's code and write main's docs/findings.md: it names both checkouts and stops."""
+    assert findings.imported_elsewhere(findings.REPO_ROOT) is None
+    why = findings.imported_elsewhere(tmp_path)
+    assert why is not None
+    assert str(tmp_path) in why and f"PYTHONPATH={tmp_path}" in why

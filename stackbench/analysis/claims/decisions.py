@@ -212,8 +212,8 @@ def _judge_ratio(
     low, high = interval_of(ratio, tally.confidence)
     if record:
         tally.ours.append(Measured(what, value, "×", low, high))
-    if caveat:
-        _judge_disturbed(tally, band, (ratio, low, high), caveat, nums, dens, what)
+    if caveat or any(p.loader_bound for p in (*nums, *dens)):
+        _judge_bounded(tally, band, (ratio, low, high), caveat, nums, dens, what)
         return
     verdict = band.judge(value, low, high)
     detail = f"{what} is {_ratio_text(value, low, high)}, {_band_text(band, verdict)}"
@@ -224,21 +224,32 @@ def _judge_ratio(
 # What a disturbance can only have done to a figure: other processes and the hypervisor take
 # capacity, so a level's throughput is at most what it would have been (and a closed loop's
 # time per request, its inverse, at least), never more: benchmarks/disturbed_effect.py found
-# every flagged set of stored levels below its unflagged siblings (0.79-0.92x). Other metrics
-# (percentiles, CPU, failures) have no direction shown, and a disturbed level decides nothing
-# on them.
+# every flagged set of stored levels below its unflagged siblings (0.79-0.92x). A saturated
+# loader does the same: the server answered all it was sent and had time to spare, so it
+# could have answered at least as many. Other metrics (percentiles, CPU, failures) have no
+# direction shown, and such a level decides nothing on them.
 LOWERED_BY_DISTURBANCE = frozenset({"requests_per_s", "transfer"})
 RAISED_BY_DISTURBANCE = frozenset({"time_per_request", "time_per_request_all"})
 
+# Why a loader-bound figure that its bound cannot decide leaves the claim untestable here
+LOADER_LIMIT = (
+    "the loader, not the server, was saturated there, so the figure is the loader's limit "
+    "(a floor on the server's throughput) and no repetition on this machine lifts it"
+)
+FASTER_LOADER = (
+    "a loader faster than the server tests it: more loader cores ([placement]) or a "
+    "loader host ([placement] loader_hosts, docs/multi-host.md)"
+)
 
-def _disturbed_side(nums: Sequence[_Point], dens: Sequence[_Point]) -> str | None:
-    """'at least' when every disturbed point of num / den can only have pulled the ratio
-    down (a disturbed numerator's throughput), 'at most' when up; None when they pull both
-    ways or a metric has no known direction."""
+
+def _bounded_side(nums: Sequence[_Point], dens: Sequence[_Point]) -> str | None:
+    """'at least' when every bounded point of num / den (disturbed in every repetition, or
+    loader-bound) can only have pulled the ratio down (a bounded numerator's throughput),
+    'at most' when up; None when they pull both ways or a metric has no known direction."""
     pulls = set()
     for points, sign in ((nums, 1), (dens, -1)):
         for p in points:
-            if not p.caveat:
+            if not (p.caveat or p.loader_bound):
                 continue
             if p.metric in LOWERED_BY_DISTURBANCE:
                 pulls.add(sign)
@@ -251,37 +262,46 @@ def _disturbed_side(nums: Sequence[_Point], dens: Sequence[_Point]) -> str | Non
     return "at least" if pulls == {1} else "at most"
 
 
-def _judge_disturbed(
+def _judge_bounded(
     tally: _Tally,
     band: _Band,
     read: tuple[LogRatio, float, float],
-    caveat: str,
+    caveat: str | None,
     nums: Sequence[_Point],
     dens: Sequence[_Point],
     what: str,
 ) -> None:
-    """A ratio resting on a level disturbed in every repetition. The disturbance can only
-    have lowered that level's throughput, so the undisturbed ratio lies on one side of the
-    measured one: at least its interval's low end (a disturbed numerator) or at most its high
-    end (a disturbed denominator). That one-sided interval decides what it can (a ratio above
-    a band even so, or one that clears a lower bound even so); what it cannot is set aside
-    for a repetition that is not disturbed, as before."""
+    """A ratio resting on a level disturbed in every repetition or bound by the loader. Either
+    can only have lowered that level's throughput, so the true ratio lies on one side of the
+    measured one: at least its interval's low end (a bounded numerator) or at most its high
+    end (a bounded denominator). That one-sided interval decides what it can (a ratio above
+    a band even so, or one that clears a lower bound even so). What it cannot is set aside
+    for a repetition that is not disturbed, as before; a loader-bound level alone leaves the
+    claim untestable here, since every repetition on this placement is the loader's too."""
     ratio, low, high = read
     value = math.exp(ratio.d)
     shown = f"{what} is {_ratio_text(value, low, high)}"
-    side = _disturbed_side(nums, dens)
+    side = _bounded_side(nums, dens)
     at_least = side == "at least"
     verdict = (
         _Verdict.NOISE
         if side is None
         else band.judge(value, *((low, math.inf) if at_least else (0.0, high)))
     )
+    bound_by_loader = [p.label for p in (*nums, *dens) if p.loader_bound]
     if verdict is _Verdict.NOISE:
-        _set_aside(tally, shown, caveat, [*nums, *dens])
+        if caveat:
+            _set_aside(tally, shown, caveat, [*nums, *dens])
+        else:
+            where = ", ".join(bound_by_loader)
+            tally.missing.append(f"{shown}, but at {where} {LOADER_LIMIT}; {FASTER_LOADER}")
         return
+    why = [caveat.removesuffix(NO_VERDICT)] if caveat else []
+    if bound_by_loader:
+        why.append(f"{', '.join(bound_by_loader)}: loader-bound")
     bound = low if at_least else high
     detail = (
-        f"{shown}; {caveat.removesuffix(NO_VERDICT)}, which can only have "
+        f"{shown}; {'; '.join(why)}, which can only have "
         f"slowed it, so the ratio is {side} {bound:.2f}×, {_band_text(band, verdict)}"
     )
     if verdict is _Verdict.HOLDS:

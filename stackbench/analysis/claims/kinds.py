@@ -13,6 +13,8 @@ from stackbench.analysis import stats
 from stackbench.analysis.claims.bands import _Band, _ratio_band, _Verdict
 from stackbench.analysis.claims.censored import Stall, judge_stalled, stall_of
 from stackbench.analysis.claims.decisions import (
+    FASTER_LOADER,
+    LOADER_LIMIT,
     QUIET_RUN,
     _conclude,
     _Context,
@@ -397,6 +399,15 @@ def _scatter(claim: Claim, test: ScatterTest, ctx: _Context) -> ClaimResult:
             tally.missing.append(f"{what}: fewer than three levels or no trend to compare with")
             continue
         tally.ours.append(Measured(f"{what} jitter", 100.0 * s, "%"))
+        bound = [
+            p.label for x, p in read if p.loader_bound and span.from_level <= x <= span.to_level
+        ]
+        if bound:  # the loader's limit set the span's figures: its scatter is the loader's
+            tally.missing.append(
+                f"{what} jitter is {100.0 * s:.3g}%, but at {', '.join(bound[:3])}"
+                f"{' …' if len(bound) > 3 else ''} {LOADER_LIMIT}; {FASTER_LOADER}"
+            )
+            continue
         if caveat:  # a disturbed level's median moves the trend's residuals: nothing decided
             # (the spans read the plan's own repetitions: an added one would not replace it)
             mend = f"{caveat}: {QUIET_RUN}"

@@ -64,6 +64,10 @@ class _Point:
     # (repetition, figure) as its evidence has it (a level's steady window), to pair with
     # another point's same repetition (analysis.paired); empty: nothing to pair by
     pairs: tuple[tuple[int, float], ...] = ()
+    # The loader, not the server, was saturated (in a repetition of the level, or of any
+    # level a peak was chosen among): the figure is the loader's limit, a floor on the
+    # server's throughput, and no repetition on this placement lifts it
+    loader_bound: bool = False
 
     @property
     def value(self) -> float:
@@ -264,7 +268,8 @@ class _Run:
             if isinstance(value, str):
                 return _Missing(f"{label}: {value}")
             values.append(value)
-        if any(has_flag(r.flags, LevelFlag.LOADER_BOUND) for r in rows):
+        loader_bound = any(has_flag(r.flags, LevelFlag.LOADER_BOUND) for r in rows)
+        if loader_bound:
             self.loader_bound.add(label)
         steady = aggregate_steady(rows, self.spread) if metric in STEADY_READ else None
         evidence = level_evidence(rows, metric, values, self.spread, steady)
@@ -282,6 +287,7 @@ class _Run:
             level,
             disturbed_reason(label, rows),
             repetition_figures(rows, metric, values, steady),
+            loader_bound,
         )
 
     def leave_out_disturbed(self, label: str, rows: list[LevelRow]) -> list[LevelRow]:
@@ -321,7 +327,10 @@ class _Run:
             points[level] = point
         at = stats.fitted_peak([(level, p.value) for level, p in points.items()])
         assert at is not None  # case() guarantees measured levels
-        return at, points[at]
+        # A loader-bound level anywhere on the curve may hide a higher true peak: the peak
+        # found is then a floor on the server's, as a loader-bound level's own figure is
+        floor = any(p.loader_bound for p in points.values())
+        return at, dataclasses.replace(points[at], loader_bound=floor)
 
     def script(self, stack: str, workload: str, metric: str) -> _Point | _Missing:
         stack = self.stand_ins.stack(stack, workload)
