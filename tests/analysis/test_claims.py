@@ -826,19 +826,29 @@ def test_scatter_of_a_straight_line_is_zero_and_scale_free():
     assert scatter(noisy, (100, 200)) is None  # two levels only
 
 
-def test_scatter_claim_compares_spans():
-    # 20 calm levels, then 20 jittery ones (±30%): decided, with the interval of an F ratio
-    test = {
-        "kind": "scatter",
-        "metric": "requests_per_s",
-        "workload": "w",
-        "numerator": {"stack": "apache", "from_level": 2100, "to_level": 4000},
-        "denominator": {"stack": "apache", "from_level": 100, "to_level": 2000},
-        "threshold": 1.5,
-    }
-    rng = random.Random(5)
+# Apache's jitter past 2,000 against below it (the spans of calm_then_wild)
+SCATTER_SPANS = {
+    "kind": "scatter",
+    "metric": "requests_per_s",
+    "workload": "w",
+    "numerator": {"stack": "apache", "from_level": 2100, "to_level": 4000},
+    "denominator": {"stack": "apache", "from_level": 100, "to_level": 2000},
+    "threshold": 1.5,
+}
+
+
+def calm_then_wild(rng: random.Random) -> tuple[dict[float, float], dict[float, float]]:
+    """20 calm levels (±1%) from 100 to 2,000, then 20 jittery ones (±30%) to 4,000."""
     calm = {float(x): (8000.0 - x) * (1 + rng.gauss(0, 0.01)) for x in range(100, 2100, 100)}
     wild = {float(x): (8000.0 - x) * (1 + rng.choice([-0.3, 0.3])) for x in range(2100, 4100, 100)}
+    return calm, wild
+
+
+def test_scatter_claim_compares_spans():
+    # 20 calm levels, then 20 jittery ones (±30%): decided, with the interval of an F ratio
+    test = SCATTER_SPANS
+    rng = random.Random(5)
+    calm, wild = calm_then_wild(rng)
     run = RunBuilder()
     run.curve("apache", "w", {**calm, **wild})
     result = one(make_claim(test), run)

@@ -9,7 +9,15 @@ import numpy as np
 
 from stackbench.analysis.claims import ClaimStatus, undecided_claims
 from stackbench.analysis.claims.decisions import FASTER_LOADER, LOADER_LIMIT
-from tests.analysis.test_claims import RunBuilder, level, make_claim, one, ratio_test
+from tests.analysis.test_claims import (
+    SCATTER_SPANS,
+    RunBuilder,
+    calm_then_wild,
+    level,
+    make_claim,
+    one,
+    ratio_test,
+)
 
 LOADER_BOUND = ("loader-bound",)
 NEAR_ONE = {"article": 1.0, "tolerance": 0.10}  # 0.91-1.10x
@@ -79,17 +87,8 @@ def test_a_peak_among_loader_bound_levels_is_a_floor() -> None:
 
 
 def test_a_jitter_span_with_a_loader_bound_level_is_untestable() -> None:
-    test = {
-        "kind": "scatter",
-        "metric": "requests_per_s",
-        "workload": "w",
-        "numerator": {"stack": "apache", "from_level": 2100, "to_level": 4000},
-        "denominator": {"stack": "apache", "from_level": 100, "to_level": 2000},
-        "threshold": 1.5,
-    }
-    rng = random.Random(5)
-    calm = {float(x): (8000.0 - x) * (1 + rng.gauss(0, 0.01)) for x in range(100, 2100, 100)}
-    wild = {float(x): (8000.0 - x) * (1 + rng.choice([-0.3, 0.3])) for x in range(2100, 4100, 100)}
+    test = SCATTER_SPANS
+    calm, wild = calm_then_wild(random.Random(5))
     run = RunBuilder()
     cid = run.case("apache", "w")  # the calm span loader-bound, the wild one not
     for i, (x, rps) in enumerate(calm.items()):
