@@ -612,29 +612,32 @@ def test_a_level_against_its_own_peak_is_fed_a_ratio_below_one() -> None:
     """>= 0.9 of its own peak: 1.5x the bound (1.35) would make the level the peak, read
     against itself (exactly 1, no evidence: 'confirmed' whatever the spread); the middle of
     the band below 1 instead, sqrt(0.9), and the opposite 0.9 / 1.5. <= 0.8: 0.8 / 1.5, and
-    the opposite sqrt(0.8). With the level the stack peaked at before, the peak side is an
-    arch topped there."""
+    the opposite sqrt(0.8). The peak side is an arch topped at the level the stack peaked at
+    before, else at the middle of the sweep on the peak's (log) axis: 10 among 1-40."""
     greater = _claim({**OWN_PEAK, "expect": "greater", "threshold": 0.9})
     at, opposite = scenarios(greater, _sweep())
-    assert _own(at, 40.0) == pytest.approx(math.sqrt(0.9))
-    assert _own(opposite, 40.0) == pytest.approx(0.6)
+    assert _own(at, 10.0) == pytest.approx(math.sqrt(0.9))
+    assert _own(opposite, 10.0) == pytest.approx(0.6)
     less = _claim({**OWN_PEAK, "expect": "less", "threshold": 0.8})
     at, opposite = scenarios(less, _sweep())
-    assert _own(at, 40.0) == pytest.approx(0.8 / 1.5)
-    assert _own(opposite, 40.0) == pytest.approx(math.sqrt(0.8))
+    assert _own(at, 10.0) == pytest.approx(0.8 / 1.5)
+    assert _own(opposite, 10.0) == pytest.approx(math.sqrt(0.8))
     at, _ = scenarios(greater, _sweep(), {("a", "w"): 30.0})
     assert _own(at, 30.0) == pytest.approx(math.sqrt(0.9))  # the top at the figure
-    # the far end (1, 29 from the top at 30) 10% below it: 1 - 0.1 (29 / 29)^2
-    assert at.figures[("a", "w", 1.0, "requests_per_s")] / at.figures[
-        ("a", "w", 30.0, "requests_per_s")
-    ] == pytest.approx(0.9)
+    # the far end (1, ln 30 from the top at 30) 10% below it: 1 - 0.1 (ln 30 / ln 30)^2;
+    # 40, ln(4/3) on the other side: 1 - 0.1 (ln(4/3) / ln 30)^2
+    top = at.figures[("a", "w", 30.0, "requests_per_s")]
+    assert at.figures[("a", "w", 1.0, "requests_per_s")] / top == pytest.approx(0.9)
+    assert at.figures[("a", "w", 40.0, "requests_per_s")] / top == pytest.approx(
+        1 - 0.1 * (math.log(4 / 3) / math.log(30)) ** 2
+    )
     assert at.read == frozenset({("a", "w", 20.0), ("a", "w", "peak")})
-    # read where the trend peaks: at most the arch's 10% off the figure (here @40, 1.2% below
-    # the top: a trend over five levels is nearly a line, and the dip at 20 tilts it)
+    # read where the trend peaks, the arch's top: the figure fed, sqrt(0.9)
+    at, _ = scenarios(greater, _sweep())
     (found,) = evaluate(
         [greater], synthetic_run(_sweep(), at, assumed_spread()), _sweep(), pair_priors=False
     )
-    assert "@20 / peak @40 is 0.96×" in found.why, found.why
+    assert "@20 / peak @10 is 0.95×" in found.why, found.why
 
 
 def _past(sigma_by_level: dict[float, float]) -> PastSpreads:

@@ -70,6 +70,7 @@ from stackbench.analysis.claims.results import ClaimResult, ClaimStatus
 from stackbench.analysis.claims.standin import StandIns, stand_ins
 from stackbench.analysis.paired import MIN_PAIRS
 from stackbench.analysis.pastspread import LevelSpread, PairSpread, PastSpreads
+from stackbench.analysis.stats import peak_axis
 from stackbench.analysis.verdicts import FLOORED_REPETITIONS, RunSpread, whole_level_sigma
 from stackbench.config.claims import (
     BreakpointTest,
@@ -537,8 +538,8 @@ def _ratio(
             # level counted in requests would otherwise be over too soon for a window)
             value = _base(metric) * math.sqrt(ratio) ** (1 if numerator_after else -1)
             if level == "peak":  # every level at the figure: the peak is that figure
-                peak_at = (peaks or {}).get((stack, workload))
                 every = facts.workload_levels.get(workload, ())
+                peak_at = (peaks or {}).get((stack, workload), _middle(every))
                 for each in every:
                     here = value * _arch(each, peak_at, every)
                     if numerator_after:
@@ -554,11 +555,26 @@ def _ratio(
 
 def _arch(level: float, top: float | None, levels: Sequence[float]) -> float:
     """1 at `top` (and everywhere without one), falling quadratically to 1 - PEAK_ARCH at
-    the farther end of `levels`."""
+    the farther end of `levels`, on the levels' logarithms as the peak's trend reads them
+    (stats.fitted_peak)."""
     if top is None or len(levels) < 2:
         return 1.0
-    reach = max(abs(max(levels) - top), abs(top - min(levels))) or 1.0
-    return 1.0 - PEAK_ARCH * ((level - top) / reach) ** 2
+    axis = peak_axis([*levels, top])
+    here, summit = axis(level), axis(top)
+    reach = max(abs(axis(max(levels)) - summit), abs(summit - axis(min(levels)))) or 1.0
+    return 1.0 - PEAK_ARCH * ((here - summit) / reach) ** 2
+
+
+def _middle(levels: Sequence[float]) -> float | None:
+    """Where a "peak" side peaks without earlier runs to say where: the level in the middle
+    of the sweep on the peak's axis (on a flat line the trend's peak, and so the level read,
+    would move with each repetition's noise; in the real run the rounds repeat whichever
+    level the trend found)."""
+    if len(levels) < 3:
+        return None
+    axis = peak_axis(levels)
+    centre = (axis(min(levels)) + axis(max(levels))) / 2.0
+    return min(levels, key=lambda v: (abs(axis(v) - centre), v))
 
 
 def _own_peak(resolved: Sequence[tuple[str, str, float | str | None, str]]) -> bool:
