@@ -29,6 +29,7 @@ from stackbench.analysis.verdicts import (
     assumed_spread,
     compare,
     holm,
+    read_floors,
     undecided,
 )
 from stackbench.config.loadspec import LevelKind
@@ -330,7 +331,7 @@ def compare_figures(
     )
     if verdict.ratio is None and b.value > 0:
         verdict = replace(verdict, ratio=a.value / b.value)
-    return verdict
+    return read_floors(verdict, a.floor, b.floor)
 
 
 def _judged(rankings: list[LevelRanking]) -> list[LevelRanking]:
@@ -367,11 +368,12 @@ def steady_figures(
         flags = [f for f in flags if f.kind is not LevelFlag.NOISY]
         flags += [LevelFlag.NOISY.alone] if stats.is_noisy(figures) else []
     caveat = disturbed_caveat(flags)
-    if caveat:
-        latency = {k: replace(e, caveat=caveat) for k, e in latency.items()}
+    floor = has_flag(flags, LevelFlag.LOADER_BOUND)
+    if caveat or floor:
+        latency = {k: replace(e, caveat=caveat, floor=floor) for k, e in latency.items()}
     return replace(
         agg,
-        throughput=replace(steady.throughput, caveat=caveat),
+        throughput=replace(steady.throughput, caveat=caveat, floor=floor),
         latency_us=latency,
         slo=outcome,
         throughput_cv=throughput_cv,

@@ -88,6 +88,9 @@ class Estimate:
     evidence: Evidence | None = None
     # Why no verdict may rest on this figure although it has evidence (a disturbed level)
     caveat: str | None = None
+    # The figure understates its server (a loader-bound level): verdicts read it as a floor
+    # on the server's performance (verdicts.read_floors)
+    floor: bool = False
 
     @property
     def has_interval(self) -> bool:

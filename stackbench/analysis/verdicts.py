@@ -324,6 +324,8 @@ class Verdict:
     # UNDECIDED: the repetitions a side that would decide it if the ratio stayed (None: more
     # than MAX_REPETITIONS_ADVISED, or it sits at the threshold); run --until-decided reads it
     repetitions_needed: int | None = None
+    # (a's, b's) figure is a floor on its server's, a loader-bound level (read_floors)
+    floors: tuple[bool, bool] = (False, False)
 
     @property
     def a_better(self) -> bool | None:
@@ -417,6 +419,41 @@ def compare(
         text, reps = what_would_decide(verdict, a, b, spread)
         verdict = replace(verdict, decide=text, repetitions_needed=reps)
     return verdict
+
+
+# Where a loader-bound figure cannot decide, what would (the claims say it too).
+FASTER_LOADER = (
+    "a loader faster than the server tests it: more loader cores ([placement]) or a "
+    "loader host ([placement] loader_hosts, docs/multi-host.md)"
+)
+LOADER_FLOOR = (
+    "a level it rests on was loader-bound (the loader, not the server, was saturated): its "
+    "figure is a floor on the server's, which can show that stack ahead but not behind or "
+    "level, and no repetition on this machine lifts it; " + FASTER_LOADER
+)
+
+
+def read_floors(verdict: Verdict, a_floor: bool, b_floor: bool) -> Verdict:
+    """The verdict with a side whose figure is a floor on its server's (a loader-bound
+    level: the server could have done better, in throughput and, in a closed loop, in
+    latency) read one-sided: a floor that comes out ahead stands, since the server is at
+    least that far ahead, and one ahead but undecided keeps what would decide it; behind or
+    level it says nothing about the server, and more repetitions of the same placement would
+    measure the loader again (so none are asked for). Two floors decide nothing. A verdict
+    without an interval keeps its own reason (a side without evidence yet)."""
+    if not (a_floor or b_floor):
+        return verdict
+    verdict = replace(verdict, floors=(a_floor, b_floor))
+    if verdict.se is None:
+        return verdict
+    ahead = verdict.a_better if a_floor else verdict.a_better is False
+    won = verdict.outcome in (
+        Outcome.UNDECIDED,
+        Outcome.FASTER if a_floor else Outcome.SLOWER,
+    )
+    if ahead and won and not (a_floor and b_floor):
+        return verdict
+    return replace(verdict, outcome=Outcome.UNDECIDED, decide=LOADER_FLOOR, repetitions_needed=None)
 
 
 def _named_spread(spread: RunSpread, a: Evidence, b: Evidence) -> RunSpread:
@@ -625,15 +662,26 @@ def gate(verdicts: Sequence[Verdict], limit: float, alpha: float = ALPHA) -> lis
 
 
 def _gate_ps(v: Verdict, limit: float) -> tuple[float, float]:
+    """(p of "regressed", p of "not regressed") for candidate a against baseline b. A floor
+    (a loader-bound level) shows only what its server at least does: the candidate's cannot
+    show a regression, the baseline's cannot show its absence."""
     if v.log_diff is None or v.se is None or v.df is None:
         return 1.0, 1.0
+    regressed, cleared = _gate_tails(v.log_diff, v.se, v.df, v.higher_is_better, limit)
+    candidate_floor, baseline_floor = v.floors
+    return (1.0 if candidate_floor else regressed), (1.0 if baseline_floor else cleared)
+
+
+def _gate_tails(
+    log_diff: float, se: float, df: float, higher_is_better: bool, limit: float
+) -> tuple[float, float]:
     # "worse" as a positive number: throughput lower, latency higher
-    worse = -v.log_diff if v.higher_is_better else v.log_diff
-    bound = -math.log1p(-limit) if v.higher_is_better else math.log1p(limit)
-    if v.se == 0.0:
+    worse = -log_diff if higher_is_better else log_diff
+    bound = -math.log1p(-limit) if higher_is_better else math.log1p(limit)
+    if se == 0.0:
         return (0.0, 1.0) if worse > bound else (1.0, 0.0)
-    z = (worse - bound) / v.se
-    return _t_sf(z, v.df), _t_sf(-z, v.df)
+    z = (worse - bound) / se
+    return _t_sf(z, df), _t_sf(-z, df)
 
 
 def t_quantile(q: float, df: float) -> float:

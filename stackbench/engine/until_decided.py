@@ -142,7 +142,7 @@ def rounds_left(data: RunData, most: int) -> RoundsLeft:
 def _hopeless(found: Standing) -> str:
     return (
         f"; {found.hopeless} comparison(s) that more measurement will not decide (a ratio "
-        "at the threshold, more repetitions than advised, or a disturbed level)"
+        "at the threshold, more repetitions than advised, a disturbed or a loader-bound level)"
         if found.hopeless
         else ""
     )

@@ -8,7 +8,8 @@ import random
 import numpy as np
 
 from stackbench.analysis.claims import ClaimStatus, undecided_claims
-from stackbench.analysis.claims.decisions import FASTER_LOADER, LOADER_LIMIT
+from stackbench.analysis.claims.decisions import LOADER_LIMIT
+from stackbench.analysis.verdicts import FASTER_LOADER
 from tests.analysis.test_claims import (
     SCATTER_SPANS,
     RunBuilder,

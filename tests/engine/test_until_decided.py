@@ -79,7 +79,7 @@ def test_nothing_left_to_decide_ends_at_the_first_look(tmp_path, fake_inventory)
     assert said == [
         "until decided: every comparison that measurement can decide is decided; 2 "
         "comparison(s) that more measurement will not decide (a ratio at the threshold, more "
-        "repetitions than advised, or a disturbed level)"
+        "repetitions than advised, a disturbed or a loader-bound level)"
     ]
 
 

@@ -18,7 +18,13 @@ from stackbench.analysis.claims.wording import (
     repetitions_for,
 )
 from stackbench.analysis.paired import moderated_pairs, pair_kind, paired_log_ratio
-from stackbench.analysis.verdicts import CONFIDENCE, LogRatio, interval_of, log_ratio
+from stackbench.analysis.verdicts import (
+    CONFIDENCE,
+    FASTER_LOADER,
+    LogRatio,
+    interval_of,
+    log_ratio,
+)
 from stackbench.config.claims import Claim
 from stackbench.config.plan import LevelKey
 from stackbench.config.todecide import ToDecide
@@ -235,10 +241,6 @@ RAISED_BY_DISTURBANCE = frozenset({"time_per_request", "time_per_request_all"})
 LOADER_LIMIT = (
     "the loader, not the server, was saturated there, so the figure is the loader's limit "
     "(a floor on the server's throughput) and no repetition on this machine lifts it"
-)
-FASTER_LOADER = (
-    "a loader faster than the server tests it: more loader cores ([placement]) or a "
-    "loader host ([placement] loader_hosts, docs/multi-host.md)"
 )
 
 

@@ -13,7 +13,6 @@ from stackbench.analysis import stats
 from stackbench.analysis.claims.bands import _Band, _ratio_band, _Verdict
 from stackbench.analysis.claims.censored import Stall, judge_stalled, stall_of
 from stackbench.analysis.claims.decisions import (
-    FASTER_LOADER,
     LOADER_LIMIT,
     QUIET_RUN,
     _conclude,
@@ -49,7 +48,7 @@ from stackbench.analysis.claims.wording import (
     _value_text,
     expectation,
 )
-from stackbench.analysis.verdicts import CONFIDENCE, clopper_pearson, log_ratio
+from stackbench.analysis.verdicts import CONFIDENCE, FASTER_LOADER, clopper_pearson, log_ratio
 from stackbench.config.claims import (
     SCRIPT_METRICS,
     BreakpointTest,
