@@ -251,9 +251,8 @@ def fitted_peak(points: Sequence[tuple[float, float]], frac: float = PEAK_FRAC) 
         return None
     axis = peak_axis([x for x, _ in points])
     curve = lowess([(axis(x), y) for x, y in points], max(frac, PEAK_MIN_POINTS / len(points)))
-    at = max(curve, key=lambda p: p[1])[0]
-    # the level itself, not exp(log(level)), which may differ in the last bit
-    return min((x for x, _ in points), key=lambda x: abs(axis(x) - at))
+    level_at = {axis(x): x for x, _ in points}  # the level itself, not exp(log(level))
+    return level_at[max(curve, key=lambda p: p[1])[0]]
 
 
 def peak_axis(levels: Sequence[float]) -> Callable[[float], float]:
